@@ -1,0 +1,157 @@
+"""Physical-layer configuration (SPEC §3–§6), validated in one place.
+
+All fields are plain typed values so the configuration loads from TOML. ``validate(K=, d=)``
+checks everything that depends on the number of scheduled clients K and the model
+dimension d, and raises :class:`ValueError` whose message names the parameter and the
+allowed range, before any work starts.
+
+SNR convention (SPEC §5): SNR := P/σ², with P the per-symbol average transmit power and σ²
+the noise variance that a unit-norm despreading sequence sees as σ²/L (so the despread SNR
+is L·P/σ²). ``resource = "equal"`` gives every scheme L chips per aggregated symbol;
+``"source-literal"`` gives the non-spread scheme one channel use (noise variance σ²).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+__all__ = ["PhyConfig", "SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
+
+SCHEMES = ("floras", "channel-inversion", "ideal")
+SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
+CSIT_MODES = ("none", "phase")
+PATHS = ("auto", "fast", "chip")
+RHO_RULES = ("threshold", "min-admitted")
+RESOURCES = ("equal", "source-literal")
+NORMALIZATIONS = ("paper", "clip")
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {{{', '.join(allowed)}}} (got {value!r})")
+
+
+def _int_at_least(name: str, value, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name} must be an integer ≥ {low} (got {value!r})")
+
+
+def _finite_positive(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0 (got {value!r})")
+
+
+@dataclass(frozen=True)
+class PhyConfig:
+    """Parameters of the uplink and of the aggregation scheme.
+
+    Attributes
+    ----------
+    scheme : {"floras", "channel-inversion", "ideal"}
+    N : int
+        Size of the sequence set (FLORAS), N ≥ K; γ = N − K inactive sequences.
+    L : int
+        Sequence length in chips; orthonormal families need N ≤ L, Walsh–Hadamard needs L a
+        power of two.
+    snr_db : float
+        SNR = P/σ² in dB (SPEC §5).
+    sequences : {"walsh-hadamard", "random-orthonormal", "pn"}
+        "pn" is non-orthogonal: the FLORAS estimator is then biased (reported, not refused).
+    csit : {"none", "phase"}
+        FLORAS effective gain g_k = Re(h_k) (none) or |h_k| (phase pre-rotation, Remark 2).
+    path : {"auto", "fast", "chip"}
+        FLORAS implementation; "auto" takes the fast path where it is exact (orthonormal A).
+    normalization : {"paper", "clip"}
+        SPEC §2.
+    C : float or None
+        Norm bound of s_k [√W]; None means √(d·P).
+    clip_norm : float or None
+        R of the clip rule [model units]; required for "clip".
+    power : float
+        P, per-symbol average transmit power [W]; the reference amplitude is b = √P.
+    g_th : float
+        Channel-inversion truncation threshold on |h_k|² (> 0).
+    rho_rule : {"threshold", "min-admitted"}
+        ρ = g_th, or ρ = min over admitted clients of |h_k|² (SPEC §6.2).
+    resource : {"equal", "source-literal"}
+        Equal-resource convention of SPEC §5.
+    chunk_size : int
+        Entries of the d data slots processed at once (memory bound; does not change results).
+    """
+
+    scheme: str = "floras"
+    N: int = 30
+    L: int = 32
+    snr_db: float = 20.0
+    sequences: str = "walsh-hadamard"
+    csit: str = "none"
+    path: str = "auto"
+    normalization: str = "paper"
+    C: float | None = None
+    clip_norm: float | None = None
+    power: float = 1.0
+    g_th: float = 0.01
+    rho_rule: str = "threshold"
+    resource: str = "equal"
+    chunk_size: int = 65536
+
+    @classmethod
+    def from_dict(cls, data: dict, *, where: str = "phy") -> "PhyConfig":
+        """Build from a mapping (e.g. a TOML table); unknown keys are errors naming the key."""
+        known = {f.name for f in fields(cls)}
+        for key in data:
+            if key not in known:
+                raise ValueError(f"unknown key {where}.{key} (allowed: {', '.join(sorted(known))})")
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def noise_variance(self) -> float:
+        """σ² = P / 10^(snr_db/10) [W] (SPEC §5)."""
+        return self.power / 10.0 ** (self.snr_db / 10.0)
+
+    def norm_bound(self, d: int) -> float:
+        """C, defaulting to √(d·P) (SPEC §2)."""
+        return math.sqrt(d * self.power) if self.C is None else float(self.C)
+
+    def validate(self, *, K: int, d: int | None = None) -> "PhyConfig":
+        """Check every field; raise ValueError naming the parameter and its allowed range."""
+        _choice("scheme", self.scheme, SCHEMES)
+        _choice("sequences", self.sequences, SEQUENCE_FAMILIES)
+        _choice("csit", self.csit, CSIT_MODES)
+        _choice("path", self.path, PATHS)
+        _choice("normalization", self.normalization, NORMALIZATIONS)
+        _choice("rho_rule", self.rho_rule, RHO_RULES)
+        _choice("resource", self.resource, RESOURCES)
+        _int_at_least("K", K, 1)
+        if d is not None:
+            _int_at_least("d", d, 1)
+        _int_at_least("L", self.L, 1)
+        _int_at_least("chunk_size", self.chunk_size, 1)
+        if isinstance(self.snr_db, bool) or not isinstance(self.snr_db, (int, float)) or not math.isfinite(self.snr_db):
+            raise ValueError(f"snr_db must be a finite number of dB (got {self.snr_db!r})")
+        _finite_positive("power", self.power)
+        _finite_positive("g_th", self.g_th)
+        if self.C is not None:
+            _finite_positive("C", self.C)
+        if self.normalization == "clip":
+            if self.clip_norm is None:
+                raise ValueError("clip_norm must be set (a finite number > 0) when normalization = 'clip'")
+            _finite_positive("clip_norm", self.clip_norm)
+        elif self.clip_norm is not None:
+            _finite_positive("clip_norm", self.clip_norm)
+        if self.scheme == "floras":
+            _int_at_least("N", self.N, K)
+            if self.sequences == "walsh-hadamard" and (self.L & (self.L - 1)) != 0:
+                raise ValueError(f"L must be a power of two for Walsh–Hadamard sequences (got {self.L})")
+            if self.sequences in ("walsh-hadamard", "random-orthonormal") and self.N > self.L:
+                raise ValueError(
+                    f"N must be ≤ L = {self.L} for orthonormal sequences (got N = {self.N}); "
+                    "use sequences = 'pn' to study non-orthogonal sets"
+                )
+            if self.path == "fast" and self.sequences == "pn":
+                raise ValueError("path must be 'chip' or 'auto' for non-orthogonal (pn) sequences: the fast path is exact only when AᵀA = I")
+        return self
