@@ -1,0 +1,160 @@
+"""Truncated channel inversion, the source's baseline (SPEC §6.2).
+
+Needs full CSIT: client k knows h_k (block fading, :mod:`phy.fading`, the same draw FLORAS
+sees for the same (seed, round)).
+
+- Truncation: client k transmits only if |h_k|² ≥ g_th (default 0.01); K' = admitted count.
+- Admitted client k transmits (√ρ / h_k)·s_k^i; the real part of the received signal is
+  y^i = √ρ·Σ_{k admitted} s_k^i + n^i.
+- ρ (dimensionless) keeps every admitted client within its average power constraint: client
+  k's per-symbol transmit power is ρ·(‖s_k‖²/d)/|h_k|² ≤ ρ·P/|h_k|², so ρ ≤ |h_k|² for every admitted k.
+  Rules: ``threshold`` ρ = g_th (weakest admissible client at full power; default) or
+  ``min-admitted`` ρ = min_{admitted} |h_k|² (instantaneous).
+- Noise variance of n per aggregated symbol: σ²/L under the equal-resource convention (the
+  symbol is repeated over L chips and matched-filtered) or σ² (``source-literal``, one channel
+  use per symbol), σ² = P/10^(SNR/10), SNR := P/σ² (SPEC §5).
+- Estimate: ŝ = y/√ρ; the server knows who transmitted and de-normalizes with the admitted
+  clients' means. K' = 0: nothing is received, the round leaves the model unchanged and is
+  logged (diagnostic ``skipped`` = 1).
+
+Noise is drawn in logical blocks keyed by (seed, "channel-inversion-noise", round, block), so
+results do not depend on ``chunk_size``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .aggregation import AggregationResult, check_updates, relative_error
+from .blocks import chunk_ranges, fill_block_noise
+from .config import PhyConfig
+from .fading import draw_rayleigh
+from .normalization import denormalize, normalize
+from .randomness import check_seed
+
+__all__ = ["admitted_mask", "inversion_factor", "receiver_noise_variance", "ChannelInversionRound",
+           "ChannelInversionLink", "ChannelInversionAggregator"]
+
+
+def admitted_mask(h: np.ndarray, *, g_th: float) -> np.ndarray:
+    """Truncation: [K] bool, True where |h_k|² ≥ g_th."""
+    return np.abs(np.asarray(h)) ** 2 >= g_th
+
+
+def inversion_factor(h: np.ndarray, admitted: np.ndarray, *, g_th: float, rule: str) -> float:
+    """ρ: g_th (rule "threshold") or min_{admitted}|h_k|² (rule "min-admitted"); 0 when K' = 0."""
+    if not np.any(admitted):
+        return 0.0
+    if rule == "threshold":
+        return float(g_th)
+    if rule == "min-admitted":
+        return float(np.min(np.abs(np.asarray(h)[admitted]) ** 2))
+    raise ValueError(f"rho_rule must be one of {{threshold, min-admitted}} (got {rule!r})")
+
+
+def receiver_noise_variance(config: PhyConfig) -> float:
+    """Variance of n per aggregated symbol [W]: σ²/L (resource "equal") or σ² ("source-literal")."""
+    if config.resource == "equal":
+        return config.noise_variance / config.L
+    if config.resource == "source-literal":
+        return config.noise_variance
+    raise ValueError(f"resource must be one of {{equal, source-literal}} (got {config.resource!r})")
+
+
+@dataclass(frozen=True)
+class ChannelInversionRound:
+    """One channel-inversion round (simulator view).
+
+    s_hat [d] float64 (√W; zeros when K' = 0); admitted [K] bool; rho float; h [K] complex128;
+    transmit_power [K] float64: per-symbol average transmit power ρ·(‖s_k‖²/d)/|h_k|² [W] (0 if
+    not admitted).
+    """
+
+    s_hat: np.ndarray
+    admitted: np.ndarray
+    rho: float
+    h: np.ndarray
+    transmit_power: np.ndarray
+
+
+class ChannelInversionLink:
+    """Truncated channel inversion over Rayleigh block fading for K clients."""
+
+    def __init__(self, config: PhyConfig, *, K: int, seed: int):
+        self.config = config.validate(K=K)
+        self.K = int(K)
+        self.seed = check_seed(seed)
+        self.noise_std = float(np.sqrt(receiver_noise_variance(config)))
+
+    def run_round(self, s: np.ndarray, *, round_index: int) -> ChannelInversionRound:
+        """Send s [K, d] (float64, √W) through one round."""
+        s = np.asarray(s, dtype=np.float64)
+        if s.ndim != 2 or s.shape[0] != self.K:
+            raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
+        cfg, t, d = self.config, int(round_index), s.shape[1]
+        h = draw_rayleigh(self.seed, t, K=self.K)
+        adm = admitted_mask(h, g_th=cfg.g_th)
+        rho = inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
+        power = np.zeros(self.K)
+        if not adm.any():
+            return ChannelInversionRound(np.zeros(d), adm, rho, h, power)
+        power[adm] = rho * np.mean(s[adm] ** 2, axis=1) / np.abs(h[adm]) ** 2
+        sqrt_rho = np.sqrt(rho)
+        s_hat = np.empty(d)
+        for a, z in chunk_ranges(d, cfg.chunk_size):
+            y = fill_block_noise(np.empty(z - a), seed=self.seed, purpose="channel-inversion-noise",
+                                 round_index=t, start=a, std=self.noise_std)
+            y += sqrt_rho * s[adm, a:z].sum(axis=0)  # Re{h_k · (√ρ/h_k) s_k} = √ρ s_k
+            s_hat[a:z] = y / sqrt_rho
+        return ChannelInversionRound(s_hat, adm, rho, h, power)
+
+
+class ChannelInversionAggregator:
+    """Channel inversion behind the aggregation interface.
+
+    x̂ = scale·ŝ + Σ_{admitted} μ_k estimates Σ_{admitted} x_k; contributors = K'. Diagnostics:
+    ``admitted`` (K'), ``rho``, ``skipped`` (1 when K' = 0), ``max_power_ratio`` (max over
+    admitted of transmit power / P) and ``nmse`` (= error, relative to the admitted sum).
+    """
+
+    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int):
+        self.config = config.validate(K=K, d=d)
+        self.K, self.d = int(K), int(d)
+        self.link = ChannelInversionLink(config, K=K, seed=seed)
+
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+        """(AggregationResult, ChannelInversionRound) of one round."""
+        x = check_updates(updates, K=self.K)
+        if x.shape[1] != self.d:
+            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        cfg = self.config
+        nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+        rnd = self.link.run_round(nz.s, round_index=round_index)
+        adm = rnd.admitted
+        k_adm = int(adm.sum())
+        if k_adm == 0:
+            estimate = np.zeros(self.d)
+        else:
+            estimate = denormalize(rnd.s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
+        err = relative_error(estimate, x[adm].sum(axis=0))
+        diag = {
+            "admitted": float(k_adm),
+            "rho": rnd.rho,
+            "skipped": float(k_adm == 0),
+            "max_power_ratio": float(rnd.transmit_power.max() / cfg.power),
+            "nmse": err,
+        }
+        return AggregationResult(estimate, k_adm, err, diag), rnd
+
+    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+        return self.aggregate_traced(updates, round_index=round_index)[0]
+
+    def describe(self) -> dict:
+        return {
+            "scheme": "channel-inversion",
+            **self.config.to_dict(),
+            "snr_definition": "SNR = P/sigma^2, SPEC §5",
+            "receiver_noise_variance": receiver_noise_variance(self.config),
+        }

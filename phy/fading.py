@@ -1,0 +1,73 @@
+"""Rayleigh block fading through Sionna, keyed by (seed, round) (SPEC §5).
+
+h_k ~ CN(0, 1) i.i.d. over the K clients, constant over the d + 1 slots of one round
+(reference slot included). The draw uses Sionna's
+``sionna.phy.channel.RayleighBlockFading(num_rx=1, num_rx_ant=1, num_tx=K, num_tx_ant=1)``
+in double precision; its output [1, 1, 1, K, 1, 1, 1] complex128 is flattened to [K].
+
+Sionna draws from its global generator ``sionna.phy.config.tf_rng``. To make a draw a pure
+function of (seed, round) that generator is reset, under a lock, from the keyed stream
+``(seed, "fading", round)`` immediately before the draw. TensorFlow and Sionna are imported
+lazily, on the first draw, so importing :mod:`phy` stays light.
+
+Effective real gain (SPEC §5): without CSIT g_k = Re(h_k) ~ N(0, 1/2); with phase-only CSIT
+(source Remark 2) client k pre-rotates by e^{−j∠h_k} and g_k = |h_k| (Rayleigh, E g² = 1).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from .randomness import stream
+
+__all__ = ["draw_rayleigh", "effective_gain"]
+
+_LOCK = threading.Lock()
+_MODELS: dict[int, object] = {}
+
+
+def _model(K: int):
+    model = _MODELS.get(K)
+    if model is None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from sionna.phy.channel import RayleighBlockFading
+
+        model = RayleighBlockFading(num_rx=1, num_rx_ant=1, num_tx=K, num_tx_ant=1, precision="double")
+        _MODELS[K] = model
+    return model
+
+
+def draw_rayleigh(seed: int, round_index: int, *, K: int) -> np.ndarray:
+    """Block-fading coefficients of one round.
+
+    Parameters
+    ----------
+    seed : master seed; round_index : round t ≥ 0; K : number of transmitting clients.
+
+    Returns
+    -------
+    h : [K] complex128, i.i.d. CN(0, 1) (E|h_k|² = 1), a pure function of (seed, round_index, K).
+    """
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
+        raise ValueError(f"K must be an integer ≥ 1 (got {K!r})")
+    tf_seed = int(stream(seed, "fading", round_index).integers(0, 2**63 - 1))
+    with _LOCK:
+        model = _model(int(K))
+        from sionna.phy import config as sionna_config
+
+        sionna_config.tf_rng.reset_from_seed(tf_seed)
+        h, _ = model(batch_size=1, num_time_steps=1)
+        return np.asarray(h.numpy(), dtype=np.complex128).reshape(int(K))
+
+
+def effective_gain(h: np.ndarray, *, csit: str) -> np.ndarray:
+    """Real effective gain g_k [K] float64: Re(h_k) for csit="none", |h_k| for csit="phase"."""
+    h = np.asarray(h)
+    if csit == "none":
+        return np.real(h).astype(np.float64)
+    if csit == "phase":
+        return np.abs(h).astype(np.float64)
+    raise ValueError(f"csit must be one of {{none, phase}} (got {csit!r})")

@@ -1,0 +1,221 @@
+"""FLORAS uplink (SPEC §6.1): clients' transmit chain, block-fading channel, BS receiver.
+
+Signal model (SPEC §5, §6.1), real-valued, per round t:
+
+- Assignment: client k (base-station index ι_k = k) uses column a_k := A[:, π_t(k)] of the public
+  set A ∈ R^{L×N} (keyed permutation, :mod:`phy.assignment`; client side only).
+- Channel: block fading h_k ~ CN(0,1) (Sionna, :mod:`phy.fading`), effective real gain
+  g_k = Re(h_k) (``csit="none"``) or |h_k| (``csit="phase"``), shared by all d + 1 slots.
+- Reference slot:  y_s = Σ_k g_k·b·a_k + n_s ∈ R^L,  b = √P.
+- Data slot i:     y_i = Σ_k g_k·s_k^i·a_k + n_i ∈ R^L,  i = 1..d.
+- Noise: i.i.d. N(0, σ²/L) per chip, σ² = P / 10^(SNR/10); SNR := P/σ² (SPEC §5), so the despread
+  SNR is L·P/σ².
+- Receiver (:class:`phy.receiver.Receiver`, knows A and b only): ŝ^i = b·Σ_{j=1}^{N} r_j^i / r_j^s.
+
+Two implementations:
+
+``chip``
+    Builds y_s [L] and y [L, c] explicitly (chunks of c slots) and despreads with Aᵀ. Exact for
+    every sequence family (with non-orthogonal "pn" sequences the estimator is biased).
+``fast``
+    Draws the despread noise Aᵀn directly as i.i.d. N(0, σ²/L) of shape N×(d+1) and adds
+    g_k·s_k to row π_t(k). Exact only when AᵀA = I (orthonormal families); ``path="auto"``
+    takes it exactly then.
+
+Both draw noise in logical blocks keyed by (seed, purpose, round, block) (:mod:`phy.blocks`), so
+results do not depend on ``chunk_size``. The two paths draw noise of different dimension (N vs
+L per slot) and therefore agree in distribution, not sample by sample.
+
+Diagnostics (simulator-side, using the true active set, which the receiver never sees):
+
+``V``
+    The realised conditional variance of the inactive-sequence noise per entry, in units of
+    (ŝ/b)²: conditionally on the reference slot, ŝ = Σ_k s_k + (active-term error) + b·e with
+    e ~ N(0, V·I_d), V = (σ²/L)·Σ_{j,l ∈ I} G_jl / (r_j^s r_l^s), G = AᵀA, I = inactive set.
+    For orthonormal A, V = Σ_{j∈I} 1/w_j² with w_j = r_j^s/(σ/√L) ~ N(0,1), so V ~ Lévy(0, γ²),
+    γ = N − K, whatever the SNR. In ŝ units the variance is b²·V.
+``inactive_noise`` (trace only)
+    e [d] = Σ_{j∈I} (c_j/b)·(a_jᵀ n_i), c_j = b/r_j^s: the inactive-sequence noise in ŝ/b units;
+    each entry is Cauchy(0, γ) across rounds; within a round the entries share the
+    denominators (conditionally Gaussian with variance V).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .aggregation import AggregationResult, check_updates, relative_error
+from .assignment import KeyedAssignment
+from .blocks import chunk_ranges, fill_block_noise
+from .config import PhyConfig
+from .fading import draw_rayleigh, effective_gain
+from .normalization import denormalize, normalize
+from .randomness import check_seed, stream
+from .receiver import Receiver
+from .sequences import is_orthonormal, make_sequences, orthogonality_defect
+
+__all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path"]
+
+SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), SPEC §5"
+
+
+def resolve_path(path: str, *, orthonormal: bool) -> str:
+    """The FLORAS implementation to use: "auto" → "fast" iff AᵀA = I, else "chip"."""
+    if path == "auto":
+        return "fast" if orthonormal else "chip"
+    if path == "fast" and not orthonormal:
+        raise ValueError("path must be 'chip' or 'auto' for non-orthogonal sequences: the fast path is exact only when AᵀA = I")
+    if path not in ("fast", "chip"):
+        raise ValueError(f"path must be one of {{auto, fast, chip}} (got {path!r})")
+    return path
+
+
+@dataclass(frozen=True)
+class FlorasRound:
+    """What one FLORAS round produced (the simulator's view; the BS sees only ŝ).
+
+    Attributes
+    ----------
+    s_hat : [d] float64      ŝ, estimate of Σ_k s_k [√W].
+    active : [K] int64       sequence index π_t(k) of client k.
+    gains : [K] float64      effective real gains g_k.
+    r_ref : [N] float64      despread reference slot r^s [√W].
+    V : float                conditional inactive-noise variance per entry [(ŝ/b)², dimensionless].
+    path : str               "fast" or "chip".
+    inactive_noise : [d] float64 or None   e in ŝ/b units (only when traced).
+    """
+
+    s_hat: np.ndarray
+    active: np.ndarray
+    gains: np.ndarray
+    r_ref: np.ndarray
+    V: float
+    path: str
+    inactive_noise: np.ndarray | None = None
+
+
+class FlorasLink:
+    """Composition of the FLORAS transmit chain, channel and receiver for K clients.
+
+    Parameters
+    ----------
+    config : PhyConfig (scheme "floras"); K : scheduled clients; seed : master seed;
+    key : bytes (≥ 16) shared by the clients (never passed to the receiver).
+    """
+
+    def __init__(self, config: PhyConfig, *, K: int, seed: int, key: bytes):
+        self.config = config.validate(K=K)
+        self.K = int(K)
+        self.seed = check_seed(seed)
+        self.A = make_sequences(config.sequences, L=config.L, N=config.N, seed=self.seed)
+        self.orthonormal = is_orthonormal(self.A)
+        self.path = resolve_path(config.path, orthonormal=self.orthonormal)
+        self.b = float(np.sqrt(config.power))
+        self.noise_std = float(np.sqrt(config.noise_variance / config.L))  # per chip / per despread output
+        self._clients = KeyedAssignment(key, N=config.N)  # client side
+        self.receiver = Receiver(self.A, reference_amplitude=self.b)  # base-station side: A and b only
+        self._gram = self.A.T @ self.A
+
+    @property
+    def gamma(self) -> int:
+        """γ = N − K, the number of inactive sequences."""
+        return self.config.N - self.K
+
+    def conditional_variance(self, r_ref: np.ndarray, inactive: np.ndarray) -> float:
+        """V = (σ²/L)·Σ_{j,l∈I} G_jl/(r_j^s r_l^s) [dimensionless]; Σ_{j∈I} 1/w_j² when AᵀA = I."""
+        if inactive.size == 0:
+            return 0.0
+        inv = 1.0 / r_ref[inactive]
+        G = self._gram[np.ix_(inactive, inactive)]
+        return float(self.noise_std**2 * (inv @ G @ inv))
+
+    def run_round(self, s: np.ndarray, *, round_index: int, trace: bool = False) -> FlorasRound:
+        """Send the normalized vectors s [K, d] (float64, √W) through one round.
+
+        Returns a :class:`FlorasRound`; ``trace=True`` adds the inactive-sequence noise e [d].
+        """
+        s = np.asarray(s, dtype=np.float64)
+        if s.ndim != 2 or s.shape[0] != self.K:
+            raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
+        d = s.shape[1]
+        cfg, seed, t = self.config, self.seed, int(round_index)
+        active = self._clients.active_set(t, K=self.K)
+        inactive = np.setdiff1d(np.arange(cfg.N), active)
+        g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=cfg.csit)
+        gs = g[:, None]
+        s_hat = np.empty(d)
+        e = np.empty(d) if trace else None
+
+        if self.path == "fast":
+            r_ref = self.noise_std * stream(seed, "floras-reference-noise", t).standard_normal(cfg.N)
+            r_ref[active] += g * self.b
+            w = self.receiver.weights(r_ref)
+            for a, z in chunk_ranges(d, cfg.chunk_size):
+                r = fill_block_noise(np.empty((cfg.N, z - a)), seed=seed, purpose="floras-despread-noise",
+                                     round_index=t, start=a, std=self.noise_std)
+                if trace:
+                    e[a:z] = (w[inactive] @ r[inactive]) / self.b
+                r[active] += gs * s[:, a:z]
+                s_hat[a:z] = self.receiver.combine(w, r)
+        else:
+            A_act = self.A[:, active]
+            n_ref = self.noise_std * stream(seed, "floras-chip-reference-noise", t).standard_normal(cfg.L)
+            y_ref = A_act @ (g * self.b) + n_ref
+            r_ref = self.receiver.despread(y_ref)
+            w = self.receiver.weights(r_ref)
+            A_in = self.A[:, inactive]
+            for a, z in chunk_ranges(d, cfg.chunk_size):
+                n = fill_block_noise(np.empty((cfg.L, z - a)), seed=seed, purpose="floras-chip-noise",
+                                     round_index=t, start=a, std=self.noise_std)
+                if trace:
+                    e[a:z] = (w[inactive] @ (A_in.T @ n)) / self.b
+                y = A_act @ (gs * s[:, a:z])
+                y += n
+                s_hat[a:z] = self.receiver.combine(w, self.receiver.despread(y))
+        V = self.conditional_variance(r_ref, inactive)
+        return FlorasRound(s_hat, active, g, r_ref, V, self.path, e)
+
+    def describe(self) -> dict:
+        return {
+            "path": self.path,
+            "gamma": self.gamma,
+            "orthonormal": self.orthonormal,
+            "orthogonality_defect": orthogonality_defect(self.A),
+            "estimator_biased": not self.orthonormal,
+            "snr_definition": SNR_DEFINITION,
+            "noise_variance_per_chip": self.noise_std**2,
+        }
+
+
+class FlorasAggregator:
+    """FLORAS behind the aggregation interface (SPEC §2 normalization + §6.1 link).
+
+    ``aggregate`` returns x̂ = scale·ŝ + Σ_k μ_k (SPEC §2), contributors K, and diagnostics
+    ``V`` (see :mod:`phy.floras`), ``gamma`` and ``nmse`` (= error).
+    """
+
+    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, key: bytes):
+        self.config = config.validate(K=K, d=d)
+        self.K, self.d = int(K), int(d)
+        self.link = FlorasLink(config, K=K, seed=seed, key=key)
+
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, trace: bool = True):
+        """(AggregationResult, FlorasRound) of one round."""
+        x = check_updates(updates, K=self.K)
+        if x.shape[1] != self.d:
+            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        cfg = self.config
+        nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+        rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace)
+        estimate = denormalize(rnd.s_hat, nz)
+        err = relative_error(estimate, x.sum(axis=0))
+        diag = {"V": rnd.V, "gamma": float(self.link.gamma), "nmse": err}
+        return AggregationResult(estimate, self.K, err, diag), rnd
+
+    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+        return self.aggregate_traced(updates, round_index=round_index, trace=False)[0]
+
+    def describe(self) -> dict:
+        return {"scheme": "floras", **self.config.to_dict(), **self.link.describe()}
