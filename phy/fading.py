@@ -27,6 +27,8 @@ __all__ = ["draw_rayleigh", "effective_gain"]
 
 _LOCK = threading.Lock()
 _MODELS: dict[int, object] = {}
+_CACHE: dict[tuple[int, int, int], np.ndarray] = {}  # last draws: schemes compared on one channel share them
+_CACHE_SIZE = 64
 
 
 def _model(K: int):
@@ -54,13 +56,20 @@ def draw_rayleigh(seed: int, round_index: int, *, K: int) -> np.ndarray:
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
         raise ValueError(f"K must be an integer ≥ 1 (got {K!r})")
     tf_seed = int(stream(seed, "fading", round_index).integers(0, 2**63 - 1))
+    cache_key = (int(seed), int(round_index), int(K))
     with _LOCK:
-        model = _model(int(K))
-        from sionna.phy import config as sionna_config
+        h = _CACHE.get(cache_key)
+        if h is None:
+            model = _model(int(K))
+            from sionna.phy import config as sionna_config
 
-        sionna_config.tf_rng.reset_from_seed(tf_seed)
-        h, _ = model(batch_size=1, num_time_steps=1)
-        return np.asarray(h.numpy(), dtype=np.complex128).reshape(int(K))
+            sionna_config.tf_rng.reset_from_seed(tf_seed)
+            out, _ = model(batch_size=1, num_time_steps=1)
+            h = np.asarray(out.numpy(), dtype=np.complex128).reshape(int(K))
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[cache_key] = h
+        return h.copy()
 
 
 def effective_gain(h: np.ndarray, *, csit: str) -> np.ndarray:
