@@ -1,0 +1,104 @@
+"""The federated round: client sampling, local training, aggregation, FedAvg step (SPEC §1).
+
+Round t (0-based ``round_index``; reported as round t + 1):
+
+1. the server samples K of M clients uniformly without replacement from the stream
+   ``(seed, "client-sampling", t)``;
+2. the K clients train together from w_t (:class:`fl.training.VectorizedTrainer`) and
+   produce x_k = w^k_{t+1} − w_t, a ``[K, d] float64`` array;
+3. the aggregator (any :class:`phy.aggregation.Aggregator`: ideal, FLORAS or channel
+   inversion, with its normalization) returns x̂ ≈ Σ_{k ∈ contributors} x_k;
+4. FedAvg: w_{t+1} = w_t + x̂ / K' (``result.mean_estimate``; K' = contributors, and a round
+   with K' = 0 leaves the model unchanged).
+
+A non-finite differential or model raises :class:`NonFiniteModelError` naming the round
+and the cause; nothing is applied to the model in that round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from phy.randomness import stream
+
+__all__ = ["sample_clients", "NonFiniteModelError", "RoundOutcome", "FederatedAveraging"]
+
+
+def sample_clients(*, seed: int, round_index: int, M: int, K: int) -> np.ndarray:
+    """K distinct client ids from [0, M), uniform without replacement, ``[K] int64`` (SPEC §1)."""
+    if not 1 <= K <= M:
+        raise ValueError(f"K must be an integer in [1, M = {M}] (got {K})")
+    return stream(seed, "client-sampling", round_index).choice(M, size=K, replace=False).astype(np.int64)
+
+
+class NonFiniteModelError(RuntimeError):
+    """The model or a client's differential became non-finite; the message names round and cause."""
+
+    def __init__(self, round_number: int, cause: str):
+        super().__init__(f"round {round_number}: {cause}; the run stopped and every earlier round's results are kept")
+        self.round_number = round_number
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class RoundOutcome:
+    """What one round produced (besides the new model).
+
+    Attributes
+    ----------
+    clients : ``[K] int64`` the scheduled client ids
+    local_loss : float, mean over clients of their mean mini-batch loss during local training
+    agg_error : float, the aggregator's normalized squared error (``AggregationResult.error``)
+    contributors : int, K'
+    diagnostics : dict, the aggregator's per-round diagnostics (FLORAS ``V``; channel
+        inversion ``admitted``)
+    """
+
+    clients: np.ndarray
+    local_loss: float
+    agg_error: float
+    contributors: int
+    diagnostics: dict
+
+
+class FederatedAveraging:
+    """FedAvg over a pluggable aggregator.
+
+    Parameters
+    ----------
+    trainer : :class:`fl.training.VectorizedTrainer`
+    aggregator : :class:`phy.aggregation.Aggregator` built for K and d
+    M, K : clients in total and per round
+    seed : master seed of the client-sampling stream
+    """
+
+    def __init__(self, *, trainer, aggregator, M: int, K: int, seed: int):
+        self.trainer = trainer
+        self.aggregator = aggregator
+        self.M, self.K, self.seed = M, K, seed
+
+    def step(self, w: np.ndarray, round_index: int) -> tuple[np.ndarray, RoundOutcome]:
+        """One round from global model ``w`` (``[d] float64``); returns (w_{t+1}, outcome)."""
+        number = round_index + 1
+        clients = sample_clients(seed=self.seed, round_index=round_index, M=self.M, K=self.K)
+        updates, local_loss = self.trainer.train(w, clients, round_index)
+        bad = ~np.all(np.isfinite(updates), axis=1)
+        if bad.any():
+            raise NonFiniteModelError(
+                number,
+                f"local training of client(s) {clients[bad].tolist()} produced a non-finite model differential "
+                f"(divergent SGD: lower training.lr)",
+            )
+        result = self.aggregator.aggregate(updates, round_index=round_index)
+        w_next = w + result.mean_estimate
+        if not np.all(np.isfinite(w_next)):
+            raise NonFiniteModelError(
+                number,
+                f"the aggregated update of scheme {self.aggregator.config.scheme!r} is non-finite "
+                f"(aggregation error {result.error!r}, contributors {result.contributors})",
+            )
+        outcome = RoundOutcome(clients, float(np.mean(local_loss)), float(result.error), int(result.contributors),
+                               dict(result.diagnostics))
+        return w_next, outcome

@@ -1,0 +1,399 @@
+"""Run one scenario into a directory: the contract between training, sweeps and figures.
+
+Run directory
+-------------
+``config.json``
+    The resolved scenario (``config``), the seed, derived sizes (d, M, D, K, local steps),
+    the data source and partition summary, the aggregator's description, the SNR definition
+    (SPEC §5), how the FLORAS key was obtained, the definition of every metric, the ε
+    assumptions (SPEC §7.4), package versions and the project's git revision.
+``metrics.csv``
+    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s``;
+    one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
+    cell means "does not apply" (V outside FLORAS, admitted outside channel inversion, losses
+    and accuracy in rounds skipped by ``training.eval_every``).
+``checkpoint.npz``
+    Written atomically every ``run.checkpoint_every`` rounds: the global model (float64), the
+    next round index, the metrics rows so far and the elapsed wall time. Removed after
+    ``DONE`` is written.
+``DONE``
+    Empty marker, written last, only when every round finished.
+
+Every file is written to a temporary name and moved into place with :func:`os.replace`.
+
+Columns: ``train_loss`` is the global model w_{t+1}'s mean cross-entropy [nats] on a fixed
+training subset (``training.train_eval_size`` examples drawn once from the partitioned
+training data by the stream ``(seed, "train-eval-subset")``); ``test_loss`` and
+``test_accuracy`` are over the whole test set; ``agg_error`` is the aggregator's normalized
+squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
+is the number of clients channel inversion admitted; ``epsilon`` is the ε (at
+``privacy.delta``) spent after that round under threat model T1 for FLORAS and ``inf`` for
+schemes that add no privacy noise; ``wall_time_s`` is the cumulative training wall time since
+the run started (setup excluded; continued across resumes).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from phy.randomness import stream
+
+from .config import ScenarioConfig
+
+__all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "read_metrics"]
+
+METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s")
+SNR_DEFINITION = (
+    "SNR := P/sigma^2 (SPEC §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
+    "seen after despreading with a unit-norm sequence (despread SNR = L*P/sigma^2)"
+)
+TRAIN_LOSS_DEFINITION = (
+    "mean cross-entropy [nats] of the global model after the round on a fixed subset of the partitioned "
+    "training data (training.train_eval_size examples, stream (seed, 'train-eval-subset'))"
+)
+CHECKPOINT = "checkpoint.npz"
+DONE = "DONE"
+
+
+# ------------------------------------------------------------------------------ small helpers
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if math.isnan(value):
+            return "nan"
+        return repr(value)
+    return str(value)
+
+
+def derive_key(config: ScenarioConfig) -> tuple[bytes, str]:
+    """The FLORAS clients' shared key (SPEC §4) and a description of where it came from.
+
+    ``run.key_hex`` if given; otherwise SHA-256 of a domain tag and the master seed — a
+    simulation-only derivation that makes runs reproducible but is NOT secret (anyone who
+    knows the seed knows the key).
+    """
+    if config.run.key_hex is not None:
+        return bytes.fromhex(config.run.key_hex), "run.key_hex"
+    digest = hashlib.sha256(b"floras-sim/simulation-only-key/" + int(config.run.seed).to_bytes(8, "big")).digest()
+    return digest, "derived from run.seed by SHA-256 (simulation only: not secret)"
+
+
+def _git_revision() -> str:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    out = {"python": sys.version.split()[0]}
+    for dist in ("floras-sim", "numpy", "scipy", "tensorflow", "keras", "sionna-no-rt", "scikit-learn", "dp-accounting"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def read_metrics(run_dir: str | os.PathLike) -> list[dict]:
+    """Rows of ``metrics.csv`` as dicts of strings (empty cells as "")."""
+    with open(Path(run_dir) / "metrics.csv", newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _summary(rows: list[dict], rounds: int) -> dict:
+    def last(key):
+        for row in reversed(rows):
+            if row.get(key, "") != "":
+                return float(row[key])
+        return float("nan")
+
+    return {
+        "final_test_accuracy": last("test_accuracy"),
+        "final_test_loss": last("test_loss"),
+        "final_train_loss": last("train_loss"),
+        "final_epsilon": last("epsilon"),
+        "rounds": rounds,
+        "wall_time_s": last("wall_time_s"),
+    }
+
+
+def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | None:
+    for key in sorted(set(stored) | set(current)):
+        a, b = stored.get(key, "<absent>"), current.get(key, "<absent>")
+        if isinstance(a, dict) and isinstance(b, dict):
+            found = _config_mismatch(a, b, f"{prefix}{key}.")
+            if found:
+                return found
+        elif a != b:
+            return f"{prefix}{key} (stored {a!r}, now {b!r})"
+    return None
+
+
+# ------------------------------------------------------------------------------ privacy column
+class _EpsilonColumn:
+    """ε after t rounds: FLORAS via :class:`privacy.FlorasRunAccountant`; ∞ for other schemes."""
+
+    def __init__(self, config: ScenarioConfig, *, d: int, D: int, steps: int):
+        phy, pr = config.phy, config.privacy
+        self.accountant = None
+        if phy.scheme != "floras":
+            self.assumptions = (
+                f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
+                f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
+            )
+            return
+        from privacy import FlorasRunAccountant
+
+        self.accountant = FlorasRunAccountant(
+            K=config.training.clients_per_round,
+            N=phy.N,
+            M=config.partition.clients,
+            d=d,
+            normalization=phy.normalization,
+            C=phy.norm_bound(d),
+            power=phy.power,
+            clip_norm=phy.clip_norm,
+            level=pr.level,
+            relation=pr.relation,
+            sampling="without-replacement",
+            delta=pr.delta,
+            local_steps=steps,
+            batch_size=config.training.batch_size,
+            local_dataset_size=D,
+        )
+        self.assumptions = self._describe(self.accountant.report(rounds=1))
+
+    @staticmethod
+    def _describe(report) -> str:
+        for attr in ("assumptions", "describe", "text", "summary"):
+            value = getattr(report, attr, None)
+            if callable(value):
+                value = value()
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, (list, tuple)) and value:
+                return "; ".join(str(v) for v in value)
+        return str(report)
+
+    def __call__(self, rounds: int) -> float:
+        if self.accountant is None:
+            return math.inf
+        return float(self.accountant.report(rounds=rounds).epsilon)
+
+
+# ------------------------------------------------------------------------------ the run
+def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool) -> tuple[str, dict | None]:
+    """Decide how to start: ("done", None), ("resume", checkpoint) or ("fresh", None)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"out dir {out_dir} exists and is not a directory")
+    existing = [p for p in out_dir.iterdir()] if out_dir.is_dir() else []
+    if existing and not resume:
+        raise ValueError(f"out dir {out_dir} is not empty; use --resume to continue the run it holds (or choose another --out)")
+    if not resume:
+        return "fresh", None
+    cfg_path = out_dir / "config.json"
+    ckpt_path = out_dir / CHECKPOINT
+    done = (out_dir / DONE).is_file()
+    if (done or ckpt_path.is_file()) and cfg_path.is_file():
+        stored = json.loads(cfg_path.read_text(encoding="utf-8")).get("config", {})
+        diff = _config_mismatch(stored, config_dict)
+        if diff:
+            raise ValueError(f"out dir {out_dir} holds a run of a different scenario (differs at {diff}); choose another --out")
+    if done:
+        return "done", None
+    if ckpt_path.is_file():
+        with np.load(ckpt_path, allow_pickle=False) as z:
+            ckpt = {k: z[k] for k in z.files}
+        return "resume", ckpt
+    return "fresh", None
+
+
+def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False, progress: bool = True) -> dict:
+    """Run the whole federated-learning job of ``config`` into ``out_dir``.
+
+    Returns a summary: ``final_test_accuracy``, ``final_test_loss``, ``final_train_loss``,
+    ``final_epsilon``, ``rounds``, ``wall_time_s``. With ``resume`` an interrupted run
+    continues from its last checkpoint and yields the same metrics as an uninterrupted run
+    (wall time aside); a finished run (``DONE``) is returned without work. Without ``resume``
+    a non-empty ``out_dir`` is an error. Raises :class:`fl.federated.NonFiniteModelError` if
+    the model diverges (results so far are kept).
+    """
+    config = config.validate()
+    out_dir = Path(out_dir)
+    config_dict = json.loads(json.dumps(config.to_dict()))
+    mode, ckpt = _prepare_out_dir(out_dir, config_dict, resume)
+    rounds = config.run.rounds
+    if mode == "done":
+        return _summary(read_metrics(out_dir), rounds)
+
+    # ---- everything that can fail on bad input, before any training
+    from fl.data import load_dataset
+    from fl.models import build_model_spec
+    from fl.partition import make_partition, summarize_partition
+    from fl.training import local_schedule
+
+    seed = config.run.seed
+    data = load_dataset(
+        config.data.name,
+        seed=seed,
+        data_dir=config.data.dir,
+        test_fraction=config.data.test_fraction,
+        synthetic_samples=config.data.synthetic_samples,
+        synthetic_features=config.data.synthetic_features,
+        synthetic_classes=config.data.synthetic_classes,
+    )
+    M, K = config.partition.clients, config.training.clients_per_round
+    part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
+                          shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
+    D = part.shape[1]
+    if D < 1:
+        raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
+    steps, _ = local_schedule(D=D, batch_size=config.training.batch_size,
+                              local_epochs=config.training.local_epochs, local_steps=config.training.local_steps)
+    spec = build_model_spec(config.model.name, input_shape=data.input_shape, num_classes=data.num_classes,
+                            hidden=config.model.hidden, channels=config.model.channels, kernel_size=config.model.kernel_size)
+    d = spec.d
+    try:
+        config.phy.validate(K=K, d=d)
+    except ValueError as exc:
+        raise ValueError(f"phy.{exc}") from None
+    epsilon = _EpsilonColumn(config, d=d, D=D, steps=steps)
+
+    import tensorflow as tf
+
+    from fl.federated import FederatedAveraging
+    from fl.training import Evaluator, VectorizedTrainer
+    from phy.aggregation import make_aggregator
+
+    tf.config.experimental.enable_op_determinism()
+    key, key_source = derive_key(config)
+    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key if config.phy.scheme == "floras" else None)
+    trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
+                                batch_size=config.training.batch_size, lr=config.training.lr,
+                                local_epochs=config.training.local_epochs, local_steps=config.training.local_steps, seed=seed)
+    used = part.reshape(-1)
+    n_sub = min(config.training.train_eval_size, used.size)
+    subset = np.sort(used[stream(seed, "train-eval-subset").choice(used.size, size=n_sub, replace=False)])
+    eval_train = Evaluator(spec, data.x_train[subset], data.y_train[subset])
+    eval_test = Evaluator(spec, data.x_test, data.y_test)
+    fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    metrics_path = out_dir / "metrics.csv"
+    if mode == "resume":
+        w = np.asarray(ckpt["w"], dtype=np.float64)
+        start = int(ckpt["next_round"])
+        elapsed = float(ckpt["elapsed"])
+        metrics_text = str(ckpt["metrics"])
+        if w.shape != (d,):
+            raise ValueError(f"checkpoint in {out_dir} holds a model of dimension {w.shape} (scenario has d = {d}); choose another --out")
+    else:
+        w = spec.init(seed)
+        start, elapsed = 0, 0.0
+        metrics_text = ",".join(METRICS_HEADER) + "\n"
+        record = {
+            "config": config_dict,
+            "seed": seed,
+            "derived": {
+                "d": d, "M": M, "K": K, "D": D, "local_steps_per_round": steps,
+                "dataset": data.name, "dataset_source": data.source,
+                "n_train": int(data.y_train.size), "n_train_used": int(used.size), "n_test": int(data.y_test.size),
+                "input_shape": list(data.input_shape), "num_classes": data.num_classes,
+                "partition": summarize_partition(data.y_train, part, data.num_classes),
+                "train_eval_size": int(n_sub),
+                "C": config.phy.norm_bound(d),
+            },
+            "aggregator": aggregator.describe(),
+            "snr_definition": SNR_DEFINITION,
+            "key_source": key_source if config.phy.scheme == "floras" else "not used",
+            "metrics": {
+                "round": "1-based round number t+1 (streams use the 0-based index t)",
+                "train_loss": TRAIN_LOSS_DEFINITION,
+                "test_loss": "mean cross-entropy [nats] of the global model after the round on the whole test set",
+                "test_accuracy": "fraction of the test set classified correctly by the global model after the round",
+                "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
+                "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
+                "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
+                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, threat model T1 (inf: no privacy noise)",
+                "wall_time_s": "cumulative training wall time [s] since the run started (setup excluded)",
+            },
+            "epsilon_assumptions": epsilon.assumptions,
+            "versions": _versions(),
+            "git_revision": _git_revision(),
+        }
+        _atomic_write_text(out_dir / "config.json", json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    _atomic_write_text(metrics_path, metrics_text)
+    (out_dir / DONE).unlink(missing_ok=True)
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=rounds, initial=start, desc=f"{config.phy.scheme} {data.name}", unit="round",
+               disable=not (progress and sys.stderr.isatty()), leave=False)
+    fh = open(metrics_path, "a", encoding="utf-8", newline="")
+    try:
+        for t in range(start, rounds):
+            t0 = time.perf_counter()
+            w, outcome = fedavg.step(w, t)
+            last = t == rounds - 1
+            if (t + 1) % config.training.eval_every == 0 or last:
+                train_loss, _ = eval_train.evaluate(w)
+                test_loss, test_acc = eval_test.evaluate(w)
+            else:
+                train_loss = test_loss = test_acc = None
+            eps = epsilon(t + 1)
+            elapsed += time.perf_counter() - t0
+            diag = outcome.diagnostics
+            row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
+                   diag.get("V") if config.phy.scheme == "floras" else None,
+                   int(diag["admitted"]) if config.phy.scheme == "channel-inversion" and "admitted" in diag else None,
+                   eps, elapsed]
+            line = ",".join(_cell(v) for v in row) + "\n"
+            fh.write(line)
+            fh.flush()
+            metrics_text += line
+            if (t + 1) % config.run.checkpoint_every == 0 or last:
+                buf = io.BytesIO()
+                np.savez(buf, w=w, next_round=np.int64(t + 1), elapsed=np.float64(elapsed), metrics=np.str_(metrics_text))
+                _atomic_write_bytes(out_dir / CHECKPOINT, buf.getvalue())
+            bar.update(1)
+            if test_acc is not None:
+                bar.set_postfix(acc=f"{test_acc:.3f}", loss=f"{train_loss:.3f}")
+    finally:
+        fh.close()
+        bar.close()
+    _atomic_write_text(out_dir / DONE, "")
+    (out_dir / CHECKPOINT).unlink(missing_ok=True)
+    return _summary(read_metrics(out_dir), rounds)

@@ -1,0 +1,69 @@
+"""``floras train SCENARIO.toml [--rounds N] [--seed S] [--out DIR] [--resume]``.
+
+Runs one federated-learning scenario (see :mod:`scenarios.config` and ``docs/fl.md``) into a
+run directory (see :mod:`scenarios.run`) with a progress bar, and prints a short summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="run one federated-learning scenario",
+        description="Run one federated-learning scenario (TOML) and write config.json, metrics.csv and DONE.",
+    )
+    p.add_argument("scenario", type=Path, help="scenario TOML file")
+    p.add_argument("--rounds", type=int, default=None, help="override run.rounds")
+    p.add_argument("--seed", type=int, default=None, help="override run.seed")
+    p.add_argument("--out", type=Path, default=None, help="run directory (default runs/<scenario>-seed<S>)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="TABLE.KEY=VALUE",
+                   help="override any scenario key (value parsed as TOML, e.g. --set phy.snr_db=0); repeatable")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run)
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``"phy.snr_db=0"`` → ``("phy.snr_db", 0)``; the value is read as a TOML value (bare words as strings)."""
+    import tomllib
+
+    if "=" not in text:
+        raise ValueError(f"--set must be TABLE.KEY=VALUE (got {text!r})")
+    key, raw = (s.strip() for s in text.split("=", 1))
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def run(args: argparse.Namespace) -> int:
+    from fl.federated import NonFiniteModelError
+    from scenarios.config import load_scenario
+    from scenarios.run import run_scenario
+
+    overrides = dict(parse_override(s) for s in args.overrides)
+    if args.rounds is not None:
+        overrides["run.rounds"] = args.rounds
+    if args.seed is not None:
+        overrides["run.seed"] = args.seed
+    config = load_scenario(args.scenario, overrides)
+    out = args.out or Path("runs") / f"{args.scenario.stem}-seed{config.run.seed}"
+    try:
+        summary = run_scenario(config, out, resume=args.resume, progress=not args.no_progress)
+    except NonFiniteModelError as exc:
+        print(f"floras: {exc} (in {out})", file=sys.stderr)
+        return 1
+    eps = summary["final_epsilon"]
+    eps_text = "inf (no privacy noise)" if eps == float("inf") else f"{eps:.4g} at delta = {config.privacy.delta} (see config.json for assumptions)"
+    print(
+        f"{out}: {summary['rounds']} rounds, scheme {config.phy.scheme}, "
+        f"test accuracy {summary['final_test_accuracy']:.4f}, test loss {summary['final_test_loss']:.4f}, "
+        f"train loss {summary['final_train_loss']:.4f}, epsilon {eps_text}, {summary['wall_time_s']:.1f} s"
+    )
+    return 0
