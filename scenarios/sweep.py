@@ -149,6 +149,9 @@ def _point_slug(label: str | None, grid: dict[str, Any]) -> str:
         leaf = key.rsplit(".", 1)[-1]
         if isinstance(value, bool):
             value = str(value).lower()
+        elif isinstance(value, (int, float)):
+            value = f"{value:g}" if isinstance(value, float) else str(value)
+            value = "m" + value[1:] if value.startswith("-") else value  # −10 dB → "m10"
         parts.append(f"{_slug_part(leaf)}-{_slug_part(value)}")
     return "_".join(parts) or "base"
 
@@ -253,8 +256,8 @@ def load_sweep(path: str | os.PathLike, *, quick: bool = False) -> Sweep:
     if "seeds" not in data:
         _fail(f"{where}:", "missing key 'seeds' (a non-empty list of integers)")
     name = data.get("name", path.stem)
-    if not isinstance(name, str) or not name or _slug_part(name) != name:
-        _fail(f"{where}: name", f"must be a non-empty string of letters, digits, '.', '-' (got {name!r})")
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "._-" for c in name) or name[0] == ".":
+        _fail(f"{where}: name", f"must be a non-empty string of letters, digits, '.', '_', '-' not starting with '.' (got {name!r})")
     description = data.get("description", "")
     if not isinstance(description, str):
         _fail(f"{where}: description", "must be a string")

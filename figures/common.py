@@ -1,0 +1,271 @@
+"""Reading stored sweep results and the shared figure conventions.
+
+Figures are drawn from stored results only: a sweep directory (written by ``floras sweep``)
+holds ``sweep.json`` (the grid points, their overrides and run directories) and one
+directory per finished run with ``metrics.csv`` (one row per round) and ``config.json``. No
+training happens here, and nothing is imported from TensorFlow.
+
+Conventions shared by every figure:
+
+* the line is the mean over seeds; the band is the **min–max range over seeds** (with one
+  seed there is no band);
+* only finished runs (``DONE``) are used; if seeds stopped at different rounds, curves are
+  cut to the shortest;
+* each figure is saved as PNG (150 dpi) and PDF, with its caption in the figure and in a
+  ``.caption.txt`` side file;
+* the caption states the SNR definition (SPEC §5), the data set, seeds, rounds and, where ε
+  appears, its assumptions (SPEC §7.4).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from scenarios.sweep import read_manifest, read_metrics
+
+__all__ = [
+    "RunSet",
+    "SweepResults",
+    "load_results",
+    "SNR_DEFINITION",
+    "BAND_NOTE",
+    "save_figure",
+    "lookup",
+    "mean_band",
+]
+
+SNR_DEFINITION = "SNR = P/σ² (per-symbol transmit power over the noise variance; despread SNR = L·P/σ², SPEC §5)"
+BAND_NOTE = "lines: mean over seeds; bands: min–max over seeds"
+
+
+@dataclass
+class RunSet:
+    """The finished runs of one grid point: per-seed metric columns cut to a common length."""
+
+    point: dict
+    seeds: list[int]
+    metrics: dict[str, np.ndarray]  # column → [n_seeds, T] float64
+    configs: list[dict]
+    run_dirs: list[Path]
+
+    @property
+    def label(self) -> str | None:
+        return self.point.get("label")
+
+    @property
+    def overrides(self) -> dict:
+        return self.point.get("overrides", {})
+
+    def value(self, key: str, default: Any = None) -> Any:
+        """A scenario value: the point's override, else the stored resolved configuration."""
+        if key in self.overrides:
+            return self.overrides[key]
+        if self.configs:
+            found = lookup(self.configs[0], key)
+            if found is not None:
+                return found
+        return default
+
+    def final(self, column: str) -> np.ndarray:
+        """The last round's value of ``column`` for every seed, ``[n_seeds]``."""
+        return self.metrics[column][:, -1]
+
+    @property
+    def rounds(self) -> np.ndarray:
+        """Round numbers on the x axis: 1-based count of completed rounds."""
+        return self.metrics["round"][0] + 1
+
+
+@dataclass
+class SweepResults:
+    name: str
+    directory: Path
+    manifest: dict
+    runsets: list[RunSet] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # run directories not finished
+
+    @property
+    def labels(self) -> list[str | None]:
+        seen: list[str | None] = []
+        for rs in self.runsets:
+            if rs.label not in seen:
+                seen.append(rs.label)
+        return seen
+
+    def config(self) -> dict:
+        for rs in self.runsets:
+            if rs.configs:
+                return rs.configs[0]
+        return {}
+
+
+def lookup(config: dict, dotted: str) -> Any:
+    """Find ``a.b`` in a resolved configuration (nested tables, possibly under "scenario"/"config")."""
+    for root in (config, config.get("scenario"), config.get("config"), config.get("resolved")):
+        if not isinstance(root, dict):
+            continue
+        node: Any = root
+        for part in dotted.split("."):
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                node = None
+                break
+        if node is not None:
+            return node
+        if dotted in root:  # flat dotted keys
+            return root[dotted]
+    return None
+
+
+def load_results(directory: str | Path) -> SweepResults:
+    """Read a sweep directory: manifest, then every finished run's metrics and configuration."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    res = SweepResults(name=manifest["name"], directory=directory, manifest=manifest)
+    for point in manifest["points"]:
+        cols: dict[str, list[list[float]]] = {}
+        seeds, configs, dirs = [], [], []
+        for run in point["runs"]:
+            run_dir = directory / run["dir"]
+            if not (run_dir / "DONE").is_file():
+                res.missing.append(run["dir"])
+                continue
+            m = read_metrics(run_dir)
+            for key, values in m.items():
+                cols.setdefault(key, []).append(values)
+            seeds.append(run["seed"])
+            dirs.append(run_dir)
+            cfg_path = run_dir / "config.json"
+            configs.append(json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {})
+        if not seeds:
+            continue
+        length = min(len(v) for vs in cols.values() for v in vs)
+        metrics = {k: np.array([v[:length] for v in vs], dtype=np.float64) for k, vs in cols.items()}
+        res.runsets.append(RunSet(point=point, seeds=seeds, metrics=metrics, configs=configs, run_dirs=dirs))
+    return res
+
+
+def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, min and max over axis 0 (seeds)."""
+    return values.mean(axis=0), values.min(axis=0), values.max(axis=0)
+
+
+def plot_band(ax, x, values: np.ndarray, *, scale: float = 1.0, **style) -> None:
+    """Mean line and min–max band of ``values`` [n_seeds, T] against ``x``."""
+    mean, lo, hi = mean_band(values * scale)
+    (line,) = ax.plot(x, mean, **style)
+    if values.shape[0] > 1:
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
+
+
+def dataset_name(res: SweepResults) -> str:
+    for rs in res.runsets:
+        for key in ("data.name",):
+            value = rs.value(key)
+            if value:
+                return str(value)
+    return "unknown data set"
+
+
+def epsilon_statement(res: SweepResults) -> str | None:
+    """The stored ε assumptions of the first finished run (see config.json of each run)."""
+    from scenarios.sweep import _find_assumptions
+
+    for rs in res.runsets:
+        for cfg in rs.configs:
+            text = _find_assumptions(cfg)
+            if text:
+                return text
+    return None
+
+
+def run_facts(res: SweepResults) -> str:
+    seeds = sorted({s for rs in res.runsets for s in rs.seeds})
+    rounds = sorted({int(rs.metrics["round"].shape[1]) for rs in res.runsets})
+    rtxt = str(rounds[0]) if len(rounds) == 1 else f"{rounds[0]}–{rounds[-1]}"
+    quick = " (--quick variant)" if res.manifest.get("quick") else ""
+    text = f"Data set: {dataset_name(res)}{quick}; seeds {seeds}; {rtxt} rounds; {BAND_NOTE}."
+    if res.missing:
+        text += f" {len(res.missing)} run(s) unfinished and left out."
+    return text
+
+
+def save_figure(fig, out_dir: Path, stem: str, caption: str) -> list[Path]:
+    """Write ``stem``.png and ``stem``.pdf (caption drawn under the axes) and ``stem``.caption.txt."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    wrapped = "\n".join(textwrap.wrap(caption, width=int(fig.get_figwidth() * 16)))
+    n_lines = wrapped.count("\n") + 1
+    bottom = (0.12 + 0.16 * n_lines) / fig.get_figheight()
+    height = fig.get_figheight()
+    fig.subplots_adjust(bottom=bottom + 0.55 / height, top=1 - 0.75 / height, hspace=0.5, wspace=0.28)
+    fig.text(0.01, 0.01, wrapped, fontsize=7.5, va="bottom", ha="left", wrap=False)
+    paths = []
+    for ext in ("png", "pdf"):
+        path = out_dir / f"{stem}.{ext}"
+        fig.savefig(path, dpi=150)
+        paths.append(path)
+    cap = out_dir / f"{stem}.caption.txt"
+    cap.write_text(caption + "\n", encoding="utf-8")
+    paths.append(cap)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return paths
+
+
+def finite(values) -> bool:
+    return all(math.isfinite(float(v)) for v in np.atleast_1d(values))
+
+
+def learning_curves(
+    res: SweepResults,
+    *,
+    curve_label: Callable[[RunSet], str],
+    curve_style: Callable[[RunSet], dict],
+    title: str,
+    row_title: Callable[[str | None], str],
+):
+    """A rows × 2 grid of panels: training loss and test accuracy against the round, one row per case.
+
+    Panels are lettered (a), (b), … row by row, as in the source's Fig. 4 and Fig. 5.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = res.labels
+    fig, axes = plt.subplots(len(labels), 2, figsize=(10, 3.3 * len(labels) + 1.2), squeeze=False)
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    for r, label in enumerate(labels):
+        for c, (col, ylabel, scale) in enumerate(
+            (("train_loss", "training loss (cross-entropy) [nats]", 1.0), ("test_accuracy", "test accuracy [%]", 100.0))
+        ):
+            ax = axes[r][c]
+            for rs in res.runsets:
+                if rs.label != label:
+                    continue
+                plot_band(ax, rs.rounds, rs.metrics[col], scale=scale, label=curve_label(rs), **curve_style(rs))
+            ax.set_xlabel("communication round t")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"({next(letters)}) {row_title(label)}: {'training loss' if c == 0 else 'test accuracy'}", fontsize=10)
+            ax.grid(True, alpha=0.3)
+            if col == "train_loss":
+                ax.set_yscale("log")
+            ax.legend(fontsize=7.5)
+    fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def case_title(label: str | None) -> str:
+    if label is None:
+        return "all clients"
+    return {"iid": "IID", "non-iid": "non-IID"}.get(label, label)

@@ -1,0 +1,60 @@
+"""Fig. 5 of the source: the cost of privacy, γ = N − K ∈ {0, 1, 5, 10} at 20 dB (SPEC §8).
+
+Four panels: (a) training loss and (b) test accuracy with IID clients, (c) and (d) the same
+non-IID; one curve per γ, with the final ε of that configuration in the legend. Reads the
+results of the sweep ``scenarios/fig5.toml`` only.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .common import SNR_DEFINITION, case_title, epsilon_statement, learning_curves, load_results, run_facts, save_figure
+
+SWEEP = "fig5"
+STEM = "fig5_privacy_cost"
+
+
+def gamma(rs) -> int:
+    return int(rs.value("phy.N")) - int(rs.value("training.clients_per_round"))
+
+
+def final_epsilon(rs) -> float:
+    return float(rs.final("epsilon")[0]) if "epsilon" in rs.metrics else math.nan
+
+
+def format_epsilon(eps: float) -> str:
+    if math.isnan(eps):
+        return "ε n/a"
+    return "ε = ∞" if math.isinf(eps) else f"ε = {eps:.3g}"
+
+
+def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import colormaps
+
+    res = load_results(results_dir)
+    if not res.runsets:
+        raise ValueError(f"results directory {results_dir} has no finished runs")
+    gammas = sorted({gamma(rs) for rs in res.runsets})
+    cmap = colormaps["viridis"]
+    colors = {g: cmap(i / max(1, len(gammas) - 1) * 0.9) for i, g in enumerate(gammas)}
+
+    def label(rs):
+        return f"γ = {gamma(rs)} (N = {rs.value('phy.N')}), {format_epsilon(final_epsilon(rs))}"
+
+    def style(rs):
+        return {"color": colors[gamma(rs)], "linewidth": 1.4}
+
+    rs0 = res.runsets[0]
+    fig = learning_curves(res, curve_label=label, curve_style=style, row_title=case_title,
+                          title=f"FLORAS, K = {rs0.value('training.clients_per_round')}, SNR {float(rs0.value('phy.snr_db')):g} dB: cost of privacy (cf. source Fig. 5)")
+    eps_text = epsilon_statement(res) or "see each run's config.json"
+    caption = (
+        f"FLORAS with γ = N − K inactive sequences, K = {rs0.value('training.clients_per_round')}, SNR {float(rs0.value('phy.snr_db')):g} dB. "
+        f"{SNR_DEFINITION}. {run_facts(res)} ε after the last round; ε assumptions: {eps_text}"
+    )
+    return save_figure(fig, out_dir, STEM, caption)

@@ -1,0 +1,70 @@
+"""Privacy–utility: final test accuracy against ε, for the privacy sweep (N × SNR grid).
+
+One line per SNR through the N values (each point labelled with N); γ = N − K = 0 (no
+privacy, ε = ∞) is drawn as a horizontal reference line per SNR. Reads the results of the
+sweep ``scenarios/privacy_sweep.toml`` only.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .common import SNR_DEFINITION, case_title, epsilon_statement, load_results, run_facts, save_figure
+
+SWEEP = "privacy_sweep"
+STEM = "privacy_utility"
+
+
+def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = load_results(results_dir)
+    if not res.runsets:
+        raise ValueError(f"results directory {results_dir} has no finished runs")
+    labels = res.labels
+    fig, axes = plt.subplots(1, len(labels), figsize=(5.6 * len(labels), 4.6), squeeze=False)
+    snrs = sorted({float(rs.value("phy.snr_db")) for rs in res.runsets}, reverse=True)
+    colors = {s: plt.get_cmap("plasma")(0.85 * i / max(1, len(snrs) - 1)) for i, s in enumerate(snrs)}
+    for i, case in enumerate(labels):
+        ax = axes[0][i]
+        for snr in snrs:
+            sets = [rs for rs in res.runsets if rs.label == case and float(rs.value("phy.snr_db")) == snr]
+            eps = np.array([float(rs.final("epsilon")[0]) for rs in sets])
+            acc = [100.0 * rs.final("test_accuracy") for rs in sets]
+            finite = [j for j in np.argsort(eps) if math.isfinite(eps[j])]
+            if finite:
+                x = eps[finite]
+                mean = np.array([acc[j].mean() for j in finite])
+                lo = np.array([acc[j].min() for j in finite])
+                hi = np.array([acc[j].max() for j in finite])
+                ax.plot(x, mean, marker="o", color=colors[snr], label=f"SNR {snr:g} dB")
+                ax.vlines(x, lo, hi, color=colors[snr], alpha=0.5, linewidth=3)
+                for j in finite:
+                    ax.annotate(f"N={sets[j].value('phy.N')}", (eps[j], acc[j].mean()), textcoords="offset points",
+                                xytext=(4, 4), fontsize=7, color=colors[snr])
+            for j in range(len(sets)):
+                if math.isinf(eps[j]):
+                    ax.axhline(acc[j].mean(), color=colors[snr], linestyle=":", linewidth=1,
+                               label=f"SNR {snr:g} dB, γ = 0 (ε = ∞)")
+        ax.set_xscale("log")
+        ax.set_xlabel("ε after the last round (T1, (ε, δ)-DP; dimensionless, log scale)")
+        ax.set_ylabel("final test accuracy [%]")
+        kinds = sorted({str(rs.value("partition.kind")) for rs in res.runsets if rs.label == case})
+        head = case_title(case) if case is not None else f"partition: {', '.join(kinds)}"
+        ax.set_title(head if len(labels) == 1 else f"({'abcdefgh'[i]}) {head}", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7.5)
+    rs0 = res.runsets[0]
+    fig.suptitle(f"Privacy–utility trade-off of FLORAS (K = {rs0.value('training.clients_per_round')})", fontsize=11)
+    caption = (
+        "Final test accuracy against the accountant's ε after the last round, one point per N (γ = N − K); "
+        f"error bars: min–max over seeds. {SNR_DEFINITION}. {run_facts(res)} "
+        f"ε assumptions: {epsilon_statement(res) or 'see each run config.json'}"
+    )
+    return save_figure(fig, out_dir, STEM, caption)

@@ -1,0 +1,17 @@
+"""Every figure that ``floras figures`` regenerates, and the sweep whose results it reads."""
+
+from __future__ import annotations
+
+import importlib
+
+#: (module under ``figures``, sweep name = results sub-directory)
+FIGURES = (
+    ("fig4", "fig4"),
+    ("fig5", "fig5"),
+    ("snr_sweep", "snr_sweep"),
+    ("privacy_utility", "privacy_sweep"),
+)
+
+
+def figure_module(name: str):
+    return importlib.import_module(f"figures.{name}")

@@ -1,0 +1,61 @@
+"""Final test accuracy against SNR, one line per scheme (and one panel per case).
+
+Reads the results of the sweep ``scenarios/snr_sweep.toml`` only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .common import SNR_DEFINITION, case_title, load_results, run_facts, save_figure
+from .fig4 import SCHEME_COLORS, SCHEME_NAMES
+
+SWEEP = "snr_sweep"
+STEM = "snr_sweep_accuracy"
+
+
+def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = load_results(results_dir)
+    if not res.runsets:
+        raise ValueError(f"results directory {results_dir} has no finished runs")
+    labels = res.labels
+    fig, axes = plt.subplots(1, len(labels), figsize=(5.2 * len(labels), 4.4), squeeze=False)
+    for i, case in enumerate(labels):
+        ax = axes[0][i]
+        schemes = []
+        for rs in res.runsets:
+            if rs.label == case and rs.value("phy.scheme") not in schemes:
+                schemes.append(rs.value("phy.scheme"))
+        for scheme in schemes:
+            sets = sorted((rs for rs in res.runsets if rs.label == case and rs.value("phy.scheme") == scheme),
+                          key=lambda rs: float(rs.value("phy.snr_db")))
+            x = np.array([float(rs.value("phy.snr_db")) for rs in sets])
+            acc = [100.0 * rs.final("test_accuracy") for rs in sets]
+            mean = np.array([a.mean() for a in acc])
+            lo = np.array([a.min() for a in acc])
+            hi = np.array([a.max() for a in acc])
+            color = SCHEME_COLORS.get(scheme)
+            ax.plot(x, mean, marker="o", color=color, label=SCHEME_NAMES.get(scheme, scheme))
+            if max(len(a) for a in acc) > 1:
+                ax.fill_between(x, lo, hi, color=color, alpha=0.18, linewidth=0)
+        ax.set_xlabel("SNR = P/σ² [dB]")
+        ax.set_ylabel("final test accuracy [%]")
+        kinds = sorted({str(rs.value("partition.kind")) for rs in res.runsets if rs.label == case})
+        head = case_title(case) if case is not None else f"partition: {', '.join(kinds)}"
+        ax.set_title(head if len(labels) == 1 else f"({'abcdefgh'[i]}) {head}", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Final test accuracy against SNR", fontsize=11)
+    rs0 = res.runsets[0]
+    caption = (
+        f"Final test accuracy after the last round against SNR; FLORAS with N = {rs0.value('phy.N')}, "
+        f"K = {rs0.value('training.clients_per_round')}; resource convention: {rs0.value('phy.resource', 'equal')}. {SNR_DEFINITION}. {run_facts(res)}"
+    )
+    return save_figure(fig, out_dir, STEM, caption)

@@ -1,0 +1,47 @@
+"""``floras figures``: regenerate every figure from stored sweep results (no training).
+
+Looks in ``--results DIR`` (default ``results``) for the sweep directories that each figure
+reads (``fig4``, ``fig5``, ``snr_sweep``, ``privacy_sweep``, written by ``floras sweep``) and
+writes PNG, PDF and a caption text file per figure to ``--out DIR`` (default
+``DIR/figures``). A figure whose results are absent is reported and skipped; it is an error
+when none is present.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("figures", help="regenerate the figures from stored sweep results",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--results", default="results", metavar="DIR",
+                   help="directory holding the sweep result directories (default: results)")
+    p.add_argument("--out", default=None, metavar="DIR", help="where figures are written (default: RESULTS/figures)")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    import os
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    from figures.registry import FIGURES, figure_module
+
+    results = Path(args.results)
+    if not results.is_dir():
+        raise ValueError(f"--results must be an existing directory of sweep results (got {str(results)!r})")
+    out = Path(args.out) if args.out else results / "figures"
+    made, absent = [], []
+    for module_name, sweep in FIGURES:
+        sweep_dir = results / sweep
+        if not (sweep_dir / "sweep.json").is_file():
+            absent.append(sweep)
+            continue
+        paths = figure_module(module_name).make(sweep_dir, out)
+        made.extend(paths)
+        print(f"{module_name}: " + ", ".join(str(p) for p in paths if p.suffix != ".txt"))
+    if not made:
+        raise ValueError(f"--results must contain at least one sweep directory of {[s for _, s in FIGURES]} (got {str(results)!r})")
+    if absent:
+        print(f"no results for: {', '.join(absent)} (run `floras sweep scenarios/<name>.toml` first)")
+    return 0

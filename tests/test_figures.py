@@ -1,0 +1,125 @@
+"""Figures regenerate from stored results alone.
+
+A small results set is generated here: the project's four sweep files (their ``--quick``
+variants, two seeds) expanded and validated by the real scenario loader, with a fake runner
+that writes deterministic ``metrics.csv`` / ``config.json`` / ``DONE`` instead of training.
+``floras figures`` must then draw every figure from those files, with the documented
+conventions (mean line, min–max band over seeds, captions with the SNR definition and the ε
+assumptions).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scenarios.cli import main
+from scenarios.sweep import load_sweep, run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+SWEEPS = ("fig4", "fig5", "snr_sweep", "privacy_sweep")
+HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s"
+ASSUMPTIONS = "threat model T1 (fake accountant for figure tests)"
+
+
+def fake_curve(cfg, rnd: int) -> tuple[float, float]:
+    """(train loss, test accuracy): depends on scheme, SNR, N, partition and seed."""
+    phy = cfg.phy
+    rate = 0.15 if cfg.partition.kind == "iid" else 0.08
+    penalty = 0.02 * (phy.N - cfg.training.clients_per_round) + (0.1 if phy.scheme == "channel-inversion" and phy.snr_db < 5 else 0)
+    acc = 0.9 * (1 - math.exp(-rate * (rnd + 1))) - penalty + 0.01 * cfg.run.seed
+    return 2.3 * math.exp(-rate * (rnd + 1)) + 0.1 + penalty, acc
+
+
+def fake_runner(cfg, out_dir, *, resume, progress):
+    out_dir = Path(out_dir)
+    gamma = cfg.phy.N - cfg.training.clients_per_round
+    (out_dir / "config.json").write_text(json.dumps({"scenario": cfg.to_dict(), "epsilon_assumptions": ASSUMPTIONS}))
+    rows = [HEADER]
+    for rnd in range(cfg.run.rounds):
+        loss, acc = fake_curve(cfg, rnd)
+        eps = math.inf if gamma == 0 or cfg.phy.scheme != "floras" else 40.0 / gamma * math.sqrt((rnd + 1) / 30)
+        rows.append(f"{rnd},{loss!r},{loss * 1.1!r},{acc!r},0.01,,,{eps!r},{0.1 * (rnd + 1)!r}")
+    (out_dir / "metrics.csv").write_text("\n".join(rows) + "\n")
+    (out_dir / "DONE").write_text("")
+    return {}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    jobs = []
+    for name in SWEEPS:
+        sweep = load_sweep(ROOT / "scenarios" / f"{name}.toml", quick=True)
+        jobs.append((replace(sweep, seeds=(0, 1)), root / sweep.name))
+    run_sweep(jobs, runner=fake_runner, progress=False, echo=None)
+    return root
+
+
+def test_every_figure_regenerates_from_stored_results(results, tmp_path, capsys):
+    out = tmp_path / "figs"
+    assert main(["figures", "--results", str(results), "--out", str(out)]) == 0
+    stems = ["fig4_floras_vs_channel_inversion", "fig5_privacy_cost", "snr_sweep_accuracy", "privacy_utility"]
+    for stem in stems:
+        for ext in ("png", "pdf"):
+            assert (out / f"{stem}.{ext}").stat().st_size > 10_000
+        caption = (out / f"{stem}.caption.txt").read_text()
+        assert "SNR = P/σ²" in caption and "min–max over seeds" in caption and "digits" in caption
+    for stem in ("fig5_privacy_cost", "privacy_utility"):
+        assert ASSUMPTIONS in (out / f"{stem}.caption.txt").read_text()
+    # regenerating gives the same pixels
+    first = (out / f"{stems[0]}.png").read_bytes()
+    assert main(["figures", "--results", str(results), "--out", str(out)]) == 0
+    assert (out / f"{stems[0]}.png").read_bytes() == first
+
+
+def test_learning_curve_panels_show_mean_and_min_max_band(results):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.collections import PolyCollection
+
+    from figures.common import case_title, learning_curves, load_results
+
+    res = load_results(results / "fig4")
+    fig = learning_curves(res, curve_label=lambda rs: rs.point["slug"], curve_style=lambda rs: {},
+                          title="t", row_title=case_title)
+    axes = fig.axes
+    assert len(axes) == 4  # (a) loss IID, (b) accuracy IID, (c) loss non-IID, (d) accuracy non-IID
+    assert [a.get_title()[:3] for a in axes] == ["(a)", "(b)", "(c)", "(d)"]
+    assert "IID" in axes[0].get_title() and "non-IID" in axes[2].get_title()
+    assert axes[1].get_ylabel() == "test accuracy [%]" and axes[0].get_xlabel() == "communication round t"
+    rs = next(r for r in res.runsets if r.label == "iid")
+    line = next(l for l in axes[1].get_lines() if l.get_label() == rs.point["slug"])
+    acc = 100 * rs.metrics["test_accuracy"]
+    assert acc.shape == (2, 30)
+    np.testing.assert_allclose(line.get_ydata(), acc.mean(axis=0))
+    np.testing.assert_allclose(line.get_xdata(), np.arange(1, 31))
+    bands = [c for c in axes[1].collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 4
+    ys = np.concatenate([b.get_paths()[0].vertices[:, 1] for b in bands])
+    assert ys.min() == pytest.approx(100 * min(r.metrics["test_accuracy"].min() for r in res.runsets if r.label == "iid"))
+    assert ys.max() == pytest.approx(100 * max(r.metrics["test_accuracy"].max() for r in res.runsets if r.label == "iid"))
+
+
+def test_fig5_legend_carries_gamma_and_epsilon(results):
+    from figures.common import load_results
+    from figures.fig5 import final_epsilon, format_epsilon, gamma
+
+    res = load_results(results / "fig5")
+    gammas = sorted({gamma(rs) for rs in res.runsets})
+    assert gammas == [0, 1, 5, 10]
+    eps = {gamma(rs): final_epsilon(rs) for rs in res.runsets}
+    assert math.isinf(eps[0]) and eps[1] > eps[5] > eps[10]
+    assert format_epsilon(eps[0]) == "ε = ∞" and format_epsilon(eps[5]) == f"ε = {40 / 5:.3g}"
+
+
+def test_figures_need_results(tmp_path, capsys):
+    assert main(["figures", "--results", str(tmp_path)]) == 2
+    assert "--results must contain at least one sweep directory" in capsys.readouterr().err
+    assert main(["figures", "--results", str(tmp_path / "absent")]) == 2
