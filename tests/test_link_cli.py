@@ -1,0 +1,72 @@
+"""``floras link``: summary contents and bad-input handling."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scenarios.cli import main
+
+
+def test_link_writes_summary(tmp_path, capsys):
+    out = tmp_path / "sub" / "link.json"
+    rc = main(["link", "--scheme", "floras", "channel-inversion", "ideal", "--K", "4", "--N", "6", "--L", "8",
+               "--d", "64", "--rounds", "30", "--json", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "SNR = P/sigma^2" in printed and "equal resource" in printed
+    data = json.loads(out.read_text())
+    assert data["parameters"]["K"] == 4 and data["parameters"]["rounds"] == 30
+    fl = data["schemes"]["floras"]
+    assert set(fl["nmse"]) >= {"mean", "median"}
+    inn = fl["inactive_noise"]
+    assert inn["cauchy_scale"] > 0 and inn["cauchy_scale_expected"] == 2
+    assert list(inn["v_quantiles"]) == ["5", "25", "50", "75", "95"]
+    assert isinstance(inn["within_round_excess_kurtosis"], float)
+    assert data["schemes"]["channel-inversion"]["admitted"]["mean"] <= 4
+    assert data["schemes"]["ideal"]["nmse"]["mean"] < 1e-20
+    assert not list(out.parent.glob("*.tmp"))  # atomic write leaves no temporary file
+
+
+def test_link_is_reproducible(tmp_path):
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for p in paths:
+        assert main(["link", "--scheme", "floras", "--K", "3", "--N", "5", "--L", "8", "--d", "16", "--rounds", "5",
+                     "--seed", "2", "--json", str(p)]) == 0
+    a, b = (json.loads(p.read_text())["schemes"]["floras"] for p in paths)
+    assert a["nmse"] == b["nmse"] and a["inactive_noise"] == b["inactive_noise"]
+
+
+BAD = [
+    (["--K", "20", "--N", "10"], "N must be an integer ≥ 20"),
+    (["--N", "40", "--L", "32"], "N must be ≤ L"),
+    (["--L", "24", "--N", "20"], "L must be a power of two"),
+    (["--snr-db", "nan"], "snr_db must be a finite"),
+    (["--snr-db", "inf"], "snr_db must be a finite"),
+    (["--d", "0"], "d must be an integer ≥ 1"),
+    (["--g-th", "0"], "g_th must be a finite number > 0"),
+    (["--g-th", "-1"], "g_th must be a finite number > 0"),
+    (["--key-hex", "00112233"], "key-hex must be at least 32 hex digits"),
+    (["--rounds", "0"], "rounds must be an integer ≥ 1"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["--scheme", "magic"], "argument --scheme: invalid choice"),
+]
+
+
+@pytest.mark.parametrize("extra, message", BAD)
+def test_bad_input_exits_nonzero_with_one_line(extra, message, capsys):
+    rc = main(["link", "--rounds", "1", *extra] if "--rounds" not in extra else ["link", *extra])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert message in err
+    assert len(err.splitlines()) == 1
+
+
+def test_console_command_prints_no_traceback():
+    floras = Path(sys.executable).with_name("floras")
+    proc = subprocess.run([str(floras), "link", "--key-hex", "abcd"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("floras: error: key-hex")
