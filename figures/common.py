@@ -79,8 +79,8 @@ class RunSet:
 
     @property
     def rounds(self) -> np.ndarray:
-        """Round numbers on the x axis: 1-based count of completed rounds."""
-        return self.metrics["round"][0] + 1
+        """Round numbers on the x axis, as stored (round t = 1, 2, …: the model after t rounds)."""
+        return self.metrics["round"][0]
 
 
 @dataclass

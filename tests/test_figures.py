@@ -32,8 +32,8 @@ def fake_curve(cfg, rnd: int) -> tuple[float, float]:
     phy = cfg.phy
     rate = 0.15 if cfg.partition.kind == "iid" else 0.08
     penalty = 0.02 * (phy.N - cfg.training.clients_per_round) + (0.1 if phy.scheme == "channel-inversion" and phy.snr_db < 5 else 0)
-    acc = 0.9 * (1 - math.exp(-rate * (rnd + 1))) - penalty + 0.01 * cfg.run.seed
-    return 2.3 * math.exp(-rate * (rnd + 1)) + 0.1 + penalty, acc
+    acc = 0.9 * (1 - math.exp(-rate * rnd)) - penalty + 0.01 * cfg.run.seed
+    return 2.3 * math.exp(-rate * rnd) + 0.1 + penalty, acc
 
 
 def fake_runner(cfg, out_dir, *, resume, progress):
@@ -41,10 +41,10 @@ def fake_runner(cfg, out_dir, *, resume, progress):
     gamma = cfg.phy.N - cfg.training.clients_per_round
     (out_dir / "config.json").write_text(json.dumps({"scenario": cfg.to_dict(), "epsilon_assumptions": ASSUMPTIONS}))
     rows = [HEADER]
-    for rnd in range(cfg.run.rounds):
+    for rnd in range(1, cfg.run.rounds + 1):
         loss, acc = fake_curve(cfg, rnd)
-        eps = math.inf if gamma == 0 or cfg.phy.scheme != "floras" else 40.0 / gamma * math.sqrt((rnd + 1) / 30)
-        rows.append(f"{rnd},{loss!r},{loss * 1.1!r},{acc!r},0.01,,,{eps!r},{0.1 * (rnd + 1)!r}")
+        eps = math.inf if gamma == 0 or cfg.phy.scheme != "floras" else 40.0 / gamma * math.sqrt(rnd / 30)
+        rows.append(f"{rnd},{loss!r},{loss * 1.1!r},{acc!r},0.01,,,{eps!r},{0.1 * rnd!r}")
     (out_dir / "metrics.csv").write_text("\n".join(rows) + "\n")
     (out_dir / "DONE").write_text("")
     return {}
