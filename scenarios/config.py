@@ -231,7 +231,30 @@ class ScenarioConfig:
             if key is None or len(key) < 16:
                 _fail("run.key_hex", "a hexadecimal string of at least 32 digits (≥ 128 bits)", r.key_hex)
         _int("run.checkpoint_every", r.checkpoint_every, 1)
+        if self.phy.scheme == "floras":
+            # The accountant's own checks (e.g. relation vs. sampling), before any data is loaded;
+            # d and D are not known yet, so placeholders that pass their range checks are used.
+            self.privacy_accountant(d=1, D=t.batch_size)
         return self
+
+    def privacy_accountant(self, *, d: int, D: int):
+        """The :class:`privacy.FlorasRunAccountant` of this scenario (FLORAS only; SPEC §7).
+
+        Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
+        ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``.
+        """
+        from privacy import FlorasRunAccountant
+
+        t, pr, phy = self.training, self.privacy, self.phy
+        try:
+            return FlorasRunAccountant(
+                K=t.clients_per_round, N=phy.N, M=self.partition.clients, d=d,
+                normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
+                clip_norm=phy.clip_norm, level=pr.level, relation=pr.relation, sampling="without-replacement",
+                delta=float(pr.delta), local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
+            )
+        except ValueError as exc:
+            raise ValueError(f"privacy: {exc}") from None
 
 
 def _check_table(name: str, table) -> dict:

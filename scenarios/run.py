@@ -166,7 +166,7 @@ def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | Non
 class _EpsilonColumn:
     """ε after t rounds: FLORAS via :class:`privacy.FlorasRunAccountant`; ∞ for other schemes."""
 
-    def __init__(self, config: ScenarioConfig, *, d: int, D: int, steps: int):
+    def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
         self.accountant = None
         if phy.scheme != "floras":
@@ -175,25 +175,7 @@ class _EpsilonColumn:
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
             )
             return
-        from privacy import FlorasRunAccountant
-
-        self.accountant = FlorasRunAccountant(
-            K=config.training.clients_per_round,
-            N=phy.N,
-            M=config.partition.clients,
-            d=d,
-            normalization=phy.normalization,
-            C=phy.norm_bound(d),
-            power=phy.power,
-            clip_norm=phy.clip_norm,
-            level=pr.level,
-            relation=pr.relation,
-            sampling="without-replacement",
-            delta=pr.delta,
-            local_steps=steps,
-            batch_size=config.training.batch_size,
-            local_dataset_size=D,
-        )
+        self.accountant = config.privacy_accountant(d=d, D=D)
         self.assumptions = self._describe(self.accountant.report(rounds=1))
 
     @staticmethod
@@ -207,6 +189,12 @@ class _EpsilonColumn:
             if isinstance(value, (list, tuple)) and value:
                 return "; ".join(str(v) for v in value)
         return str(report)
+
+    def final_report(self, rounds: int) -> dict:
+        """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf."""
+        if self.accountant is None:
+            return {"epsilon": "inf", "assumptions": [self.assumptions], "rounds": rounds}
+        return self.accountant.report(rounds=rounds).to_dict()
 
     def __call__(self, rounds: int) -> float:
         if self.accountant is None:
@@ -290,15 +278,12 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
         config.phy.validate(K=K, d=d)
     except ValueError as exc:
         raise ValueError(f"phy.{exc}") from None
-    epsilon = _EpsilonColumn(config, d=d, D=D, steps=steps)
-
-    import tensorflow as tf
+    epsilon = _EpsilonColumn(config, d=d, D=D)
 
     from fl.federated import FederatedAveraging
     from fl.training import Evaluator, VectorizedTrainer
     from phy.aggregation import make_aggregator
 
-    tf.config.experimental.enable_op_determinism()
     key, key_source = derive_key(config)
     aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key if config.phy.scheme == "floras" else None)
     trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
@@ -351,6 +336,7 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup excluded)",
             },
             "epsilon_assumptions": epsilon.assumptions,
+            "privacy_report": epsilon.final_report(rounds),
             "versions": _versions(),
             "git_revision": _git_revision(),
         }
