@@ -1,0 +1,227 @@
+"""The audit of SPEC §7.5 as one JSON-ready experiment (used by ``floras audit``).
+
+:func:`measure_t2` — what a curious base station (T2) learns from the raw signals: active-sequence
+detection (rates at the default NP threshold with Clopper–Pearson intervals, top-K accuracy,
+ROC, theory), per-client decoding NMSE, and linking across rounds.
+:func:`detection_sweep` — detection against SNR, CSIT mode, K and N.
+:func:`accountant_upper` — the T1 accountant's ε for the game's configuration, with its assumptions.
+:func:`run_audit` — all of the above plus the distinguishing game (:mod:`scenarios.audit.game`).
+
+Every measurement is a pure function of (configuration, seed, key): the rounds are keyed streams.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from phy.config import PhyConfig
+
+from .decoding import client_nmse, summarize_nmse
+from .detection import (
+    DEFAULT_FALSE_ALARM,
+    detector_kind,
+    detector_statistic,
+    evaluate_detector,
+    np_threshold,
+    roc_curve,
+    theoretical_detection_probability,
+    top_k_accuracy,
+)
+from .game import NEIGHBOURS, THREATS, play_game
+from .linking import LINK_METHODS, link_rounds, linking_success, persistent_updates
+
+__all__ = ["measure_t2", "detection_sweep", "accountant_upper", "run_audit", "SNR_DEFINITION"]
+
+SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L·P/σ²), SPEC §5"
+
+
+def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConfig, K: int, false_alarm: float,
+                     confidence: float) -> dict:
+    kind = detector_kind(config.csit)
+    tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind)
+    det = evaluate_detector(stats, mask, threshold=tau, nominal_false_alarm=false_alarm, kind=kind, confidence=confidence)
+    theory = theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=config.csit)
+    return {
+        "detector": f"{kind} detector ({'|r_j^s|²' if kind == 'energy' else 'r_j^s'} > τ), Neyman–Pearson optimal per sequence for csit = {config.csit}",
+        "threshold_rule": f"Neyman–Pearson threshold for per-sequence false-alarm probability {false_alarm:g} (noise level σ²/L known)",
+        "threshold": det.threshold,
+        "detection_probability": det.detection_probability,
+        "detection_probability_ci": list(det.detection_ci),
+        "detection_probability_theory": theory if config.sequences != "pn" else None,
+        "false_alarm_probability": det.false_alarm_probability,
+        "false_alarm_probability_ci": list(det.false_alarm_ci),
+        "nominal_false_alarm": false_alarm,
+        "ci_confidence": confidence,
+        "active_sequence_rounds": det.n_active,
+        "inactive_sequence_rounds": det.n_inactive,
+        "top_k_accuracy": top_k_accuracy(stats, mask, K=K),
+        "roc": roc_curve(stats, mask, noise_var=up.noise_var, kind=kind),
+    }
+
+
+def _uplink(config: PhyConfig, *, K: int, seed: int, key: bytes):
+    from .signals import T2Uplink
+
+    return T2Uplink(config, K=K, seed=seed, key=key)
+
+
+def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key: bytes,
+               false_alarm: float = DEFAULT_FALSE_ALARM, persistence=(0.0, 0.5, 0.9), confidence: float = 0.95) -> dict:
+    """Detection, decoding and linking measured over ``rounds`` rounds (rounds ≥ 2, even pairs for linking).
+
+    Client updates: :func:`scenarios.audit.linking.persistent_updates` with norm C = config.norm_bound(d)
+    (full average power); detection and decoding use the first persistence value.
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
+        raise ValueError(f"rounds must be an integer ≥ 2 (got {rounds!r})")
+    if not 0.0 < false_alarm < 1.0:
+        raise ValueError(f"false_alarm must be in (0, 1) (got {false_alarm!r})")
+    persistence = tuple(float(p) for p in persistence)
+    if not persistence:
+        raise ValueError("persistence must list at least one value in [0, 1]")
+    up = _uplink(config, K=K, seed=seed, key=key)
+    kind = detector_kind(config.csit)
+    C = config.norm_bound(d)
+    stats = np.empty((rounds, config.N))
+    mask = np.zeros((rounds, config.N), dtype=bool)
+    nmse = []
+    linking = {}
+    for p_i, rho in enumerate(persistence):
+        views = []
+        for t in range(rounds):
+            s = persistent_updates(seed, t, K=K, d=d, C=C, persistence=rho, experiment=p_i)
+            view, truth = up.round(s, round_index=t)
+            views.append((view, truth))
+            if p_i == 0:
+                stats[t] = detector_statistic(view.r_ref, kind=kind)
+                mask[t, truth.active] = True
+                nmse.append(client_nmse(view, truth))
+        pairs = [(views[2 * m], views[2 * m + 1]) for m in range(rounds // 2)]
+        block = {}
+        for method in LINK_METHODS:
+            succ = np.array([linking_success(link_rounds(a[0], b[0], method=method, kind=kind), a[1], b[1]) for a, b in pairs])
+            se = float(succ.std(ddof=1) / math.sqrt(succ.size)) if succ.size > 1 else math.nan
+            block[method] = {"success_rate": float(succ.mean()), "standard_error": se, "round_pairs": int(succ.size)}
+        linking[f"{rho:g}"] = block
+    decoding = summarize_nmse(np.concatenate(nmse))
+    return {
+        "detection": _detection_block(stats, mask, up=up, config=config, K=K, false_alarm=false_alarm, confidence=confidence),
+        "decoding": decoding,
+        "linking": {
+            "by_persistence": linking,
+            "chance": {"similarity": 1.0 / K, "pilot": 1.0 / K, "index": 1.0 / config.N},
+            "update_model": "s_k^t = C·unit(centre(√ρ·m_k + √(1−ρ)·z_k^t)), ρ = persistence of a client's update direction",
+            "uncertainty": "standard error of the mean success over disjoint round pairs",
+        },
+        "rounds": rounds,
+    }
+
+
+def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, Ns, rounds: int, seed: int, key: bytes,
+                    false_alarm: float = DEFAULT_FALSE_ALARM, confidence: float = 0.95) -> list[dict]:
+    """Detection at the default threshold and ROC for every (snr_db, csit, K, N) with K ≤ N ≤ L."""
+    out = []
+    for snr in snr_dbs:
+        for csit in csits:
+            for K in Ks:
+                for N in Ns:
+                    if not K <= N:
+                        continue
+                    cfg = replace(config, snr_db=float(snr), csit=csit, N=int(N))
+                    cfg.validate(K=int(K))
+                    up = _uplink(cfg, K=int(K), seed=seed, key=key)
+                    kind = detector_kind(csit)
+                    stats = np.empty((rounds, N))
+                    mask = np.zeros((rounds, N), dtype=bool)
+                    zero = np.zeros((int(K), 1))
+                    for t in range(rounds):
+                        view, truth = up.round(zero, round_index=t)
+                        stats[t] = detector_statistic(view.r_ref, kind=kind)
+                        mask[t, truth.active] = True
+                    block = _detection_block(stats, mask, up=up, config=cfg, K=int(K), false_alarm=false_alarm, confidence=confidence)
+                    out.append({"snr_db": float(snr), "csit": csit, "K": int(K), "N": int(N), **block})
+    return out
+
+
+def accountant_upper(*, K: int, N: int, d: int, C: float | None, power: float, clip_norm: float, neighbour: str,
+                     delta: float) -> dict:
+    """ε of one FLORAS round under T1 for the game's neighbouring pair, from :class:`privacy.FlorasRunAccountant`.
+
+    The game schedules the canary in its round (M = K, p = 1: no sampling amplification) and plays
+    one round. ``replace`` ↦ relation "replace" (S = 2C/b); ``zero`` ↦ relation "add-remove" at
+    client level (S = C/b: the canary's s_k present or absent).
+    """
+    from privacy import FlorasRunAccountant
+
+    if neighbour == "replace":
+        kwargs = dict(relation="replace", sampling="without-replacement")
+    else:
+        kwargs = dict(relation="add-remove", sampling="poisson")
+    acc = FlorasRunAccountant(K=K, N=N, M=K, d=d, normalization="clip", C=C, power=power, clip_norm=clip_norm,
+                              level="client", delta=delta, **kwargs)
+    rep = acc.report(rounds=1)
+    out = rep.to_dict()
+    out["assumptions"] = list(out["assumptions"]) + [
+        "audit game: one round with the canary client scheduled (M = K, sampling probability 1: no amplification)",
+        (
+            "neighbouring pair played: canary update x_c vs −x_c (‖Δs‖ = 2C)"
+            if neighbour == "replace"
+            else "neighbouring pair played: canary update x_c vs 0, the client still sending its reference slot (‖Δs‖ = C)"
+        ),
+    ]
+    return out
+
+
+def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, rounds: int, seed: int, key: bytes,
+              delta: float = 1e-5, confidence: float = 0.95, neighbour: str = "replace",
+              false_alarm: float = DEFAULT_FALSE_ALARM, persistence=(0.0, 0.5, 0.9), sweep: dict | None = None) -> dict:
+    """The audit as a JSON-ready dict (keys documented in docs/audit.md)."""
+    if threat not in THREATS:
+        raise ValueError(f"threat must be one of {{T1, T2}} (got {threat!r})")
+    if neighbour not in NEIGHBOURS:
+        raise ValueError(f"neighbour must be one of {{{', '.join(NEIGHBOURS)}}} (got {neighbour!r})")
+    config.validate(K=K, d=d)
+    out: dict = {
+        "threat": threat,
+        "config": {"K": K, "d": d, **{k: v for k, v in config.to_dict().items() if k not in ("scheme", "g_th", "rho_rule", "resource", "chunk_size", "normalization", "clip_norm")}},
+        "snr_definition": SNR_DEFINITION,
+        "gamma": config.N - K,
+        "seed": seed,
+    }
+    if threat == "T2":
+        t2 = measure_t2(config, K=K, d=d, rounds=rounds, seed=seed, key=key, false_alarm=false_alarm,
+                        persistence=persistence, confidence=confidence)
+        det = t2["detection"]
+        out["detection_probability"] = det["detection_probability"]
+        out["false_alarm_probability"] = det["false_alarm_probability"]
+        out["decoding_nmse"] = t2["decoding"]["median"]
+        out.update(t2)
+        if sweep:
+            out["detection_sweep"] = detection_sweep(config, seed=seed, key=key, false_alarm=false_alarm,
+                                                     confidence=confidence, **sweep)
+    game = play_game(config, threat=threat, K=K, d=d, trials=trials, seed=seed, key=key, delta=delta,
+                     confidence=confidence, neighbour=neighbour)
+    upper = accountant_upper(K=K, N=config.N, d=d, C=config.C, power=config.power, clip_norm=1.0,
+                             neighbour=neighbour, delta=delta)
+    out["empirical_epsilon_lower"] = game.bound.epsilon
+    out["confidence"] = game.bound.confidence
+    out["delta"] = delta
+    out["game"] = {
+        "threat": threat,
+        "neighbour": neighbour,
+        "trials_per_world": trials,
+        "statistic": game.statistic,
+        "normalization": "clip (public clip norm R = 1)",
+        **game.bound.to_dict(),
+    }
+    out["epsilon_upper"] = upper["epsilon"]
+    out["epsilon_upper_report"] = upper
+    out["epsilon_upper_applies_to"] = (
+        "T1 only: the accountant bounds what an observer of ŝ learns; "
+        + ("it is shown here for comparison and does NOT bound a base station with the raw signals (T2)" if threat == "T2"
+           else "the empirical lower bound must not exceed it")
+    )
+    return out

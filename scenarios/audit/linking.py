@@ -1,0 +1,95 @@
+"""Linking clients across rounds by a curious base station (SPEC §4, §7.1 T2, §7.5).
+
+The keyed permutation gives every round a fresh, uniformly random assignment of sequences to
+clients, so the sequence index carries no information about who sent it. The base station can
+still try to follow a client from round t to round t + 1 by what it decodes:
+
+``similarity``
+    Decode v_j = b·r_j^i/r_j^s for the K sequences detected active in each round (top-K by the
+    NP statistic of :mod:`scenarios.audit.detection`) and match the two rounds' decodes one to
+    one by maximum total cosine similarity (Hungarian algorithm,
+    :func:`scipy.optimize.linear_sum_assignment`).
+``pilot``
+    Match by the reference amplitude |r_j^s| (a channel fingerprint): minimum total
+    |ln|r_j^s(t)| − ln|r_l^s(t+1)||. Under the simulator's fading, i.i.d. across rounds (SPEC §5),
+    it carries no information; with channels correlated across rounds it would.
+``index``
+    Predict that a client keeps its sequence index.
+
+Score: the fraction of the K clients whose round-t sequence is matched to their own round-(t+1)
+sequence. Chance level: 1/K for a random one-to-one matching of K detected sequences
+(1/N for ``index``: P(π_{t+1}(ι) = π_t(ι)) = 1/N under independent uniform permutations).
+
+Client updates for the experiment (choice): s_k^t = C·unit(centre(√ρ·m_k + √(1−ρ)·z_k^t)),
+m_k, z_k^t i.i.d. N(0, I_d) from keyed streams; ρ ∈ [0, 1] is the persistence of a client's
+update direction across rounds (ρ = 0: independent rounds; local data that pulls each client
+the same way every round, e.g. non-IID shards, gives ρ > 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from phy.randomness import stream
+
+from .detection import detector_statistic
+from .signals import BaseStationView, RoundTruth
+
+__all__ = ["LINK_METHODS", "persistent_updates", "link_rounds", "linking_success"]
+
+LINK_METHODS = ("similarity", "pilot", "index")
+
+
+def persistent_updates(seed: int, round_index: int, *, K: int, d: int, C: float, persistence: float,
+                       experiment: int = 0) -> np.ndarray:
+    """s [K, d] float64 with ‖s_k‖ = C, zero-mean entries, and direction persistence ρ (see module docstring).
+
+    Draws from the keyed streams (seed, "audit-link-persistent", experiment) and
+    (seed, "audit-link-fresh", experiment, round_index).
+    """
+    if not 0.0 <= persistence <= 1.0:
+        raise ValueError(f"persistence must be in [0, 1] (got {persistence!r})")
+    if d < 2:
+        raise ValueError(f"d must be ≥ 2 for zero-mean update directions (got {d})")
+    m = stream(seed, "audit-link-persistent", experiment).standard_normal((K, d))
+    z = stream(seed, "audit-link-fresh", experiment, round_index).standard_normal((K, d))
+    x = np.sqrt(persistence) * m + np.sqrt(1.0 - persistence) * z
+    x -= x.mean(axis=1, keepdims=True)
+    return C * x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _detected(view: BaseStationView, kind: str) -> np.ndarray:
+    stat = detector_statistic(view.r_ref, kind=kind)
+    return np.sort(np.argsort(-stat)[: view.K])
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(n > 0, n, 1.0)
+
+
+def link_rounds(view_a: BaseStationView, view_b: BaseStationView, *, method: str, kind: str) -> dict[int, int]:
+    """The attacker's guess: sequence of round a → sequence of round b (base-station data only).
+
+    kind : detector statistic ("energy" or "signed") used to pick the K active sequences.
+    """
+    if method == "index":
+        det = _detected(view_a, kind)
+        return {int(j): int(j) for j in det}
+    da, db = _detected(view_a, kind), _detected(view_b, kind)
+    if method == "similarity":
+        cost = -_unit(view_a.decodes()[da]) @ _unit(view_b.decodes()[db]).T
+    elif method == "pilot":
+        la, lb = np.log(np.abs(view_a.r_ref[da])), np.log(np.abs(view_b.r_ref[db]))
+        cost = np.abs(la[:, None] - lb[None, :])
+    else:
+        raise ValueError(f"method must be one of {{{', '.join(LINK_METHODS)}}} (got {method!r})")
+    rows, cols = linear_sum_assignment(cost)
+    return {int(da[r]): int(db[c]) for r, c in zip(rows, cols)}
+
+
+def linking_success(mapping: dict[int, int], truth_a: RoundTruth, truth_b: RoundTruth) -> float:
+    """Fraction of clients k with mapping[π_a(k)] = π_b(k)."""
+    hits = [mapping.get(int(ja)) == int(jb) for ja, jb in zip(truth_a.active, truth_b.active)]
+    return float(np.mean(hits))
