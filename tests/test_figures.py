@@ -43,7 +43,7 @@ def fake_runner(cfg, out_dir, *, resume, progress):
     rows = [HEADER]
     for rnd in range(1, cfg.run.rounds + 1):
         loss, acc = fake_curve(cfg, rnd)
-        eps = math.inf if gamma == 0 or cfg.phy.scheme != "floras" else 40.0 / gamma * math.sqrt(rnd / 30)
+        eps = math.inf if gamma == 0 or cfg.phy.scheme != "floras" else 40.0 / gamma * math.sqrt(rnd / 40)
         rows.append(f"{rnd},{loss!r},{loss * 1.1!r},{acc!r},0.01,,,{eps!r},{0.1 * rnd!r}")
     (out_dir / "metrics.csv").write_text("\n".join(rows) + "\n")
     (out_dir / "DONE").write_text("")
@@ -97,9 +97,9 @@ def test_learning_curve_panels_show_mean_and_min_max_band(results):
     rs = next(r for r in res.runsets if r.label == "iid")
     line = next(l for l in axes[1].get_lines() if l.get_label() == rs.point["slug"])
     acc = 100 * rs.metrics["test_accuracy"]
-    assert acc.shape == (2, 30)
+    assert acc.shape == (2, 40)
     np.testing.assert_allclose(line.get_ydata(), acc.mean(axis=0))
-    np.testing.assert_allclose(line.get_xdata(), np.arange(1, 31))
+    np.testing.assert_allclose(line.get_xdata(), np.arange(1, 41))
     bands = [c for c in axes[1].collections if isinstance(c, PolyCollection)]
     assert len(bands) == 4
     ys = np.concatenate([b.get_paths()[0].vertices[:, 1] for b in bands])
