@@ -37,10 +37,10 @@ def _check_m(labels: np.ndarray, M: int, per_client_min: int = 1) -> np.ndarray:
     if labels.ndim != 1:
         raise ValueError(f"labels must be a 1-D array (got shape {labels.shape})")
     if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or M < 1:
-        raise ValueError(f"partition.num_clients must be an integer ≥ 1 (got {M!r})")
+        raise ValueError(f"partition.clients must be an integer ≥ 1 (got {M!r})")
     if labels.size < M * per_client_min:
         raise ValueError(
-            f"partition.num_clients = {M} is too large for {labels.size} training examples "
+            f"partition.clients = {M} is too large for {labels.size} training examples "
             f"(need at least {per_client_min} per client)"
         )
     return labels

@@ -81,14 +81,14 @@ class ModelConfig:
 class TrainingConfig:
     """``[training]``: K clients per round and local SGD (SPEC §1).
 
-    Exactly one of ``local_epochs`` and ``local_steps`` is set; when neither is given in the
-    file, ``local_epochs = 1``.
+    Exactly one of ``local_epochs`` and ``local_steps`` is set; a file that gives
+    ``local_steps`` and not ``local_epochs`` gets ``local_epochs = None``.
     """
 
     clients_per_round: int = 20
     lr: float = 0.005
     batch_size: int = 50
-    local_epochs: int | None = None
+    local_epochs: int | None = 1
     local_steps: int | None = None
     eval_every: int = 1
     train_eval_size: int = 10000
@@ -204,7 +204,8 @@ class ScenarioConfig:
         _num("training.lr", t.lr, low=0.0)
         _int("training.batch_size", t.batch_size, 1)
         if (t.local_epochs is None) == (t.local_steps is None):
-            raise ValueError("training.local_epochs and training.local_steps: exactly one must be set (got both)")
+            got = "both" if t.local_epochs is not None else "neither"
+            raise ValueError(f"training.local_epochs and training.local_steps: exactly one must be set (got {got})")
         if t.local_epochs is not None:
             _int("training.local_epochs", t.local_epochs, 1)
         else:
@@ -300,8 +301,8 @@ def scenario_from_dict(data: dict, overrides: dict | None = None) -> ScenarioCon
         for key in ("hidden", "channels"):
             if key in table and isinstance(table[key], list):
                 table[key] = tuple(table[key])
-        if name == "training" and table.get("local_epochs") is None and table.get("local_steps") is None:
-            table["local_epochs"] = 1
+        if name == "training" and table.get("local_steps") is not None and "local_epochs" not in table:
+            table["local_epochs"] = None
         kwargs[name] = cls(**table)
     return ScenarioConfig(**kwargs).validate()
 

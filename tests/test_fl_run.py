@@ -1,0 +1,199 @@
+"""Scenario files, run directories, resume, learning check (floras train)."""
+
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fl.federated import FederatedAveraging, NonFiniteModelError
+from scenarios.cli import main
+from scenarios.config import ScenarioConfig, load_scenario, scenario_from_dict
+from scenarios.run import METRICS_HEADER, run_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SMALL = """
+[data]
+name = "digits"
+[partition]
+clients = 20
+[model]
+hidden = [16]
+[training]
+clients_per_round = 5
+lr = 0.1
+batch_size = 10
+[phy]
+scheme = "floras"
+N = 8
+L = 8
+snr_db = 10.0
+[run]
+rounds = 4
+seed = 3
+"""
+
+
+def _scenario(tmp_path, text=SMALL, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _rows(run_dir):
+    with open(Path(run_dir) / "metrics.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _without_time(rows):
+    return [{k: v for k, v in r.items() if k != "wall_time_s"} for r in rows]
+
+
+# ---------------------------------------------------------------- configuration
+def test_defaults_and_round_trip(tmp_path):
+    cfg = load_scenario(_scenario(tmp_path))
+    assert cfg.training.local_epochs == 1 and cfg.training.local_steps is None
+    assert cfg.privacy.delta == 1e-5 and cfg.phy.scheme == "floras"
+    again = scenario_from_dict(cfg.to_dict())
+    assert again == cfg
+    assert isinstance(ScenarioConfig().validate(), ScenarioConfig)
+    steps = load_scenario(_scenario(tmp_path), {"training.local_steps": 3})
+    assert (steps.training.local_epochs, steps.training.local_steps) == (None, 3)
+    assert scenario_from_dict(steps.to_dict()) == steps
+
+
+@pytest.mark.parametrize(
+    "text, overrides, message",
+    [
+        ("[training]\nlr_decay = 0.5\n", None, r"unknown key training\.lr_decay"),
+        ("[optimizer]\nlr = 0.5\n", None, r"unknown table \[optimizer\]"),
+        ("[phy]\nsnr = 3\n", None, r"unknown key phy\.snr "),
+        ("", {"training.lrr": 1.0}, r"unknown key training\.lrr"),
+        ("", {"trainer.lr": 1.0}, r"unknown key trainer\.lr"),
+        ("[training]\nlr = -1.0\n", None, r"training\.lr must be a finite number > 0"),
+        ("[training]\nlocal_epochs = 1\nlocal_steps = 3\n", None, r"training\.local_epochs and training\.local_steps"),
+        ("[training]\nclients_per_round = 30\n[partition]\nclients = 20\n", None, r"training\.clients_per_round must be an integer ≥ 1 and ≤ 20"),
+        ("[partition]\nkind = \"pathological\"\n", None, r"partition\.kind must be one of"),
+        ("[phy]\nN = 10\n", {"training.clients_per_round": 20}, r"phy\.N must be an integer ≥ 20"),
+        ("[privacy]\nrelation = \"add-remove\"\n", None, r"privacy: relation must be 'replace'"),
+        ("[run]\nkey_hex = \"abcd\"\n", None, r"run\.key_hex must be a hexadecimal string"),
+        ("[model]\nhidden = [0]\n", None, r"model\.hidden must be a list of integers"),
+    ],
+)
+def test_bad_scenarios_name_the_key(tmp_path, text, overrides, message):
+    with pytest.raises(ValueError, match=message):
+        load_scenario(_scenario(tmp_path, text), overrides)
+
+
+def test_overrides_are_applied_before_validation(tmp_path):
+    cfg = load_scenario(_scenario(tmp_path), {"phy.snr_db": 0, "training.lr": 0.001, "run.seed": 2})
+    assert (cfg.phy.snr_db, cfg.training.lr, cfg.run.seed) == (0, 0.001, 2)
+
+
+def test_cli_rejects_bad_scenario_before_any_work(tmp_path, capsys):
+    bad = _scenario(tmp_path, SMALL.replace("lr = 0.1", "lr = 0.1\nmomentum = 0.9"))
+    out = tmp_path / "out"
+    assert main(["train", str(bad), "--out", str(out)]) == 2
+    assert "unknown key training.momentum" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_example_scenario_is_valid():
+    cfg = load_scenario(ROOT / "scenarios" / "examples" / "digits_quick.toml")
+    assert (cfg.partition.clients, cfg.training.clients_per_round, cfg.phy.scheme) == (50, 10, "floras")
+
+
+# ---------------------------------------------------------------- runs
+def test_digits_ideal_run_learns_and_writes_the_run_directory(tmp_path):
+    # A real learning check (seeded): 10 rounds of FedAvg, K = 10 of M = 50, on the digits.
+    cfg = load_scenario(ROOT / "scenarios" / "examples" / "digits_quick.toml", {"phy.scheme": "ideal", "run.rounds": 10})
+    out = tmp_path / "run"
+    summary = run_scenario(cfg, out, progress=False)
+    assert summary["final_test_accuracy"] >= 0.85
+    assert sorted(p.name for p in out.iterdir()) == ["DONE", "config.json", "metrics.csv"]
+    assert (out / "metrics.csv").read_text().splitlines()[0] == ",".join(METRICS_HEADER)
+    assert METRICS_HEADER == ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted",
+                              "epsilon", "wall_time_s")
+    rows = _rows(out)
+    assert [int(r["round"]) for r in rows] == list(range(1, 11))
+    assert all(r["V"] == "" and r["admitted"] == "" and r["epsilon"] == "inf" for r in rows)
+    assert float(rows[-1]["test_accuracy"]) == summary["final_test_accuracy"]
+    assert float(rows[-1]["train_loss"]) < float(rows[0]["train_loss"])
+    record = json.loads((out / "config.json").read_text())
+    for key in ("config", "seed", "versions", "git_revision", "snr_definition", "epsilon_assumptions", "derived"):
+        assert key in record
+    assert record["derived"]["d"] == 64 * 64 + 64 + 64 * 10 + 10
+    assert record["config"]["phy"]["scheme"] == "ideal"
+    with pytest.raises(ValueError, match="use --resume"):
+        run_scenario(cfg, out, progress=False)
+    # resuming a finished run returns its summary without work
+    assert run_scenario(cfg, out, resume=True, progress=False) == summary
+
+
+@pytest.mark.parametrize("scheme, checkpoint_every, stop_at", [("floras", 1, 2), ("channel-inversion", 2, 3)])
+def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch, scheme, checkpoint_every, stop_at):
+    cfg = load_scenario(_scenario(tmp_path), {"phy.scheme": scheme, "run.checkpoint_every": checkpoint_every})
+    ref = tmp_path / "ref"
+    run_scenario(cfg, ref, progress=False)
+
+    real_step = FederatedAveraging.step
+
+    def interrupted(self, w, round_index):
+        if round_index == stop_at:
+            raise KeyboardInterrupt
+        return real_step(self, w, round_index)
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(FederatedAveraging, "step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario(cfg, out, progress=False)
+    monkeypatch.setattr(FederatedAveraging, "step", real_step)
+    assert len(_rows(out)) == stop_at and not (out / "DONE").exists() and (out / "checkpoint.npz").exists()
+    with pytest.raises(ValueError, match="use --resume"):
+        run_scenario(cfg, out, progress=False)
+    with pytest.raises(ValueError, match=r"different scenario \(differs at training\.lr"):
+        run_scenario(load_scenario(_scenario(tmp_path), {"phy.scheme": scheme, "run.checkpoint_every": checkpoint_every,
+                                                         "training.lr": 0.2}), out, resume=True, progress=False)
+    run_scenario(cfg, out, resume=True, progress=False)
+    assert (out / "DONE").exists()
+    got, want = _rows(out), _rows(ref)
+    assert _without_time(got) == _without_time(want)
+    column = "V" if scheme == "floras" else "admitted"
+    assert all(r[column] != "" for r in got)
+    if scheme == "floras":
+        eps = [float(r["epsilon"]) for r in got]
+        assert all(b >= a for a, b in zip(eps, eps[1:]))  # ε spent never decreases
+        assert "T1" in json.loads((out / "config.json").read_text())["epsilon_assumptions"]
+
+
+def test_same_seed_same_metrics_with_one_thread(tmp_path):
+    # The same scenario in a fresh process limited to one TensorFlow thread.
+    scenario = _scenario(tmp_path)
+    run_scenario(load_scenario(scenario, {"run.rounds": 2}), tmp_path / "a", progress=False)
+    env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1", OMP_NUM_THREADS="1")
+    code = (
+        "import sys; from pathlib import Path; from scenarios.config import load_scenario; "
+        "from scenarios.run import run_scenario; "
+        "run_scenario(load_scenario(sys.argv[1], {'run.rounds': 2}), Path(sys.argv[2]), progress=False)"
+    )
+    subprocess.run([sys.executable, "-c", code, str(scenario), str(tmp_path / "b")], check=True, env=env, cwd=ROOT)
+    a, b = _rows(tmp_path / "a"), _rows(tmp_path / "b")
+    for ra, rb in zip(a, b, strict=True):
+        for key in ("train_loss", "test_loss", "test_accuracy", "V", "epsilon"):
+            x, y = float(ra[key]), float(rb[key])
+            assert x == y or math.isclose(x, y, rel_tol=1e-5), (key, x, y)
+
+
+def test_divergence_stops_the_run_and_keeps_results(tmp_path, capsys):
+    scenario = _scenario(tmp_path, SMALL.replace("lr = 0.1", "lr = 1e38"))
+    out = tmp_path / "out"
+    assert main(["train", str(scenario), "--out", str(out), "--no-progress"]) == 1
+    assert "round 1: local training" in capsys.readouterr().err
+    assert (out / "config.json").exists() and (out / "metrics.csv").exists() and not (out / "DONE").exists()
+    with pytest.raises(NonFiniteModelError):
+        run_scenario(load_scenario(scenario), tmp_path / "again", progress=False)
