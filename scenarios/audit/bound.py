@@ -11,8 +11,9 @@ Procedure (decided here and stated in every report):
    are i.i.d., so the split is independent of the data. On the selection part every candidate
    rule (τ at each observed score, both directions) is scored by the same confidence-bounded ε
    as in step 2, and the best rule is kept (ties broken by the ε of the smoothed point
-   estimates (k + ½)/(n + 1)). Only this one rule is evaluated on the held-out part, so no
-   multiple-comparison correction over thresholds is needed.
+   estimates (k + ½)/(n + 1); among rules still tied, the middle one, with τ in the middle of
+   the gap to the next observed score). Only this one rule is evaluated on the held-out part,
+   so no multiple-comparison correction over thresholds is needed.
 2. **Clopper–Pearson on the held-out part.** With FP false positives among n₀ world-0 trials
    and FN false negatives among n₁ world-1 trials, the one-sided upper bounds FPR⁺ and FNR⁺
    are taken at level 1 − α/2 each (Bonferroni over the two rates), so both hold together with
@@ -170,8 +171,14 @@ def empirical_epsilon_lower(
         eps_pt = epsilon_from_rates((fp + 0.5) / (m0 + 1), (fn + 0.5) / (m1 + 1), delta=delta)
         i = int(np.lexsort((-eps_pt, -eps_cp))[0])
         key = (float(eps_cp[i]), float(eps_pt[i]))
+        # every threshold in [t_i, t_{i+1}) makes the same decisions on the selection part; among
+        # equally good candidates take the middle one and the middle of its interval (margin for
+        # the held-out part)
+        tied = np.flatnonzero((eps_cp == eps_cp[i]) & (eps_pt == eps_pt[i]))
+        i = int(tied[tied.size // 2])
+        tau = float(thresholds[i]) if i + 1 == thresholds.size else 0.5 * float(thresholds[i] + thresholds[i + 1])
         if best is None or key > best[0]:
-            best = (key, float(thresholds[i]), direction)
+            best = (key, tau, direction)
     _, tau, direction = best
 
     fp_e, fn_e = _error_counts(direction * ev0, direction * ev1, np.array([tau]))

@@ -1,0 +1,102 @@
+"""Distinguishing games on FLORAS rounds (SPEC §7.5) and the ``floras audit`` command."""
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from phy.assignment import simulation_key
+from phy.config import PhyConfig
+from scenarios.audit.experiment import accountant_upper
+from scenarios.audit.game import make_canary_worlds, play_game, t1_statistic
+from scenarios.cli import main
+
+
+def _game(threat, *, K=10, d=8, trials=150, seed=7, neighbour="replace", **phy):
+    cfg = PhyConfig(scheme="floras", **phy)
+    return play_game(cfg, threat=threat, K=K, d=d, trials=trials, seed=seed, key=simulation_key(seed), delta=1e-5,
+                     neighbour=neighbour)
+
+
+def test_canary_worlds_differ_only_in_the_canary():
+    for neighbour, dist in (("replace", 2.0), ("zero", 1.0)):
+        w = make_canary_worlds(0, K=5, d=12, neighbour=neighbour)
+        np.testing.assert_array_equal(w.x0[1:], w.x1[1:])
+        assert np.linalg.norm(w.x0[0] - w.x1[0]) == pytest.approx(dist)
+        assert abs(w.u.sum()) < 1e-12 and np.allclose(w.x0[1:] @ w.u, 0.0)
+
+
+def test_t1_statistic_is_the_cauchy_likelihood_ratio():
+    """Λ = ln f(y − μ₁) − ln f(y − μ₀) for the isotropic Cauchy density ∝ (γ² + ‖x‖²)^{−(d+1)/2}."""
+    d, gamma = 5, 3.0
+    rng = np.random.default_rng(0)
+    y, mu0, mu1 = rng.normal(size=(3, d))
+    dens = stats.multivariate_t(loc=np.zeros(d), shape=gamma**2 * np.eye(d), df=1)
+    expected = dens.logpdf(y - mu1) - dens.logpdf(y - mu0)
+    assert t1_statistic(y, mu0, mu1, gamma=gamma) == pytest.approx(expected, rel=1e-10)
+
+
+def test_noise_free_release_is_distinguished_perfectly():
+    """γ = N − K = 0 and SNR 100 dB: the release is Σ s_k up to ~10⁻⁵; the audit saturates."""
+    res = _game("T1", N=10, L=16, snr_db=100.0)
+    assert res.bound.saturated
+    assert res.bound.epsilon == pytest.approx(res.bound.max_reportable)
+
+
+@pytest.mark.parametrize("phy", [dict(N=16, L=16, snr_db=20.0), dict(N=16, L=16, snr_db=20.0, C=0.05)])
+def test_t1_audit_never_exceeds_the_accountant(phy):
+    """The empirical T1 lower bound stays below the T1 accountant's ε (second case: ε_upper ≈ 0.14)."""
+    res = _game("T1", trials=300, **phy)
+    upper = accountant_upper(K=10, N=phy["N"], d=8, C=phy.get("C"), power=1.0, clip_norm=1.0, neighbour="replace",
+                             delta=1e-5)
+    assert np.isfinite(upper["epsilon"])
+    assert res.bound.epsilon <= upper["epsilon"]
+
+
+def test_t2_base_station_distinguishes_the_canary_almost_surely_at_high_snr():
+    """Phase pre-rotation, 30 dB: an error needs the canary's gain |h| below ≈ 0.1 (18 noise standard
+    deviations), probability 1 − e^{−0.01} < 0.01; held-out errors are bounded by the 0.999 quantile of
+    Binomial(n, 0.01), and ε_lower is then well above the T1 audit of the same round."""
+    t2 = _game("T2", N=16, L=16, snr_db=30.0, csit="phase")
+    b = t2.bound
+    n = b.n_eval_world0 + b.n_eval_world1
+    assert b.false_positives + b.false_negatives <= stats.binom.ppf(0.999, n, 0.01)
+    t1 = _game("T1", N=16, L=16, snr_db=30.0, csit="phase")
+    assert b.epsilon > t1.bound.epsilon
+
+
+def test_floras_audit_command_writes_the_documented_keys(tmp_path, capsys):
+    out = tmp_path / "audit.json"
+    rc = main(["audit", "--threat", "T2", "--K", "6", "--N", "8", "--L", "8", "--d", "6", "--trials", "30",
+               "--rounds", "12", "--persistence", "0", "--sweep-snr-db", "0", "10", "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    for key in ("detection_probability", "false_alarm_probability", "decoding_nmse", "empirical_epsilon_lower",
+                "confidence", "epsilon_upper", "epsilon_upper_report", "detection", "decoding", "linking", "game"):
+        assert key in data, key
+    assert 0 <= data["detection_probability"] <= 1 and 0 <= data["false_alarm_probability"] <= 1
+    assert data["confidence"] == 0.95
+    assert data["epsilon_upper_report"]["assumptions"]
+    assert [r["snr_db"] for r in data["detection_sweep"]] == [0.0, 0.0, 10.0, 10.0]
+    text = capsys.readouterr().out
+    assert "assumptions:" in text and "T1 only" in text
+
+    out1 = tmp_path / "t1.json"
+    assert main(["audit", "--threat", "T1", "--K", "6", "--N", "8", "--L", "8", "--d", "6", "--trials", "30",
+                 "--json", str(out1)]) == 0
+    d1 = json.loads(out1.read_text())
+    assert "detection_probability" not in d1 and "empirical_epsilon_lower" in d1 and "epsilon_upper" in d1
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["--threat", "T1", "--trials", "2"], "trials"),
+    (["--threat", "T2", "--d", "2"], "d"),
+    (["--threat", "T2", "--false-alarm", "1.5"], "false-alarm"),
+    (["--threat", "T2", "--N", "10", "--K", "20"], "N"),
+    (["--threat", "T2", "--persistence", "2"], "persistence"),
+])
+def test_floras_audit_rejects_bad_input_with_one_line(argv, name, capsys):
+    assert main(["audit", *argv]) == 2
+    err = capsys.readouterr().err
+    assert name in err and "Traceback" not in err
