@@ -48,7 +48,7 @@ import numpy as np
 
 from .aggregation import AggregationResult, check_updates, relative_error
 from .assignment import KeyedAssignment
-from .blocks import chunk_ranges, fill_block_noise
+from .blocks import block_noise, block_ranges, chunk_ranges
 from .config import PhyConfig
 from .fading import draw_rayleigh, effective_gain
 from .normalization import denormalize, normalize
@@ -152,28 +152,33 @@ class FlorasLink:
             r_ref = self.noise_std * stream(seed, "floras-reference-noise", t).standard_normal(cfg.N)
             r_ref[active] += g * self.b
             w = self.receiver.weights(r_ref)
-            for a, z in chunk_ranges(d, cfg.chunk_size):
-                r = fill_block_noise(np.empty((cfg.N, z - a)), seed=seed, purpose="floras-despread-noise",
-                                     round_index=t, start=a, std=self.noise_std)
-                if trace:
-                    e[a:z] = (w[inactive] @ r[inactive]) / self.b
-                r[active] += gs * s[:, a:z]
-                s_hat[a:z] = self.receiver.combine(w, r)
+            w_in = w[inactive] / self.b
+            for c0, c1 in chunk_ranges(d, cfg.chunk_size):
+                for a, z, m in block_ranges(c0, c1):
+                    # despread outputs Aᵀy = (AᵀA = I) g_k s_k on row π(k) + N(0, σ²/L) noise
+                    r = block_noise((cfg.N,), z - a, seed=seed, purpose="floras-despread-noise",
+                                    round_index=t, block=m, std=self.noise_std)
+                    if trace:
+                        e[a:z] = w_in @ r[inactive]
+                    r[active] += gs * s[:, a:z]
+                    s_hat[a:z] = self.receiver.combine(w, r)
         else:
             A_act = self.A[:, active]
             n_ref = self.noise_std * stream(seed, "floras-chip-reference-noise", t).standard_normal(cfg.L)
             y_ref = A_act @ (g * self.b) + n_ref
             r_ref = self.receiver.despread(y_ref)
             w = self.receiver.weights(r_ref)
+            w_in = w[inactive] / self.b
             A_in = self.A[:, inactive]
-            for a, z in chunk_ranges(d, cfg.chunk_size):
-                n = fill_block_noise(np.empty((cfg.L, z - a)), seed=seed, purpose="floras-chip-noise",
-                                     round_index=t, start=a, std=self.noise_std)
-                if trace:
-                    e[a:z] = (w[inactive] @ (A_in.T @ n)) / self.b
-                y = A_act @ (gs * s[:, a:z])
-                y += n
-                s_hat[a:z] = self.receiver.combine(w, self.receiver.despread(y))
+            for c0, c1 in chunk_ranges(d, cfg.chunk_size):
+                y = A_act @ (gs * s[:, c0:c1])  # chips of the chunk's data slots, [L, c]
+                for a, z, m in block_ranges(c0, c1):
+                    n = block_noise((cfg.L,), z - a, seed=seed, purpose="floras-chip-noise",
+                                    round_index=t, block=m, std=self.noise_std)
+                    if trace:
+                        e[a:z] = w_in @ (A_in.T @ n)
+                    y[:, a - c0 : z - c0] += n
+                s_hat[c0:c1] = self.receiver.combine(w, self.receiver.despread(y))
         V = self.conditional_variance(r_ref, inactive)
         return FlorasRound(s_hat, active, g, r_ref, V, self.path, e)
 

@@ -1,0 +1,109 @@
+"""Time and peak memory per round of the FLORAS fast and chip-level paths (SPEC §6.1).
+
+For d ∈ {10⁴, 10⁵, 10⁶}, K = 20, N = 30, L = 32 it measures, each configuration in its own
+subprocess:
+
+- ``floor``: only drawing the N×(d+1) standard Gaussians the fast path needs (one Philox
+  generator, one call) — the random-number floor;
+- ``fast`` / ``chip``: one FLORAS link round (``FlorasLink.run_round`` on normalized vectors:
+  keyed assignment, Sionna fading draw, reference and data slots, despreading, ratio estimator);
+- ``fast+agg`` / ``chip+agg``: the whole aggregation-interface round (normalization,
+  link round, de-normalization, error).
+
+Time: median over ``--repeats`` rounds after one warm-up round (which imports TensorFlow and
+builds the Sionna model). Memory: peak traced allocation (``tracemalloc``, numpy buffers
+included) during one round, the K×d input included, and the process's peak resident set
+(``resource.getrusage``), which also counts the TensorFlow runtime.
+
+Usage: ``python benchmarks/link_throughput.py [--dims 10000 100000 1000000] [--repeats 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+
+K, N, L = 20, 30, 32
+KEY = bytes(range(32))
+
+
+def _one(kind: str, d: int, repeats: int) -> dict:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import numpy as np
+
+    from phy.aggregation import make_aggregator
+    from phy.config import PhyConfig
+    from phy.floras import FlorasLink
+    from phy.normalization import normalize
+    from phy.randomness import stream
+
+    x = stream(0, "bench-x").standard_normal((K, d))
+    if kind == "floor":
+        def step(t):
+            return stream(0, "bench-floor", t).standard_normal((N, d + 1))
+    elif kind in ("fast", "chip"):
+        link = FlorasLink(PhyConfig(N=N, L=L, path=kind), K=K, seed=0, key=KEY)
+        s = normalize(x, rule="paper", C=np.sqrt(d), clip_norm=None).s
+        del x
+
+        def step(t):
+            return link.run_round(s, round_index=t)
+    else:
+        path = kind.split("+")[0]
+        agg = make_aggregator(PhyConfig(N=N, L=L, path=path), K=K, d=d, seed=0, key=KEY)
+
+        def step(t):
+            return agg.aggregate(x, round_index=t)
+
+    step(0)  # warm-up: imports, Sionna model
+    times = []
+    for t in range(1, repeats + 1):
+        t0 = time.perf_counter()
+        step(t)
+        times.append(time.perf_counter() - t0)
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    step(repeats + 1)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    held = 0 if kind == "floor" else K * d * 8
+    # the K×d input held before tracing started (s for a link round, x for an aggregation round) is
+    # added, so the figure is the round's full footprint
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"kind": kind, "d": d, "seconds": float(np.median(times)), "traced_peak_bytes": peak + held, "max_rss_bytes": rss}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dims", type=int, nargs="+", default=[10**4, 10**5, 10**6])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--kinds", nargs="+", default=["floor", "fast", "chip", "fast+agg", "chip+agg"])
+    ap.add_argument("--one", nargs=2, metavar=("KIND", "D"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(_one(args.one[0], int(args.one[1]), args.repeats)))
+        return 0
+    rows = []
+    for d in args.dims:
+        for kind in args.kinds:
+            out = subprocess.run([sys.executable, __file__, "--one", kind, str(d), "--repeats", str(args.repeats)],
+                                 capture_output=True, text=True, check=True)
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    floor = {r["d"]: r["seconds"] for r in rows if r["kind"] == "floor"}
+    print(f"K={K} N={N} L={L}; median of {args.repeats} rounds; memory: traced peak (numpy, inputs included) / process max RSS")
+    print(f"{'d':>9} {'path':>9} {'s/round':>9} {'x floor':>8} {'traced MiB':>11} {'RSS MiB':>8}")
+    for r in rows:
+        ratio = r["seconds"] / floor[r["d"]] if r["d"] in floor else float("nan")
+        print(f"{r['d']:>9} {r['kind']:>9} {r['seconds']:>9.4f} {ratio:>8.2f} "
+              f"{r['traced_peak_bytes'] / 2**20:>11.1f} {r['max_rss_bytes'] / 2**20:>8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
