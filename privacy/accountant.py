@@ -24,7 +24,7 @@ from privacy.events import (
     SelfComposed,
 )
 
-__all__ = ["RdpAccountant", "event_rdp", "event_eps_inf", "edge_warning"]
+__all__ = ["RdpAccountant", "event_rdp", "event_eps_inf", "edge_warning", "clear_cache"]
 
 
 def event_eps_inf(event: PrivacyEvent) -> float:
@@ -52,6 +52,11 @@ def _event_rdp_cached(event: PrivacyEvent, orders: tuple) -> np.ndarray:
     out = _event_rdp(event, np.asarray(orders, dtype=np.float64))
     out.setflags(write=False)
     return out
+
+
+def clear_cache() -> None:
+    """Forget the cached event curves (events are immutable, so the cache is only a speed-up)."""
+    _event_rdp_cached.cache_clear()
 
 
 def _event_rdp(event: PrivacyEvent, a: np.ndarray) -> np.ndarray:
