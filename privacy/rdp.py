@@ -201,6 +201,15 @@ def _log_binom(n: int, k: np.ndarray) -> np.ndarray:
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
+def _log_expm1(x: float) -> float:
+    """ln(e^x − 1) for x ≥ 0 without overflow: x + ln(1 − e^{−x}); −∞ at 0, ∞ at ∞."""
+    if x == math.inf:
+        return math.inf
+    if x <= 0.0:
+        return -math.inf
+    return x + math.log(-math.expm1(-x))
+
+
 def _integer_orders(a: np.ndarray) -> np.ndarray:
     # RDP is non-decreasing in α (van Erven & Harremoës 2014, Thm 3), so ε(α) ≤ ε(⌈α⌉): the
     # integer-order bounds below cover fractional orders through ⌈α⌉ (and 1 < α < 2 through 2).
@@ -251,9 +260,9 @@ def wor_subsampled_rdp(orders, *, rate: float, base_int, base_orders_rdp, eps_in
     if q == 1.0:
         return base_orders_rdp.copy()
     logq = math.log(q)
-    log_em1_inf = math.inf if eps_inf == math.inf else (math.log(math.expm1(eps_inf)) if eps_inf > 0 else -math.inf)
-    e2 = base_int[0]
-    log4em1 = math.log(4.0) + (math.log(math.expm1(e2)) if e2 > 0 else -math.inf) if math.isfinite(e2) else math.inf
+    log_em1_inf = _log_expm1(float(eps_inf))
+    e2 = float(base_int[0])
+    log4em1 = math.log(4.0) + _log_expm1(e2)
     # Theorem 9, j = 2 term: γ² C(α,2) min{4(e^{ε(2)} − 1), e^{ε(2)} min{2, (e^{ε(∞)} − 1)²}}
     log_j2 = min(log4em1, e2 + min(math.log(2.0), 2.0 * log_em1_inf))
     cache: dict[int, float] = {}

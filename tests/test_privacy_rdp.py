@@ -242,3 +242,14 @@ def test_bad_inputs_are_clear_errors():
         rdp.epsilon_from_rdp([2.0], [1.0], delta=1e-5, conversion="exact")
     with pytest.raises(ValueError, match="rate"):
         rdp.poisson_subsampled_rdp([2.0], rate=0.0, base_int=[1.0], base_orders_rdp=[1.0])
+
+
+def test_sampling_bounds_do_not_overflow_for_large_base_values():
+    orders = np.array([1.5, 2.0, 5.0, 64.0])
+    base_int = rdp.gaussian_rdp(np.arange(2.0, 65.0), noise_std=0.01)  # ε(2) = 2·10⁴ nats
+    base = rdp.gaussian_rdp(orders, noise_std=0.01)
+    for eps_inf in (math.inf, 1e4):
+        out = rdp.wor_subsampled_rdp(orders, rate=0.1, base_int=base_int, base_orders_rdp=base, eps_inf=eps_inf)
+        assert np.all(np.isfinite(out)) and np.all(out <= base)
+    out = rdp.poisson_subsampled_rdp(orders, rate=0.1, base_int=base_int, base_orders_rdp=base)
+    assert np.all(np.isfinite(out)) and np.all(out <= base)
