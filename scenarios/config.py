@@ -73,8 +73,8 @@ class ModelConfig:
 
     name: str = "mlp"
     hidden: tuple[int, ...] = (200,)
-    channels: tuple[int, ...] = (16, 32)
-    kernel_size: int = 5
+    channels: tuple[int, ...] = (8, 16)
+    kernel_size: int = 3
 
 
 @dataclass(frozen=True)
