@@ -175,16 +175,31 @@ def dataset_name(res: SweepResults) -> str:
     return "unknown data set"
 
 
-def epsilon_statement(res: SweepResults) -> str | None:
-    """The stored ε assumptions of the first finished run (see config.json of each run)."""
-    from scenarios.sweep import _find_assumptions
+def epsilon_caption(res: SweepResults, label_of: Callable[[RunSet], str]) -> tuple[str, str]:
+    """(short, full) statements of the ε assumptions stored with the runs (SPEC §7.4).
 
-    for rs in res.runsets:
-        for cfg in rs.configs:
-            text = _find_assumptions(cfg)
-            if text:
-                return text
-    return None
+    ``short`` holds the clauses shared by every curve (threat model, relation, sensitivity,
+    sampling, normalization caveats, δ, accountant, conversion); ``full`` adds each curve's
+    own clauses (its noise scale γ, the order α at which ε was attained) and the
+    accountant's warnings, for the caption text file.
+    """
+    from scenarios.sweep import privacy_statement, split_statements
+
+    items = [(rs, privacy_statement(rs.configs[0])) for rs in res.runsets if rs.configs]
+    items = [(rs, st) for rs, st in items if st["clauses"]]
+    if not items:
+        return "ε assumptions: none stored with the runs.", "ε assumptions: none stored with the runs."
+    common, rest = split_statements([st for _, st in items])
+    short = "ε assumptions (all curves): " + "; ".join(common) + "."
+    per = []
+    for (rs, st), own in zip(items, rest):
+        extra = own + [f"warning: {w}" for w in st["warnings"]]
+        if extra:
+            per.append(f"[{label_of(rs)}] " + "; ".join(extra))
+    full = short + (" Per curve: " + " ".join(per) if per else "")
+    if per:
+        short += " Per-curve clauses (noise scale γ, order α, warnings): see the .caption.txt file."
+    return short, full
 
 
 def run_facts(res: SweepResults) -> str:
@@ -198,8 +213,11 @@ def run_facts(res: SweepResults) -> str:
     return text
 
 
-def save_figure(fig, out_dir: Path, stem: str, caption: str) -> list[Path]:
-    """Write ``stem``.png and ``stem``.pdf (caption drawn under the axes) and ``stem``.caption.txt."""
+def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: str | None = None) -> list[Path]:
+    """Write ``stem``.png and ``stem``.pdf (caption drawn under the axes) and ``stem``.caption.txt.
+
+    ``full_caption`` (default: ``caption``) is what the text file holds.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     wrapped = "\n".join(textwrap.wrap(caption, width=int(fig.get_figwidth() * 16)))
     n_lines = wrapped.count("\n") + 1
@@ -213,7 +231,7 @@ def save_figure(fig, out_dir: Path, stem: str, caption: str) -> list[Path]:
         fig.savefig(path, dpi=150)
         paths.append(path)
     cap = out_dir / f"{stem}.caption.txt"
-    cap.write_text(caption + "\n", encoding="utf-8")
+    cap.write_text((full_caption or caption) + "\n", encoding="utf-8")
     paths.append(cap)
     import matplotlib.pyplot as plt
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .common import SNR_DEFINITION, case_title, epsilon_statement, learning_curves, load_results, run_facts, save_figure
+from .common import SNR_DEFINITION, case_title, epsilon_caption, learning_curves, load_results, run_facts, save_figure
 
 SWEEP = "fig5"
 STEM = "fig5_privacy_cost"
@@ -24,10 +24,18 @@ def final_epsilon(rs) -> float:
     return float(rs.final("epsilon")[0]) if "epsilon" in rs.metrics else math.nan
 
 
-def format_epsilon(eps: float) -> str:
+def format_epsilon(eps: float, alpha: float = math.nan) -> str:
     if math.isnan(eps):
         return "ε n/a"
-    return "ε = ∞" if math.isinf(eps) else f"ε = {eps:.3g}"
+    if math.isinf(eps):
+        return "ε = ∞"
+    return f"ε = {eps:.3g}" + ("" if math.isnan(alpha) else f" (α = {alpha:.4g})")
+
+
+def final_alpha(rs) -> float:
+    from scenarios.sweep import privacy_statement
+
+    return privacy_statement(rs.configs[0])["alpha"] if rs.configs else math.nan
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
@@ -44,7 +52,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     colors = {g: cmap(i / max(1, len(gammas) - 1) * 0.9) for i, g in enumerate(gammas)}
 
     def label(rs):
-        return f"γ = {gamma(rs)} (N = {rs.value('phy.N')}), {format_epsilon(final_epsilon(rs))}"
+        return f"γ = {gamma(rs)} (N = {rs.value('phy.N')}), {format_epsilon(final_epsilon(rs), final_alpha(rs))}"
 
     def style(rs):
         return {"color": colors[gamma(rs)], "linewidth": 1.4}
@@ -52,9 +60,9 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     rs0 = res.runsets[0]
     fig = learning_curves(res, curve_label=label, curve_style=style, row_title=case_title,
                           title=f"FLORAS, K = {rs0.value('training.clients_per_round')}, SNR {float(rs0.value('phy.snr_db')):g} dB: cost of privacy (cf. source Fig. 5)")
-    eps_text = epsilon_statement(res) or "see each run's config.json"
-    caption = (
+    short, full = epsilon_caption(res, lambda rs: f"{case_title(rs.label)}, γ = {gamma(rs)}")
+    head = (
         f"FLORAS with γ = N − K inactive sequences, K = {rs0.value('training.clients_per_round')}, SNR {float(rs0.value('phy.snr_db')):g} dB. "
-        f"{SNR_DEFINITION}. {run_facts(res)} ε after the last round; ε assumptions: {eps_text}"
+        f"{SNR_DEFINITION}. {run_facts(res)} Legend: ε after the last round and the Rényi order α that attains it. "
     )
-    return save_figure(fig, out_dir, STEM, caption)
+    return save_figure(fig, out_dir, STEM, head + short, full_caption=head + full)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import SNR_DEFINITION, case_title, epsilon_statement, load_results, run_facts, save_figure
+from .common import SNR_DEFINITION, case_title, epsilon_caption, load_results, run_facts, save_figure
 
 SWEEP = "privacy_sweep"
 STEM = "privacy_utility"
@@ -62,9 +62,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         ax.legend(fontsize=7.5)
     rs0 = res.runsets[0]
     fig.suptitle(f"Privacy–utility trade-off of FLORAS (K = {rs0.value('training.clients_per_round')})", fontsize=11)
-    caption = (
+    head = (
         "Final test accuracy against the accountant's ε after the last round, one point per N (γ = N − K); "
         f"error bars: min–max over seeds. {SNR_DEFINITION}. {run_facts(res)} "
-        f"ε assumptions: {epsilon_statement(res) or 'see each run config.json'}"
     )
-    return save_figure(fig, out_dir, STEM, caption)
+    short, full = epsilon_caption(
+        res, lambda rs: f"N = {rs.value('phy.N')}, SNR {float(rs.value('phy.snr_db')):g} dB")
+    return save_figure(fig, out_dir, STEM, head + short, full_caption=head + full)

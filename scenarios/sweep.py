@@ -466,7 +466,7 @@ class DaskExecutor:
         from distributed import Client, LocalCluster
 
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
         )
         return cls(Client(cluster), cluster=cluster)
 
@@ -592,7 +592,7 @@ def run_sweep(
                     (bar.write if bar else echo)(line)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(failed=failed)
+                bar.set_postfix(failed=failed, refresh=False)
     finally:
         if bar is not None:
             bar.close()
@@ -601,7 +601,7 @@ def run_sweep(
         rows = summarize(out)
         write_summary(out, rows)
         if echo:
-            echo(format_summary(rows, title=f"{sweep.name} ({out})", assumptions=epsilon_assumptions(out)))
+            echo(format_summary(rows, title=f"{sweep.name} ({out})"))
     return outcomes
 
 
@@ -703,6 +703,11 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
             row[f"{key}_mean"] = mean
             row[f"{key}_std"] = std
         row["wall_time_s_mean"] = _mean_std(walls)[0]
+        st = _run_statement(out, point)
+        row["epsilon_alpha"] = st["alpha"] if st else math.nan
+        row["epsilon_assumptions"] = "; ".join(st["clauses"]) if st else ""
+        row["epsilon_warnings"] = "; ".join(st["warnings"]) if st else ""
+        row["_statement"] = st
         rows.append(row)
     return rows
 
@@ -712,7 +717,7 @@ def write_summary(out_dir: str | os.PathLike, rows: list[dict]) -> Path:
     fields_: list[str] = []
     for row in rows:
         for key in row:
-            if key not in fields_:
+            if key not in fields_ and not key.startswith("_"):
                 fields_.append(key)
     tmp = path.with_name(f".{SUMMARY}.tmp")
     with tmp.open("w", newline="", encoding="utf-8") as fh:
@@ -732,41 +737,55 @@ def _fmt_cell(value: Any) -> str:
     return str(value)
 
 
-def epsilon_assumptions(out_dir: str | os.PathLike) -> str | None:
-    """The ε assumptions string stored by a finished run of the sweep (config.json), if any.
+def privacy_statement(config: dict) -> dict:
+    """The final privacy report a run stored in ``config.json``, as clauses.
 
-    Different grid points may differ in their assumptions (e.g. N); the string of the first
-    finished run is shown as the common statement and ``config.json`` of each run keeps its own.
+    Returns ``{"clauses": [str, ...], "warnings": [str, ...], "alpha": float or NaN}``:
+    ``clauses`` are the assumptions of the ε after the last round (``privacy_report``;
+    SPEC §7.4: threat model, relation, sensitivity, sampling, normalization caveats, δ, α,
+    accountant), ``alpha`` the Rényi order at which ε was attained.
     """
-    out = Path(out_dir)
-    try:
-        manifest = read_manifest(out)
-    except ValueError:
-        return None
-    for point in manifest["points"]:
-        for run in point["runs"]:
-            cfg = out / run["dir"] / "config.json"
-            if (out / run["dir"] / DONE).is_file() and cfg.is_file():
-                text = _find_assumptions(json.loads(cfg.read_text(encoding="utf-8")))
-                if text:
-                    return text
+    report = config.get("privacy_report")
+    clauses: list[str] = []
+    warnings: list[str] = []
+    alpha = math.nan
+    if isinstance(report, dict):
+        raw = report.get("assumptions")
+        if isinstance(raw, str):
+            clauses = [raw]
+        elif isinstance(raw, list):
+            clauses = [str(c) for c in raw]
+        warnings = [str(w) for w in report.get("warnings", []) or []]
+        alpha = _to_float(report.get("best_order"))
+    if not clauses and isinstance(config.get("epsilon_assumptions"), str):
+        clauses = [config["epsilon_assumptions"]]
+    return {"clauses": clauses, "warnings": warnings, "alpha": alpha}
+
+
+def split_statements(statements: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Clauses common to every statement (in first-seen order) and each statement's own rest."""
+    if not statements:
+        return [], []
+    common = [c for c in statements[0]["clauses"] if all(c in st["clauses"] for st in statements[1:])]
+    rest = [[c for c in st["clauses"] if c not in common] for st in statements]
+    return common, rest
+
+
+def _run_statement(out: Path, point: dict) -> dict | None:
+    for run in point["runs"]:
+        cfg = out / run["dir"] / "config.json"
+        if (out / run["dir"] / DONE).is_file() and cfg.is_file():
+            return privacy_statement(json.loads(cfg.read_text(encoding="utf-8")))
     return None
 
 
-def _find_assumptions(cfg: dict) -> str | None:
-    for key in ("epsilon_assumptions", "privacy_report", "privacy"):
-        value = cfg.get(key)
-        if isinstance(value, str) and value:
-            return value
-        if isinstance(value, dict):
-            for sub in ("assumptions", "report", "text"):
-                if isinstance(value.get(sub), str) and value[sub]:
-                    return value[sub]
-    return None
+def format_summary(rows: list[dict], *, title: str = "") -> str:
+    """A plain-text table: point, seeds, accuracy, losses and ε as mean ± std over seeds.
 
-
-def format_summary(rows: list[dict], *, title: str = "", assumptions: str | None = None) -> str:
-    """A plain-text table: point, seeds, accuracy, losses and ε as mean ± std over seeds."""
+    Below it, the ε assumptions: the clauses every grid point shares, once, then each
+    point's own clauses (e.g. its noise scale γ and the order α at which ε was attained) and
+    the accountant's warnings.
+    """
 
     def pm(row, key, scale=1.0, digits=4):
         mean, std = row[f"{key}_mean"], row[f"{key}_std"]
@@ -798,6 +817,14 @@ def format_summary(rows: list[dict], *, title: str = "", assumptions: str | None
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
     lines.append("mean ± sample std (ddof = 1) over seeds of the final round's values.")
     if any(r["epsilon_mean"] == r["epsilon_mean"] for r in rows):
-        lines.append(f"ε assumptions: {assumptions}" if assumptions else
-                     "ε assumptions: see each run's config.json (none stored in the finished runs)")
+        with_st = [r for r in rows if r.get("_statement")]
+        common, rest = split_statements([r["_statement"] for r in with_st])
+        if not with_st:
+            lines.append("ε assumptions: none stored in the finished runs (see each run's config.json)")
+        else:
+            lines.append("ε assumptions (all grid points): " + ("; ".join(common) or "—"))
+            for r, own in zip(with_st, rest):
+                extra = own + [f"warning: {w}" for w in r["_statement"]["warnings"]]
+                if extra:
+                    lines.append(f"  {r['point']}: " + "; ".join(extra))
     return "\n".join(lines)

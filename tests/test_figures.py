@@ -39,7 +39,8 @@ def fake_curve(cfg, rnd: int) -> tuple[float, float]:
 def fake_runner(cfg, out_dir, *, resume, progress):
     out_dir = Path(out_dir)
     gamma = cfg.phy.N - cfg.training.clients_per_round
-    (out_dir / "config.json").write_text(json.dumps({"scenario": cfg.to_dict(), "epsilon_assumptions": ASSUMPTIONS}))
+    report = {"assumptions": [ASSUMPTIONS, f"noise scale γ = {gamma}"], "best_order": 1.5 + gamma, "warnings": []}
+    (out_dir / "config.json").write_text(json.dumps({"config": cfg.to_dict(), "privacy_report": report}))
     rows = [HEADER]
     for rnd in range(1, cfg.run.rounds + 1):
         loss, acc = fake_curve(cfg, rnd)
@@ -71,7 +72,9 @@ def test_every_figure_regenerates_from_stored_results(results, tmp_path, capsys)
         caption = (out / f"{stem}.caption.txt").read_text()
         assert "SNR = P/σ²" in caption and "min–max over seeds" in caption and "digits" in caption
     for stem in ("fig5_privacy_cost", "privacy_utility"):
-        assert ASSUMPTIONS in (out / f"{stem}.caption.txt").read_text()
+        text = (out / f"{stem}.caption.txt").read_text()
+        assert f"ε assumptions (all curves): {ASSUMPTIONS}." in text
+        assert "noise scale γ = 5" in text and "noise scale γ = 0" in text  # per-curve clauses kept
     # regenerating gives the same pixels
     first = (out / f"{stems[0]}.png").read_bytes()
     assert main(["figures", "--results", str(results), "--out", str(out)]) == 0
@@ -116,7 +119,7 @@ def test_fig5_legend_carries_gamma_and_epsilon(results):
     assert gammas == [0, 1, 5, 10]
     eps = {gamma(rs): final_epsilon(rs) for rs in res.runsets}
     assert math.isinf(eps[0]) and eps[1] > eps[5] > eps[10]
-    assert format_epsilon(eps[0]) == "ε = ∞" and format_epsilon(eps[5]) == f"ε = {40 / 5:.3g}"
+    assert format_epsilon(eps[0]) == "ε = ∞" and format_epsilon(eps[5], 6.5) == f"ε = {40 / 5:.3g} (α = 6.5)"
 
 
 def test_figures_need_results(tmp_path, capsys):

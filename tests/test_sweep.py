@@ -275,7 +275,7 @@ def test_summary_mean_and_std_over_seeds(tmp_path):
         assert row["final_test_accuracy_std"] == pytest.approx(std, rel=1e-9)
         assert row["epsilon_mean"] == pytest.approx(10.0 / 4)
     text = "\n".join(lines)
-    assert "ε assumptions: fake T1" in text and "iid_scheme-floras_snr-db-15" in text
+    assert "ε assumptions (all grid points): fake T1" in text and "iid_scheme-floras_snr-db-15" in text
 
 
 def test_validate_loads_every_expanded_scenario(tmp_path):
@@ -299,3 +299,45 @@ def test_dask_local_cluster_runs_the_grid(tmp_path):
     run_sweep(sweep, ref, executor=InProcessExecutor(), runner=FakeRunner(), loader=fake_loader,
               progress=False, echo=None)
     assert _tree(tmp_path / "dask") == _tree(ref)
+
+
+def test_quick_sweep_end_to_end_with_the_real_runner(tmp_path, capsys):
+    """`floras sweep scenarios/snr_sweep.toml --quick` trains for real, then `floras figures` draws it."""
+    from scenarios.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "results"
+    assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0",
+                 "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "6 run(s) finished, 0 already done, 0 failed" in text
+    assert "ε assumptions (all grid points):" in text and "T1" in text
+    rows = summarize(out / "snr_sweep")
+    assert len(rows) == 6 and all(r["seeds_done"] == 1 for r in rows)
+    assert all(0.0 <= r["final_test_accuracy_mean"] <= 1.0 for r in rows)
+    for point in read_manifest(out / "snr_sweep")["points"]:
+        run = out / "snr_sweep" / point["runs"][0]["dir"]
+        assert (run / "DONE").is_file() and not (run / "checkpoint.npz").exists()
+        assert json.loads((run / "sweep_run.json").read_text())["overrides"]["phy.snr_db"] == point["overrides"]["phy.snr_db"]
+    # a rerun does nothing but rewrite the summary
+    assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0",
+                 "--out", str(out), "--no-progress"]) == 0
+    assert "0 run(s) finished, 6 already done" in capsys.readouterr().out
+    assert main(["figures", "--results", str(out), "--out", str(tmp_path / "figs")]) == 0
+    assert (tmp_path / "figs" / "snr_sweep_accuracy.png").stat().st_size > 10_000
+
+
+def test_cli_rejects_unknown_scenario_key_before_any_run(tmp_path, capsys):
+    from scenarios.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "scenarios" / "fig4.toml").read_text().replace('"training.lr" = 0.001', '"training.lrate" = 0.001')
+    text = text.replace('base = "base/fashion_mlp.toml"', f'base = "{root / "scenarios" / "base" / "fashion_mlp.toml"}"')
+    text = text.replace('base = "base/digits_mlp.toml"', f'base = "{root / "scenarios" / "base" / "digits_mlp.toml"}"')
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    out = tmp_path / "results"
+    assert main(["sweep", str(bad), "--out", str(out), "--workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "grid point non-iid_scheme-floras_snr-db-15" in err and "unknown key training.lrate" in err
+    assert "Traceback" not in err and not out.exists()
