@@ -60,10 +60,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
     eps = summary["final_epsilon"]
-    eps_text = "inf (no privacy noise)" if eps == float("inf") else f"{eps:.4g} at delta = {config.privacy.delta} (see config.json for assumptions)"
+    if config.phy.scheme != "floras":
+        eps_text = "inf (no privacy noise)"
+    else:
+        eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model T1)"
     print(
         f"{out}: {summary['rounds']} rounds, scheme {config.phy.scheme}, "
         f"test accuracy {summary['final_test_accuracy']:.4f}, test loss {summary['final_test_loss']:.4f}, "
         f"train loss {summary['final_train_loss']:.4f}, epsilon {eps_text}, {summary['wall_time_s']:.1f} s"
     )
+    if config.phy.scheme == "floras":
+        import json
+
+        record = json.loads((out / "config.json").read_text(encoding="utf-8"))
+        print(f"epsilon assumptions: {record.get('epsilon_assumptions', 'see config.json')}")
     return 0
