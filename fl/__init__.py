@@ -1,0 +1,11 @@
+"""The learning side of the simulator (SPEC §1, §2, §8).
+
+:mod:`fl.data` (Fashion-MNIST / MNIST IDX files, scikit-learn digits, a synthetic task),
+:mod:`fl.partition` (IID, label shards, Dirichlet; equal client sizes), :mod:`fl.models`
+(MLP and CNN with a forward pass batched over clients), :mod:`fl.training` (the K scheduled
+clients' local SGD as one TensorFlow computation; evaluation), :mod:`fl.federated` (client
+sampling and the FedAvg step over any :class:`phy.aggregation.Aggregator`).
+
+``fl`` uses the physical layer only through :mod:`phy.aggregation` and :mod:`phy.randomness`;
+TensorFlow is imported inside the functions that need it.
+"""

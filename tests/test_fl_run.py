@@ -197,3 +197,14 @@ def test_divergence_stops_the_run_and_keeps_results(tmp_path, capsys):
     assert (out / "config.json").exists() and (out / "metrics.csv").exists() and not (out / "DONE").exists()
     with pytest.raises(NonFiniteModelError):
         run_scenario(load_scenario(scenario), tmp_path / "again", progress=False)
+
+
+def test_cli_set_parses_toml_values_and_bare_words():
+    from scenarios.train_cmd import parse_override
+
+    assert parse_override("phy.snr_db=0") == ("phy.snr_db", 0)
+    assert parse_override("model.hidden=[32, 16]") == ("model.hidden", [32, 16])
+    assert parse_override("phy.scheme=channel-inversion") == ("phy.scheme", "channel-inversion")
+    assert parse_override('phy.scheme="ideal"') == ("phy.scheme", "ideal")
+    with pytest.raises(ValueError, match="TABLE.KEY=VALUE"):
+        parse_override("phy.snr_db")
