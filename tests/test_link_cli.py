@@ -50,6 +50,11 @@ BAD = [
     (["--g-th", "-1"], "g_th must be a finite number > 0"),
     (["--key-hex", "00112233"], "key-hex must be at least 32 hex digits"),
     (["--rounds", "0"], "rounds must be an integer ≥ 1"),
+    (["--K", "0"], "K must be an integer ≥ 1"),
+    (["--seed", "-1"], "seed must be an integer in [0, 2**63)"),
+    (["--chunk-size", "0"], "chunk_size must be an integer ≥ 1"),
+    (["--normalization", "clip"], "clip_norm must be set"),
+    (["--path", "fast", "--sequences", "pn"], "path must be 'chip' or 'auto'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
     (["--scheme", "magic"], "argument --scheme: invalid choice"),
 ]

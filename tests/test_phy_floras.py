@@ -163,6 +163,19 @@ def test_pn_sequences_use_the_chip_path_and_are_flagged_biased():
     assert np.all(np.isfinite(r.s_hat))
 
 
+def test_auto_path_is_fast_exactly_for_orthonormal_sets():
+    for family, path in (("walsh-hadamard", "fast"), ("random-orthonormal", "fast"), ("pn", "chip")):
+        assert FlorasLink(PhyConfig(N=30, L=32, sequences=family), K=20, seed=0, key=KEY).path == path
+
+
+def test_conditional_variance_formula_holds_for_non_orthogonal_sets():
+    """pn sets: V = (σ²/L)·Σ_{j,l∈I} G_jl/(r_j^s r_l^s) is still the within-round variance of e."""
+    d = 20000
+    _, rounds = _trace_rounds("chip", 3, d=d, sequences="pn")
+    for r in rounds:
+        assert stats.kstest(r.inactive_noise / np.sqrt(r.V), "norm").pvalue > LEVEL
+
+
 def test_floras_needs_a_long_enough_key():
     with pytest.raises(ValueError, match="^key"):
         make_aggregator(PhyConfig(N=30), K=20, d=10, seed=0, key=b"0123456789")
