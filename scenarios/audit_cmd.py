@@ -88,6 +88,8 @@ def _f(v, digits: int = 4) -> str:
         return "-"
     if isinstance(v, str):
         return v
+    if isinstance(v, float) and math.isnan(v):
+        return "-"
     if isinstance(v, float) and math.isinf(v):
         return "∞"
     return f"{v:.{digits}g}"

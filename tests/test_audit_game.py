@@ -88,6 +88,15 @@ def test_floras_audit_command_writes_the_documented_keys(tmp_path, capsys):
     d1 = json.loads(out1.read_text())
     assert "detection_probability" not in d1 and "empirical_epsilon_lower" in d1 and "epsilon_upper" in d1
 
+    # the figures read the stored JSON only
+    from figures import audit_epsilon, audit_roc
+
+    for module, stem in ((audit_roc, "audit_roc"), (audit_epsilon, "audit_epsilon")):
+        paths = module.make(tmp_path, tmp_path / "fig")
+        assert {p.name for p in paths} == {f"{stem}.png", f"{stem}.pdf", f"{stem}.caption.txt"}
+        assert all(p.stat().st_size > 0 for p in paths)
+    assert "T1 only" in (tmp_path / "fig" / "audit_epsilon.caption.txt").read_text()
+
 
 @pytest.mark.parametrize("argv, name", [
     (["--threat", "T1", "--trials", "2"], "trials"),

@@ -27,6 +27,7 @@ P_D(τ) = ∫₀^∞ 2x e^{−x²} Q((τ − x b)/(σ/√L)) dx (phase).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,7 +104,7 @@ def theoretical_detection_probability(*, threshold: float, b: float, noise_var: 
 class DetectionResult:
     """Empirical detector performance over many (round, sequence) pairs.
 
-    detection_probability, false_alarm_probability : float (point estimates)
+    detection_probability, false_alarm_probability : float (point estimates; P_FA is NaN when N = K)
     detection_ci, false_alarm_ci : (float, float) two-sided Clopper–Pearson at ``confidence``
     n_active, n_inactive : int (sequence-rounds of each kind)
     threshold : float; nominal_false_alarm : float; kind : str
@@ -136,12 +137,17 @@ def evaluate_detector(statistics, active_mask, *, threshold: float, nominal_fals
     statistics, active_mask : [rounds, N] float64 / bool (truth used for scoring only).
     """
     act, ina = _split(statistics, active_mask)
-    if act.size == 0 or ina.size == 0:
-        raise ValueError("need at least one active and one inactive sequence-round (N > K)")
-    kd, kf = int(np.sum(act > threshold)), int(np.sum(ina > threshold))
+    if act.size == 0:
+        raise ValueError("need at least one active sequence-round (K ≥ 1)")
+    kd = int(np.sum(act > threshold))
     dlo, dhi = clopper_pearson(kd, act.size, confidence=confidence)
-    flo, fhi = clopper_pearson(kf, ina.size, confidence=confidence)
-    return DetectionResult(kd / act.size, kf / ina.size, (float(dlo), float(dhi)), (float(flo), float(fhi)),
+    if ina.size:
+        kf = int(np.sum(ina > threshold))
+        flo, fhi = clopper_pearson(kf, ina.size, confidence=confidence)
+        pfa = kf / ina.size
+    else:  # N = K: every sequence is active, there is nothing to mistake
+        pfa, flo, fhi = math.nan, math.nan, math.nan
+    return DetectionResult(kd / act.size, pfa, (float(dlo), float(dhi)), (float(flo), float(fhi)),
                            int(act.size), int(ina.size), float(threshold), float(nominal_false_alarm), kind, confidence)
 
 
@@ -164,7 +170,10 @@ def roc_curve(statistics, active_mask, *, noise_var: float, kind: str, false_ala
     tau = np.atleast_1d(np_threshold(noise_var=noise_var, false_alarm=grid, kind=kind))
     act_s, ina_s = np.sort(act), np.sort(ina)
     pd = (act_s.size - np.searchsorted(act_s, tau, side="right")) / act_s.size
-    pf = (ina_s.size - np.searchsorted(ina_s, tau, side="right")) / ina_s.size
+    if ina_s.size:
+        pf = (ina_s.size - np.searchsorted(ina_s, tau, side="right")) / ina_s.size
+    else:  # N = K
+        pf = np.full(tau.shape, np.nan)
     return {
         "nominal_false_alarm": grid.tolist(),
         "threshold": tau.tolist(),

@@ -21,8 +21,9 @@ T1 (the adversary sees x̂, hence ŝ = (x̂ − Σμ_k)·C/R, and knows the back
     e isotropic multivariate Cauchy of scale γ = N − K, density ∝ (γ² + ‖·‖²)^{−(d+1)/2}.
     The Neyman–Pearson statistic of world 1 against world 0 is the log-likelihood ratio
         Λ = ((d+1)/2)·[ln(γ² + ‖y − μ₀‖²) − ln(γ² + ‖y − μ₁‖²)],  μ_w = s_c^{(w)}/b,
-    which is robust to the heavy tails (it compares distances, not coordinates). For γ = 0 it
-    becomes the least-squares statistic ‖y − μ₀‖² − ‖y − μ₁‖².
+    which is robust to the heavy tails (it compares distances, not coordinates). The scale used
+    is γ plus the Cauchy scale of the active clients' own decoding errors at the configured SNR
+    (:func:`t1_scale`), so the statistic stays robust at γ = 0.
 T2 (the base station sees the chips of every slot and knows A, b, K and the canary):
     it decodes v_j = b·r_j^i/r_j^s, takes the K sequences with the largest NP detector
     statistic (:mod:`scenarios.audit.detection`) and scores
@@ -33,6 +34,7 @@ Any statistic gives a valid lower bound; these are strong ones, not proven optim
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +47,7 @@ from phy.randomness import stream
 from .bound import EpsilonLowerBound, empirical_epsilon_lower
 from .detection import detector_kind, detector_statistic
 
-__all__ = ["THREATS", "NEIGHBOURS", "CanaryWorlds", "make_canary_worlds", "t1_statistic", "t2_statistic", "GameResult", "play_game"]
+__all__ = ["THREATS", "NEIGHBOURS", "CanaryWorlds", "make_canary_worlds", "t1_scale", "t1_statistic", "t2_statistic", "GameResult", "play_game"]
 
 THREATS = ("T1", "T2")
 NEIGHBOURS = ("replace", "zero")
@@ -86,6 +88,17 @@ def make_canary_worlds(seed: int, *, K: int, d: int, neighbour: str = "replace",
     x1 = x0.copy()
     x1[0] = -clip_norm * u if neighbour == "replace" else 0.0
     return CanaryWorlds(x0=x0, x1=x1, u=u, clip_norm=float(clip_norm), neighbour=neighbour)
+
+
+def t1_scale(*, gamma: float, K: int, noise_var: float, b: float) -> float:
+    """Scale used by the T1 statistic: γ + K·√2·(σ/√L)/b (choice, fixed before any trial).
+
+    The second term is the scale of the active clients' own decoding error at finite SNR: each
+    client's error n_i/g_k (ŝ/b units) is a ratio of zero-mean Gaussians, Cauchy with scale
+    √2·(σ/√L)/b for g_k ~ N(0, ½), and K of them add up. It keeps the statistic robust when
+    γ = 0, where the release is otherwise modelled as noise-free.
+    """
+    return float(gamma) + K * math.sqrt(2.0 * noise_var) / b
 
 
 def t1_statistic(y: np.ndarray, mu0: np.ndarray, mu1: np.ndarray, *, gamma: float) -> float:
@@ -148,7 +161,7 @@ def play_game(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, se
         from phy.floras import FlorasAggregator
 
         agg = FlorasAggregator(cfg, K=K, d=d, seed=seed, key=key)
-        gamma = cfg.N - K
+        gamma = t1_scale(gamma=cfg.N - K, K=K, noise_var=cfg.noise_variance / cfg.L, b=b)
         background = nz[0].s[1:].sum(axis=0) / b  # identical in both worlds
         mu0, mu1 = nz[0].s[0] / b, nz[1].s[0] / b
         for w in (0, 1):
