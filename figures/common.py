@@ -221,9 +221,11 @@ def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: st
     out_dir.mkdir(parents=True, exist_ok=True)
     wrapped = "\n".join(textwrap.wrap(caption, width=int(fig.get_figwidth() * 16)))
     n_lines = wrapped.count("\n") + 1
-    bottom = (0.12 + 0.16 * n_lines) / fig.get_figheight()
-    height = fig.get_figheight()
-    fig.subplots_adjust(bottom=bottom + 0.55 / height, top=1 - 0.75 / height, hspace=0.5, wspace=0.28)
+    plot_height = fig.get_figheight()
+    caption_height = 0.14 + 0.135 * n_lines  # inches of caption text (7.5 pt lines)
+    height = plot_height + caption_height
+    fig.set_figheight(height)  # the caption gets its own room: the panels keep their size
+    fig.subplots_adjust(bottom=(caption_height + 0.55) / height, top=1 - 0.75 / height, hspace=0.5, wspace=0.28)
     fig.text(0.01, 0.01, wrapped, fontsize=7.5, va="bottom", ha="left", wrap=False)
     paths = []
     for ext in ("png", "pdf"):
