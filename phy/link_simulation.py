@@ -119,11 +119,12 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 summary["inactive_noise"] = {
                     "units": "s_hat/b (b = sqrt(P)); V is the per-entry conditional variance in (s_hat/b)^2",
                     "cauchy_scale": cauchy_scale_mle(pooled),
-                    "cauchy_scale_expected": float(gamma),
+                    # the Cauchy(0, γ) / Lévy(0, γ²) laws hold for orthonormal sets only
+                    "cauchy_scale_expected": float(gamma) if agg.link.orthonormal else None,
                     "cauchy_scale_estimator": "maximum likelihood, location 0, pooled over rounds",
                     "pooled_entries": int(pooled.size),
                     "v_quantiles": _quantiles(np.asarray(r["V"])),
-                    "v_quantiles_expected_levy": levy_quantiles(gamma),
+                    "v_quantiles_expected_levy": levy_quantiles(gamma) if agg.link.orthonormal else None,
                     "within_round_excess_kurtosis": kurt,
                     "within_round_excess_kurtosis_se": float(np.sqrt(24.0 / d)),
                 }
