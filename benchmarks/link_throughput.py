@@ -8,7 +8,9 @@ subprocess:
 - ``fast`` / ``chip``: one FLORAS link round (``FlorasLink.run_round`` on normalized vectors:
   keyed assignment, Sionna fading draw, reference and data slots, despreading, ratio estimator);
 - ``fast+agg`` / ``chip+agg``: the whole aggregation-interface round (normalization,
-  link round, de-normalization, error).
+  link round, de-normalization, error);
+- ``fading``: the per-round Sionna fading draw alone (part of every link round; measured once,
+  it does not depend on d).
 
 Time: median over ``--repeats`` rounds after one warm-up round (which imports TensorFlow and
 builds the Sionna model). Memory: peak traced allocation (``tracemalloc``, numpy buffers
@@ -44,7 +46,12 @@ def _one(kind: str, d: int, repeats: int) -> dict:
     from phy.randomness import stream
 
     x = stream(0, "bench-x").standard_normal((K, d))
-    if kind == "floor":
+    if kind == "fading":
+        from phy.fading import draw_rayleigh
+
+        def step(t):
+            return draw_rayleigh(0, t, K=K)
+    elif kind == "floor":
         def step(t):
             return stream(0, "bench-floor", t).standard_normal((N, d + 1))
     elif kind in ("fast", "chip"):
@@ -72,7 +79,7 @@ def _one(kind: str, d: int, repeats: int) -> dict:
     step(repeats + 1)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    held = 0 if kind == "floor" else K * d * 8
+    held = 0 if kind in ("floor", "fading") else K * d * 8
     # the K×d input held before tracing started (s for a link round, x for an aggregation round) is
     # added, so the figure is the round's full footprint
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -83,15 +90,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dims", type=int, nargs="+", default=[10**4, 10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--kinds", nargs="+", default=["floor", "fast", "chip", "fast+agg", "chip+agg"])
+    ap.add_argument("--kinds", nargs="+", default=["fading", "floor", "fast", "chip", "fast+agg", "chip+agg"])
     ap.add_argument("--one", nargs=2, metavar=("KIND", "D"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(_one(args.one[0], int(args.one[1]), args.repeats)))
         return 0
     rows = []
-    for d in args.dims:
+    for i, d in enumerate(args.dims):
         for kind in args.kinds:
+            if kind == "fading" and i > 0:
+                continue
             out = subprocess.run([sys.executable, __file__, "--one", kind, str(d), "--repeats", str(args.repeats)],
                                  capture_output=True, text=True, check=True)
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
