@@ -215,7 +215,7 @@ def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool) -> tuple[st
     cfg_path = out_dir / "config.json"
     ckpt_path = out_dir / CHECKPOINT
     done = (out_dir / DONE).is_file()
-    if (done or ckpt_path.is_file()) and cfg_path.is_file():
+    if cfg_path.is_file():
         stored = json.loads(cfg_path.read_text(encoding="utf-8")).get("config", {})
         diff = _config_mismatch(stored, config_dict)
         if diff:
@@ -235,8 +235,9 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     Returns a summary: ``final_test_accuracy``, ``final_test_loss``, ``final_train_loss``,
     ``final_epsilon``, ``rounds``, ``wall_time_s``. With ``resume`` an interrupted run
     continues from its last checkpoint and yields the same metrics as an uninterrupted run
-    (wall time aside); a finished run (``DONE``) is returned without work. Without ``resume``
-    a non-empty ``out_dir`` is an error. Raises :class:`fl.federated.NonFiniteModelError` if
+    (wall time aside); a finished run (``DONE``) is returned without work; a directory whose
+    ``config.json`` holds another scenario is an error. Without ``resume`` a non-empty
+    ``out_dir`` is an error. Raises :class:`fl.federated.NonFiniteModelError` if
     the model diverges (results so far are kept).
     """
     config = config.validate()

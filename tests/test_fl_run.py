@@ -135,9 +135,17 @@ def test_digits_ideal_run_learns_and_writes_the_run_directory(tmp_path):
     assert run_scenario(cfg, out, resume=True, progress=False) == summary
 
 
-@pytest.mark.parametrize("scheme, checkpoint_every, stop_at", [("floras", 1, 2), ("channel-inversion", 2, 3)])
-def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch, scheme, checkpoint_every, stop_at):
-    cfg = load_scenario(_scenario(tmp_path), {"phy.scheme": scheme, "run.checkpoint_every": checkpoint_every})
+@pytest.mark.parametrize(
+    "scheme, checkpoint_every, stop_at, extra",
+    [
+        ("floras", 1, 2, {}),
+        ("floras", 3, 1, {"phy.normalization": "clip", "phy.clip_norm": 0.5}),  # no checkpoint yet: starts over
+        ("channel-inversion", 2, 3, {}),
+    ],
+)
+def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch, scheme, checkpoint_every, stop_at, extra):
+    overrides = {"phy.scheme": scheme, "run.checkpoint_every": checkpoint_every, **extra}
+    cfg = load_scenario(_scenario(tmp_path), overrides)
     ref = tmp_path / "ref"
     run_scenario(cfg, ref, progress=False)
 
@@ -153,12 +161,12 @@ def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch, scheme, check
     with pytest.raises(KeyboardInterrupt):
         run_scenario(cfg, out, progress=False)
     monkeypatch.setattr(FederatedAveraging, "step", real_step)
-    assert len(_rows(out)) == stop_at and not (out / "DONE").exists() and (out / "checkpoint.npz").exists()
+    assert len(_rows(out)) == stop_at and not (out / "DONE").exists()
+    assert (out / "checkpoint.npz").exists() == (stop_at >= checkpoint_every)
     with pytest.raises(ValueError, match="use --resume"):
         run_scenario(cfg, out, progress=False)
     with pytest.raises(ValueError, match=r"different scenario \(differs at training\.lr"):
-        run_scenario(load_scenario(_scenario(tmp_path), {"phy.scheme": scheme, "run.checkpoint_every": checkpoint_every,
-                                                         "training.lr": 0.2}), out, resume=True, progress=False)
+        run_scenario(load_scenario(_scenario(tmp_path), {**overrides, "training.lr": 0.2}), out, resume=True, progress=False)
     run_scenario(cfg, out, resume=True, progress=False)
     assert (out / "DONE").exists()
     got, want = _rows(out), _rows(ref)
