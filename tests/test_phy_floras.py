@@ -163,6 +163,17 @@ def test_pn_sequences_use_the_chip_path_and_are_flagged_biased():
     assert np.all(np.isfinite(r.s_hat))
 
 
+@pytest.mark.parametrize("path", ["fast", "chip"])
+def test_inactive_noise_does_not_depend_on_snr_or_power(path):
+    """e and V are ratios of noise projections: the same draws give the same values at any P, σ²."""
+    s = _s(20, 300)
+    outs = [FlorasLink(PhyConfig(N=30, path=path, snr_db=snr, power=p), K=20, seed=8, key=KEY)
+            .run_round(s * np.sqrt(p), round_index=1, trace=True) for snr, p in ((0.0, 1.0), (40.0, 1.0), (10.0, 9.0))]
+    for o in outs[1:]:
+        assert o.V == pytest.approx(outs[0].V, rel=1e-10)
+        np.testing.assert_allclose(o.inactive_noise, outs[0].inactive_noise, rtol=1e-9)
+
+
 def test_auto_path_is_fast_exactly_for_orthonormal_sets():
     for family, path in (("walsh-hadamard", "fast"), ("random-orthonormal", "fast"), ("pn", "chip")):
         assert FlorasLink(PhyConfig(N=30, L=32, sequences=family), K=20, seed=0, key=KEY).path == path
