@@ -7,7 +7,8 @@ Reads only stored ``floras audit --threat T2 --sweep-snr-db …`` JSON files (ke
 Neyman–Pearson threshold — one line per SNR, without CSIT (energy detector) and with phase
 pre-rotation (signed detector), for the audit's own K and N;
 (c) the detection probability at the default threshold and the top-K accuracy against SNR, for
-every (CSIT, K, N) in the sweep.
+every (CSIT, K, N) in the sweep;
+(d) the median per-client decoding NMSE against SNR (10–90% quantile band).
 
 Writes ``audit_roc`` (PNG, PDF, caption text) with :func:`figures.common.save_figure`.
 """
@@ -53,7 +54,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     data = audits[0]
     sweep = data["detection_sweep"]
     K0, N0 = data["config"]["K"], data["config"]["N"]
-    fig, axes = plt.subplots(1, 3, figsize=(14, 5.4))
+    fig, axes = plt.subplots(1, 4, figsize=(18, 5.4))
     for ax, csit, title in ((axes[0], "none", "(a) no CSIT: energy detector |r_j^s|²"),
                             (axes[1], "phase", "(b) phase pre-rotation: signed detector r_j^s")):
         recs = sorted((r for r in sweep if r["csit"] == csit and r["K"] == K0 and r["N"] == N0), key=lambda r: r["snr_db"])
@@ -86,6 +87,21 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
+    ax = axes[3]
+    for csit, K, N in groups:
+        recs = sorted((r for r in sweep if (r["csit"], r["K"], r["N"]) == (csit, K, N)), key=lambda r: r["snr_db"])
+        if not all("decoding" in r for r in recs):
+            continue
+        x = [r["snr_db"] for r in recs]
+        (line,) = ax.plot(x, [r["decoding"]["median"] for r in recs], marker="o", label=f"csit={csit}, K={K}, N={N}")
+        ax.fill_between(x, [r["decoding"]["quantiles"]["0.1"] for r in recs], [r["decoding"]["quantiles"]["0.9"] for r in recs],
+                        color=line.get_color(), alpha=0.12, linewidth=0)
+    ax.set_yscale("log")
+    ax.set_xlabel("SNR = P/σ² [dB]")
+    ax.set_ylabel("per-client decoding NMSE ‖v_j − s_k‖²/‖s_k‖²")
+    ax.set_title("(d) decoding each client's update: median, 10–90%", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
     nominal = sweep[0]["nominal_false_alarm"]
     rounds = data.get("rounds")
     caption = (
@@ -93,7 +109,9 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         f"{data['config']['sequences']}) and keeps the raw reference slot detects which sequences are in use. "
         f"Per-sequence Neyman–Pearson detectors (energy without CSIT, signed with phase pre-rotation); ROC by sweeping "
         f"the threshold; dots and panel (c): default threshold for a nominal false-alarm probability {nominal:g}. "
-        f"Top-K rule: the K largest statistics declared active (the base station schedules K). {SNR_DEFINITION}. "
+        f"Top-K rule: the K largest statistics declared active (the base station schedules K). (d) NMSE of the decode "
+        f"b·r_j^i/r_j^s of each active client's normalized update (d = {data['config']['d']}, ‖s_k‖ = C, full power); "
+        f"its mean does not exist (Gaussian denominator), hence median and quantiles. {SNR_DEFINITION}. "
         f"Rayleigh block fading, {rounds} rounds per point, seed {data['seed']}; source file {data['_file']}."
     )
     return save_figure(fig, Path(out_dir), "audit_roc", caption)

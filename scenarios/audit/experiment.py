@@ -121,8 +121,11 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
 
 
 def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, Ns, rounds: int, seed: int, key: bytes,
-                    false_alarm: float = DEFAULT_FALSE_ALARM, confidence: float = 0.95) -> list[dict]:
-    """Detection at the default threshold and ROC for every (snr_db, csit, K, N) with K ≤ N ≤ L."""
+                    d: int = 16, false_alarm: float = DEFAULT_FALSE_ALARM, confidence: float = 0.95) -> list[dict]:
+    """Detection (default threshold, top-K, ROC) and decoding NMSE for every (snr_db, csit, K, N), K ≤ N.
+
+    Updates: independent rounds (persistence 0), ‖s_k‖ = C = config.norm_bound(d).
+    """
     out = []
     for snr in snr_dbs:
         for csit in csits:
@@ -136,13 +139,18 @@ def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, 
                     kind = detector_kind(csit)
                     stats = np.empty((rounds, N))
                     mask = np.zeros((rounds, N), dtype=bool)
-                    zero = np.zeros((int(K), 1))
+                    nmse = []
+                    C = cfg.norm_bound(d)
                     for t in range(rounds):
-                        view, truth = up.round(zero, round_index=t)
+                        s = persistent_updates(seed, t, K=int(K), d=d, C=C, persistence=0.0)
+                        view, truth = up.round(s, round_index=t)
                         stats[t] = detector_statistic(view.r_ref, kind=kind)
                         mask[t, truth.active] = True
+                        nmse.append(client_nmse(view, truth))
                     block = _detection_block(stats, mask, up=up, config=cfg, K=int(K), false_alarm=false_alarm, confidence=confidence)
-                    out.append({"snr_db": float(snr), "csit": csit, "K": int(K), "N": int(N), **block})
+                    dec = summarize_nmse(np.concatenate(nmse))
+                    out.append({"snr_db": float(snr), "csit": csit, "K": int(K), "N": int(N), **block,
+                                "decoding_nmse": dec["median"], "decoding": dec})
     return out
 
 
@@ -200,7 +208,7 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
         out["decoding_nmse"] = t2["decoding"]["median"]
         out.update(t2)
         if sweep:
-            out["detection_sweep"] = detection_sweep(config, seed=seed, key=key, false_alarm=false_alarm,
+            out["detection_sweep"] = detection_sweep(config, seed=seed, key=key, d=d, false_alarm=false_alarm,
                                                      confidence=confidence, **sweep)
     game = play_game(config, threat=threat, K=K, d=d, trials=trials, seed=seed, key=key, delta=delta,
                      confidence=confidence, neighbour=neighbour)
