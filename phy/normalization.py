@@ -59,17 +59,20 @@ def normalize(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = N
         raise ValueError(f"C must be a finite number > 0 (got {C})")
     mu = x.mean(axis=1)
     centred = x - mu[:, None]
-    norms = np.linalg.norm(centred, axis=1)
+    # row by row: the same pairwise sums as np.linalg.norm(centred, axis=1) without a K×d temporary
+    norms = np.sqrt(np.array([np.add.reduce(row * row) for row in centred]))
     if rule == "paper":
         c_max = float(norms.max())
         if c_max == 0.0:
             return Normalized(np.zeros_like(x), mu, 0.0)
-        return Normalized(centred * (C / c_max), mu, c_max / C)
+        centred *= C / c_max  # in place: the centred copy becomes s (one K×d buffer, not two)
+        return Normalized(centred, mu, c_max / C)
     if rule == "clip":
         if clip_norm is None or not (np.isfinite(clip_norm) and clip_norm > 0):
             raise ValueError(f"clip_norm must be a finite number > 0 for rule 'clip' (got {clip_norm})")
         factor = np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))
-        return Normalized(centred * (factor * (C / clip_norm))[:, None], mu, clip_norm / C)
+        centred *= (factor * (C / clip_norm))[:, None]  # in place, as above
+        return Normalized(centred, mu, clip_norm / C)
     raise ValueError(f"normalization must be one of {NORMALIZATIONS} (got {rule!r})")
 
 
