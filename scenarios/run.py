@@ -150,6 +150,29 @@ def _summary(rows: list[dict], rounds: int) -> dict:
     }
 
 
+def _effective(config_dict: dict) -> dict:
+    """The scenario without keys that cannot affect this run (compared when resuming).
+
+    CNN keys of an MLP (and the reverse), synthetic-data keys of a real data set, the split
+    fraction of IDX data, the shard count outside ``shards`` and α outside ``dirichlet``.
+    """
+    out = json.loads(json.dumps(config_dict))
+    model, data, part = out.get("model", {}), out.get("data", {}), out.get("partition", {})
+    drop = {"mlp": ("channels", "kernel_size"), "cnn": ("hidden",)}.get(model.get("name"), ())
+    for key in drop:
+        model.pop(key, None)
+    if data.get("name") != "synthetic":
+        for key in ("synthetic_samples", "synthetic_features", "synthetic_classes"):
+            data.pop(key, None)
+    if data.get("name") in ("fashion-mnist", "mnist"):
+        data.pop("test_fraction", None)
+    if part.get("kind") != "shards":
+        part.pop("shards_per_client", None)
+    if part.get("kind") != "dirichlet":
+        part.pop("alpha", None)
+    return out
+
+
 def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | None:
     for key in sorted(set(stored) | set(current)):
         a, b = stored.get(key, "<absent>"), current.get(key, "<absent>")
@@ -217,7 +240,7 @@ def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool) -> tuple[st
     done = (out_dir / DONE).is_file()
     if cfg_path.is_file():
         stored = json.loads(cfg_path.read_text(encoding="utf-8")).get("config", {})
-        diff = _config_mismatch(stored, config_dict)
+        diff = _config_mismatch(_effective(stored), _effective(config_dict))
         if diff:
             raise ValueError(f"out dir {out_dir} holds a run of a different scenario (differs at {diff}); choose another --out")
     if done:

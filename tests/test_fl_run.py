@@ -216,3 +216,13 @@ def test_cli_set_parses_toml_values_and_bare_words():
     assert parse_override('phy.scheme="ideal"') == ("phy.scheme", "ideal")
     with pytest.raises(ValueError, match="TABLE.KEY=VALUE"):
         parse_override("phy.snr_db")
+
+
+def test_resume_ignores_keys_that_cannot_affect_the_run(tmp_path):
+    from scenarios.run import _config_mismatch, _effective
+
+    a = load_scenario(_scenario(tmp_path)).to_dict()
+    b = load_scenario(_scenario(tmp_path), {"model.channels": [4], "partition.alpha": 3.0}).to_dict()
+    assert _config_mismatch(_effective(a), _effective(b)) is None  # MLP, IID: CNN widths and α are unused
+    c = load_scenario(_scenario(tmp_path), {"model.hidden": [8]}).to_dict()
+    assert _config_mismatch(_effective(a), _effective(c)).startswith("model.hidden")
