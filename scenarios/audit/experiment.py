@@ -31,6 +31,7 @@ from .detection import (
     top_k_accuracy,
 )
 from .game import NEIGHBOURS, THREATS, play_game
+from .stats import check_confidence
 from .linking import LINK_METHODS, link_rounds, linking_success, persistent_updates
 
 __all__ = ["measure_t2", "detection_sweep", "accountant_upper", "run_audit", "SNR_DEFINITION"]
@@ -192,6 +193,20 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
     if neighbour not in NEIGHBOURS:
         raise ValueError(f"neighbour must be one of {{{', '.join(NEIGHBOURS)}}} (got {neighbour!r})")
     config.validate(K=K, d=d)
+    # everything that can fail on input is checked before the long work starts
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 4:
+        raise ValueError(f"trials must be an integer ≥ 4 (got {trials!r})")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
+        raise ValueError(f"rounds must be an integer ≥ 2 (got {rounds!r})")
+    if not 0.0 < false_alarm < 1.0:
+        raise ValueError(f"false_alarm must be in (0, 1) (got {false_alarm!r})")
+    if not all(0.0 <= float(p) <= 1.0 for p in persistence) or not len(persistence):
+        raise ValueError(f"persistence must list values in [0, 1] (got {persistence!r})")
+    if d < 3:
+        raise ValueError(f"d must be ≥ 3 for the game's zero-mean canary (got {d})")
+    check_confidence(confidence)
+    upper = accountant_upper(K=K, N=config.N, d=d, C=config.C, power=config.power, clip_norm=1.0,
+                             neighbour=neighbour, delta=delta)
     out: dict = {
         "threat": threat,
         "config": {"K": K, "d": d, **{k: v for k, v in config.to_dict().items() if k not in ("scheme", "g_th", "rho_rule", "resource", "chunk_size", "normalization", "clip_norm")}},
@@ -212,8 +227,6 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
                                                      confidence=confidence, **sweep)
     game = play_game(config, threat=threat, K=K, d=d, trials=trials, seed=seed, key=key, delta=delta,
                      confidence=confidence, neighbour=neighbour)
-    upper = accountant_upper(K=K, N=config.N, d=d, C=config.C, power=config.power, clip_norm=1.0,
-                             neighbour=neighbour, delta=delta)
     out["empirical_epsilon_lower"] = game.bound.epsilon
     out["confidence"] = game.bound.confidence
     out["delta"] = delta

@@ -46,6 +46,7 @@ from phy.randomness import stream
 
 from .bound import EpsilonLowerBound, empirical_epsilon_lower
 from .detection import detector_kind, detector_statistic
+from .stats import check_confidence
 
 __all__ = ["THREATS", "NEIGHBOURS", "CanaryWorlds", "make_canary_worlds", "t1_scale", "t1_statistic", "t2_statistic", "GameResult", "play_game"]
 
@@ -151,6 +152,9 @@ def play_game(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, se
         raise ValueError(f"threat must be one of {{T1, T2}} (got {threat!r})")
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 4:
         raise ValueError(f"trials must be an integer ≥ 4 (got {trials!r})")
+    check_confidence(confidence)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be a number in [0, 1) (got {delta!r})")
     worlds = make_canary_worlds(seed, K=K, d=d, neighbour=neighbour)
     cfg = _game_config(config, worlds.clip_norm).validate(K=K, d=d)
     C = cfg.norm_bound(d)
