@@ -156,7 +156,7 @@ def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, 
 
 
 def accountant_upper(*, K: int, N: int, d: int, C: float | None, power: float, clip_norm: float, neighbour: str,
-                     delta: float) -> dict:
+                     delta: float, sequences: str = "walsh-hadamard") -> dict:
     """ε of one FLORAS round under T1 for the game's neighbouring pair, from :class:`privacy.FlorasRunAccountant`.
 
     The game schedules the canary in its round (M = K, p = 1: no sampling amplification) and plays
@@ -181,6 +181,14 @@ def accountant_upper(*, K: int, N: int, d: int, C: float | None, power: float, c
             else "neighbouring pair played: canary update x_c vs 0, the client still sending its reference slot (‖Δs‖ = C)"
         ),
     ]
+    if sequences == "pn":
+        out["assumptions"].append(
+            "WARNING: non-orthogonal (pn) sequences: the inactive-sequence noise is not the isotropic Cauchy "
+            "release of SPEC §7.2, so this ε is NOT a valid bound for the simulated link"
+        )
+        out["valid_for_link"] = False
+    else:
+        out["valid_for_link"] = True
     return out
 
 
@@ -206,7 +214,7 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
         raise ValueError(f"d must be ≥ 3 for the game's zero-mean canary (got {d})")
     check_confidence(confidence)
     upper = accountant_upper(K=K, N=config.N, d=d, C=config.C, power=config.power, clip_norm=1.0,
-                             neighbour=neighbour, delta=delta)
+                             neighbour=neighbour, delta=delta, sequences=config.sequences)
     out: dict = {
         "threat": threat,
         "config": {"K": K, "d": d, **{k: v for k, v in config.to_dict().items() if k not in ("scheme", "g_th", "rho_rule", "resource", "chunk_size", "normalization", "clip_norm")}},
@@ -243,6 +251,7 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
     out["epsilon_upper_applies_to"] = (
         "T1 only: the accountant bounds what an observer of ŝ learns; "
         + ("it is shown here for comparison and does NOT bound a base station with the raw signals (T2)" if threat == "T2"
-           else "the empirical lower bound must not exceed it")
+           else "the empirical lower bound must not exceed it" if upper["valid_for_link"]
+           else "with non-orthogonal sequences it does not apply to the simulated link (see its assumptions)")
     )
     return out
