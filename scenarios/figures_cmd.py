@@ -3,7 +3,7 @@
 Looks in ``--results DIR`` (default ``results``) for the sweep directories that each figure
 reads (``fig4``, ``fig5``, ``snr_sweep``, ``privacy_sweep``, written by ``floras sweep``) and
 writes PNG, PDF and a caption text file per figure to ``--out DIR`` (default
-``DIR/figures``). A figure whose results are absent is reported and skipped; it is an error
+``DIR/figures``), plus ``summary_tables.md`` (one table per sweep found). A figure whose results are absent is reported and skipped; it is an error
 when none is present.
 """
 
@@ -40,6 +40,11 @@ def run(args) -> int:
         paths = figure_module(module_name).make(sweep_dir, out)
         made.extend(paths)
         print(f"{module_name}: " + ", ".join(str(p) for p in paths if p.suffix != ".txt"))
+    from figures.tables import make_tables
+
+    tables = make_tables(results, out)
+    if tables is not None:
+        print(f"tables: {tables}")
     if not made:
         raise ValueError(f"--results must contain at least one sweep directory of {[s for _, s in FIGURES]} (got {str(results)!r})")
     if absent:
