@@ -169,14 +169,14 @@ class FlorasLink:
             r_ref = self.receiver.despread(y_ref)
             w = self.receiver.weights(r_ref)
             w_in = w[inactive] / self.b
-            A_in = self.A[:, inactive]
+            A_in_T = np.ascontiguousarray(self.A[:, inactive].T)
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
                 y = A_act @ (gs * s[:, c0:c1])  # chips of the chunk's data slots, [L, c]
                 for a, z, m in block_ranges(c0, c1):
                     n = block_noise((cfg.L,), z - a, seed=seed, purpose="floras-chip-noise",
                                     round_index=t, block=m, std=self.noise_std)
                     if trace:
-                        e[a:z] = w_in @ (A_in.T @ n)
+                        e[a:z] = w_in @ (A_in_T @ n)
                     y[:, a - c0 : z - c0] += n
                 s_hat[c0:c1] = self.receiver.combine(w, self.receiver.despread(y))
         V = self.conditional_variance(r_ref, inactive)

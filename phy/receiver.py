@@ -38,6 +38,7 @@ class Receiver:
         if not (np.isfinite(reference_amplitude) and reference_amplitude > 0):
             raise ValueError(f"reference_amplitude must be a finite number > 0 (got {reference_amplitude})")
         self.A = A
+        self._AT = np.ascontiguousarray(A.T)  # contiguous Aᵀ: much faster small GEMMs than a transposed view
         self.b = float(reference_amplitude)
 
     @property
@@ -53,7 +54,7 @@ class Receiver:
         y = np.asarray(y, dtype=np.float64)
         if y.shape[0] != self.L:
             raise ValueError(f"received signal must have L = {self.L} rows (got shape {y.shape})")
-        return self.A.T @ y
+        return self._AT @ y
 
     def weights(self, r_ref: np.ndarray) -> np.ndarray:
         """c_j = b / r_j^s, [N] float64, from the despread reference slot r^s [N]."""

@@ -103,4 +103,5 @@ def test_receiver_works_from_A_and_received_signals_only():
     y = A[:, active] @ (g[:, None] * s) + noise
     s_hat = Receiver(A, reference_amplitude=b).estimate(y_ref, y)
     r_ref, r = A.T @ y_ref, A.T @ y
-    np.testing.assert_allclose(s_hat, b * np.sum(r / r_ref[:, None], axis=0), rtol=1e-12)
+    # inactive ratios divide rounding of size ε·‖y‖ by noise of size 1e-3: agreement to ~1e-11 relative
+    np.testing.assert_allclose(s_hat, b * np.sum(r / r_ref[:, None], axis=0), rtol=1e-8)
