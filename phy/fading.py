@@ -7,7 +7,8 @@ in double precision; its output [1, 1, 1, K, 1, 1, 1] complex128 is flattened to
 
 Sionna draws from its global generator ``sionna.phy.config.tf_rng``. To make a draw a pure
 function of (seed, round) that generator is reset, under a lock, from the keyed stream
-``(seed, "fading", round)`` immediately before the draw. TensorFlow and Sionna are imported
+``(seed, "fading", round)`` immediately before the draw, on the CPU device (the draw is K complex
+numbers; pinning it keeps results independent of an accelerator). TensorFlow and Sionna are imported
 lazily, on the first draw, so importing :mod:`phy` stays light.
 
 Effective real gain (SPEC §5): without CSIT g_k = Re(h_k) ~ N(0, 1/2); with phase-only CSIT
@@ -61,10 +62,12 @@ def draw_rayleigh(seed: int, round_index: int, *, K: int) -> np.ndarray:
         h = _CACHE.get(cache_key)
         if h is None:
             model = _model(int(K))
+            import tensorflow as tf
             from sionna.phy import config as sionna_config
 
-            sionna_config.tf_rng.reset_from_seed(tf_seed)
-            out, _ = model(batch_size=1, num_time_steps=1)
+            with tf.device("/CPU:0"):  # same draws whether or not an accelerator is visible
+                sionna_config.tf_rng.reset_from_seed(tf_seed)
+                out, _ = model(batch_size=1, num_time_steps=1)
             h = np.asarray(out.numpy(), dtype=np.complex128).reshape(int(K))
             if len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.pop(next(iter(_CACHE)))

@@ -38,3 +38,12 @@ def test_real_part_and_phase_csit_gains(h):
     assert stats.kstest(g_phase, "rayleigh", args=(0, np.sqrt(0.5))).pvalue > LEVEL
     with pytest.raises(ValueError, match="^csit"):
         effective_gain(h, csit="full")
+
+
+def test_draw_is_the_same_in_a_fresh_process():
+    import subprocess
+    import sys
+
+    code = "from phy.fading import draw_rayleigh; print(draw_rayleigh(3, 5, K=4).tobytes().hex())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert bytes.fromhex(out.stdout.strip().splitlines()[-1]) == draw_rayleigh(3, 5, K=4).tobytes()
