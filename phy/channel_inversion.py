@@ -29,7 +29,7 @@ import numpy as np
 
 from .aggregation import AggregationResult, check_updates, relative_error
 from .blocks import chunk_ranges, fill_block_noise
-from .config import PhyConfig
+from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh
 from .normalization import denormalize, normalize
 from .randomness import check_seed
@@ -155,6 +155,7 @@ class ChannelInversionAggregator:
         return {
             "scheme": "channel-inversion",
             **self.config.to_dict(),
-            "snr_definition": "SNR = P/sigma^2, SPEC §5",
+            "snr_definition": SNR_DEFINITION,
+            "resource_convention": self.config.resource,
             "receiver_noise_variance": receiver_noise_variance(self.config),
         }

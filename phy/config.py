@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
-__all__ = ["PhyConfig", "SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
+__all__ = ["PhyConfig", "SNR_DEFINITION", "SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
 
+SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), SPEC §5"
 SCHEMES = ("floras", "channel-inversion", "ideal")
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")

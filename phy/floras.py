@@ -49,7 +49,7 @@ import numpy as np
 from .aggregation import AggregationResult, check_updates, relative_error
 from .assignment import KeyedAssignment
 from .blocks import block_noise, block_ranges, chunk_ranges
-from .config import PhyConfig
+from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh, effective_gain
 from .normalization import denormalize, normalize
 from .randomness import check_seed, stream
@@ -57,8 +57,6 @@ from .receiver import Receiver
 from .sequences import is_orthonormal, make_sequences, orthogonality_defect
 
 __all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path"]
-
-SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), SPEC §5"
 
 
 def resolve_path(path: str, *, orthonormal: bool) -> str:

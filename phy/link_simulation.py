@@ -15,13 +15,12 @@ from dataclasses import replace
 import numpy as np
 
 from .aggregation import make_aggregator
-from .config import PhyConfig
+from .config import SNR_DEFINITION, PhyConfig
 from .randomness import stream
 from .statistics import QUANTILE_LEVELS, cauchy_scale_mle, excess_kurtosis, levy_quantiles
 
 __all__ = ["simulate_link", "SNR_DEFINITION", "resource_statement", "POOLED_ENTRIES_PER_ROUND"]
 
-SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2)"
 POOLED_ENTRIES_PER_ROUND = 2000  # entries per round kept for the pooled Cauchy fit
 
 
