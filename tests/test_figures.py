@@ -75,6 +75,8 @@ def test_every_figure_regenerates_from_stored_results(results, tmp_path, capsys)
         text = (out / f"{stem}.caption.txt").read_text()
         assert f"ε assumptions (all curves): {ASSUMPTIONS}." in text
         assert "noise scale γ = 5" in text and "noise scale γ = 0" in text  # per-curve clauses kept
+    tables = (out / "summary_tables.md").read_text()
+    assert "### `fig5`" in tables and "| `iid_N-25` | 2 |" in tables
     # regenerating gives the same pixels
     first = (out / f"{stems[0]}.png").read_bytes()
     assert main(["figures", "--results", str(results), "--out", str(out)]) == 0
