@@ -64,7 +64,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     fig.suptitle(f"Privacy–utility trade-off of FLORAS (K = {rs0.value('training.clients_per_round')})", fontsize=11)
     head = (
         "Final test accuracy against the accountant's ε after the last round, one point per N (γ = N − K); "
-        f"error bars: min–max over seeds. {SNR_DEFINITION}. {run_facts(res)} "
+        f"error bars: min–max over seeds; sequence length L = {rs0.value('phy.L')}. {SNR_DEFINITION}. {run_facts(res)} "
     )
     short, full = epsilon_caption(
         res, lambda rs: f"N = {rs.value('phy.N')}, SNR {float(rs.value('phy.snr_db')):g} dB")

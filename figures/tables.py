@@ -21,9 +21,12 @@ def _pm(mean: float, std: float, *, scale: float = 1.0, digits: int = 2) -> str:
         return "—"
     if math.isinf(mean):
         return "∞"
-    text = f"{mean * scale:.{digits}f}"
+    def fmt(v: float) -> str:
+        return f"{v:.3g}" if abs(v) >= 1e4 else f"{v:.{digits}f}"
+
+    text = fmt(mean * scale)
     if not math.isnan(std):
-        text += f" ± {std * scale:.{digits}f}"
+        text += f" ± {fmt(std * scale)}"
     return text
 
 
