@@ -566,7 +566,7 @@ def run_sweep(
                 name = sweep.run_name(point, seed)
                 record = {"sweep": sweep.name, "point": point.slug, "label": point.label, "seed": seed,
                           "base": sweep.base.name, "overrides": sweep.run_overrides(point, seed)}
-                tasks.append(RunTask(out_dir=str(out), name=name, config=next(configs), record=record,
+                tasks.append(RunTask(out_dir=str(out.resolve()), name=name, config=next(configs), record=record,
                                      runner=runner, threads=threads))
     # 2. manifests, then skip what is finished
     for sweep, out in jobs:
