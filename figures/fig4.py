@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import SNR_DEFINITION, case_title, learning_curves, load_results, run_facts, save_figure
+import math
+
+from .common import SNR_DEFINITION, case_title, epsilon_caption, learning_curves, load_results, run_facts, save_figure
 
 SWEEP = "fig4"
 STEM = "fig4_floras_vs_channel_inversion"
@@ -41,9 +43,16 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                           title="FLORAS vs truncated channel inversion (cf. source Fig. 4)")
     rs0 = res.runsets[0]
     resource = rs0.value("phy.resource", "equal")
-    caption = (
-        f"FLORAS vs truncated channel inversion (threshold |h|² ≥ {rs0.value('phy.g_th', 0.01):g}), Rayleigh block fading. "
-        f"{SNR_DEFINITION}; resource convention: {resource}. {run_facts(res)} "
-        "Channel inversion adds no privacy noise; FLORAS's privacy follows from γ = N − K (see the reproduction report)."
+    head = (
+        f"FLORAS vs truncated channel inversion (threshold |h|² ≥ {rs0.value('phy.g_th', 0.01):g}), Rayleigh block fading; "
+        f"FLORAS CSIT: {rs0.value('phy.csit', 'none')}. {SNR_DEFINITION}; resource convention: {resource}. {run_facts(res)} "
     )
-    return save_figure(fig, out_dir, STEM, caption)
+    eps = [float(rs.final("epsilon")[0]) for rs in res.runsets if "epsilon" in rs.metrics]
+    if eps and all(math.isinf(e) for e in eps):
+        gammas = sorted({int(rs.value("phy.N")) - int(rs.value("training.clients_per_round"))
+                         for rs in res.runsets if rs.value("phy.scheme") == "floras"})
+        note = (f"Privacy: ε = ∞ for every curve (channel inversion adds no privacy noise; FLORAS here has "
+                f"γ = N − K = {', '.join(map(str, gammas))}), threat model T1.")
+        return save_figure(fig, out_dir, STEM, head + note)
+    short, full = epsilon_caption(res, lambda rs: f"{case_title(rs.label)}, {label(rs)}")
+    return save_figure(fig, out_dir, STEM, head + short, full_caption=head + full)
