@@ -14,7 +14,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("figures", help="regenerate the figures from stored sweep results",
-                              description=__doc__.split("\n\n")[0])
+                              description=__doc__.split("\n\n")[0].replace("``", ""))
     p.add_argument("--results", default="results", metavar="DIR",
                    help="directory holding the sweep result directories (default: results)")
     p.add_argument("--out", default=None, metavar="DIR", help="where figures are written (default: RESULTS/figures)")

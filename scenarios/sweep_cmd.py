@@ -21,7 +21,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "sweep",
         help="run a grid of scenario overrides × seeds (resumable, dask.distributed)",
-        description=__doc__.split("\n\n")[0],
+        description=__doc__.split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("sweep_files", nargs="+", metavar="SWEEP.toml", help="sweep file(s); several share one cluster")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
