@@ -3,8 +3,11 @@
 Looks in ``--results DIR`` (default ``results``) for the sweep directories that each figure
 reads (``fig4``, ``fig5``, ``snr_sweep``, ``privacy_sweep``, written by ``floras sweep``) and
 writes PNG, PDF and a caption text file per figure to ``--out DIR`` (default
-``DIR/figures``), plus ``summary_tables.md`` (one table per sweep found). A figure whose results are absent is reported and skipped; it is an error
-when none is present.
+``DIR/figures``), plus ``summary_tables.md`` (one table per sweep found). It also redraws the
+audit figures from ``DIR/audit/*.json`` (written by ``floras audit --json``) and the privacy
+curves from ``DIR/privacy/privacy_curves.json`` (written by ``floras privacy curves --out
+DIR/privacy``) when those exist. A figure whose results are absent is reported and skipped; it
+is an error when none is present.
 """
 
 from __future__ import annotations
@@ -40,13 +43,43 @@ def run(args) -> int:
         paths = figure_module(module_name).make(sweep_dir, out)
         made.extend(paths)
         print(f"{module_name}: " + ", ".join(str(p) for p in paths if p.suffix != ".txt"))
+    made.extend(_stored_json_figures(results, out, absent))
     from figures.tables import make_tables
 
     tables = make_tables(results, out)
     if tables is not None:
         print(f"tables: {tables}")
     if not made:
-        raise ValueError(f"--results must contain at least one sweep directory of {[s for _, s in FIGURES]} (got {str(results)!r})")
+        raise ValueError(f"--results must contain at least one sweep directory of {[s for _, s in FIGURES]}, "
+                         f"an audit/ or a privacy/ directory (got {str(results)!r})")
     if absent:
         print(f"no results for: {', '.join(absent)} (run `floras sweep scenarios/<name>.toml` first)")
     return 0
+
+
+def _stored_json_figures(results: Path, out: Path, absent: list[str]) -> list[Path]:
+    """Audit figures (``results/audit/*.json``) and privacy curves (``results/privacy``)."""
+    from figures import audit_epsilon, audit_roc
+    from figures.audit_roc import load_audits
+    from figures.privacy_curves import plot_curves
+
+    made: list[Path] = []
+    audit_dir = results / "audit"
+    audits = load_audits(audit_dir) if audit_dir.is_dir() else []
+    if audits:
+        made.extend(audit_epsilon.make(audit_dir, out))
+        if any(a.get("threat") == "T2" and a.get("detection_sweep") for a in audits):
+            made.extend(audit_roc.make(audit_dir, out))
+        else:
+            absent.append("audit ROC (a T2 audit with --sweep-snr-db)")
+    else:
+        absent.append("audit")
+    curves = results / "privacy" / "privacy_curves.json"
+    if curves.is_file():
+        made.extend(plot_curves(curves, out))
+    else:
+        absent.append("privacy curves")
+    for p in made:
+        if p.suffix == ".png":
+            print(f"{p.stem}: {p}")
+    return made

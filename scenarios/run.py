@@ -199,19 +199,8 @@ class _EpsilonColumn:
             )
             return
         self.accountant = config.privacy_accountant(d=d, D=D)
-        self.assumptions = self._describe(self.accountant.report(rounds=1))
-
-    @staticmethod
-    def _describe(report) -> str:
-        for attr in ("assumptions", "describe", "text", "summary"):
-            value = getattr(report, attr, None)
-            if callable(value):
-                value = value()
-            if isinstance(value, str) and value:
-                return value
-            if isinstance(value, (list, tuple)) and value:
-                return "; ".join(str(v) for v in value)
-        return str(report)
+        # the assumptions of the run's final report (the attained order is that of the last round)
+        self.assumptions = "; ".join(self.accountant.report(rounds=config.run.rounds).assumptions)
 
     def final_report(self, rounds: int) -> dict:
         """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf."""
