@@ -38,7 +38,7 @@ def run(args) -> int:
     for module_name, sweep in FIGURES:
         sweep_dir = results / sweep
         if not (sweep_dir / "sweep.json").is_file():
-            absent.append(sweep)
+            absent.append(f"{sweep} (floras sweep scenarios/{sweep}.toml)")
             continue
         paths = figure_module(module_name).make(sweep_dir, out)
         made.extend(paths)
@@ -53,7 +53,7 @@ def run(args) -> int:
         raise ValueError(f"--results must contain at least one sweep directory of {[s for _, s in FIGURES]}, "
                          f"an audit/ or a privacy/ directory (got {str(results)!r})")
     if absent:
-        print(f"no results for: {', '.join(absent)} (run `floras sweep scenarios/<name>.toml` first)")
+        print("not drawn, no stored results: " + "; ".join(absent))
     return 0
 
 
@@ -71,14 +71,14 @@ def _stored_json_figures(results: Path, out: Path, absent: list[str]) -> list[Pa
         if any(a.get("threat") == "T2" and a.get("detection_sweep") for a in audits):
             made.extend(audit_roc.make(audit_dir, out))
         else:
-            absent.append("audit ROC (a T2 audit with --sweep-snr-db)")
+            absent.append(f"audit ROC (floras audit --threat T2 --sweep-snr-db ... --json {audit_dir}/FILE.json)")
     else:
-        absent.append("audit")
+        absent.append(f"audit (floras audit --threat T1|T2 --json {audit_dir}/FILE.json)")
     curves = results / "privacy" / "privacy_curves.json"
     if curves.is_file():
         made.extend(plot_curves(curves, out))
     else:
-        absent.append("privacy curves")
+        absent.append(f"privacy curves (floras privacy curves --out {curves.parent})")
     for p in made:
         if p.suffix == ".png":
             print(f"{p.stem}: {p}")
