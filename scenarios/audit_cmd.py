@@ -22,6 +22,7 @@ import argparse
 import math
 
 from phy.config import CSIT_MODES, SEQUENCE_FAMILIES
+from scenarios.cli_options import add_geometry_options, add_key_and_json_options, resolve_key, write_json_atomic
 
 DEFAULT_TRIALS = {"T1": 2000, "T2": 1000}
 
@@ -31,11 +32,8 @@ def register(subparsers) -> None:
                               description=__doc__.split("\n\n")[0])
     p.add_argument("--threat", choices=("T1", "T2"), required=True,
                    help="T1: observer of the released estimates; T2: base station with the raw signals")
-    p.add_argument("--K", type=int, default=20, help="scheduled clients (≥ 1)")
-    p.add_argument("--N", type=int, default=30, help="sequences in the set, K ≤ N ≤ L (orthonormal sets)")
-    p.add_argument("--L", type=int, default=32, help="chips per sequence")
-    p.add_argument("--d", type=int, default=16, help="model dimension of the audited round (≥ 3)")
-    p.add_argument("--snr-db", type=float, default=20.0, help="SNR = P/sigma^2 in dB (finite)")
+    add_geometry_options(p, N_help="sequences in the set, K ≤ N ≤ L (orthonormal sets)", d_default=16,
+                         d_help="model dimension of the audited round (≥ 3)")
     p.add_argument("--csit", choices=CSIT_MODES, default="none", help="none (g = Re h) or phase pre-rotation (g = |h|)")
     p.add_argument("--sequences", choices=SEQUENCE_FAMILIES, default="walsh-hadamard")
     p.add_argument("--C", type=float, default=None, help="norm bound of s_k (default √(d·P))")
@@ -54,8 +52,7 @@ def register(subparsers) -> None:
     p.add_argument("--sweep-K", type=int, nargs="+", default=None, help="T2 sweep: K values (default --K)")
     p.add_argument("--sweep-N", type=int, nargs="+", default=None, help="T2 sweep: N values (default --N)")
     p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
-    p.add_argument("--key-hex", default=None, help="clients' permutation key, ≥ 32 hex digits (default: simulation-only key)")
-    p.add_argument("--json", dest="json_path", default=None, metavar="FILE", help="write the results as JSON")
+    add_key_and_json_options(p, json_help="write the results as JSON")
     p.set_defaults(handler=run)
 
 
@@ -145,19 +142,13 @@ def format_report(res: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from phy.assignment import key_from_hex, simulation_key
     from phy.config import PhyConfig
     from phy.randomness import check_seed
 
     check_seed(args.seed)
     _check(args)
     trials = DEFAULT_TRIALS[args.threat] if args.trials is None else args.trials
-    if args.key_hex is not None:
-        key = key_from_hex(args.key_hex)
-        key_note = "user-supplied (not stored)"
-    else:
-        key = simulation_key(args.seed)
-        key_note = "simulation-only, derived from --seed and a public constant (reproducible, NOT secret)"
+    key, key_note = resolve_key(args.key_hex, args.seed)
     config = PhyConfig(scheme="floras", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
                        csit=args.csit, C=args.C, normalization="clip", clip_norm=1.0)
     config.validate(K=args.K, d=args.d)
@@ -182,8 +173,6 @@ def run(args: argparse.Namespace) -> int:
     res["key"] = key_note
     print(format_report(res))
     if args.json_path:
-        from scenarios.link_cmd import write_json_atomic
-
         write_json_atomic(args.json_path, res)
         print(f"\nwritten: {args.json_path}")
     return 0

@@ -16,13 +16,10 @@ secret; see :func:`phy.assignment.simulation_key`).
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import os
 import sys
-import tempfile
 
 from phy.config import CSIT_MODES, NORMALIZATIONS, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES
+from scenarios.cli_options import add_geometry_options, add_key_and_json_options, resolve_key, write_json_atomic
 
 
 def register(subparsers) -> None:
@@ -30,11 +27,7 @@ def register(subparsers) -> None:
                               description=__doc__.split("\n\n")[0])
     p.add_argument("--scheme", nargs="+", choices=SCHEMES, default=list(SCHEMES),
                    help="one or more schemes to compare (default: all)")
-    p.add_argument("--K", type=int, default=20, help="scheduled clients (≥ 1)")
-    p.add_argument("--N", type=int, default=30, help="sequences in the set, N ≥ K (FLORAS)")
-    p.add_argument("--L", type=int, default=32, help="chips per sequence")
-    p.add_argument("--d", type=int, default=1000, help="model dimension (≥ 1)")
-    p.add_argument("--snr-db", type=float, default=20.0, help="SNR = P/sigma^2 in dB (finite)")
+    add_geometry_options(p, N_help="sequences in the set, N ≥ K (FLORAS)", d_default=1000, d_help="model dimension (≥ 1)")
     p.add_argument("--rounds", type=int, default=500, help="Monte-Carlo rounds (≥ 1)")
     p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
     p.add_argument("--csit", choices=CSIT_MODES, default="none", help="FLORAS: none (g=Re h) or phase (g=|h|)")
@@ -46,35 +39,8 @@ def register(subparsers) -> None:
     p.add_argument("--g-th", type=float, default=0.01, help="channel-inversion truncation threshold on |h|^2 (> 0)")
     p.add_argument("--rho-rule", choices=RHO_RULES, default="threshold")
     p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
-    p.add_argument("--key-hex", default=None, help="clients' permutation key, ≥ 32 hex digits (default: simulation-only key)")
-    p.add_argument("--json", dest="json_path", default=None, metavar="FILE", help="write the summary as JSON")
+    add_key_and_json_options(p, json_help="write the summary as JSON")
     p.set_defaults(handler=run)
-
-
-def _finite_or_none(obj):
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite_or_none(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite_or_none(v) for v in obj]
-    return obj
-
-
-def write_json_atomic(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".link-", suffix=".json.tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(_finite_or_none(data), fh, indent=2, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _fmt(v) -> str:
@@ -118,7 +84,6 @@ def format_table(summary: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from phy.assignment import key_from_hex, simulation_key
     from phy.config import PhyConfig
     from phy.link_simulation import SNR_DEFINITION, resource_statement, simulate_link
     from phy.randomness import check_seed
@@ -128,12 +93,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"rounds must be an integer ≥ 1 (got {args.rounds})")
     if args.d < 1:
         raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
-    if args.key_hex is not None:
-        key = key_from_hex(args.key_hex)
-        key_note = "user-supplied (not stored)"
-    else:
-        key = simulation_key(args.seed)
-        key_note = "simulation-only, derived from --seed and a public constant (reproducible, NOT secret)"
+    key, key_note = resolve_key(args.key_hex, args.seed)
     base = PhyConfig(scheme="ideal", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
                      csit=args.csit, path=args.path, normalization=args.normalization,
                      clip_norm=args.clip_norm, g_th=args.g_th, rho_rule=args.rho_rule,
