@@ -34,6 +34,9 @@ __all__ = [
     "RunSet",
     "SweepResults",
     "load_results",
+    "load_finished",
+    "case_panels",
+    "title_case_panel",
     "SNR_DEFINITION",
     "BAND_NOTE",
     "save_figure",
@@ -151,6 +154,36 @@ def load_results(directory: str | Path) -> SweepResults:
         metrics = {k: np.array([v[:length] for v in vs], dtype=np.float64) for k, vs in cols.items()}
         res.runsets.append(RunSet(point=point, seeds=seeds, metrics=metrics, configs=configs, run_dirs=dirs))
     return res
+
+
+def load_finished(results_dir: str | Path) -> SweepResults:
+    """:func:`load_results`, refusing a directory that holds no finished run."""
+    res = load_results(results_dir)
+    if not res.runsets:
+        raise ValueError(f"results directory {results_dir} has no finished runs")
+    return res
+
+
+def case_panels(res: SweepResults, *, width: float, height: float):
+    """A figure (Agg backend) with one panel per case label in a row, each ``width`` × ``height`` inches.
+
+    Returns ``(fig, axes)`` with ``axes[i]`` the panel of ``res.labels[i]``; see :func:`title_case_panel`.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(res.labels)
+    fig, axes = plt.subplots(1, n, figsize=(width * n, height), squeeze=False)
+    return fig, axes[0]
+
+
+def title_case_panel(ax, res: SweepResults, case: str | None, index: int) -> None:
+    """Title a :func:`case_panels` panel: the case (else its partition kinds), lettered when there are several."""
+    kinds = sorted({str(rs.value("partition.kind")) for rs in res.runsets if rs.label == case})
+    head = case_title(case) if case is not None else f"partition: {', '.join(kinds)}"
+    ax.set_title(head if len(res.labels) == 1 else f"({'abcdefgh'[index]}) {head}", fontsize=10)
 
 
 def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

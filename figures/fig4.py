@@ -11,7 +11,7 @@ from pathlib import Path
 
 import math
 
-from .common import SNR_DEFINITION, case_title, epsilon_caption, learning_curves, load_results, run_facts, save_figure
+from .common import SNR_DEFINITION, case_title, epsilon_caption, learning_curves, load_finished, run_facts, save_figure
 
 SWEEP = "fig4"
 STEM = "fig4_floras_vs_channel_inversion"
@@ -27,9 +27,7 @@ def _snr_styles(res) -> dict:
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
-    res = load_results(results_dir)
-    if not res.runsets:
-        raise ValueError(f"results directory {results_dir} has no finished runs")
+    res = load_finished(results_dir)
     ls = _snr_styles(res)
 
     def label(rs):

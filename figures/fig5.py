@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .common import SNR_DEFINITION, case_title, epsilon_caption, learning_curves, load_results, run_facts, save_figure
+from .common import SNR_DEFINITION, case_title, epsilon_caption, learning_curves, load_finished, run_facts, save_figure
 
 SWEEP = "fig5"
 STEM = "fig5_privacy_cost"
@@ -44,9 +44,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     from matplotlib import colormaps
 
-    res = load_results(results_dir)
-    if not res.runsets:
-        raise ValueError(f"results directory {results_dir} has no finished runs")
+    res = load_finished(results_dir)
     gammas = sorted({gamma(rs) for rs in res.runsets})
     cmap = colormaps["viridis"]
     colors = {g: cmap(i / max(1, len(gammas) - 1) * 0.9) for i, g in enumerate(gammas)}

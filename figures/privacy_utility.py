@@ -12,27 +12,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import SNR_DEFINITION, case_title, epsilon_caption, load_results, run_facts, save_figure
+from .common import (SNR_DEFINITION, case_panels, epsilon_caption, load_finished, run_facts, save_figure,
+                     title_case_panel)
 
 SWEEP = "privacy_sweep"
 STEM = "privacy_utility"
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    res = load_finished(results_dir)
+    fig, axes = case_panels(res, width=5.6, height=4.6)
     import matplotlib.pyplot as plt
 
-    res = load_results(results_dir)
-    if not res.runsets:
-        raise ValueError(f"results directory {results_dir} has no finished runs")
-    labels = res.labels
-    fig, axes = plt.subplots(1, len(labels), figsize=(5.6 * len(labels), 4.6), squeeze=False)
     snrs = sorted({float(rs.value("phy.snr_db")) for rs in res.runsets}, reverse=True)
     colors = {s: plt.get_cmap("plasma")(0.85 * i / max(1, len(snrs) - 1)) for i, s in enumerate(snrs)}
-    for i, case in enumerate(labels):
-        ax = axes[0][i]
+    for i, (case, ax) in enumerate(zip(res.labels, axes)):
         for snr in snrs:
             sets = [rs for rs in res.runsets if rs.label == case and float(rs.value("phy.snr_db")) == snr]
             eps = np.array([float(rs.final("epsilon")[0]) for rs in sets])
@@ -55,9 +49,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         ax.set_xscale("log")
         ax.set_xlabel("ε after the last round (T1, (ε, δ)-DP; dimensionless, log scale)")
         ax.set_ylabel("final test accuracy [%]")
-        kinds = sorted({str(rs.value("partition.kind")) for rs in res.runsets if rs.label == case})
-        head = case_title(case) if case is not None else f"partition: {', '.join(kinds)}"
-        ax.set_title(head if len(labels) == 1 else f"({'abcdefgh'[i]}) {head}", fontsize=10)
+        title_case_panel(ax, res, case, i)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7.5)
     rs0 = res.runsets[0]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import SNR_DEFINITION, case_title, load_results, run_facts, save_figure
+from .common import SNR_DEFINITION, case_panels, load_finished, run_facts, save_figure, title_case_panel
 from .fig4 import SCHEME_COLORS, SCHEME_NAMES
 
 SWEEP = "snr_sweep"
@@ -17,18 +17,9 @@ STEM = "snr_sweep_accuracy"
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    res = load_results(results_dir)
-    if not res.runsets:
-        raise ValueError(f"results directory {results_dir} has no finished runs")
-    labels = res.labels
-    fig, axes = plt.subplots(1, len(labels), figsize=(5.2 * len(labels), 4.4), squeeze=False)
-    for i, case in enumerate(labels):
-        ax = axes[0][i]
+    res = load_finished(results_dir)
+    fig, axes = case_panels(res, width=5.2, height=4.4)
+    for i, (case, ax) in enumerate(zip(res.labels, axes)):
         schemes = []
         for rs in res.runsets:
             if rs.label == case and rs.value("phy.scheme") not in schemes:
@@ -47,9 +38,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                 ax.fill_between(x, lo, hi, color=color, alpha=0.18, linewidth=0)
         ax.set_xlabel("SNR = P/σ² [dB]")
         ax.set_ylabel("final test accuracy [%]")
-        kinds = sorted({str(rs.value("partition.kind")) for rs in res.runsets if rs.label == case})
-        head = case_title(case) if case is not None else f"partition: {', '.join(kinds)}"
-        ax.set_title(head if len(labels) == 1 else f"({'abcdefgh'[i]}) {head}", fontsize=10)
+        title_case_panel(ax, res, case, i)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle("Final test accuracy against SNR", fontsize=11)
