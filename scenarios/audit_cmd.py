@@ -66,10 +66,9 @@ def _check(args) -> None:
     pos_int("rounds", args.rounds, 2)
     if args.trials is not None:
         pos_int("trials", args.trials, 4)
-    for name in ("delta", "confidence", "false_alarm"):
-        v = getattr(args, name)
+    for name, v in (("delta", args.delta), ("confidence", args.confidence), ("false-alarm", args.false_alarm)):
         if not (math.isfinite(v) and 0.0 < v < 1.0):
-            raise ValueError(f"{name.replace('_', '-')} must be in (0, 1) (got {v})")
+            raise ValueError(f"{name} must be in (0, 1) (got {v})")
     for rho in args.persistence:
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"persistence must be in [0, 1] (got {rho})")

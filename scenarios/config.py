@@ -192,8 +192,7 @@ class ScenarioConfig:
         _num("partition.alpha", p.alpha, low=0.0)
 
         _choice("model.name", m.name, MODELS)
-        for key in ("hidden", "channels"):
-            seq = getattr(m, key)
+        for key, seq in (("hidden", m.hidden), ("channels", m.channels)):
             if not isinstance(seq, tuple) or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in seq):
                 _fail(f"model.{key}", "a list of integers ≥ 1", list(seq) if isinstance(seq, tuple) else seq)
         if m.name == "cnn" and not m.channels:
