@@ -201,10 +201,9 @@ def plot_band(ax, x, values: np.ndarray, *, scale: float = 1.0, **style) -> None
 
 def dataset_name(res: SweepResults) -> str:
     for rs in res.runsets:
-        for key in ("data.name",):
-            value = rs.value(key)
-            if value:
-                return str(value)
+        value = rs.value("data.name")
+        if value:
+            return str(value)
     return "unknown data set"
 
 
