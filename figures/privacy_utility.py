@@ -44,8 +44,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                                 xytext=(4, 4), fontsize=7, color=colors[snr])
             for j in range(len(sets)):
                 if math.isinf(eps[j]):
+                    n = int(sets[j].value("phy.N"))
+                    gamma = n - int(sets[j].value("training.clients_per_round"))
                     ax.axhline(acc[j].mean(), color=colors[snr], linestyle=":", linewidth=1,
-                               label=f"SNR {snr:g} dB, γ = 0 (ε = ∞)")
+                               label=f"SNR {snr:g} dB, γ = {gamma} (N = {n}), ε = ∞")
         ax.set_xscale("log")
         ax.set_xlabel("ε after the last round (T1, (ε, δ)-DP; dimensionless, log scale)")
         ax.set_ylabel("final test accuracy [%]")
