@@ -47,7 +47,8 @@ from . import sun_jafar as sj
 from .field import PrimeField
 from .mds import SplitMDSCode, check_field_fits
 
-__all__ = ["EXCLUSIVE_MODES", "validate_parameters", "IterationRecord", "SubmodelPIRSystem", "simulate"]
+__all__ = ["EXCLUSIVE_MODES", "validate_parameters", "masked_upload", "pollution", "exclusive_parts",
+           "IterationRecord", "SubmodelPIRSystem", "simulate"]
 
 EXCLUSIVE_MODES = ("mds", "shared")
 
@@ -95,6 +96,42 @@ class IterationRecord:
         return sum(self.download.values()) + sum(self.upload.values())
 
 
+def masked_upload(field: PrimeField, alpha, delta, a_prev, delta_prev) -> np.ndarray:
+    """U_t = α_t·Δ_tᵀ − a_{t−1}·Δ_{t−1}ᵀ [r, s] (α_t may be a batch [M, r] → [M, r, s])."""
+    alpha = np.asarray(alpha, np.int64)
+    first = field.mul(alpha[..., :, None], np.asarray(delta, np.int64))
+    return field.sub(first, field.outer(a_prev, delta_prev))
+
+
+def pollution(field: PrimeField, alpha, d: int) -> np.ndarray:
+    """a_t = α_t − e_d (α_t [r] or a batch [M, r])."""
+    a = np.array(alpha, dtype=np.int64, copy=True)
+    a[..., d] = (a[..., d] - 1) % field.q
+    return a
+
+
+def exclusive_parts(field: PrimeField, code: SplitMDSCode, mode: str, a, delta, shares) -> list:
+    """Exclusive parts c_{t,1..N} of M_t = (a_t, Δ_t) (a_t [r] or a batch [M, r]).
+
+    "mds": the (r+s, r+s) code of (a_t, Δ_t), cut into N parts. "shared": part i is
+    (share_i, i-th part of the (s, s) code of Δ_t), shares [N−1, r] (or [M, N−1, r]) uniform and
+    the last share a_t − Σ shares.
+    """
+    a = np.asarray(a, np.int64)
+    delta = np.asarray(delta, np.int64)
+    if mode == "mds":
+        msg = np.concatenate([a, np.broadcast_to(delta, a.shape[:-1] + delta.shape)], axis=-1)
+        coded = field.matmul(np.atleast_2d(msg), code.G.T)
+        coded = coded[0] if a.ndim == 1 else coded
+        return [p.copy() for p in np.array_split(coded, code.N, axis=-1)]
+    shares = np.asarray(shares, np.int64)
+    last = field.sub(a, np.sum(shares, axis=-2) if shares.shape[-2] else 0)
+    all_shares = np.concatenate([shares, last[..., None, :]], axis=-2)
+    coded = code.encode(delta)
+    return [np.concatenate([all_shares[..., i, :], np.broadcast_to(coded[i], a.shape[:-1] + coded[i].shape)], axis=-1)
+            for i in range(code.N)]
+
+
 class SubmodelPIRSystem:
     """N databases holding B̃_t and their exclusive parts; ``iterate`` runs one client."""
 
@@ -112,19 +149,19 @@ class SubmodelPIRSystem:
         if self.B_true.shape != (self.r, self.s):
             raise ValueError(f"initial model must have shape ({self.r}, {self.s})")
         zero_a, zero_d = np.zeros(self.r, np.int64), np.zeros(self.s, np.int64)
-        init_parts = self.encode_exclusive(zero_a, zero_d, stream(self.seed, "pir-initial-shares"))
+        init_parts = self.encode_exclusive(zero_a, zero_d, self.draw_shares(stream(self.seed, "pir-initial-shares")))
         self.stored = [self.B_true.copy() for _ in range(self.N)]
         self.exclusive_parts = init_parts
         self.t = 0
 
     # -- exclusive data -------------------------------------------------------------------------
-    def encode_exclusive(self, a: np.ndarray, delta: np.ndarray, rng: np.random.Generator) -> list:
-        """Parts c_{t,1..N} of M_t = (a_t, Δ_t)."""
-        if self.exclusive == "mds":
-            return self.code.encode(np.concatenate([a, delta]))
-        shares = [self.field.random(rng, self.r) for _ in range(self.N - 1)]
-        shares.append(self.field.sub(a, np.sum(shares, axis=0) if shares else 0))
-        return [np.concatenate([sh, part]) for sh, part in zip(shares, self.code.encode(delta))]
+    def draw_shares(self, rng: np.random.Generator) -> np.ndarray | None:
+        """The N − 1 uniform additive shares [N−1, r] of a_t ("shared" mode; None for "mds")."""
+        return None if self.exclusive == "mds" else self.field.random(rng, (self.N - 1, self.r))
+
+    def encode_exclusive(self, a: np.ndarray, delta: np.ndarray, shares: np.ndarray | None) -> list:
+        """Parts c_{t,1..N} of M_t = (a_t, Δ_t); see :func:`exclusive_parts`."""
+        return exclusive_parts(self.field, self.code, self.exclusive, a, delta, shares)
 
     def decode_exclusive(self, parts: list) -> tuple[np.ndarray, np.ndarray]:
         """(a_t, Δ_t) from all N parts."""
@@ -172,11 +209,9 @@ class SubmodelPIRSystem:
             raise ValueError(f"update must have shape ({s},) (got {delta.shape})")
         # 4. masked update of every row, to every database
         alpha = F.random(rng, r)
-        upload = F.sub(F.outer(alpha, delta), F.outer(a_prev, delta_prev))
-        a_new = alpha.copy()
-        a_new[d] = (a_new[d] - 1) % F.q
-        # 5. new exclusive data
-        new_parts = self.encode_exclusive(a_new, delta, rng)
+        upload = masked_upload(F, alpha, delta, a_prev, delta_prev)
+        # 5. new exclusive data: M_t = (a_t, Δ_t), a_t = α_t − e_d
+        new_parts = self.encode_exclusive(pollution(F, alpha, d), delta, self.draw_shares(rng))
         client_mults = F.mults - mults0
         views = None
         if keep_views:
