@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .field import PrimeField
+from .field import PrimeField, prime_for_bits
 
 __all__ = ["vandermonde", "check_field_fits", "SplitMDSCode"]
 
@@ -20,9 +20,9 @@ __all__ = ["vandermonde", "check_field_fits", "SplitMDSCode"]
 def check_field_fits(q: int, n: int, *, what: str) -> None:
     """ValueError unless q ≥ n (n distinct evaluation points exist in F_q)."""
     if q < n:
-        bits = int(np.ceil(np.log2(n + 1)))
+        bits = next(b for b in range(2, 63) if prime_for_bits(b) >= n)
         raise ValueError(f"field too small for the {what}: q = {q} < {n} distinct points needed; "
-                         f"use field-bits ≥ {bits + 1}")
+                         f"use field-bits ≥ {bits}")
 
 
 def vandermonde(field: PrimeField, n: int) -> np.ndarray:

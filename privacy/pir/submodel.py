@@ -77,13 +77,15 @@ class IterationRecord:
     download / upload : dict part → symbols; query_indices : symbol indices sent in the queries
     (not in the source's totals); client_mults : field multiplications of the client (training
     excluded); db_additions : additions of all databases (answers + update); views : per database,
-    dict(stored, exclusive_old, queries, upload, exclusive_new), when kept.
+    dict(stored, exclusive_old, queries, upload, exclusive_new), when kept. ``update`` is Δ_t (the
+    client's own; kept for analysis).
     """
 
     t: int
     d: int
     recovered: np.ndarray
     true_row: np.ndarray
+    update: np.ndarray
     download: dict
     upload: dict
     query_indices: int
@@ -224,7 +226,7 @@ class SubmodelPIRSystem:
         self.B_true[d] = F.add(self.B_true[d], delta)
         self.t += 1
         return IterationRecord(
-            t=self.t, d=d, recovered=recovered, true_row=true_row,
+            t=self.t, d=d, recovered=recovered, true_row=true_row, update=delta.copy(),
             download={"exclusive": int(sum(p.size for p in old_parts)), "pir": int(pir_symbols)},
             upload={"update": int(N * upload.size), "exclusive": int(sum(p.size for p in new_parts))},
             query_indices=int(sum(int((Q >= 0).sum()) for Q in queries)),
@@ -242,20 +244,20 @@ class SubmodelPIRSystem:
 
 
 def simulate(*, r: int, s: int, N: int, q: int, iterations: int, seed: int = 0, exclusive: str = "mds",
-             rows=None) -> tuple[SubmodelPIRSystem, list[IterationRecord]]:
+             rows=None, keep_views: bool = False) -> tuple[SubmodelPIRSystem, list[IterationRecord]]:
     """Run ``iterations`` clients; client t trains row rows[t] (default: keyed uniform draws) and
     its update Δ_t is a keyed uniform vector of F_q^s (a stand-in for training)."""
     iterations = _int("iterations", iterations, 1)
     system = SubmodelPIRSystem(r=r, s=s, N=N, q=q, seed=seed, exclusive=exclusive)
     if rows is None:
-        rows = stream(system.seed, "pir-rows").integers(0, system.r, size=iterations)
+        rows = [int(stream(system.seed, "pir-row", t).integers(0, system.r)) for t in range(iterations)]
 
     def update_fn(t, d, row):
         return system.field.random(stream(system.seed, "pir-update", t), system.s)
 
     records = []
     for t in range(iterations):
-        records.append(system.iterate(int(rows[t]), update_fn))
+        records.append(system.iterate(int(rows[t]), update_fn, keep_views=keep_views))
         if not np.array_equal(records[-1].recovered, records[-1].true_row) or not system.consistent():
             raise RuntimeError(f"iteration {t}: the client's row or the databases are inconsistent")
     return system, records

@@ -38,7 +38,7 @@ from .mds import SplitMDSCode
 from .submodel import exclusive_parts, masked_upload, pollution, validate_parameters
 
 __all__ = ["CheckResult", "exhaustive_feasible", "check_queries", "check_uploads", "check_two_iterations",
-           "linkage_attack", "TINY"]
+           "linkage_attack", "shared_direction", "TINY"]
 
 TINY = {"r": 2, "s": 4, "N": 2, "q": 7}  # smallest case with β > 0; q = 7 ≥ r + s for the (6, 6) code
 _MAX_QUERY_ENUM = 10_000
@@ -167,30 +167,71 @@ def check_two_iterations(*, r: int, s: int, N: int, q: int, seed: int = 0) -> Ch
 
 def _coefficients(field: PrimeField, U: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple:
     """(x, y) with U = x·firstᵀ + y·secondᵀ, for linearly independent first, second ∈ F_q^s."""
-    s = len(first)
-    for j1, j2 in itertools.combinations(range(s), 2):
+    for j1, j2 in itertools.combinations(range(len(first)), 2):
         M = np.array([[first[j1], first[j2]], [second[j1], second[j2]]], dtype=np.int64)
-        det = (int(M[0, 0]) * int(M[1, 1]) - int(M[0, 1]) * int(M[1, 0])) % field.q
-        if det:
+        if (int(M[0, 0]) * int(M[1, 1]) - int(M[0, 1]) * int(M[1, 0])) % field.q:
             XY = field.matmul(U[:, [j1, j2]], field.inverse(M))
             return XY[:, 0], XY[:, 1]
-    raise ValueError("the two updates are linearly dependent")
+    raise ValueError("the two update directions are linearly dependent")
 
 
-def linkage_attack(field: PrimeField, U_t: np.ndarray, U_next: np.ndarray, delta_prev: np.ndarray,
-                   delta_t: np.ndarray, delta_next: np.ndarray) -> int | None:
-    """Row d_t read off two consecutive uploads by a database that knows the updates.
+def _nullspace(field: PrimeField, A: np.ndarray) -> np.ndarray:
+    """Basis [k, n] of {x : A·x = 0} over F_q, by reduced row echelon form."""
+    A = field.array(A).copy()
+    m, n = A.shape
+    pivots, row = [], 0
+    for col in range(n):
+        nz = np.nonzero(A[row:, col])[0] if row < m else []
+        if len(nz) == 0:
+            continue
+        piv = row + int(nz[0])
+        A[[row, piv]] = A[[piv, row]]
+        A[row] = np.mod(A[row] * field.inv_scalar(A[row, col]), field.q)
+        f = A[:, col].copy()
+        f[row] = 0
+        A = np.mod(A - np.mod(f[:, None] * A[row][None, :], field.q), field.q)
+        pivots.append(col)
+        row += 1
+    basis = []
+    for free in (c for c in range(n) if c not in pivots):
+        x = np.zeros(n, np.int64)
+        x[free] = 1
+        for i, pc in enumerate(pivots):
+            x[pc] = (-A[i, free]) % field.q
+        basis.append(x)
+    return np.array(basis, dtype=np.int64).reshape(-1, n)
 
-    U_t = α_t·Δ_tᵀ − a_{t−1}·Δ_{t−1}ᵀ gives α_t; U_{t+1} = α_{t+1}·Δ_{t+1}ᵀ − a_t·Δ_tᵀ gives a_t;
-    α_t − a_t = e_{d_t}. Needs Δ_t independent of Δ_{t−1} and of Δ_{t+1} (a zero Δ_{t−1} is
-    allowed). Returns d_t, or None when α_t − a_t is not a unit vector.
+
+def shared_direction(field: PrimeField, U_a: np.ndarray, U_b: np.ndarray) -> np.ndarray:
+    """A vector spanning rowspace(U_a) ∩ rowspace(U_b) (ValueError unless it is one-dimensional).
+
+    For consecutive uploads U_t, U_{t+1} this is the direction of Δ_t, seen without knowing any update.
     """
-    if not np.any(delta_prev):
-        alpha_t = field.mul(U_t[:, int(np.nonzero(delta_t)[0][0])],
-                            field.inv_scalar(delta_t[int(np.nonzero(delta_t)[0][0])]))
+    stacked = np.concatenate([U_a, field.sub(0, U_b)], axis=0)  # x·U_a = y·U_b  ⇔  [x, y]·[U_a; −U_b] = 0
+    null = _nullspace(field, stacked.T)
+    V = field.matmul(null[:, : len(U_a)], U_a) if len(null) else np.zeros((0, U_a.shape[1]), np.int64)
+    V = V[np.any(V, axis=1)]
+    if len(V) == 0 or V.shape[1] - len(_nullspace(field, V)) != 1:
+        raise ValueError("the row spaces of the two uploads do not meet in exactly one dimension")
+    return V[0]
+
+
+def linkage_attack(field: PrimeField, U_t: np.ndarray, U_next: np.ndarray, v_prev, v_t: np.ndarray,
+                   v_next: np.ndarray) -> int | None:
+    """Row d_t read off two consecutive uploads, given the directions v of the updates.
+
+    v_prev, v_t, v_next are any nonzero multiples of Δ_{t−1}, Δ_t, Δ_{t+1} (v_prev = None when
+    Δ_{t−1} = 0): the database knows the updates, or finds their directions as intersections of
+    the row spaces of consecutive uploads (:func:`shared_direction`). With v_t = λ·Δ_t,
+    U_t = α_t·Δ_tᵀ − a_{t−1}·Δ_{t−1}ᵀ gives α_t/λ, U_{t+1} = α_{t+1}·Δ_{t+1}ᵀ − a_t·Δ_tᵀ gives
+    −a_t/λ, and their sum is e_{d_t}/λ: one nonzero entry, at d_t. Returns d_t, or None when the
+    sum does not have exactly one nonzero entry (degenerate draws).
+    """
+    if v_prev is None or not np.any(v_prev):
+        j = int(np.nonzero(v_t)[0][0])
+        x = field.mul(U_t[:, j], field.inv_scalar(v_t[j]))
     else:
-        alpha_t, _ = _coefficients(field, U_t, delta_t, delta_prev)
-    _, minus_a = _coefficients(field, U_next, delta_next, delta_t)
-    e = field.add(alpha_t, minus_a)
-    nz = np.nonzero(e)[0]
-    return int(nz[0]) if len(nz) == 1 and e[nz[0]] == 1 else None
+        x, _ = _coefficients(field, U_t, v_t, v_prev)
+    _, y = _coefficients(field, U_next, v_next, v_t)
+    nz = np.nonzero(field.add(x, y))[0]
+    return int(nz[0]) if len(nz) == 1 else None
