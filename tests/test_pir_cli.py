@@ -1,0 +1,44 @@
+"""``floras pir``: JSON costs, --verify, one-line errors."""
+
+import json
+
+import pytest
+
+from scenarios.cli import main
+
+
+def test_costs_json_to_stdout(capsys):
+    assert main(["pir", "--r", "10", "3", "--s", "1000", "--N", "2", "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {row["r"]: row for row in data["rows"]}
+    assert round(rows[10]["pir"]["total"]) == 24018 and rows[10]["naive"]["total"] == 30000
+    assert rows[3]["pir"]["total"] == 9756 and rows[3]["naive"]["total"] == 9000
+    assert rows[3]["difference"]["symbols_naive_minus_pir"] == -756
+    assert data["parameters"]["q"] == 2**31 - 1
+    cu = rows[10]["pir"]["channel_uses"]["total"] / (rows[10]["pir"]["total"] * rows[10]["symbol_bits"])
+    assert cu == pytest.approx(rows[10]["channel_uses_per_bit"])
+
+
+def test_table_and_verify(tmp_path, capsys):
+    out = tmp_path / "pir.json"
+    assert main(["pir", "--r", "2", "--s", "4", "--N", "2", "--verify", "--iterations", "5", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "recovered exactly: True" in printed and "DEPENDS on d" in printed
+    v = json.loads(out.read_text())["verify"]
+    assert v["mds"]["counted_equals_formula"] and v["shared"]["counted_equals_formula"]
+    assert {c["component"]: c["passed"] for c in v["exhaustive"]["checks"]} == {
+        "queries": True, "uploads (mds)": False, "uploads (shared)": True, "two consecutive uploads": False}
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--r", "0", "--s", "4", "--N", "2"], "r must be"),
+    (["--r", "2", "--s", "4", "--N", "1"], "N must be"),
+    (["--r", "2", "--s", "0", "--N", "2"], "s must be"),
+    (["--r", "2", "--s", "10", "--N", "2", "--field-bits", "3"], "field too small"),
+    (["--r", "2", "--s", "6", "--N", "2", "--verify"], "subpacketization"),
+    (["--r", "2", "--s", "4", "--N", "2", "--snr-db", "inf"], "snr-db"),
+])
+def test_errors_are_one_line(argv, match, capsys):
+    assert main(["pir", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("floras: error:") and match in err and err.count("\n") == 1
