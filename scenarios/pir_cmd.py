@@ -37,7 +37,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from phy.randomness import check_seed
-    from privacy.pir.report import cost_table, format_costs, format_verification, validate_request, verify_all
+    from privacy.pir.report import (GUARANTEE, LINK_CONVENTION, cost_table, format_costs, format_verification,
+                                    validate_request, verify_all)
     from scenarios.cli_options import write_json_atomic
 
     q = validate_request(rs=args.r, ss=args.s, Ns=args.N, field_bits=args.field_bits, snr_dbs=args.snr_db,
@@ -46,10 +47,8 @@ def run(args) -> int:
     rows = cost_table(rs=args.r, ss=args.s, Ns=args.N, q=q, snr_dbs=args.snr_db, g_th=args.g_th)
     payload = {"parameters": {"r": args.r, "s": args.s, "N": args.N, "field_bits": args.field_bits, "q": q,
                               "snr_db": args.snr_db, "g_th": args.g_th},
-               "conventions": {"snr": "SNR = P/sigma^2 (SPEC §5)"}, "rows": rows}
-    from privacy.pir.report import GUARANTEE, LINK_CONVENTION
-
-    payload["conventions"].update(guarantee=GUARANTEE, link=LINK_CONVENTION)
+               "conventions": {"snr": "SNR = P/sigma^2 (SPEC §5)", "guarantee": GUARANTEE, "link": LINK_CONVENTION},
+               "rows": rows}
     if args.verify:
         payload["verify"] = verify_all(r=args.r[0], s=args.s[0], N=args.N[0], field_bits=args.field_bits,
                                        iterations=args.iterations, seed=args.seed)

@@ -39,6 +39,7 @@ def test_counted_symbols_match_the_formulas(r, s, N):
     assert rc.upload == {"update": r * s * N, "exclusive": r + s}
     assert rc.total_symbols == source_total(r, s, N)
     assert rc.client_mults == 2 * (r + s) ** 2 + s + 2 * r * s
+    assert rc.query_indices == r * s  # N^(r−1) indices of every row to every database, per segment of N^r
     _, recs = simulate(r=r, s=s, N=N, q=65537, iterations=2, exclusive="shared")
     assert recs[-1].total_symbols == source_total(r, s, N) + 2 * (N - 1) * r
     assert recs[-1].client_mults == 2 * s * s + s + 2 * r * s

@@ -7,7 +7,6 @@ parses options and prints.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
