@@ -10,6 +10,7 @@ information between the row index and each database's view" holds only per itera
 import numpy as np
 import pytest
 
+from phy.digital.uplink import shannon_rate, tdma_channel_uses
 from privacy.pir.costs import expected_channel_uses, expected_inverse_rate
 from privacy.pir.submodel import simulate
 from privacy.pir.verify import (check_two_iterations, check_uploads, linkage_attack, shared_direction)
@@ -60,8 +61,15 @@ def test_expected_airtime_against_monte_carlo():
         x = 1.0 / (0.5 * np.log2(1.0 + g * 10 ** (snr_db / 10)))
         mc, se = x.mean(), x.std(ddof=1) / np.sqrt(len(x))
         assert abs(expected_inverse_rate(snr_db=snr_db, g_th=g_th) - mc) < 5 * se
-    # symbols × log2 q bits at that rate
-    v = expected_channel_uses(100, symbol_bits=31.0, snr_db=20.0, g_th=0.01)
-    assert v == pytest.approx(3100 * expected_inverse_rate(snr_db=20.0, g_th=0.01), rel=1e-12)
+    # symbols × log2 q bits at that rate: against phy.digital.uplink's per-draw TDMA airtime Σ⌈bits/r_k⌉
+    g = rng.exponential(1.0, 200_000)
+    rates = shannon_rate(g[g >= 0.01], 100.0)
+    bits = 24018 * 31.0
+    per_draw = np.ceil(bits / rates)
+    mean = tdma_channel_uses(bits, rates) / len(rates)
+    se = per_draw.std(ddof=1) / np.sqrt(len(rates))
+    v = expected_channel_uses(24018, symbol_bits=31.0, snr_db=20.0, g_th=0.01)
+    assert v == pytest.approx(bits * expected_inverse_rate(snr_db=20.0, g_th=0.01), rel=1e-12)
+    assert -5 * se < mean - v < 1 + 5 * se  # the ⌈·⌉ left out of v adds less than one channel use
     with pytest.raises(ValueError, match="g-th"):
         expected_inverse_rate(snr_db=20.0, g_th=0.0)
