@@ -27,7 +27,8 @@ def test_table_and_verify(tmp_path, capsys):
     v = json.loads(out.read_text())["verify"]
     assert v["mds"]["counted_equals_formula"] and v["shared"]["counted_equals_formula"]
     assert {c["component"]: c["passed"] for c in v["exhaustive"]["checks"]} == {
-        "queries": True, "uploads (mds)": False, "uploads (shared)": True, "two consecutive uploads": False}
+        "queries": True, "uploads (mds)": False, "uploads (shared)": True, "uploads (mds), uniform update": False,
+        "two consecutive uploads": False}
 
 
 @pytest.mark.parametrize("argv,match", [

@@ -13,7 +13,8 @@ import pytest
 from phy.digital.uplink import shannon_rate, tdma_channel_uses
 from privacy.pir.costs import expected_channel_uses, expected_inverse_rate
 from privacy.pir.submodel import simulate
-from privacy.pir.verify import (check_two_iterations, check_uploads, linkage_attack, shared_direction)
+from privacy.pir.verify import (check_two_iterations, check_uploads, check_uploads_uniform_update, linkage_attack,
+                                shared_direction)
 
 
 def test_shared_exclusive_data_is_exhaustively_private():
@@ -31,6 +32,12 @@ def test_source_mds_exclusive_data_leaks_the_row():
     res = check_uploads(r=2, s=4, N=2, q=7, exclusive="mds")
     assert not res.passed
     assert "data cases [1, 3]" in res.detail  # the two cases with a nonzero current update
+
+
+def test_source_mds_leaks_even_when_the_update_is_uniform_and_unknown():
+    """The most favourable prior for the source (Δ_1 uniform, unknown to the database) still leaks."""
+    res = check_uploads_uniform_update(r=2, s=4, N=2, q=7)
+    assert not res.passed and res.enumerated == 7**6
 
 
 def test_two_consecutive_uploads_depend_on_the_row():

@@ -14,7 +14,8 @@ from .costs import client_multiplications, cost_row, scheme_symbols
 from .field import ARITHMETIC_MAX_BITS, prime_for_bits
 from .submodel import simulate, validate_parameters
 from .sun_jafar import check_subpacketization
-from .verify import (TINY, check_queries, check_two_iterations, check_uploads, exhaustive_feasible,
+from .verify import (TINY, check_queries, check_two_iterations, check_uploads, check_uploads_uniform_update,
+                     exhaustive_feasible,
                      linkage_attack, shared_direction)
 
 __all__ = ["GUARANTEE", "LINK_CONVENTION", "validate_request", "cost_table", "verify_all", "format_costs",
@@ -110,6 +111,8 @@ def verify_all(*, r: int, s: int, N: int, field_bits: int, iterations: int, seed
     tiny = dict(r=r, s=s, N=N, q=q) if own else dict(TINY)
     checks = [check_queries(r=tiny["r"], N=tiny["N"])]
     checks += [check_uploads(**tiny, exclusive=m, seed=seed) for m in ("mds", "shared")]
+    if tiny["q"] ** (tiny["r"] + tiny["s"]) <= 200_000:
+        checks.append(check_uploads_uniform_update(**tiny))
     if tiny["r"] >= 2:
         checks.append(check_two_iterations(**tiny, seed=seed))
     out["exhaustive"] = {"parameters": tiny,
@@ -157,6 +160,6 @@ def format_verification(v: dict) -> str:
     e = v["exhaustive"]
     lines.append(f"  exhaustive privacy check at {e['parameters']} ({e['note']}):")
     for c in e["checks"]:
-        lines.append(f"    {c['component']:<26} {'SAME distribution for every d' if c['passed'] else 'DEPENDS on d':<30} "
+        lines.append(f"    {c['component']:<30} {'SAME distribution for every d' if c['passed'] else 'DEPENDS on d':<30} "
                      f"{c['detail']}")
     return "\n".join(lines)

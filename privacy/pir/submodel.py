@@ -99,9 +99,9 @@ class IterationRecord:
 
 
 def masked_upload(field: PrimeField, alpha, delta, a_prev, delta_prev) -> np.ndarray:
-    """U_t = α_t·Δ_tᵀ − a_{t−1}·Δ_{t−1}ᵀ [r, s] (α_t may be a batch [M, r] → [M, r, s])."""
+    """U_t = α_t·Δ_tᵀ − a_{t−1}·Δ_{t−1}ᵀ [r, s] (α_t [M, r] and Δ_t [M, s] may be batches → [M, r, s])."""
     alpha = np.asarray(alpha, np.int64)
-    first = field.mul(alpha[..., :, None], np.asarray(delta, np.int64))
+    first = field.mul(alpha[..., :, None], np.asarray(delta, np.int64)[..., None, :])
     return field.sub(first, field.outer(a_prev, delta_prev))
 
 
@@ -113,7 +113,7 @@ def pollution(field: PrimeField, alpha, d: int) -> np.ndarray:
 
 
 def exclusive_parts(field: PrimeField, code: SplitMDSCode, mode: str, a, delta, shares) -> list:
-    """Exclusive parts c_{t,1..N} of M_t = (a_t, Δ_t) (a_t [r] or a batch [M, r]).
+    """Exclusive parts c_{t,1..N} of M_t = (a_t, Δ_t) (a_t [r] or a batch [M, r]; "mds": Δ_t [s] or [M, s]).
 
     "mds": the (r+s, r+s) code of (a_t, Δ_t), cut into N parts. "shared": part i is
     (share_i, i-th part of the (s, s) code of Δ_t), shares [N−1, r] (or [M, N−1, r]) uniform and
@@ -122,7 +122,7 @@ def exclusive_parts(field: PrimeField, code: SplitMDSCode, mode: str, a, delta, 
     a = np.asarray(a, np.int64)
     delta = np.asarray(delta, np.int64)
     if mode == "mds":
-        msg = np.concatenate([a, np.broadcast_to(delta, a.shape[:-1] + delta.shape)], axis=-1)
+        msg = np.concatenate([a, np.broadcast_to(delta, a.shape[:-1] + delta.shape[-1:])], axis=-1)
         coded = field.matmul(np.atleast_2d(msg), code.G.T)
         coded = coded[0] if a.ndim == 1 else coded
         return [p.copy() for p in np.array_split(coded, code.N, axis=-1)]

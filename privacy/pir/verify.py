@@ -38,7 +38,7 @@ from .mds import SplitMDSCode
 from .submodel import exclusive_parts, masked_upload, pollution, validate_parameters
 
 __all__ = ["CheckResult", "exhaustive_feasible", "check_queries", "check_uploads", "check_two_iterations",
-           "linkage_attack", "shared_direction", "TINY"]
+           "check_uploads_uniform_update", "linkage_attack", "shared_direction", "TINY"]
 
 TINY = {"r": 2, "s": 4, "N": 2, "q": 7}  # smallest case with β > 0; q = 7 ≥ r + s for the (6, 6) code
 _MAX_QUERY_ENUM = 10_000
@@ -141,6 +141,29 @@ def check_uploads(*, r: int, s: int, N: int, q: int, exclusive: str = "mds", see
         detail += (f"; distributions differ in {len(failures)} cases, data cases {bad_cases} "
                    f"(0: both updates zero, 1: Δ_t ≠ 0 only, 2: Δ_(t−1) ≠ 0 only, 3: both)")
     return CheckResult(f"uploads ({exclusive})", not failures, len(rand), cases, detail)
+
+
+def check_uploads_uniform_update(*, r: int, s: int, N: int, q: int, exclusive: str = "mds") -> CheckResult:
+    """The most favourable prior for the source: the first iteration's update Δ_1 uniform on F_q^s
+    and unknown to the database, enumerated together with α_1; view (U_1, c_{1,i}) for every d."""
+    r, s, N = validate_parameters(r=r, s=s, N=N, q=q, exclusive=exclusive)
+    if exclusive != "mds":
+        raise ValueError("the shared mode is private for every fixed update (check_uploads), hence for any prior")
+    if q ** (r + s) > _MAX_UPLOAD_ENUM:
+        raise ValueError(f"uniform-update check too large at q = {q}, r = {r}, s = {s}")
+    F = PrimeField(q)
+    code = SplitMDSCode(F, r + s, N)
+    rand = _all_vectors(q, r + s)
+    alpha, delta = rand[:, :r], rand[:, r:]
+    zero_r, zero_s = np.zeros(r, np.int64), np.zeros(s, np.int64)
+    U = masked_upload(F, alpha, delta, zero_r, zero_s).reshape(len(rand), -1)
+    differ = 0
+    for i in range(N):
+        dists = [_distribution(np.concatenate(
+            [U, exclusive_parts(F, code, exclusive, pollution(F, alpha, d), delta, None)[i]], axis=1)) for d in range(r)]
+        differ += any(x != dists[0] for x in dists[1:])
+    return CheckResult("uploads (mds), uniform update", differ == 0, len(rand), N,
+                       f"r={r}, s={s}, N={N}, q={q}: (U_1, c_(1,i)) over all (α_1, Δ_1); differs at {differ} of {N} databases")
 
 
 def check_two_iterations(*, r: int, s: int, N: int, q: int, seed: int = 0) -> CheckResult:
