@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -198,7 +199,7 @@ TMPFS_SCRIPT = textwrap.dedent("""
 
 
 def _can_mount_tmpfs() -> bool:
-    if os.geteuid() != 0 or not Path("/usr/bin/unshare").exists():
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
         return False
     probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=16k none /mnt"], capture_output=True)
     return probe.returncode == 0
