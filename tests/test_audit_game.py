@@ -44,13 +44,18 @@ def test_noise_free_release_is_distinguished_perfectly():
     assert res.bound.epsilon == pytest.approx(res.bound.max_reportable)
 
 
-@pytest.mark.parametrize("phy", [dict(N=16, L=16, snr_db=20.0), dict(N=16, L=16, snr_db=20.0, C=0.05)])
+@pytest.mark.parametrize("phy", [dict(N=16, L=16, snr_db=20.0, C=0.5), dict(N=16, L=16, snr_db=20.0, C=0.05)])
 def test_t1_audit_never_exceeds_the_accountant(phy):
-    """The empirical T1 lower bound stays below the T1 accountant's ε (second case: ε_upper ≈ 0.14)."""
+    """The empirical T1 lower bound stays below the T1 accountant's ε (ε_upper ≈ 1.94 and ≈ 0.14).
+
+    Both bounds lie below the largest ε that 300 trials can certify, so the comparison can fail (with
+    C = √(dP) the bound, ≈ 20, would be far above anything 300 trials can show).
+    """
     res = _game("T1", trials=300, **phy)
     upper = accountant_upper(K=10, N=phy["N"], d=8, C=phy.get("C"), power=1.0, clip_norm=1.0, neighbour="replace",
                              delta=1e-5)
     assert np.isfinite(upper["epsilon"])
+    assert upper["epsilon"] < res.bound.max_reportable
     assert res.bound.epsilon <= upper["epsilon"]
 
 

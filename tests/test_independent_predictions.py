@@ -152,3 +152,32 @@ def test_channel_inversion_error_variance_from_raw_config(resource, per_symbol, 
     n = z.size
     assert abs(z.mean()) < Z / math.sqrt(n)
     assert abs(np.mean(z**2) - 1.0) < Z * math.sqrt(2.0 / n)
+
+
+# ------------------------------------------------------------------ the link summary (floras link --json)
+def test_link_summary_statistics_match_the_predicted_laws(tmp_path):
+    """``floras link`` with d = 1 (one independent entry per round), 400 rounds, K = 4, N = 6: γ = 2.
+
+    - reported Cauchy scale (ML, pooled) within Z·γ·√(2/n) of N − K (a factor 2 is ≥ 7 SE away);
+    - reported median of V: the Lévy(0, γ²) CDF there is 1/2 within Z·√(1/(4n)) (binomial SE of the
+      sample median's level); a factor 2 in γ moves it to ≈ 0.74 or ≈ 0.16;
+    - admitted clients: mean K·P(|h|² ≥ g_th) = K·e^{−g_th} (|h|² ~ Exp(1)), SE √(K p(1−p)/n).
+    """
+    from scenarios.cli import main
+
+    K, N, rounds, g_th = 4, 6, 400, 0.3
+    out = tmp_path / "link.json"
+    assert main(["link", "--scheme", "floras", "channel-inversion", "--K", str(K), "--N", str(N), "--L", "8", "--d", "1",
+                 "--rounds", str(rounds), "--seed", "5", "--g-th", str(g_th), "--json", str(out)]) == 0
+    import json
+
+    data = json.loads(out.read_text())
+    gamma = N - K
+    inn = data["schemes"]["floras"]["inactive_noise"]
+    assert inn["pooled_entries"] == rounds
+    assert abs(inn["cauchy_scale"] - gamma) < Z * gamma * math.sqrt(2.0 / rounds)
+    level = stats.levy(scale=gamma**2).cdf(inn["v_quantiles"]["50"])
+    assert abs(level - 0.5) < Z * math.sqrt(0.25 / rounds)
+    p = math.exp(-g_th)
+    adm = data["schemes"]["channel-inversion"]["admitted"]["mean"]
+    assert abs(adm - K * p) < Z * math.sqrt(K * p * (1 - p) / rounds)
