@@ -70,7 +70,8 @@ def test_every_local_epoch_draws_a_fresh_permutation():
     """E = 3 epochs of D = 26 records in batches of 5: each epoch is a permutation of 25 distinct records,
     and no two epochs of a client repeat the same order (a reused permutation has probability 1/26! per pair)."""
     fx = FIXTURE["batch_order"]
-    idx = np.asarray(fx["indices"])  # [S, K, B]
+    idx = batch_indices(seed=fx["seed"], round_index=fx["round_index"], clients=np.array(fx["clients"]), D=fx["D"],
+                        batch_size=fx["batch_size"], steps=fx["steps"], epochs=fx["epochs"])  # [S, K, B]
     per_epoch = fx["D"] // fx["batch_size"]
     for k in range(idx.shape[1]):
         epochs = [idx[e * per_epoch:(e + 1) * per_epoch, k].ravel() for e in range(fx["epochs"])]

@@ -123,19 +123,21 @@ def test_scenario_accountant_item_level_from_raw_training_numbers():
     """The accountant a run builds (ScenarioConfig.privacy_accountant) from [training] and the local data size D.
 
     M = K = 5 clients (rate 1), item level, add/remove, E = 4 local steps of B = 10 of D = 200
-    records, N = 45 (γ = 40), C = 0.5, P = 1.
+    records, N = 15 (γ = 10), C = 0.5, P = 1, T = 50, δ = 1e-6: ε ≈ 3.79 (with q_touch = q it would be ≈ 1.31).
     """
     cfg = scenario_from_dict({
         "partition": {"clients": 5},
         "training": {"clients_per_round": 5, "batch_size": 10, "local_steps": 4},
-        "phy": {"scheme": "floras", "N": 45, "L": 64, "C": 0.5},
+        "phy": {"scheme": "floras", "N": 15, "L": 16, "C": 0.5},
         "privacy": {"level": "item", "relation": "add-remove", "delta": 1e-6},
         "run": {"rounds": 50},
     })
     q_touch = 1.0 - (1.0 - 10 / 200) ** 4
-    ref = tight_epsilon(50 * poisson_curve(q_touch, lambda a: cauchy_round(a, 1.0, 40.0)), 1e-6)
+    base = lambda a: cauchy_round(a, 1.0, 10.0)
+    ref = tight_epsilon(50 * poisson_curve(q_touch, base), 1e-6)
     eps = cfg.privacy_accountant(d=1234, D=200).report(rounds=50).epsilon
     assert math.isfinite(ref) and eps == pytest.approx(ref, rel=REL)
+    assert abs(tight_epsilon(50 * poisson_curve(10 / 200, base), 1e-6) - ref) > 0.5 * ref  # the configuration is sensitive to q_touch
 
 
 def test_a_floras_run_reports_the_independent_epsilon_every_round(tmp_path):
