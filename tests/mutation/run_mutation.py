@@ -46,7 +46,8 @@ PYTEST = "python -m pytest -x -q -p no:cacheprovider --no-header -o addopts="
 # group name → (modules, pytest invocations). Tests: the fast ones that exercise the modules; a group
 # stops at its first failing invocation (and pytest at its first failing test, -x).
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
-    "phy-randomness": (["phy/randomness.py", "phy/blocks.py"], ["tests/test_known_answers.py tests/test_foundation.py"]),
+    "phy-randomness": (["phy/randomness.py", "phy/blocks.py"],
+                       ["tests/test_phy_blocks_randomness.py tests/test_known_answers.py tests/test_foundation.py"]),
     "phy-assignment": (["phy/assignment.py"], ["tests/test_known_answers.py tests/test_phy_assignment.py"]),
     "phy-sequences": (["phy/sequences.py"], ["tests/test_phy_sequences.py"]),
     "phy-statistics": (["phy/statistics.py"], ["tests/test_phy_statistics.py"]),
