@@ -2,8 +2,8 @@
 
 ``tests/fixtures/known_answers.json`` pins, for fixed inputs, the keyed permutation π_t (explicit
 key, several rounds, SPEC §4), a client's batch order over several local epochs (fl.training),
-the fading draw (SPEC §5), one logical block of noise (phy.blocks) and one keyed stream
-(phy.randomness). Regenerate with ``python tests/fixtures/make_known_answers.py`` only when the
+the fading draw (SPEC §5), one logical block of noise (phy.blocks), one keyed stream
+(phy.randomness) and the keyed sequence sets (SPEC §3). Regenerate with ``python tests/fixtures/make_known_answers.py`` only when the
 change is intended, and say so in the commit. The permutation is pinned for an explicit key, not
 for a key derived from a seed (that derivation is a separate, replaceable choice).
 """
@@ -21,6 +21,7 @@ from phy.assignment import DOMAIN_TAG, round_permutation, round_seed
 from phy.blocks import block_noise
 from phy.fading import draw_rayleigh
 from phy.randomness import stream
+from phy.sequences import pseudo_noise, random_orthonormal
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "known_answers.json").read_text(encoding="utf-8"))
 
@@ -105,3 +106,11 @@ def test_keyed_stream_known_answer():
     fx = FIXTURE["stream"]
     z = stream(fx["seed"], fx["purpose"], *fx["indices"]).standard_normal(fx["n"])
     np.testing.assert_allclose(z, fx["standard_normal"], rtol=1e-15, atol=0)
+
+
+def test_keyed_sequence_sets_known_answer():
+    """The keyed random-orthonormal set (QR with the signs fixed by diag(R)) and the pn set (SPEC §3)."""
+    fx = FIXTURE["sequences"]
+    kw = dict(L=fx["L"], N=fx["N"], seed=fx["seed"])
+    np.testing.assert_allclose(random_orthonormal(**kw), fx["random_orthonormal"], rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(pseudo_noise(**kw), fx["pn"])

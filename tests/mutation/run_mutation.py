@@ -2,8 +2,8 @@
 
 For every module group below this script
 
-1. copies the tracked source tree into ``OUT/src`` (cosmic-ray edits files in place: the working
-   tree is never touched, even if the run is interrupted);
+1. copies the tracked source tree into ``OUT/src-<lane>``, one copy per parallel lane (cosmic-ray
+   edits files in place: the working tree is never touched, even if the run is interrupted);
 2. writes a cosmic-ray configuration whose test command runs only the fast tests relevant to the
    group, and runs ``cosmic-ray init``;
 3. keeps a deterministic random sample of the mutants (``--fraction`` of each module, at least
@@ -13,6 +13,9 @@ For every module group below this script
    sampled, killed, survived, incompetent/timed out; survivors with their diff; survivors listed
    in ``tests/mutation/equivalent.toml`` are counted as equivalent (with the recorded reason)
    and left out of the kill rate.
+
+``--retest-survivors`` copies the current tree again and reruns only the survivors (after tests
+were added to kill them); the report then counts them with the new tests.
 
 Usage (from the repository root)::
 
@@ -49,7 +52,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "phy-randomness": (["phy/randomness.py", "phy/blocks.py"],
                        ["tests/test_phy_blocks_randomness.py tests/test_known_answers.py tests/test_foundation.py"]),
     "phy-assignment": (["phy/assignment.py"], ["tests/test_known_answers.py tests/test_phy_assignment.py"]),
-    "phy-sequences": (["phy/sequences.py"], ["tests/test_phy_sequences.py"]),
+    "phy-sequences": (["phy/sequences.py"], ["tests/test_phy_sequences.py", "tests/test_known_answers.py -k sequence_sets"]),
     "phy-statistics": (["phy/statistics.py"], ["tests/test_phy_statistics.py"]),
     "phy-normalization": (["phy/normalization.py", "phy/aggregation.py"], ["tests/test_foundation.py tests/test_phy_floras.py"]),
     "phy-config": (["phy/config.py"], ["tests/test_foundation.py", "tests/test_properties.py -k 'phy or link'"]),
@@ -230,6 +233,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant's test run")
     p.add_argument("--jobs", type=int, default=2, help="groups run in parallel, each on its own source copy")
+    p.add_argument("--retest-survivors", action="store_true",
+                   help="copy the current tree again and rerun only the surviving mutants of the stored sessions "
+                        "(after adding tests that should kill them)")
     p.add_argument("--report-only", action="store_true", help="only rewrite the report from the stored sessions")
     args = p.parse_args(argv)
     out = args.out.resolve()
@@ -255,6 +261,12 @@ def main(argv=None) -> int:
                 if not db.exists():
                     subprocess.run(cr + ["init", str(cfg), str(db)], cwd=src, env=env, check=True)
                     sample(db, fraction=args.fraction, min_per=args.min_per_module, max_per=args.max_per_module, seed=args.seed)
+                elif args.retest_survivors:
+                    con = sqlite3.connect(db)
+                    n = con.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'").rowcount
+                    con.commit()
+                    con.close()
+                    print(f"[mutate] {name}: retesting {n} survivor(s)", flush=True)
                 print(f"[mutate] lane {i}: {name}", flush=True)
                 subprocess.run(cr + ["exec", str(cfg), str(db)], cwd=src, env=env, check=True)
 
