@@ -241,6 +241,8 @@ def main(argv=None) -> int:
     p.add_argument("--retest-survivors", action="store_true",
                    help="copy the current tree again and rerun only the surviving mutants of the stored sessions "
                         "(after adding tests that should kill them)")
+    p.add_argument("--baseline-only", action="store_true",
+                   help="only run each group's tests on the unmutated tree (exit status and time per group)")
     p.add_argument("--report-only", action="store_true", help="only rewrite the report from the stored sessions")
     args = p.parse_args(argv)
     out = args.out.resolve()
@@ -254,6 +256,7 @@ def main(argv=None) -> int:
         jobs = max(1, min(args.jobs, len(args.groups)))
         # one source copy per lane: a lane mutates files in place, and the other lane's tests must not see it
         lanes = [args.groups[i::jobs] for i in range(jobs)]
+        baseline: dict[str, dict] = {}
 
         def run_lane(i: int) -> None:
             src = out / f"src-{i}"
@@ -263,7 +266,18 @@ def main(argv=None) -> int:
                 modules, invocations = GROUPS[name]
                 cfg, db = out / f"{name}.toml", out / f"{name}.sqlite"
                 write_config(cfg, modules, invocations, args.timeout)
-                if not db.exists():
+                if not db.exists() or args.baseline_only:
+                    # baseline: the group's tests must pass on the unmutated copy, or every mutant would
+                    # count as killed (a broken selection, an import error, a -k that selects nothing)
+                    t_start = time.time()
+                    rc = subprocess.run(_test_command(invocations), shell=True, cwd=src, env=env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+                    baseline[name] = dict(rc=rc, seconds=round(time.time() - t_start, 1))
+                    print(f"[mutate] {name}: baseline exit {rc} in {baseline[name]['seconds']} s", flush=True)
+                    if rc != 0:
+                        raise RuntimeError(f"group {name}: its tests fail on the unmutated tree (exit {rc}); fix that first")
+                    if args.baseline_only:
+                        continue
                     subprocess.run(cr + ["init", str(cfg), str(db)], cwd=src, env=env, check=True)
                     sample(db, fraction=args.fraction, min_per=args.min_per_module, max_per=args.max_per_module, seed=args.seed)
                 elif args.retest_survivors:
@@ -278,10 +292,15 @@ def main(argv=None) -> int:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for f in [pool.submit(run_lane, i) for i in range(jobs)]:
                 f.result()
+        if args.baseline_only:
+            (out / "baseline.json").write_text(json.dumps(baseline, indent=1) + "\n")
+            print(json.dumps(baseline, indent=1))
+            return 0
         meta = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), fraction=args.fraction, min_per=args.min_per_module,
                     max_per=args.max_per_module, seed=args.seed, jobs=jobs, groups=args.groups,
                     wall_s=meta.get("wall_s", 0) + time.time() - t0,
-                    uptime=subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+                    uptime=subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+                    baseline={**meta.get("baseline", {}), **baseline})
         meta_path.write_text(json.dumps(meta) + "\n")
     path = write_report(out, collect(out), meta)
     print(f"[mutate] report: {path}")
