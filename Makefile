@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo link test bench clean
+.PHONY: setup demo link test bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,6 +26,13 @@ link: $(STAMP)
 
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest -rs
+
+# Mutation testing of phy/, privacy/ and fl/training.py (cosmic-ray, a sampled run sized for under an
+# hour on 2 cores; docs/testing.md). Not part of `make test`. Report: build/mutation/report.md.
+MUTATE_ARGS ?=
+mutate: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[mutation]'
+	$(BIN)/python tests/mutation/run_mutation.py --out build/mutation $(MUTATE_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/link_throughput.py
