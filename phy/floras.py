@@ -22,9 +22,24 @@ Two implementations:
     g_k·s_k to row π_t(k). Exact only when AᵀA = I (orthonormal families); ``path="auto"``
     takes it exactly then.
 
-Both draw noise in logical blocks keyed by (seed, purpose, round, block) (:mod:`phy.blocks`), so
-results do not depend on ``chunk_size``. The two paths draw noise of different dimension (N vs
-L per slot) and therefore agree in distribution, not sample by sample.
+``sufficient``
+    SPEC §6.1 "Sufficient-statistic path", exact in distribution when AᵀA = I. Draws the N despread
+    reference outputs r^s from the same keyed stream as ``fast`` (so the active set, the gains,
+    r^s and V are identical to the fast path sample by sample), then, conditionally on r^s,
+
+        ŝ^i = Σ_k (b·g_k / r^s_{π(k)})·s_k^i + ν^i,   ν^i ~ N(0, (b²σ²/L)·Σ_{j=1}^{N} (r_j^s)^{−2}) i.i.d.,
+
+    i.e. d + N Gaussian draws and one K×d weighted sum instead of N×(d+1) draws. It yields ŝ and V
+    only: asking it for a trace (``inactive_noise``) is an error. ``path="auto"`` takes it for
+    untraced rounds (learning runs, sweeps) on orthonormal sets and ``fast`` for traced rounds
+    (link summaries).
+
+All paths draw noise in logical blocks keyed by (seed, purpose, round, block) (:mod:`phy.blocks`),
+so results do not depend on ``chunk_size`` (the sufficient path has no K×d or N×d temporaries
+and draws its d-vector ν in blocks of :data:`SUFFICIENT_BLOCK` entries). The chip and fast paths
+draw noise of different dimension (N vs L per slot) and the sufficient path draws its
+conditional law directly, so the three agree in distribution, not sample by sample (except r^s
+and V, shared by fast and sufficient).
 
 Diagnostics (simulator-side, using the true active set, which the receiver never sees):
 
@@ -48,7 +63,7 @@ import numpy as np
 
 from .aggregation import AggregationResult, check_updates, relative_error
 from .assignment import KeyedAssignment
-from .blocks import block_noise, block_ranges, chunk_ranges
+from .blocks import BLOCK, block_noise, block_ranges, chunk_ranges
 from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh, effective_gain
 from .normalization import denormalize, normalize
@@ -56,17 +71,30 @@ from .randomness import check_seed, stream
 from .receiver import Receiver
 from .sequences import is_orthonormal, make_sequences, orthogonality_defect
 
-__all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path"]
+__all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path", "SUFFICIENT_BLOCK"]
+
+SUFFICIENT_BLOCK = 16 * BLOCK  # entries of ν per keyed stream on the sufficient path (fewer, longer streams)
+_TRACE_ERROR = ("trace: the sufficient path yields ŝ and V only, not the per-sequence outputs (SPEC §6.1); "
+                "use path = 'fast', 'chip' or 'auto' for link traces")
 
 
-def resolve_path(path: str, *, orthonormal: bool) -> str:
-    """The FLORAS implementation to use: "auto" → "fast" iff AᵀA = I, else "chip"."""
+def resolve_path(path: str, *, orthonormal: bool, trace: bool = False) -> str:
+    """The FLORAS implementation to use for a round (SPEC §6.1).
+
+    "auto" → "chip" unless AᵀA = I; with AᵀA = I, "fast" when a trace is wanted and
+    "sufficient" otherwise. "fast" and "sufficient" are exact only when AᵀA = I, and
+    "sufficient" cannot produce a trace; both cases raise ValueError.
+    """
     if path == "auto":
-        return "fast" if orthonormal else "chip"
-    if path == "fast" and not orthonormal:
-        raise ValueError("path must be 'chip' or 'auto' for non-orthogonal sequences: the fast path is exact only when AᵀA = I")
-    if path not in ("fast", "chip"):
-        raise ValueError(f"path must be one of {{auto, fast, chip}} (got {path!r})")
+        if not orthonormal:
+            return "chip"
+        return "fast" if trace else "sufficient"
+    if path not in ("fast", "chip", "sufficient"):
+        raise ValueError(f"path must be one of {{auto, fast, chip, sufficient}} (got {path!r})")
+    if path in ("fast", "sufficient") and not orthonormal:
+        raise ValueError(f"path must be 'chip' or 'auto' for non-orthogonal sequences: the {path} path is exact only when AᵀA = I")
+    if path == "sufficient" and trace:
+        raise ValueError(_TRACE_ERROR)
     return path
 
 
@@ -81,7 +109,7 @@ class FlorasRound:
     gains : [K] float64      effective real gains g_k.
     r_ref : [N] float64      despread reference slot r^s [√W].
     V : float                conditional inactive-noise variance per entry [(ŝ/b)², dimensionless].
-    path : str               "fast" or "chip".
+    path : str               "fast", "chip" or "sufficient".
     inactive_noise : [d] float64 or None   e in ŝ/b units (only when traced).
     """
 
@@ -109,7 +137,9 @@ class FlorasLink:
         self.seed = check_seed(seed)
         self.A = make_sequences(config.sequences, L=config.L, N=config.N, seed=self.seed)
         self.orthonormal = is_orthonormal(self.A)
-        self.path = resolve_path(config.path, orthonormal=self.orthonormal)
+        self.path = resolve_path(config.path, orthonormal=self.orthonormal)  # untraced rounds
+        # traced rounds (link summaries): None when the configured path cannot trace
+        self.trace_path = None if config.path == "sufficient" else resolve_path(config.path, orthonormal=self.orthonormal, trace=True)
         self.b = float(np.sqrt(config.power))
         self.noise_std = float(np.sqrt(config.noise_variance / config.L))  # per chip / per despread output
         self._clients = KeyedAssignment(key, N=config.N)  # client side
@@ -132,8 +162,14 @@ class FlorasLink:
     def run_round(self, s: np.ndarray, *, round_index: int, trace: bool = False) -> FlorasRound:
         """Send the normalized vectors s [K, d] (float64, √W) through one round.
 
-        Returns a :class:`FlorasRound`; ``trace=True`` adds the inactive-sequence noise e [d].
+        Returns a :class:`FlorasRound`; ``trace=True`` adds the inactive-sequence noise e [d]
+        (not available on the sufficient path: ValueError).
         """
+        path = self.path
+        if trace:
+            if self.trace_path is None:
+                raise ValueError(_TRACE_ERROR)
+            path = self.trace_path
         s = np.asarray(s, dtype=np.float64)
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
@@ -146,10 +182,14 @@ class FlorasLink:
         s_hat = np.empty(d)
         e = np.empty(d) if trace else None
 
-        if self.path == "fast":
+        if path in ("fast", "sufficient"):
+            # despread reference outputs: g_k b on row π(k) + N(0, σ²/L) (AᵀA = I); shared by both paths
             r_ref = self.noise_std * stream(seed, "floras-reference-noise", t).standard_normal(cfg.N)
             r_ref[active] += g * self.b
             w = self.receiver.weights(r_ref)
+        if path == "sufficient":
+            self._sufficient(s, w, active, g, s_hat, seed=seed, round_index=t)
+        elif path == "fast":
             w_in = w[inactive] / self.b
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
                 for a, z, m in block_ranges(c0, c1):
@@ -178,11 +218,26 @@ class FlorasLink:
                     y[:, a - c0 : z - c0] += n
                 s_hat[c0:c1] = self.receiver.combine(w, self.receiver.despread(y))
         V = self.conditional_variance(r_ref, inactive)
-        return FlorasRound(s_hat, active, g, r_ref, V, self.path, e)
+        return FlorasRound(s_hat, active, g, r_ref, V, path, e)
+
+    def _sufficient(self, s, w, active, g, out, *, seed: int, round_index: int) -> None:
+        """ŝ = Σ_k (w_{π(k)} g_k) s_k + ν, ν ~ N(0, (σ²/L)·Σ_j w_j²) i.i.d. (w_j = b/r_j^s), into ``out`` [d].
+
+        Conditionally on r^s, Σ_j w_j·(a_jᵀn_i) is Gaussian with that variance and independent over
+        i (SPEC §6.1); ν is drawn in keyed blocks of SUFFICIENT_BLOCK entries.
+        """
+        np.matmul(w[active] * g, s, out=out)
+        std = self.noise_std * float(np.sqrt(np.sum(w * w)))
+        d = out.shape[0]
+        for a in range(0, d, SUFFICIENT_BLOCK):
+            z = min(a + SUFFICIENT_BLOCK, d)
+            out[a:z] += block_noise((), z - a, seed=seed, purpose="floras-sufficient-noise",
+                                    round_index=round_index, block=a // SUFFICIENT_BLOCK, std=std)
 
     def describe(self) -> dict:
         return {
             "path": self.path,
+            "trace_path": self.trace_path,
             "gamma": self.gamma,
             "orthonormal": self.orthonormal,
             "orthogonality_defect": orthogonality_defect(self.A),
