@@ -66,7 +66,7 @@ from .assignment import KeyedAssignment
 from .blocks import BLOCK, block_noise, block_ranges, chunk_ranges
 from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh, effective_gain
-from .normalization import denormalize, normalize
+from .normalization import denormalize, normalize, row_factors
 from .randomness import check_seed, stream
 from .receiver import Receiver
 from .sequences import is_orthonormal, make_sequences, orthogonality_defect
@@ -175,20 +175,19 @@ class FlorasLink:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         d = s.shape[1]
         cfg, seed, t = self.config, self.seed, int(round_index)
-        active = self._clients.active_set(t, K=self.K)
-        inactive = np.setdiff1d(np.arange(cfg.N), active)
-        g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=cfg.csit)
-        gs = g[:, None]
         s_hat = np.empty(d)
         e = np.empty(d) if trace else None
 
         if path in ("fast", "sufficient"):
-            # despread reference outputs: g_k b on row π(k) + N(0, σ²/L) (AᵀA = I); shared by both paths
-            r_ref = self.noise_std * stream(seed, "floras-reference-noise", t).standard_normal(cfg.N)
-            r_ref[active] += g * self.b
-            w = self.receiver.weights(r_ref)
+            active, inactive, g, r_ref, w = self.pilots(t)
+        else:
+            active = self._clients.active_set(t, K=self.K)
+            inactive = np.setdiff1d(np.arange(cfg.N), active)
+            g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=cfg.csit)
+        gs = g[:, None]
         if path == "sufficient":
-            self._sufficient(s, w, active, g, s_hat, seed=seed, round_index=t)
+            np.einsum("k,kd->d", w[active] * g, s, out=s_hat)  # not BLAS: steady under CPU contention
+            self.add_sufficient_noise(s_hat, w, round_index=t)
         elif path == "fast":
             w_in = w[inactive] / self.b
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
@@ -220,19 +219,33 @@ class FlorasLink:
         V = self.conditional_variance(r_ref, inactive)
         return FlorasRound(s_hat, active, g, r_ref, V, path, e)
 
-    def _sufficient(self, s, w, active, g, out, *, seed: int, round_index: int) -> None:
-        """ŝ = Σ_k (w_{π(k)} g_k) s_k + ν, ν ~ N(0, (σ²/L)·Σ_j w_j²) i.i.d. (w_j = b/r_j^s), into ``out`` [d].
+    def pilots(self, round_index: int):
+        """The round's assignment, gains and despread reference slot (fast and sufficient paths, AᵀA = I).
 
-        Conditionally on r^s, Σ_j w_j·(a_jᵀn_i) is Gaussian with that variance and independent over
-        i (SPEC §6.1); ν is drawn in keyed blocks of SUFFICIENT_BLOCK entries.
+        Returns (active [K], inactive [N−K], g [K], r^s [N], c [N]) with r^s_j = g_k·b·[j = π(k)] + N(0, σ²/L)
+        from the keyed stream ``(seed, "floras-reference-noise", t)`` and c_j = b/r_j^s.
         """
-        np.matmul(w[active] * g, s, out=out)
-        std = self.noise_std * float(np.sqrt(np.sum(w * w)))
+        t = int(round_index)
+        active = self._clients.active_set(t, K=self.K)
+        inactive = np.setdiff1d(np.arange(self.config.N), active)
+        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=self.config.csit)
+        r_ref = self.noise_std * stream(self.seed, "floras-reference-noise", t).standard_normal(self.config.N)
+        r_ref[active] += g * self.b
+        return active, inactive, g, r_ref, self.receiver.weights(r_ref)
+
+    def add_sufficient_noise(self, out: np.ndarray, w: np.ndarray, *, round_index: int) -> np.ndarray:
+        """out += ν, ν^i ~ N(0, (σ²/L)·Σ_j c_j²) i.i.d. (c_j = b/r_j^s): the receiver noise of ŝ given r^s.
+
+        Σ_j c_j·(a_jᵀn_i) with a_jᵀn_i i.i.d. N(0, σ²/L) (AᵀA = I) is that Gaussian (SPEC §6.1); ν is drawn
+        in keyed blocks ``(seed, "floras-sufficient-noise", t, m)`` of SUFFICIENT_BLOCK entries.
+        """
+        std = self.noise_std * float(np.sqrt(np.dot(w, w)))
         d = out.shape[0]
         for a in range(0, d, SUFFICIENT_BLOCK):
             z = min(a + SUFFICIENT_BLOCK, d)
-            out[a:z] += block_noise((), z - a, seed=seed, purpose="floras-sufficient-noise",
-                                    round_index=round_index, block=a // SUFFICIENT_BLOCK, std=std)
+            out[a:z] += block_noise((), z - a, seed=self.seed, purpose="floras-sufficient-noise",
+                                    round_index=int(round_index), block=a // SUFFICIENT_BLOCK, std=std)
+        return out
 
     def describe(self) -> dict:
         return {
@@ -261,6 +274,8 @@ class FlorasAggregator:
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, trace: bool = True):
         """(AggregationResult, FlorasRound) of one round."""
+        if not trace and self.link.path == "sufficient":
+            return self._aggregate_sufficient(updates, round_index=round_index)
         x = check_updates(updates, K=self.K)
         if x.shape[1] != self.d:
             raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
@@ -271,6 +286,29 @@ class FlorasAggregator:
         err = relative_error(estimate, x.sum(axis=0))
         diag = {"V": rnd.V, "gamma": float(self.link.gamma), "nmse": err}
         return AggregationResult(estimate, self.K, err, diag), rnd
+
+    def _aggregate_sufficient(self, updates: np.ndarray, *, round_index: int):
+        """The sufficient path with the normalization folded into the weights (no K×d temporary).
+
+        With s_k = f_k·(x_k − μ_k·1) (:func:`phy.normalization.row_factors`) and c_j = b/r_j^s,
+        ŝ = Σ_k c_{π(k)} g_k s_k + ν = u@x − (u·μ)·1 + ν with u_k = c_{π(k)}·g_k·f_k: the same ŝ as
+        normalizing first and calling the link (to rounding), in three passes over x.
+        """
+        x = np.asarray(updates, dtype=np.float64)
+        if x.ndim != 2 or x.shape != (self.K, self.d):
+            raise ValueError(f"updates must be a K×d array with K = {self.K}, d = {self.d} (got shape {x.shape})")
+        cfg, t = self.config, int(round_index)
+        rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+        active, inactive, g, r_ref, w = self.link.pilots(t)
+        u = w[active] * g * rf.factor
+        s_hat = np.einsum("k,kd->d", u, x)  # one pass, no BLAS threads (steady under CPU contention)
+        s_hat -= float(u @ rf.mu)
+        self.link.add_sufficient_noise(s_hat, w, round_index=t)
+        estimate = rf.scale * s_hat + float(rf.mu.sum())
+        err = relative_error(estimate, x.sum(axis=0))
+        V = self.link.conditional_variance(r_ref, inactive)
+        rnd = FlorasRound(s_hat, active, g, r_ref, V, "sufficient")
+        return AggregationResult(estimate, self.K, err, {"V": V, "gamma": float(self.link.gamma), "nmse": err}), rnd
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, trace=False)[0]

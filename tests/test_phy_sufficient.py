@@ -140,3 +140,27 @@ def test_path_resolution_and_trace_errors():
     agg = FlorasAggregator(PhyConfig(N=30), K=20, d=10, seed=0, key=KEY)
     assert agg.link.path == "sufficient" and agg.link.trace_path == "fast"
     assert agg.describe()["path"] == "sufficient"
+
+
+@pytest.mark.parametrize("rule,clip_norm", [("paper", None), ("clip", 0.5)])
+def test_aggregator_folds_normalization_into_the_weights(rule, clip_norm):
+    """aggregate() (normalization folded into the weights) = normalize, then the sufficient link round."""
+    K, d = 6, 5000
+    x = stream(2, "fold-x").standard_normal((K, d)) * 0.02
+    x[1] += 3.0  # a mean far above the spread: the centred norm is computed explicitly for that row
+    x[2] *= 100.0  # beyond the clip norm
+    cfg = PhyConfig(N=10, L=16, snr_db=12.0, normalization=rule, clip_norm=clip_norm)
+    agg = FlorasAggregator(cfg, K=K, d=d, seed=4, key=KEY)
+    res, rnd = agg.aggregate_traced(x, round_index=7, trace=False)
+    nz = normalize(x, rule=rule, C=np.sqrt(d), clip_norm=clip_norm)
+    ref = agg.link.run_round(nz.s, round_index=7)
+    assert rnd.path == ref.path == "sufficient"
+    np.testing.assert_allclose(rnd.s_hat, ref.s_hat, rtol=1e-9, atol=1e-9 * np.max(np.abs(ref.s_hat)))
+    np.testing.assert_allclose(res.sum_estimate, nz.scale * ref.s_hat + nz.mu.sum(), rtol=1e-9)
+    assert rnd.V == ref.V
+    target = x.sum(axis=0)
+    assert res.error == pytest.approx(np.sum((res.sum_estimate - target) ** 2) / np.sum(target**2), rel=1e-9)
+    bad = x.copy()
+    bad[3, 17] = np.nan
+    with pytest.raises(ValueError, match="^updates must be finite"):
+        agg.aggregate(bad, round_index=0)
