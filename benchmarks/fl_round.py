@@ -186,7 +186,8 @@ def bench_model(name, args, ds, part):
     ref = trainer.train(w0, clients0, 0)[0]
     peer_diff = float(np.max(np.abs(peer.train(w0, clients0, 0) - ref)))  # same batches, same SGD: float32 rounding
     floor()
-    fit_round(0)
+    if args.fit_reps > 0:
+        fit_round(0)
     for N in runs:
         floras_round(N, 0)
     times = {"batched": [], "compiled_per_client": [], "keras_fit": [], "floor": []}
@@ -216,7 +217,7 @@ def bench_model(name, args, ds, part):
     out = {"model": name, "d": spec.d, "steps_per_round": trainer.steps, "floor_is": floor_what,
            "compiled_per_client_max_abs_diff": peer_diff, "max_abs_update": float(np.max(np.abs(ref))),
            "seconds": med, "samples": {k: len(v) for k, v in times.items()},
-           "ratios": {"fit_over_batched": med["keras_fit"] / med["batched"],
+           "ratios": {"fit_over_batched": med["keras_fit"] / med["batched"],  # nan with --fit-reps 0
                       "compiled_per_client_over_batched": med["compiled_per_client"] / med["batched"],
                       "batched_over_floor": med["batched"] / med["floor"]},
            "floras": {}}
@@ -231,7 +232,7 @@ def bench_model(name, args, ds, part):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7, help="interleaved repetitions (after one warm-up round)")
-    ap.add_argument("--fit-reps", type=int, default=3, help="repetitions that include the (slow) Keras fit loop")
+    ap.add_argument("--fit-reps", type=int, default=3, help="repetitions that include the (slow) Keras fit loop (0: skip it)")
     ap.add_argument("--batch-size", type=int, default=50)
     ap.add_argument("--models", nargs="+", default=["mlp", "cnn"])
     ap.add_argument("--cnn-channels", type=int, nargs="+", default=[8, 16], help="CNN convolution widths")
