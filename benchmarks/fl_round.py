@@ -241,10 +241,17 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=100, help="M")
     ap.add_argument("--per-round", type=int, default=20, help="K")
     ap.add_argument("--floras-N", type=int, nargs="+", default=[20, 30], help="FLORAS set sizes (L = 32, 15 dB)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="TensorFlow intra-op threads (sweep workers use 1; with 1 also set OPENBLAS_NUM_THREADS=1 "
+                         "before starting, as sweeps do)")
     ap.add_argument("--json", dest="json_path", metavar="FILE", help="write the results as JSON")
     args = ap.parse_args()
 
     import tensorflow as tf
+
+    if args.threads is not None:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
 
     from fl.data import load_dataset
     from fl.partition import iid_partition
@@ -256,6 +263,7 @@ def main() -> None:
             "B": args.batch_size, "E": "1 epoch", "reps": args.reps, "fit_reps": args.fit_reps,
             "cpus": os.cpu_count(), "gpus": gpus, "tensorflow": tf.__version__,
             "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads() or "default",
+            "thread_env": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")},
             "load_before": list(os.getloadavg())}
     print(json.dumps(head))
     results = [bench_model(name, args, ds, part) for name in args.models]
