@@ -12,7 +12,7 @@ Signal model (SPEC §5, §6.1), real-valued, per round t:
   SNR is L·P/σ².
 - Receiver (:class:`phy.receiver.Receiver`, knows A and b only): ŝ^i = b·Σ_{j=1}^{N} r_j^i / r_j^s.
 
-Two implementations:
+Three implementations:
 
 ``chip``
     Builds y_s [L] and y [L, c] explicitly (chunks of c slots) and despreads with Aᵀ. Exact for
