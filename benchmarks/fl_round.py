@@ -1,22 +1,36 @@
-"""Seconds per federated round, K = 20 of M = 100, Fashion-MNIST (SPEC §8 setting).
+"""Seconds per federated round and the compute floor, K = 20 of M = 100 on Fashion-MNIST (SPEC §1, §8).
 
-For the MLP (784-200-10) and the small CNN, in one run:
+Measured in ONE process, repetitions interleaved (every repetition runs every contender once, in
+turn), medians reported, so the ratios are comparable under a varying machine load:
 
-* ``vectorized``: :class:`fl.training.VectorizedTrainer` (all K clients in one batched
-  TensorFlow computation per local step);
-* ``keras fit``: the usual per-client loop — ``set_weights`` + ``model.fit`` for each client;
-* a full FLORAS round of the run loop (training + aggregation + evaluation of the global model
-  on the test set and the training subset) and the share of it spent in the channel
-  simulation (``aggregator.aggregate``).
+* ``batched``: :class:`fl.training.VectorizedTrainer` — all K clients' local epoch in one
+  ``tf.function`` call (per-client parameters stacked on a leading K axis);
+* ``compiled_per_client``: the honest per-client peer — one Keras model, and each client's local
+  epoch is one compiled ``tf.function`` (SGD with ``tf.GradientTape``), clients one after another,
+  weights set and read back per client (what a careful TFF-style simulation does);
+* ``keras_fit``: the usual per-client loop, ``set_weights`` + ``model.fit`` per client;
+* ``floor``: the same forward + backward products of one round as plain batched TensorFlow ops on
+  fixed tensors (no batch gather, no parameter update, no host copies). MLP: the five batched
+  matrix products per step (x·W1, h·W2, hᵀ·δ2, δ2·W2ᵀ, xᵀ·δ1); CNN: the loss gradient of the
+  batched forward pass (grouped convolutions) on a fixed batch;
+* ``floras_round_N{20,30}``: a whole learning round of the run loop (training, FLORAS aggregation
+  with the default path at L = 32, 15 dB, evaluation on the test set and a 10 000-example training
+  subset) and ``channel_share`` = time in ``aggregator.aggregate`` / round time; for comparison the
+  same updates are also aggregated by the fast path (``fast_path_channel_s``, not part of the round).
 
-Usage: ``python benchmarks/fl_round.py [--rounds 5] [--batch-size 50] [--models mlp cnn]``
-(IID partition, E = 1 local epoch of D = 600 examples, η = 0.005). Needs the Fashion-MNIST IDX
-files (see docs/fl.md).
+Usage::
+
+    python benchmarks/fl_round.py [--reps 7] [--models mlp cnn] [--json FILE]
+    python benchmarks/fl_round.py --dataset digits --clients 10 --per-round 4 --reps 1   # tiny check
+
+Prints the machine load (``os.getloadavg``), the TensorFlow devices and thread settings.
+Needs the Fashion-MNIST IDX files (docs/fl.md) unless ``--dataset digits``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
@@ -25,96 +39,250 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5, help="timed rounds per measurement (after one warm-up round)")
-    ap.add_argument("--batch-size", type=int, default=50)
-    ap.add_argument("--models", nargs="+", default=["mlp", "cnn"])
-    ap.add_argument("--fit-rounds", type=int, default=2, help="timed rounds of the Keras fit loop")
-    ap.add_argument("--cnn-channels", type=int, nargs="+", default=[8, 16], help="CNN convolution widths")
-    ap.add_argument("--kernel-size", type=int, default=3, help="CNN kernel size")
-    args = ap.parse_args()
+def _median(v):
+    return float(np.median(v)) if v else float("nan")
 
+
+class CompiledPerClient:
+    """Per-client loop: each client's local epoch is one compiled tf.function over a Keras model."""
+
+    def __init__(self, spec, trainer, lr):
+        import tensorflow as tf
+
+        self.spec, self.trainer = spec, trainer
+        self.model = spec.keras_model()
+        self.vars = self.model.trainable_variables
+        self.cx = trainer._x  # the trainer's stacked data, [M·D, ...] on the device
+        self.cy = trainer._y
+        lr = tf.constant(lr, tf.float32)
+
+        @tf.function
+        def epoch(rows):  # rows [S, B] global row indices
+            for s in tf.range(tf.shape(rows)[0]):
+                xb, yb = tf.gather(self.cx, rows[s]), tf.gather(self.cy, rows[s])
+                with tf.GradientTape() as tape:
+                    logits = self.model(xb, training=True)
+                    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits))
+                for v, g in zip(self.vars, tape.gradient(loss, self.vars)):
+                    v.assign_sub(lr * g)
+
+        self.epoch = epoch
+
+    def train(self, w, clients, round_index):
+        import tensorflow as tf
+
+        rows = self.trainer.rows(clients, round_index)  # same batches as the batched trainer
+        start = self.spec.unflatten(np.asarray(w, np.float32))
+        out = np.empty((len(clients), self.spec.d))
+        for j in range(len(clients)):
+            for v, p in zip(self.vars, start):
+                v.assign(p)
+            self.epoch(tf.constant(rows[:, j, :].astype(np.int32)))
+            out[j] = np.concatenate([v.numpy().ravel() for v in self.vars]) - w
+        return out
+
+
+def _floor_fn(spec, trainer, K, B, S):
+    """A tf.function running the round's forward+backward products on fixed tensors."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((K, B, *spec.input_shape)).astype(np.float32))
+    y = tf.constant(rng.integers(0, spec.num_classes, (K, B)).astype(np.int32))
+    params = [tf.constant(rng.standard_normal((K, *p.shape)).astype(np.float32) * 0.01) for p in spec.params]
+    if spec.name == "mlp" and len(spec.hidden) == 1:
+        xf = tf.reshape(x, [K, B, -1])
+        W1, W2 = params[0], params[2]
+        d2 = tf.constant(rng.standard_normal((K, B, spec.num_classes)).astype(np.float32))
+
+        @tf.function
+        def floor():
+            acc = tf.zeros([], tf.float32)
+            for _ in tf.range(S):
+                h = tf.nn.relu(tf.matmul(xf, W1))
+                out = tf.matmul(h, W2)
+                gW2 = tf.matmul(h, d2, transpose_a=True)
+                d1 = tf.matmul(d2, W2, transpose_b=True)
+                gW1 = tf.matmul(xf, d1, transpose_a=True)
+                acc += out[0, 0, 0] + gW2[0, 0, 0] + gW1[0, 0, 0]
+            return acc
+
+        return floor, "five batched matrix products per step"
+
+    @tf.function
+    def floor():
+        acc = tf.zeros([], tf.float32)
+        for _ in tf.range(S):
+            with tf.GradientTape() as tape:
+                tape.watch(params)
+                logits = spec.logits(params, x)
+                total = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            grads = tape.gradient(total, params)
+            acc += tf.add_n([tf.reduce_sum(g[0]) for g in grads])
+        return acc
+
+    return floor, "forward + backward of the batched model on a fixed batch"
+
+
+def bench_model(name, args, ds, part):
     import keras
     import tensorflow as tf
 
-    from fl.data import load_dataset
     from fl.federated import FederatedAveraging, sample_clients
     from fl.models import build_model_spec
-    from fl.partition import iid_partition
     from fl.training import Evaluator, VectorizedTrainer
     from phy.aggregation import make_aggregator
     from phy.config import PhyConfig
 
-    M, K, B, lr, seed = 100, 20, args.batch_size, 0.005, 0
-    ds = load_dataset("fashion-mnist", seed=seed)
-    part = iid_partition(ds.y_train, M, seed=seed)
+    M, K, B, lr, seed = args.clients, args.per_round, args.batch_size, 0.005, 0
     cx, cy = ds.x_train[part], ds.y_train[part]
-    print(f"Fashion-MNIST, K = {K} of M = {M}, D = {part.shape[1]}, B = {B}, E = 1 epoch, "
-          f"threads: intra-op {tf.config.threading.get_intra_op_parallelism_threads() or 'default'}, cpus {os.cpu_count()}")
-    rows = []
-    for name in args.models:
-        spec = build_model_spec(name, input_shape=ds.input_shape, num_classes=10,
-                                channels=tuple(args.cnn_channels), kernel_size=args.kernel_size)
-        d = spec.d
-        trainer = VectorizedTrainer(spec, client_x=cx, client_y=cy, batch_size=B, lr=lr, local_epochs=1, seed=seed)
-        w = spec.init(seed)
-        trainer.train(w, sample_clients(seed=seed, round_index=0, M=M, K=K), 0)  # trace
-        t0 = time.perf_counter()
-        for t in range(1, args.rounds + 1):
-            trainer.train(w, sample_clients(seed=seed, round_index=t, M=M, K=K), t)
-        vec = (time.perf_counter() - t0) / args.rounds
+    spec = build_model_spec(name, input_shape=ds.input_shape, num_classes=ds.num_classes,
+                            channels=tuple(args.cnn_channels), kernel_size=args.kernel_size)
+    trainer = VectorizedTrainer(spec, client_x=cx, client_y=cy, batch_size=B, lr=lr, local_epochs=1, seed=seed)
+    peer = CompiledPerClient(spec, trainer, lr)
+    floor, floor_what = _floor_fn(spec, trainer, K, B, trainer.steps)
+    model = spec.keras_model()
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    w0 = spec.init(seed)
+    weights0 = spec.unflatten(w0.astype(np.float32))
 
-        model = spec.keras_model()
-        model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        weights = spec.unflatten(w.astype(np.float32))
+    def fit_round(t):
+        for m in sample_clients(seed=seed, round_index=t, M=M, K=K):
+            model.set_weights(weights0)
+            model.fit(cx[m], cy[m], batch_size=B, epochs=1, shuffle=True, verbose=0)
 
-        def fit_round(t):
-            for m in sample_clients(seed=seed, round_index=t, M=M, K=K):
-                model.set_weights(weights)
-                model.fit(cx[m], cy[m], batch_size=B, epochs=1, shuffle=True, verbose=0)
+    sub = part.reshape(-1)[: min(10000, part.size)]
+    ev_test, ev_train = Evaluator(spec, ds.x_test, ds.y_test), Evaluator(spec, ds.x_train[sub], ds.y_train[sub])
+    key = bytes(range(32))
+    runs = {}
+    for N in args.floras_N:
+        agg = make_aggregator(PhyConfig(scheme="floras", N=N, L=32, snr_db=15.0), K=K, d=spec.d, seed=seed, key=key)
+        fast = make_aggregator(PhyConfig(scheme="floras", N=N, L=32, snr_db=15.0, path="fast"), K=K, d=spec.d, seed=seed, key=key)
+        runs[N] = {"agg": agg, "fast": fast, "fedavg": FederatedAveraging(trainer=trainer, aggregator=agg, M=M, K=K, seed=seed),
+                   "w": w0.copy(), "round": [], "channel": [], "fast_channel": [], "path": agg.link.path}
 
-        fit_round(0)
-        t0 = time.perf_counter()
-        for t in range(1, args.fit_rounds + 1):
-            fit_round(t)
-        fit = (time.perf_counter() - t0) / args.fit_rounds
+    def floras_round(N, t):
+        r = runs[N]
+        real = r["agg"].aggregate
+        seen = {}
 
-        phy = PhyConfig(scheme="floras", N=30, L=32, snr_db=20.0)
-        agg = make_aggregator(phy, K=K, d=d, seed=seed, key=bytes(range(32)))
-        timed = {"agg": 0.0}
-        real = agg.aggregate
-
-        def aggregate(updates, *, round_index):
+        def timed(updates, *, round_index):
             s = time.perf_counter()
             out = real(updates, round_index=round_index)
-            timed["agg"] += time.perf_counter() - s
+            seen["s"] = time.perf_counter() - s
+            seen["x"] = updates
             return out
 
-        agg.aggregate = aggregate
-        fedavg = FederatedAveraging(trainer=trainer, aggregator=agg, M=M, K=K, seed=seed)
-        ev_test = Evaluator(spec, ds.x_test, ds.y_test)
-        sub = part.reshape(-1)[:10000]
-        ev_train = Evaluator(spec, ds.x_train[sub], ds.y_train[sub])
-        w, _ = fedavg.step(w, 0)
-        ev_test.evaluate(w), ev_train.evaluate(w)
-        timed["agg"] = 0.0
+        r["fedavg"].aggregator.aggregate = timed
         t0 = time.perf_counter()
-        for t in range(1, args.rounds + 1):
-            w, _ = fedavg.step(w, t)
-            ev_train.evaluate(w)
-            ev_test.evaluate(w)
-        full = (time.perf_counter() - t0) / args.rounds
-        share = timed["agg"] / args.rounds / full
-        rows.append((name, d, vec, fit, fit / vec, full, share))
+        r["w"], _ = r["fedavg"].step(r["w"], t)
+        ev_train.evaluate(r["w"])
+        ev_test.evaluate(r["w"])
+        return time.perf_counter() - t0, seen
 
-    print(f"{'model':6} {'d':>8} {'vectorized s/round':>19} {'keras fit s/round':>18} {'speed-up':>9} "
-          f"{'FLORAS round s':>15} {'channel share':>14}")
-    for name, d, vec, fit, up, full, share in rows:
-        print(f"{name:6} {d:8d} {vec:19.3f} {fit:18.3f} {up:8.1f}x {full:15.3f} {100 * share:13.1f}%")
-    print("vectorized/keras fit: local training only; FLORAS round: training + FLORAS aggregation (N = 30, L = 32, "
-          "20 dB) + evaluation on the 10 000 test and 10 000 training-subset examples.")
+    # warm-up: tracing of every tf.function, Sionna model, Keras fit graph
+    clients0 = sample_clients(seed=seed, round_index=0, M=M, K=K)
+    ref = trainer.train(w0, clients0, 0)[0]
+    peer_diff = float(np.max(np.abs(peer.train(w0, clients0, 0) - ref)))  # same batches, same SGD: float32 rounding
+    floor()
+    if args.fit_reps > 0:
+        fit_round(0)
+    for N in runs:
+        floras_round(N, 0)
+    times = {"batched": [], "compiled_per_client": [], "keras_fit": [], "floor": []}
+    for rep in range(1, args.reps + 1):
+        clients = sample_clients(seed=seed, round_index=rep, M=M, K=K)
+        for kind in times:
+            if kind == "keras_fit" and rep > args.fit_reps:
+                continue
+            t0 = time.perf_counter()
+            if kind == "batched":
+                trainer.train(w0, clients, rep)
+            elif kind == "compiled_per_client":
+                peer.train(w0, clients, rep)
+            elif kind == "floor":
+                float(floor())
+            else:
+                fit_round(rep)
+            times[kind].append(time.perf_counter() - t0)
+        for N, r in runs.items():
+            dt, seen = floras_round(N, rep)
+            r["round"].append(dt)
+            r["channel"].append(seen["s"])
+            s = time.perf_counter()
+            r["fast"].aggregate(seen["x"], round_index=rep)
+            r["fast_channel"].append(time.perf_counter() - s)
+    med = {k: _median(v) for k, v in times.items()}
+    out = {"model": name, "d": spec.d, "steps_per_round": trainer.steps, "floor_is": floor_what,
+           "compiled_per_client_max_abs_diff": peer_diff, "max_abs_update": float(np.max(np.abs(ref))),
+           "seconds": med, "samples": {k: len(v) for k, v in times.items()},
+           "ratios": {"fit_over_batched": med["keras_fit"] / med["batched"],  # nan with --fit-reps 0
+                      "compiled_per_client_over_batched": med["compiled_per_client"] / med["batched"],
+                      "batched_over_floor": med["batched"] / med["floor"]},
+           "floras": {}}
+    for N, r in runs.items():
+        rt, ch, fc = _median(r["round"]), _median(r["channel"]), _median(r["fast_channel"])
+        out["floras"][f"N{N}"] = {"path": r["path"], "round_s": rt, "channel_s": ch,
+                                   "channel_share": _median([c / t for c, t in zip(r["channel"], r["round"])]),
+                                   "fast_path_channel_s": fc, "fast_path_share_if_used": fc / (rt - ch + fc)}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=7, help="interleaved repetitions (after one warm-up round)")
+    ap.add_argument("--fit-reps", type=int, default=3, help="repetitions that include the (slow) Keras fit loop (0: skip it)")
+    ap.add_argument("--batch-size", type=int, default=50)
+    ap.add_argument("--models", nargs="+", default=["mlp", "cnn"])
+    ap.add_argument("--cnn-channels", type=int, nargs="+", default=[8, 16], help="CNN convolution widths")
+    ap.add_argument("--kernel-size", type=int, default=3, help="CNN kernel size")
+    ap.add_argument("--dataset", default="fashion-mnist", choices=["fashion-mnist", "digits"])
+    ap.add_argument("--clients", type=int, default=100, help="M")
+    ap.add_argument("--per-round", type=int, default=20, help="K")
+    ap.add_argument("--floras-N", type=int, nargs="+", default=[20, 30], help="FLORAS set sizes (L = 32, 15 dB)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="TensorFlow intra-op threads (sweep workers use 1; with 1 also set OPENBLAS_NUM_THREADS=1 "
+                         "before starting, as sweeps do)")
+    ap.add_argument("--json", dest="json_path", metavar="FILE", help="write the results as JSON")
+    args = ap.parse_args()
+
+    import tensorflow as tf
+
+    if args.threads is not None:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+
+    from fl.data import load_dataset
+    from fl.partition import iid_partition
+
+    ds = load_dataset(args.dataset, seed=0)
+    part = iid_partition(ds.y_train, args.clients, seed=0)
+    gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
+    head = {"dataset": args.dataset, "M": args.clients, "K": args.per_round, "D": int(part.shape[1]),
+            "B": args.batch_size, "E": "1 epoch", "reps": args.reps, "fit_reps": args.fit_reps,
+            "cpus": os.cpu_count(), "gpus": gpus, "tensorflow": tf.__version__,
+            "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads() or "default",
+            "thread_env": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")},
+            "load_before": list(os.getloadavg())}
+    print(json.dumps(head))
+    results = [bench_model(name, args, ds, part) for name in args.models]
+    head["load_after"] = list(os.getloadavg())
+    print(f"load average after: {head['load_after']}  (cpus {head['cpus']}, gpus {gpus or 'none'})")
+    print(f"{'model':5} {'d':>7} {'batched':>8} {'compiled':>9} {'fit':>7} {'floor':>7} "
+          f"{'fit/b':>6} {'comp/b':>7} {'b/floor':>8}   FLORAS round (channel share, fast path share)")
+    for r in results:
+        s, q = r["seconds"], r["ratios"]
+        fl = "  ".join(f"N={k[1:]}: {v['round_s']:.3f}s ({100 * v['channel_share']:.1f}%, {100 * v['fast_path_share_if_used']:.1f}%)"
+                       for k, v in r["floras"].items())
+        print(f"{r['model']:5} {r['d']:>7} {s['batched']:>8.4f} {s['compiled_per_client']:>9.4f} {s['keras_fit']:>7.3f} "
+              f"{s['floor']:>7.4f} {q['fit_over_batched']:>6.1f} {q['compiled_per_client_over_batched']:>7.2f} "
+              f"{q['batched_over_floor']:>8.2f}   {fl}")
+    print("seconds: medians of interleaved repetitions, local training of K clients only (FLORAS round: training + "
+          "aggregation with the default path + evaluation)")
+    if args.json_path:
+        with open(args.json_path, "w", encoding="utf-8") as fh:
+            json.dump({**head, "models": results}, fh, indent=2)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
-"""Time and peak memory per round of the FLORAS fast and chip-level paths (SPEC §6.1).
+"""Time and peak memory per round of the FLORAS sufficient, fast and chip-level paths (SPEC §6.1).
 
 For d ∈ {10⁴, 10⁵, 10⁶}, K = 20, N = 30, L = 32 it measures, each configuration in its own
 subprocess:
 
 - ``floor``: only drawing the N×(d+1) standard Gaussians the fast path needs (one Philox
   generator, one call) — the random-number floor;
-- ``fast`` / ``chip``: one FLORAS link round (``FlorasLink.run_round`` on normalized vectors:
+- ``sufficient-floor``: the sufficient path's physical limit — drawing N + d standard Gaussians
+  (one generator, one call each) and one K×d weighted sum Σ_k c_k s_k;
+- ``sufficient`` / ``fast`` / ``chip``: one FLORAS link round (``FlorasLink.run_round`` on normalized vectors:
   keyed assignment, Sionna fading draw, reference and data slots, despreading, ratio estimator);
-- ``fast+agg`` / ``chip+agg``: the whole aggregation-interface round (normalization,
+- ``sufficient+agg`` / ``fast+agg`` / ``chip+agg``: the whole aggregation-interface round (normalization,
   link round, de-normalization, error);
 - ``fading``: the per-round Sionna fading draw alone (part of every link round; measured once,
   it does not depend on d).
@@ -17,7 +19,11 @@ builds the Sionna model). Memory: peak traced allocation (``tracemalloc``, numpy
 included) during one round, the K×d input included, and the process's peak resident set
 (``resource.getrusage``), which also counts the TensorFlow runtime.
 
-Usage: ``python benchmarks/link_throughput.py [--dims 10000 100000 1000000] [--repeats 5]``
+The table's "× floor" column divides by the fast path's floor (``floor``) and, for the sufficient
+path, by its own floor (``sufficient-floor``); the last lines print sufficient / own floor and
+fast / sufficient at every d.
+
+Usage: ``python benchmarks/link_throughput.py [--dims 10000 100000 1000000] [--repeats 5] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -54,7 +60,16 @@ def _one(kind: str, d: int, repeats: int) -> dict:
     elif kind == "floor":
         def step(t):
             return stream(0, "bench-floor", t).standard_normal((N, d + 1))
-    elif kind in ("fast", "chip"):
+    elif kind == "sufficient-floor":
+        s = normalize(x, rule="paper", C=np.sqrt(d), clip_norm=None).s
+        del x
+        c = np.ones(K)
+
+        def step(t):
+            rng = stream(0, "bench-floor", t)
+            rng.standard_normal(N)
+            return c @ s + rng.standard_normal(d)
+    elif kind in ("fast", "chip", "sufficient"):
         link = FlorasLink(PhyConfig(N=N, L=L, path=kind), K=K, seed=0, key=KEY)
         s = normalize(x, rule="paper", C=np.sqrt(d), clip_norm=None).s
         del x
@@ -90,7 +105,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dims", type=int, nargs="+", default=[10**4, 10**5, 10**6])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--kinds", nargs="+", default=["fading", "floor", "fast", "chip", "fast+agg", "chip+agg"])
+    ap.add_argument("--kinds", nargs="+", default=["fading", "floor", "sufficient-floor", "sufficient", "fast", "chip",
+                                                   "sufficient+agg", "fast+agg", "chip+agg"])
+    ap.add_argument("--json", dest="json_path", metavar="FILE", help="also write the rows and ratios as JSON")
     ap.add_argument("--one", nargs=2, metavar=("KIND", "D"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -104,13 +121,28 @@ def main() -> int:
             out = subprocess.run([sys.executable, __file__, "--one", kind, str(d), "--repeats", str(args.repeats)],
                                  capture_output=True, text=True, check=True)
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    floor = {r["d"]: r["seconds"] for r in rows if r["kind"] == "floor"}
+    secs = {(r["kind"], r["d"]): r["seconds"] for r in rows}
     print(f"K={K} N={N} L={L}; median of {args.repeats} rounds; memory: traced peak (numpy, inputs included) / process max RSS")
-    print(f"{'d':>9} {'path':>9} {'s/round':>9} {'x floor':>8} {'traced MiB':>11} {'RSS MiB':>8}")
+    print(f"load: {os.getloadavg()} on {os.cpu_count()} cpus")
+    print(f"{'d':>9} {'path':>16} {'s/round':>9} {'x floor':>8} {'traced MiB':>11} {'RSS MiB':>8}")
     for r in rows:
-        ratio = r["seconds"] / floor[r["d"]] if r["d"] in floor else float("nan")
-        print(f"{r['d']:>9} {r['kind']:>9} {r['seconds']:>9.4f} {ratio:>8.2f} "
+        own = "sufficient-floor" if r["kind"].startswith("sufficient") else "floor"
+        ratio = r["seconds"] / secs[(own, r["d"])] if (own, r["d"]) in secs else float("nan")
+        r["x_floor"] = ratio
+        print(f"{r['d']:>9} {r['kind']:>16} {r['seconds']:>9.4f} {ratio:>8.2f} "
               f"{r['traced_peak_bytes'] / 2**20:>11.1f} {r['max_rss_bytes'] / 2**20:>8.1f}")
+    ratios = {}
+    for d in args.dims:
+        if ("sufficient", d) in secs and ("sufficient-floor", d) in secs:
+            ratios[f"sufficient_over_its_floor_d{d}"] = secs[("sufficient", d)] / secs[("sufficient-floor", d)]
+        if ("sufficient", d) in secs and ("fast", d) in secs:
+            ratios[f"fast_over_sufficient_d{d}"] = secs[("fast", d)] / secs[("sufficient", d)]
+    for name, value in ratios.items():
+        print(f"{name}: {value:.2f}")
+    if args.json_path:
+        with open(args.json_path, "w", encoding="utf-8") as fh:
+            json.dump({"K": K, "N": N, "L": L, "repeats": args.repeats, "load": list(os.getloadavg()),
+                       "cpus": os.cpu_count(), "rows": rows, "ratios": ratios}, fh, indent=2)
     return 0
 
 

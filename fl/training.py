@@ -124,6 +124,18 @@ class VectorizedTrainer:
                               batch_size=self.batch_size, steps=self.steps, epochs=self.epochs)
         return local + np.asarray(clients, dtype=np.int64)[None, :, None] * self.D
 
+    def warm_up(self, K: int) -> None:
+        """Trace and run the training function once for K clients (zero model, round-0 batches).
+
+        Pure: no state changes and no draws from the run's streams beyond recomputing keyed batch
+        orders, so a run's results do not depend on it; it moves ``tf.function`` tracing out of the
+        first round's wall time (see docs/fl.md, "Wall time").
+        """
+        import tensorflow as tf
+
+        rows = self.rows(np.arange(min(int(K), self.M)), 0)
+        self._fn(tf.zeros([self.spec.d], tf.float32), tf.constant(rows.astype(np.int32)), tf.constant(self.lr, tf.float32))
+
     def train(self, w: np.ndarray, clients: np.ndarray, round_index: int) -> tuple[np.ndarray, np.ndarray]:
         """Train clients ``clients`` (global ids, ``[K]``) from global model ``w`` (``[d]``).
 
@@ -171,6 +183,10 @@ class Evaluator:
         loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, axis=1, output_type=tf.int32), y), tf.float32))
         return loss, correct
+
+    def warm_up(self) -> None:
+        """Trace the evaluation function for every chunk shape (one evaluation of a zero model)."""
+        self.evaluate(np.zeros(self.spec.d))
 
     def evaluate(self, w: np.ndarray) -> tuple[float, float]:
         import tensorflow as tf

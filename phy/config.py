@@ -22,7 +22,7 @@ SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread S
 SCHEMES = ("floras", "channel-inversion", "ideal")
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")
-PATHS = ("auto", "fast", "chip")
+PATHS = ("auto", "fast", "chip", "sufficient")
 RHO_RULES = ("threshold", "min-admitted")
 RESOURCES = ("equal", "source-literal")
 NORMALIZATIONS = ("paper", "clip")
@@ -61,8 +61,10 @@ class PhyConfig:
         "pn" is non-orthogonal: the FLORAS estimator is then biased (reported, not refused).
     csit : {"none", "phase"}
         FLORAS effective gain g_k = Re(h_k) (none) or |h_k| (phase pre-rotation, Remark 2).
-    path : {"auto", "fast", "chip"}
-        FLORAS implementation; "auto" takes the fast path where it is exact (orthonormal A).
+    path : {"auto", "fast", "chip", "sufficient"}
+        FLORAS implementation (SPEC §6.1). "auto": on orthonormal A the sufficient-statistic path
+        for untraced rounds (learning runs, sweeps) and the fast path for traced rounds (link
+        summaries); the chip path otherwise. "sufficient" yields ŝ and V only (no traces).
     normalization : {"paper", "clip"}
         SPEC §2.
     C : float or None
@@ -153,6 +155,6 @@ class PhyConfig:
                     f"N must be ≤ L = {self.L} for orthonormal sequences (got N = {self.N}); "
                     "use sequences = 'pn' to study non-orthogonal sets"
                 )
-            if self.path == "fast" and self.sequences == "pn":
-                raise ValueError("path must be 'chip' or 'auto' for non-orthogonal (pn) sequences: the fast path is exact only when AᵀA = I")
+            if self.path in ("fast", "sufficient") and self.sequences == "pn":
+                raise ValueError(f"path must be 'chip' or 'auto' for non-orthogonal (pn) sequences: the {self.path} path is exact only when AᵀA = I")
         return self

@@ -12,7 +12,7 @@ Signal model (SPEC §5, §6.1), real-valued, per round t:
   SNR is L·P/σ².
 - Receiver (:class:`phy.receiver.Receiver`, knows A and b only): ŝ^i = b·Σ_{j=1}^{N} r_j^i / r_j^s.
 
-Two implementations:
+Three implementations:
 
 ``chip``
     Builds y_s [L] and y [L, c] explicitly (chunks of c slots) and despreads with Aᵀ. Exact for
@@ -22,9 +22,24 @@ Two implementations:
     g_k·s_k to row π_t(k). Exact only when AᵀA = I (orthonormal families); ``path="auto"``
     takes it exactly then.
 
-Both draw noise in logical blocks keyed by (seed, purpose, round, block) (:mod:`phy.blocks`), so
-results do not depend on ``chunk_size``. The two paths draw noise of different dimension (N vs
-L per slot) and therefore agree in distribution, not sample by sample.
+``sufficient``
+    SPEC §6.1 "Sufficient-statistic path", exact in distribution when AᵀA = I. Draws the N despread
+    reference outputs r^s from the same keyed stream as ``fast`` (so the active set, the gains,
+    r^s and V are identical to the fast path sample by sample), then, conditionally on r^s,
+
+        ŝ^i = Σ_k (b·g_k / r^s_{π(k)})·s_k^i + ν^i,   ν^i ~ N(0, (b²σ²/L)·Σ_{j=1}^{N} (r_j^s)^{−2}) i.i.d.,
+
+    i.e. d + N Gaussian draws and one K×d weighted sum instead of N×(d+1) draws. It yields ŝ and V
+    only: asking it for a trace (``inactive_noise``) is an error. ``path="auto"`` takes it for
+    untraced rounds (learning runs, sweeps) on orthonormal sets and ``fast`` for traced rounds
+    (link summaries).
+
+All paths draw noise in logical blocks keyed by (seed, purpose, round, block) (:mod:`phy.blocks`),
+so results do not depend on ``chunk_size`` (the sufficient path has no K×d or N×d temporaries
+and draws its d-vector ν in blocks of :data:`SUFFICIENT_BLOCK` entries). The chip and fast paths
+draw noise of different dimension (N vs L per slot) and the sufficient path draws its
+conditional law directly, so the three agree in distribution, not sample by sample (except r^s
+and V, shared by fast and sufficient).
 
 Diagnostics (simulator-side, using the true active set, which the receiver never sees):
 
@@ -48,25 +63,38 @@ import numpy as np
 
 from .aggregation import AggregationResult, check_updates, relative_error
 from .assignment import KeyedAssignment
-from .blocks import block_noise, block_ranges, chunk_ranges
+from .blocks import BLOCK, block_noise, block_ranges, chunk_ranges
 from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh, effective_gain
-from .normalization import denormalize, normalize
+from .normalization import denormalize, normalize, row_factors
 from .randomness import check_seed, stream
 from .receiver import Receiver
 from .sequences import is_orthonormal, make_sequences, orthogonality_defect
 
-__all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path"]
+__all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path", "SUFFICIENT_BLOCK"]
+
+SUFFICIENT_BLOCK = 16 * BLOCK  # entries of ν per keyed stream on the sufficient path (fewer, longer streams)
+_TRACE_ERROR = ("trace: the sufficient path yields ŝ and V only, not the per-sequence outputs (SPEC §6.1); "
+                "use path = 'fast', 'chip' or 'auto' for link traces")
 
 
-def resolve_path(path: str, *, orthonormal: bool) -> str:
-    """The FLORAS implementation to use: "auto" → "fast" iff AᵀA = I, else "chip"."""
+def resolve_path(path: str, *, orthonormal: bool, trace: bool = False) -> str:
+    """The FLORAS implementation to use for a round (SPEC §6.1).
+
+    "auto" → "chip" unless AᵀA = I; with AᵀA = I, "fast" when a trace is wanted and
+    "sufficient" otherwise. "fast" and "sufficient" are exact only when AᵀA = I, and
+    "sufficient" cannot produce a trace; both cases raise ValueError.
+    """
     if path == "auto":
-        return "fast" if orthonormal else "chip"
-    if path == "fast" and not orthonormal:
-        raise ValueError("path must be 'chip' or 'auto' for non-orthogonal sequences: the fast path is exact only when AᵀA = I")
-    if path not in ("fast", "chip"):
-        raise ValueError(f"path must be one of {{auto, fast, chip}} (got {path!r})")
+        if not orthonormal:
+            return "chip"
+        return "fast" if trace else "sufficient"
+    if path not in ("fast", "chip", "sufficient"):
+        raise ValueError(f"path must be one of {{auto, fast, chip, sufficient}} (got {path!r})")
+    if path in ("fast", "sufficient") and not orthonormal:
+        raise ValueError(f"path must be 'chip' or 'auto' for non-orthogonal sequences: the {path} path is exact only when AᵀA = I")
+    if path == "sufficient" and trace:
+        raise ValueError(_TRACE_ERROR)
     return path
 
 
@@ -81,7 +109,7 @@ class FlorasRound:
     gains : [K] float64      effective real gains g_k.
     r_ref : [N] float64      despread reference slot r^s [√W].
     V : float                conditional inactive-noise variance per entry [(ŝ/b)², dimensionless].
-    path : str               "fast" or "chip".
+    path : str               "fast", "chip" or "sufficient".
     inactive_noise : [d] float64 or None   e in ŝ/b units (only when traced).
     """
 
@@ -109,7 +137,9 @@ class FlorasLink:
         self.seed = check_seed(seed)
         self.A = make_sequences(config.sequences, L=config.L, N=config.N, seed=self.seed)
         self.orthonormal = is_orthonormal(self.A)
-        self.path = resolve_path(config.path, orthonormal=self.orthonormal)
+        self.path = resolve_path(config.path, orthonormal=self.orthonormal)  # untraced rounds
+        # traced rounds (link summaries): None when the configured path cannot trace
+        self.trace_path = None if config.path == "sufficient" else resolve_path(config.path, orthonormal=self.orthonormal, trace=True)
         self.b = float(np.sqrt(config.power))
         self.noise_std = float(np.sqrt(config.noise_variance / config.L))  # per chip / per despread output
         self._clients = KeyedAssignment(key, N=config.N)  # client side
@@ -132,24 +162,33 @@ class FlorasLink:
     def run_round(self, s: np.ndarray, *, round_index: int, trace: bool = False) -> FlorasRound:
         """Send the normalized vectors s [K, d] (float64, √W) through one round.
 
-        Returns a :class:`FlorasRound`; ``trace=True`` adds the inactive-sequence noise e [d].
+        Returns a :class:`FlorasRound`; ``trace=True`` adds the inactive-sequence noise e [d]
+        (not available on the sufficient path: ValueError).
         """
+        path = self.path
+        if trace:
+            if self.trace_path is None:
+                raise ValueError(_TRACE_ERROR)
+            path = self.trace_path
         s = np.asarray(s, dtype=np.float64)
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         d = s.shape[1]
         cfg, seed, t = self.config, self.seed, int(round_index)
-        active = self._clients.active_set(t, K=self.K)
-        inactive = np.setdiff1d(np.arange(cfg.N), active)
-        g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=cfg.csit)
-        gs = g[:, None]
         s_hat = np.empty(d)
         e = np.empty(d) if trace else None
 
-        if self.path == "fast":
-            r_ref = self.noise_std * stream(seed, "floras-reference-noise", t).standard_normal(cfg.N)
-            r_ref[active] += g * self.b
-            w = self.receiver.weights(r_ref)
+        if path in ("fast", "sufficient"):
+            active, inactive, g, r_ref, w = self.pilots(t)
+        else:
+            active = self._clients.active_set(t, K=self.K)
+            inactive = np.setdiff1d(np.arange(cfg.N), active)
+            g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=cfg.csit)
+        gs = g[:, None]
+        if path == "sufficient":
+            np.einsum("k,kd->d", w[active] * g, s, out=s_hat)  # not BLAS: steady under CPU contention
+            self.add_sufficient_noise(s_hat, w, round_index=t)
+        elif path == "fast":
             w_in = w[inactive] / self.b
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
                 for a, z, m in block_ranges(c0, c1):
@@ -178,11 +217,40 @@ class FlorasLink:
                     y[:, a - c0 : z - c0] += n
                 s_hat[c0:c1] = self.receiver.combine(w, self.receiver.despread(y))
         V = self.conditional_variance(r_ref, inactive)
-        return FlorasRound(s_hat, active, g, r_ref, V, self.path, e)
+        return FlorasRound(s_hat, active, g, r_ref, V, path, e)
+
+    def pilots(self, round_index: int):
+        """The round's assignment, gains and despread reference slot (fast and sufficient paths, AᵀA = I).
+
+        Returns (active [K], inactive [N−K], g [K], r^s [N], c [N]) with r^s_j = g_k·b·[j = π(k)] + N(0, σ²/L)
+        from the keyed stream ``(seed, "floras-reference-noise", t)`` and c_j = b/r_j^s.
+        """
+        t = int(round_index)
+        active = self._clients.active_set(t, K=self.K)
+        inactive = np.setdiff1d(np.arange(self.config.N), active)
+        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=self.config.csit)
+        r_ref = self.noise_std * stream(self.seed, "floras-reference-noise", t).standard_normal(self.config.N)
+        r_ref[active] += g * self.b
+        return active, inactive, g, r_ref, self.receiver.weights(r_ref)
+
+    def add_sufficient_noise(self, out: np.ndarray, w: np.ndarray, *, round_index: int) -> np.ndarray:
+        """out += ν, ν^i ~ N(0, (σ²/L)·Σ_j c_j²) i.i.d. (c_j = b/r_j^s): the receiver noise of ŝ given r^s.
+
+        Σ_j c_j·(a_jᵀn_i) with a_jᵀn_i i.i.d. N(0, σ²/L) (AᵀA = I) is that Gaussian (SPEC §6.1); ν is drawn
+        in keyed blocks ``(seed, "floras-sufficient-noise", t, m)`` of SUFFICIENT_BLOCK entries.
+        """
+        std = self.noise_std * float(np.sqrt(np.dot(w, w)))
+        d = out.shape[0]
+        for a in range(0, d, SUFFICIENT_BLOCK):
+            z = min(a + SUFFICIENT_BLOCK, d)
+            out[a:z] += block_noise((), z - a, seed=self.seed, purpose="floras-sufficient-noise",
+                                    round_index=int(round_index), block=a // SUFFICIENT_BLOCK, std=std)
+        return out
 
     def describe(self) -> dict:
         return {
             "path": self.path,
+            "trace_path": self.trace_path,
             "gamma": self.gamma,
             "orthonormal": self.orthonormal,
             "orthogonality_defect": orthogonality_defect(self.A),
@@ -206,6 +274,8 @@ class FlorasAggregator:
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, trace: bool = True):
         """(AggregationResult, FlorasRound) of one round."""
+        if not trace and self.link.path == "sufficient":
+            return self._aggregate_sufficient(updates, round_index=round_index)
         x = check_updates(updates, K=self.K)
         if x.shape[1] != self.d:
             raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
@@ -216,6 +286,29 @@ class FlorasAggregator:
         err = relative_error(estimate, x.sum(axis=0))
         diag = {"V": rnd.V, "gamma": float(self.link.gamma), "nmse": err}
         return AggregationResult(estimate, self.K, err, diag), rnd
+
+    def _aggregate_sufficient(self, updates: np.ndarray, *, round_index: int):
+        """The sufficient path with the normalization folded into the weights (no K×d temporary).
+
+        With s_k = f_k·(x_k − μ_k·1) (:func:`phy.normalization.row_factors`) and c_j = b/r_j^s,
+        ŝ = Σ_k c_{π(k)} g_k s_k + ν = u@x − (u·μ)·1 + ν with u_k = c_{π(k)}·g_k·f_k: the same ŝ as
+        normalizing first and calling the link (to rounding), in three passes over x.
+        """
+        x = np.asarray(updates, dtype=np.float64)
+        if x.ndim != 2 or x.shape != (self.K, self.d):
+            raise ValueError(f"updates must be a K×d array with K = {self.K}, d = {self.d} (got shape {x.shape})")
+        cfg, t = self.config, int(round_index)
+        rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+        active, inactive, g, r_ref, w = self.link.pilots(t)
+        u = w[active] * g * rf.factor
+        s_hat = np.einsum("k,kd->d", u, x)  # one pass, no BLAS threads (steady under CPU contention)
+        s_hat -= float(u @ rf.mu)
+        self.link.add_sufficient_noise(s_hat, w, round_index=t)
+        estimate = rf.scale * s_hat + float(rf.mu.sum())
+        err = relative_error(estimate, x.sum(axis=0))
+        V = self.link.conditional_variance(r_ref, inactive)
+        rnd = FlorasRound(s_hat, active, g, r_ref, V, "sufficient")
+        return AggregationResult(estimate, self.K, err, {"V": V, "gamma": float(self.link.gamma), "nmse": err}), rnd
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, trace=False)[0]

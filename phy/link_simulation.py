@@ -4,7 +4,8 @@ Each round t draws K random unit-power client vectors x_k ~ N(0, I_d) from the k
 ``(seed, "link-client-vectors", t)``; every scheme sees the same vectors and, through the keyed
 fading draw, the same channel. Per round and scheme it records the normalized squared error
 of the estimated sum (the aggregation interface's ``error``); for FLORAS also V and the
-inactive-sequence noise e (in ŝ/b units), for channel inversion the admitted count.
+inactive-sequence noise e (in ŝ/b units; not on the sufficient path, which yields ŝ and V only, so
+``path = "auto"`` traces with the fast path here), for channel inversion the admitted count.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
         for name, agg in aggs.items():
             r = rec[name]
             t0 = time.perf_counter()
-            if name == "floras":
-                res, trace = agg.aggregate_traced(x, round_index=t)
+            if name == "floras":  # traced unless the configured path cannot trace (sufficient)
+                res, trace = agg.aggregate_traced(x, round_index=t, trace=agg.link.trace_path is not None)
             elif name == "channel-inversion":
                 res, trace = agg.aggregate_traced(x, round_index=t)
             else:
@@ -86,7 +87,7 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
             if name == "floras":
                 r["err"].append(res.error)
                 r["V"].append(trace.V)
-                if agg.link.gamma > 0:
+                if agg.link.gamma > 0 and trace.inactive_noise is not None:
                     r["pooled"].append(trace.inactive_noise[:keep].copy())
                     if d >= 2:
                         r["kurt"].append(excess_kurtosis(trace.inactive_noise))
@@ -109,10 +110,21 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
         summary = {"nmse": _nmse_summary(r["err"]), "seconds_per_round": r["time"] / rounds}
         if name == "floras":
             gamma = agg.link.gamma
-            summary.update({"path": agg.link.path, "gamma": gamma,
+            traced = agg.link.trace_path is not None
+            summary.update({"path": agg.link.trace_path or agg.link.path, "gamma": gamma,
                             "orthonormal": agg.link.orthonormal,
                             "estimator_biased": not agg.link.orthonormal})
-            if gamma > 0:
+            if gamma > 0 and not traced:  # sufficient path: ŝ and V only (SPEC §6.1)
+                summary["inactive_noise"] = {
+                    "units": "V is the per-entry conditional variance in (s_hat/b)^2 (b = sqrt(P))",
+                    "cauchy_scale": None,
+                    "cauchy_scale_expected": float(gamma),
+                    "v_quantiles": _quantiles(np.asarray(r["V"])),
+                    "v_quantiles_expected_levy": levy_quantiles(gamma),
+                    "within_round_excess_kurtosis": None,
+                    "note": "sufficient path: no per-sequence trace, so no pooled Cauchy fit or kurtosis",
+                }
+            elif gamma > 0:
                 pooled = np.concatenate(r["pooled"])
                 kurt = float(np.median(r["kurt"])) if r["kurt"] else None
                 summary["inactive_noise"] = {

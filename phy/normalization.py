@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NORMALIZATIONS", "Normalized", "normalize", "denormalize"]
+__all__ = ["NORMALIZATIONS", "Normalized", "RowFactors", "normalize", "row_factors", "denormalize"]
 
 NORMALIZATIONS = ("paper", "clip")
 
@@ -48,32 +48,86 @@ class Normalized:
     scale: float
 
 
-def normalize(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = None) -> Normalized:
-    """Normalize the K×d updates ``x`` by ``rule`` ∈ {"paper", "clip"} to norm bound ``C``."""
+@dataclass(frozen=True)
+class RowFactors:
+    """The normalization in factored form: s_k = factor_k·(x_k − μ_k·1), without forming s.
+
+    factor : [K] float64 (C/C_max for ``paper``, (C/R)·min(1, R/‖x_k − μ_k‖) for ``clip``; zeros when
+    every centred update is zero); mu : [K] float64; scale : float (as :class:`Normalized`).
+    """
+
+    factor: np.ndarray
+    mu: np.ndarray
+    scale: float
+
+
+def _check(x: np.ndarray, C: float) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
         raise ValueError(f"updates must be a K×d array with K ≥ 1, d ≥ 1 (got shape {x.shape})")
-    if not np.all(np.isfinite(x)):
-        raise ValueError("updates must be finite")
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be a finite number > 0 (got {C})")
-    mu = x.mean(axis=1)
-    centred = x - mu[:, None]
-    # row by row: the same pairwise sums as np.linalg.norm(centred, axis=1) without a K×d temporary
-    norms = np.sqrt(np.array([np.add.reduce(row * row) for row in centred]))
+    return x
+
+
+def _factors(norms: np.ndarray, *, rule: str, C: float, clip_norm: float | None) -> tuple[np.ndarray, float]:
+    """Row factors and de-normalization scale from the centred norms ‖x_k − μ_k·1‖₂."""
     if rule == "paper":
         c_max = float(norms.max())
         if c_max == 0.0:
-            return Normalized(np.zeros_like(x), mu, 0.0)
-        centred *= C / c_max  # in place: the centred copy becomes s (one K×d buffer, not two)
-        return Normalized(centred, mu, c_max / C)
+            return np.zeros_like(norms), 0.0
+        return np.full_like(norms, C / c_max), c_max / C
     if rule == "clip":
         if clip_norm is None or not (np.isfinite(clip_norm) and clip_norm > 0):
             raise ValueError(f"clip_norm must be a finite number > 0 for rule 'clip' (got {clip_norm})")
         factor = np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))
-        centred *= (factor * (C / clip_norm))[:, None]  # in place, as above
-        return Normalized(centred, mu, clip_norm / C)
+        return factor * (C / clip_norm), clip_norm / C
     raise ValueError(f"normalization must be one of {NORMALIZATIONS} (got {rule!r})")
+
+
+def normalize(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = None) -> Normalized:
+    """Normalize the K×d updates ``x`` by ``rule`` ∈ {"paper", "clip"} to norm bound ``C``."""
+    x = _check(x, C)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("updates must be finite")
+    mu = x.mean(axis=1)
+    centred = x - mu[:, None]
+    # row by row: the same pairwise sums as np.linalg.norm(centred, axis=1) without a K×d temporary
+    norms = np.sqrt(np.array([np.add.reduce(row * row) for row in centred]))
+    factor, scale = _factors(norms, rule=rule, C=C, clip_norm=clip_norm)
+    centred *= factor[:, None]  # in place: the centred copy becomes s (one K×d buffer, not two)
+    return Normalized(centred, mu, scale)
+
+
+def row_factors(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = None) -> RowFactors:
+    """:func:`normalize` in factored form (two passes over x, no K×d temporary).
+
+    ‖x_k − μ_k·1‖² = ‖x_k‖² − d·μ_k², used where d·μ_k² ≤ ½‖x_k‖² (at most one bit lost to
+    cancellation); other rows are centred explicitly. Non-finite updates raise ValueError.
+    """
+    x = _check(x, C)
+    d = x.shape[1]
+    mu = x.sum(axis=1) / d
+    sq = np.einsum("ij,ij->i", x, x)
+    if not (np.all(np.isfinite(sq)) and np.all(np.isfinite(mu))):
+        if not np.all(np.isfinite(x)):
+            raise ValueError("updates must be finite")
+        return RowFactors(*_explicit_factors(x, rule=rule, C=C, clip_norm=clip_norm))  # overflowing squares
+    norms2 = sq - d * mu * mu
+    bad = ~(d * mu * mu <= 0.5 * sq)
+    for k in np.flatnonzero(bad):
+        row = x[k] - mu[k]
+        norms2[k] = np.add.reduce(row * row)
+    factor, scale = _factors(np.sqrt(np.maximum(norms2, 0.0)), rule=rule, C=C, clip_norm=clip_norm)
+    return RowFactors(factor, mu, scale)
+
+
+def _explicit_factors(x, *, rule, C, clip_norm):
+    """Row factors with the centred norms computed row by row, as :func:`normalize` does."""
+    mu = x.mean(axis=1)
+    norms = np.sqrt(np.array([np.add.reduce((row - m) * (row - m)) for row, m in zip(x, mu)]))
+    factor, scale = _factors(norms, rule=rule, C=C, clip_norm=clip_norm)
+    return factor, mu, scale
 
 
 def denormalize(s_hat: np.ndarray, normalized: Normalized, *, mu_sum: float | None = None) -> np.ndarray:

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", type=int, default=500, help="Monte-Carlo rounds (≥ 1)")
     p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
     p.add_argument("--csit", choices=CSIT_MODES, default="none", help="FLORAS: none (g=Re h) or phase (g=|h|)")
-    p.add_argument("--path", choices=PATHS, default="auto", help="FLORAS implementation (auto: fast iff exact)")
+    p.add_argument("--path", choices=PATHS, default="auto", help="FLORAS implementation (auto: fast iff exact, traced; sufficient: NMSE and V only, no noise trace)")
     p.add_argument("--sequences", choices=SEQUENCE_FAMILIES, default="walsh-hadamard")
     p.add_argument("--normalization", choices=NORMALIZATIONS, default="paper")
     p.add_argument("--clip-norm", type=float, default=None, help="R for --normalization clip")

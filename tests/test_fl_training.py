@@ -151,3 +151,23 @@ def test_evaluator_counts_accuracy_and_loss_over_chunks():
     km.set_weights(spec.unflatten(w.astype(np.float32)))
     pred = km(ds.x_test, training=False).numpy().argmax(1)
     assert whole[1] == pytest.approx(np.mean(pred == ds.y_test))
+
+
+def test_warm_up_traces_once_and_does_not_change_results():
+    """warm_up moves tracing out of the first round: no retrace afterwards, identical updates (pure)."""
+    ds, spec, part, trainer = _setup("mlp")
+    w, clients = spec.init(2), np.array([1, 3, 4])
+    fresh = trainer.train(w, clients, round_index=5)
+    _, _, _, warmed = _setup("mlp")
+    warmed.warm_up(len(clients))
+    assert warmed._fn.experimental_get_tracing_count() == 1
+    again = warmed.train(w, clients, round_index=5)
+    assert warmed._fn.experimental_get_tracing_count() == 1  # the first real round traces nothing
+    np.testing.assert_array_equal(again[0], fresh[0])
+    np.testing.assert_array_equal(again[1], fresh[1])
+    ev = Evaluator(spec, ds.x_test, ds.y_test, chunk=25)  # 60 examples: chunks of 25, 25, 10 (two shapes)
+    ev.warm_up()
+    count = ev._fn.experimental_get_tracing_count()
+    assert count == 2
+    ev.evaluate(w)
+    assert ev._fn.experimental_get_tracing_count() == count

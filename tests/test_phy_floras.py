@@ -174,9 +174,12 @@ def test_inactive_noise_does_not_depend_on_snr_or_power(path):
         np.testing.assert_allclose(o.inactive_noise, outs[0].inactive_noise, rtol=1e-9)
 
 
-def test_auto_path_is_fast_exactly_for_orthonormal_sets():
-    for family, path in (("walsh-hadamard", "fast"), ("random-orthonormal", "fast"), ("pn", "chip")):
-        assert FlorasLink(PhyConfig(N=30, L=32, sequences=family), K=20, seed=0, key=KEY).path == path
+def test_auto_path_is_fast_or_sufficient_exactly_for_orthonormal_sets():
+    """auto: sufficient (untraced) / fast (traced) on orthonormal sets, chip on pn sets."""
+    for family, path, trace_path in (("walsh-hadamard", "sufficient", "fast"),
+                                     ("random-orthonormal", "sufficient", "fast"), ("pn", "chip", "chip")):
+        link = FlorasLink(PhyConfig(N=30, L=32, sequences=family), K=20, seed=0, key=KEY)
+        assert (link.path, link.trace_path) == (path, trace_path)
 
 
 def test_conditional_variance_formula_holds_for_non_orthogonal_sets():
