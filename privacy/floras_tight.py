@@ -45,7 +45,7 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _TAIL_SIGMAS = 9.0
 #: Orders above these are left at ∞ here (the caller's generic bound covers them): dp_accounting's
 #: without-replacement bound costs O(α²) per node and order, and such orders rarely attain ε.
-_WOR_MAX_ORDER, _POISSON_MAX_ORDER = 16.0, 64.0
+_WOR_MAX_ORDER, _POISSON_MAX_ORDER = 16.0, 32.0
 _NODES = 12  # Gauss–Legendre nodes per panel
 
 
