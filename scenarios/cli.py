@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "scenarios.sweep_cmd",
     "scenarios.figures_cmd",
     "scenarios.audit_cmd",
+    "scenarios.calibrate_cmd",
 )
 
 

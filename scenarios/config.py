@@ -43,6 +43,8 @@ PARTITIONS = ("iid", "shards", "dirichlet")
 MODELS = ("mlp", "cnn")
 LEVELS = ("client", "item")
 RELATIONS = ("replace", "add-remove")
+EVALUATION_SETS = ("test", "validation")
+ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class DataConfig:
     synthetic_samples: int = 2000
     synthetic_features: int = 20
     synthetic_classes: int = 4
+    validation_fraction: float = 0.0
+    evaluate_on: str = "test"
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,10 @@ class PrivacyConfig:
     delta: float = 1e-5
     level: str = "client"
     relation: str = "replace"
+    accountant: str = "rdp"
+    target_epsilon: float | str | None = None
+    floras_parameter: str = "C"
+    calibrated: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -185,6 +193,10 @@ class ScenarioConfig:
         _int("data.synthetic_samples", d.synthetic_samples, 2)
         _int("data.synthetic_features", d.synthetic_features, 1)
         _int("data.synthetic_classes", d.synthetic_classes, 2)
+        _num("data.validation_fraction", d.validation_fraction, low=0.0, high=1.0, low_open=False)
+        _choice("data.evaluate_on", d.evaluate_on, EVALUATION_SETS)
+        if d.evaluate_on == "validation" and d.validation_fraction == 0.0:
+            _fail("data.validation_fraction", "> 0 when data.evaluate_on = 'validation'", d.validation_fraction)
 
         _choice("partition.kind", p.kind, PARTITIONS)
         _int("partition.clients", p.clients, 1)
@@ -220,6 +232,13 @@ class ScenarioConfig:
         _num("privacy.delta", pr.delta, low=0.0, high=1.0)
         _choice("privacy.level", pr.level, LEVELS)
         _choice("privacy.relation", pr.relation, RELATIONS)
+        _choice("privacy.accountant", pr.accountant, ACCOUNTANTS)
+        _choice("privacy.floras_parameter", pr.floras_parameter, ("C", "N"))
+        from .calibration import parse_target
+
+        parse_target(pr.target_epsilon)
+        if pr.calibrated is not None and not isinstance(pr.calibrated, dict):
+            _fail("privacy.calibrated", "a table written by the calibration (or absent)", pr.calibrated)
 
         _int("run.rounds", r.rounds, 1)
         _int("run.seed", r.seed, 0, 2**63 - 1)
@@ -285,8 +304,12 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
     return out
 
 
-def scenario_from_dict(data: dict, overrides: dict | None = None) -> ScenarioConfig:
-    """Build and validate a :class:`ScenarioConfig` from a mapping (e.g. parsed TOML)."""
+def scenario_from_dict(data: dict, overrides: dict | None = None, *, resolve: bool = True) -> ScenarioConfig:
+    """Build and validate a :class:`ScenarioConfig` from a mapping (e.g. parsed TOML).
+
+    With ``resolve`` a ``privacy.target_epsilon`` is calibrated into the scheme's noise key
+    (:func:`scenarios.calibration.resolve_privacy_target`, SPEC §10).
+    """
     if not isinstance(data, dict):
         raise ValueError(f"scenario must be a mapping of tables (got {type(data).__name__})")
     data = apply_overrides(data, overrides)
@@ -303,7 +326,12 @@ def scenario_from_dict(data: dict, overrides: dict | None = None) -> ScenarioCon
         if name == "training" and table.get("local_steps") is not None and "local_epochs" not in table:
             table["local_epochs"] = None
         kwargs[name] = cls(**table)
-    return ScenarioConfig(**kwargs).validate()
+    config = ScenarioConfig(**kwargs).validate()
+    if resolve:
+        from .calibration import resolve_privacy_target
+
+        config = resolve_privacy_target(config)
+    return config
 
 
 def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioConfig:
