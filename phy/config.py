@@ -16,10 +16,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
-__all__ = ["PhyConfig", "SNR_DEFINITION", "SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
+__all__ = ["PhyConfig", "SNR_DEFINITION", "SCHEMES", "CLIP_ONLY_SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
 
 SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), SPEC §5"
-SCHEMES = ("floras", "channel-inversion", "ideal")
+SCHEMES = ("floras", "channel-inversion", "ideal", "central-gaussian", "analog-gaussian", "ddgauss")
+# private baselines whose epsilon needs the public clip norm (SPEC §9): normalization "clip" only
+CLIP_ONLY_SCHEMES = ("central-gaussian", "analog-gaussian", "ddgauss")
+DD_BITS_MAX = 48  # scaled coordinates stay exact in float64 and modular sums in int64
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")
 PATHS = ("auto", "fast", "chip")
@@ -79,6 +82,22 @@ class PhyConfig:
         Equal-resource convention of SPEC §5.
     chunk_size : int
         Entries of the d data slots processed at once (memory bound; does not change results).
+
+    Private baselines (SPEC §9; every one requires ``normalization = "clip"``):
+
+    noise_multiplier : float or None
+        z ≥ 0 (central-gaussian, analog-gaussian): total noise std of the estimate of Σ s_k is z·S,
+        S = 2C (replace-one) or C (add/remove); the relation is the run's ``[privacy] relation``.
+    dd_bits : int
+        B, bits per coordinate of DDGauss (modulus 2^B), 2 ≤ B ≤ 48.
+    dd_grid : float or None
+        γ, the rounding grid [model units]; None: from the bit budget (SPEC §9.2).
+    dd_local_std : float
+        σ ≥ 0, each client's discrete-Gaussian noise std [model units].
+    dd_beta : float
+        β ∈ (0, 1), the conditional-rounding failure bound (default e^{−1/2}).
+    dd_k_stddevs : float
+        k > 0, standard deviations of the modular sum kept inside the modulus (default 4).
     """
 
     scheme: str = "floras"
@@ -96,6 +115,13 @@ class PhyConfig:
     rho_rule: str = "threshold"
     resource: str = "equal"
     chunk_size: int = 65536
+    # ---- private baselines (SPEC §9.1, §9.2)
+    noise_multiplier: float | None = None
+    dd_bits: int = 16
+    dd_grid: float | None = None
+    dd_local_std: float = 0.0
+    dd_beta: float = math.exp(-0.5)
+    dd_k_stddevs: float = 4.0
 
     @classmethod
     def from_dict(cls, data: dict, *, where: str = "phy") -> "PhyConfig":
@@ -155,4 +181,36 @@ class PhyConfig:
                 )
             if self.path == "fast" and self.sequences == "pn":
                 raise ValueError("path must be 'chip' or 'auto' for non-orthogonal (pn) sequences: the fast path is exact only when AᵀA = I")
+        self._validate_private_baselines(K=K, d=d)
         return self
+
+    def _validate_private_baselines(self, *, K: int, d: int | None) -> None:
+        """Checks of the private baselines' keys (SPEC §9); called by :meth:`validate`."""
+        if self.scheme in CLIP_ONLY_SCHEMES and self.normalization != "clip":
+            raise ValueError(
+                f"normalization must be 'clip' for scheme {self.scheme!r} (got {self.normalization!r}): its epsilon "
+                "needs a public clip norm, and the 'paper' rule's C_max depends on every client's data"
+            )
+        if self.noise_multiplier is not None:
+            if (isinstance(self.noise_multiplier, bool) or not isinstance(self.noise_multiplier, (int, float))
+                    or not math.isfinite(self.noise_multiplier) or self.noise_multiplier < 0):
+                raise ValueError(f"noise_multiplier must be a finite number ≥ 0 (got {self.noise_multiplier!r})")
+        if self.scheme in ("central-gaussian", "analog-gaussian") and self.noise_multiplier is None:
+            raise ValueError(f"noise_multiplier must be set (a finite number ≥ 0) for scheme {self.scheme!r}")
+        if isinstance(self.dd_bits, bool) or not isinstance(self.dd_bits, int) or not 2 <= self.dd_bits <= DD_BITS_MAX:
+            raise ValueError(f"dd_bits must be an integer with 2 ≤ dd_bits ≤ {DD_BITS_MAX} (got {self.dd_bits!r})")
+        if self.dd_grid is not None:
+            _finite_positive("dd_grid", self.dd_grid)
+        if (isinstance(self.dd_local_std, bool) or not isinstance(self.dd_local_std, (int, float))
+                or not math.isfinite(self.dd_local_std) or self.dd_local_std < 0):
+            raise ValueError(f"dd_local_std must be a finite number ≥ 0 (got {self.dd_local_std!r})")
+        if (isinstance(self.dd_beta, bool) or not isinstance(self.dd_beta, (int, float))
+                or not (0.0 < self.dd_beta < 1.0)):
+            raise ValueError(f"dd_beta must be a number with 0 < dd_beta < 1 (got {self.dd_beta!r})")
+        _finite_positive("dd_k_stddevs", self.dd_k_stddevs)
+        if self.scheme == "ddgauss" and d is not None:
+            from .digital.ddgauss import grid_from_bits  # local: keeps the config module light
+
+            if self.dd_grid is None:
+                grid_from_bits(bits=self.dd_bits, n=K, d=d, clip=float(self.clip_norm),
+                               local_std=float(self.dd_local_std), k_stddevs=float(self.dd_k_stddevs))
