@@ -131,4 +131,8 @@ def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes 
         from .channel_inversion import ChannelInversionAggregator
 
         return ChannelInversionAggregator(config, K=K, d=d, seed=seed)
-    raise ValueError(f"scheme must be one of floras, channel-inversion, ideal (got {config.scheme!r})")
+    if config.scheme == "sqsgd":
+        from .digital.sqsgd import SqsgdAggregator
+
+        return SqsgdAggregator(config, K=K, d=d, seed=seed)
+    raise ValueError(f"scheme must be one of floras, channel-inversion, ideal, sqsgd (got {config.scheme!r})")

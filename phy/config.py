@@ -19,13 +19,14 @@ from dataclasses import asdict, dataclass, fields
 __all__ = ["PhyConfig", "SNR_DEFINITION", "SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
 
 SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), SPEC §5"
-SCHEMES = ("floras", "channel-inversion", "ideal")
+SCHEMES = ("floras", "channel-inversion", "ideal", "sqsgd")
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")
 PATHS = ("auto", "fast", "chip")
 RHO_RULES = ("threshold", "min-admitted")
 RESOURCES = ("equal", "source-literal")
 NORMALIZATIONS = ("paper", "clip")
+SQ_ESTIMATORS = ("unbiased", "sparse")  # sqSGD server estimators (SPEC §9.3)
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -79,6 +80,11 @@ class PhyConfig:
         Equal-resource convention of SPEC §5.
     chunk_size : int
         Entries of the d data slots processed at once (memory bound; does not change results).
+    sq_levels, sq_ratio, epsilon0, kappa, sq_estimator
+        sqSGD (SPEC §9.3): K_q ≥ 2 quantization levels, subsampling ratio r ∈ (0, 1]
+        (d̃ = ⌊r·d⌋ ≥ 1), per-round LDP budget ε₀ > 0, cap κ (integer in [−n, n − 1], n the
+        padded rotation length; None → the κ that maximizes m) and the server estimator
+        ("unbiased": scaled by d/d̃; "sparse": the source's). Requires normalization = "clip".
     """
 
     scheme: str = "floras"
@@ -96,6 +102,12 @@ class PhyConfig:
     rho_rule: str = "threshold"
     resource: str = "equal"
     chunk_size: int = 65536
+    # sqSGD (SPEC §9.3)
+    sq_levels: int = 2
+    sq_ratio: float = 1.0
+    epsilon0: float = 1.0
+    kappa: int | None = None
+    sq_estimator: str = "unbiased"
 
     @classmethod
     def from_dict(cls, data: dict, *, where: str = "phy") -> "PhyConfig":
@@ -144,6 +156,7 @@ class PhyConfig:
             _finite_positive("clip_norm", self.clip_norm)
         elif self.clip_norm is not None:
             _finite_positive("clip_norm", self.clip_norm)
+        self._validate_sqsgd(d)
         if self.scheme == "floras":
             _int_at_least("N", self.N, K)
             if self.sequences == "walsh-hadamard" and (self.L & (self.L - 1)) != 0:
@@ -156,3 +169,25 @@ class PhyConfig:
             if self.path == "fast" and self.sequences == "pn":
                 raise ValueError("path must be 'chip' or 'auto' for non-orthogonal (pn) sequences: the fast path is exact only when AᵀA = I")
         return self
+
+    def _validate_sqsgd(self, d: int | None) -> None:
+        """sqSGD keys (SPEC §9.3): ranges always; κ's range and d̃ ≥ 1 once d is known."""
+        _int_at_least("sq_levels", self.sq_levels, 2)
+        if isinstance(self.sq_ratio, bool) or not isinstance(self.sq_ratio, (int, float)) \
+                or not math.isfinite(self.sq_ratio) or not 0 < self.sq_ratio <= 1:
+            raise ValueError(f"sq_ratio must be a number in (0, 1] (got {self.sq_ratio!r})")
+        _finite_positive("epsilon0", self.epsilon0)
+        if self.kappa is not None and (isinstance(self.kappa, bool) or not isinstance(self.kappa, int)):
+            raise ValueError(f"kappa must be an integer or unset (got {self.kappa!r})")
+        _choice("sq_estimator", self.sq_estimator, SQ_ESTIMATORS)
+        if self.scheme != "sqsgd":
+            return
+        if self.normalization != "clip":
+            raise ValueError(f"normalization must be 'clip' for scheme 'sqsgd' (got {self.normalization!r})")
+        if d is not None:
+            d_tilde = math.floor(self.sq_ratio * d)
+            if d_tilde < 1:
+                raise ValueError(f"sq_ratio must be ≥ 1/d = {1 / d:.3g} so that d̃ = ⌊r·d⌋ ≥ 1 (got {self.sq_ratio!r})")
+            n = 1 << (d_tilde - 1).bit_length()
+            if self.kappa is not None and not -n <= self.kappa <= n - 1:
+                raise ValueError(f"kappa must be an integer in [{-n}, {n - 1}] for the padded length n = {n} (got {self.kappa})")
