@@ -152,6 +152,10 @@ def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes 
         from .digital.ddgauss import DDGaussAggregator
 
         return DDGaussAggregator(config, K=K, d=d, seed=seed)
+    if config.scheme == "sqsgd":
+        from .digital.sqsgd import SqsgdAggregator
+
+        return SqsgdAggregator(config, K=K, d=d, seed=seed)
     from .config import SCHEMES
 
     raise ValueError(f"scheme must be one of {', '.join(SCHEMES)} (got {config.scheme!r})")

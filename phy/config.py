@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, fields
 __all__ = ["PhyConfig", "SNR_DEFINITION", "SCHEMES", "CLIP_ONLY_SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
 
 SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), SPEC §5"
-SCHEMES = ("floras", "channel-inversion", "ideal", "central-gaussian", "analog-gaussian", "ddgauss")
+SCHEMES = ("floras", "channel-inversion", "ideal", "central-gaussian", "analog-gaussian", "ddgauss", "sqsgd")
 # private baselines whose epsilon needs the public clip norm (SPEC §9): normalization "clip" only
 CLIP_ONLY_SCHEMES = ("central-gaussian", "analog-gaussian", "ddgauss")
 DD_BITS_MAX = 48  # scaled coordinates stay exact in float64 and modular sums in int64
@@ -29,6 +29,7 @@ PATHS = ("auto", "fast", "chip")
 RHO_RULES = ("threshold", "min-admitted")
 RESOURCES = ("equal", "source-literal")
 NORMALIZATIONS = ("paper", "clip")
+SQ_ESTIMATORS = ("unbiased", "sparse")  # sqSGD server estimators (SPEC §9.3)
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -98,6 +99,11 @@ class PhyConfig:
         β ∈ (0, 1), the conditional-rounding failure bound (default e^{−1/2}).
     dd_k_stddevs : float
         k > 0, standard deviations of the modular sum kept inside the modulus (default 4).
+    sq_levels, sq_ratio, epsilon0, kappa, sq_estimator
+        sqSGD (SPEC §9.3): K_q ≥ 2 quantization levels, subsampling ratio r ∈ (0, 1]
+        (d̃ = ⌊r·d⌋ ≥ 1), per-round LDP budget ε₀ > 0, cap κ (integer in [−n, n − 1], n the
+        padded rotation length; None → the κ that maximizes m) and the server estimator
+        ("unbiased": scaled by d/d̃; "sparse": the source's). Requires normalization = "clip".
     """
 
     scheme: str = "floras"
@@ -122,6 +128,12 @@ class PhyConfig:
     dd_local_std: float = 0.0
     dd_beta: float = math.exp(-0.5)
     dd_k_stddevs: float = 4.0
+    # sqSGD (SPEC §9.3)
+    sq_levels: int = 2
+    sq_ratio: float = 1.0
+    epsilon0: float = 1.0
+    kappa: int | None = None
+    sq_estimator: str = "unbiased"
 
     @classmethod
     def from_dict(cls, data: dict, *, where: str = "phy") -> "PhyConfig":
@@ -170,6 +182,7 @@ class PhyConfig:
             _finite_positive("clip_norm", self.clip_norm)
         elif self.clip_norm is not None:
             _finite_positive("clip_norm", self.clip_norm)
+        self._validate_sqsgd(d)
         if self.scheme == "floras":
             _int_at_least("N", self.N, K)
             if self.sequences == "walsh-hadamard" and (self.L & (self.L - 1)) != 0:
@@ -214,3 +227,24 @@ class PhyConfig:
             if self.dd_grid is None:
                 grid_from_bits(bits=self.dd_bits, n=K, d=d, clip=float(self.clip_norm),
                                local_std=float(self.dd_local_std), k_stddevs=float(self.dd_k_stddevs))
+    def _validate_sqsgd(self, d: int | None) -> None:
+        """sqSGD keys (SPEC §9.3): ranges always; κ's range and d̃ ≥ 1 once d is known."""
+        _int_at_least("sq_levels", self.sq_levels, 2)
+        if isinstance(self.sq_ratio, bool) or not isinstance(self.sq_ratio, (int, float)) \
+                or not math.isfinite(self.sq_ratio) or not 0 < self.sq_ratio <= 1:
+            raise ValueError(f"sq_ratio must be a number in (0, 1] (got {self.sq_ratio!r})")
+        _finite_positive("epsilon0", self.epsilon0)
+        if self.kappa is not None and (isinstance(self.kappa, bool) or not isinstance(self.kappa, int)):
+            raise ValueError(f"kappa must be an integer or unset (got {self.kappa!r})")
+        _choice("sq_estimator", self.sq_estimator, SQ_ESTIMATORS)
+        if self.scheme != "sqsgd":
+            return
+        if self.normalization != "clip":
+            raise ValueError(f"normalization must be 'clip' for scheme 'sqsgd' (got {self.normalization!r})")
+        if d is not None:
+            d_tilde = math.floor(self.sq_ratio * d)
+            if d_tilde < 1:
+                raise ValueError(f"sq_ratio must be ≥ 1/d = {1 / d:.3g} so that d̃ = ⌊r·d⌋ ≥ 1 (got {self.sq_ratio!r})")
+            n = 1 << (d_tilde - 1).bit_length()
+            if self.kappa is not None and not -n <= self.kappa <= n - 1:
+                raise ValueError(f"kappa must be an integer in [{-n}, {n - 1}] for the padded length n = {n} (got {self.kappa})")
