@@ -15,10 +15,12 @@ Writes ``audit_roc`` (PNG, PDF, caption text) with :func:`figures.common.save_fi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
+
+from scenarios.errors import StorageError
+from scenarios.store import read_json
 
 from .common import SNR_DEFINITION, save_figure
 
@@ -30,9 +32,9 @@ def load_audits(results_dir: Path, *, threat: str | None = None) -> list[dict]:
     out = []
     for path in sorted(Path(results_dir).glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+            data = read_json(path, what="audit result")
+        except StorageError:
+            continue  # not an audit result (or damaged): skipped
         if isinstance(data, dict) and "threat" in data and "empirical_epsilon_lower" in data:
             if threat is None or data["threat"] == threat:
                 data["_file"] = path.name

@@ -19,7 +19,7 @@ Conventions shared by every figure:
 
 from __future__ import annotations
 
-import json
+import io
 import math
 import textwrap
 from dataclasses import dataclass, field
@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from scenarios.sweep import read_manifest, read_metrics
+from scenarios.errors import StorageError
+from scenarios.store import atomic_write_bytes, atomic_write_text, read_config, read_manifest, read_metrics, run_status, storage_error, verify_run
 
 __all__ = [
     "RunSet",
@@ -138,7 +139,11 @@ def load_results(directory: str | Path) -> SweepResults:
         seeds, configs, dirs = [], [], []
         for run in point["runs"]:
             run_dir = directory / run["dir"]
-            if not (run_dir / "DONE").is_file():
+            status = run_status(directory, run["dir"])
+            if status == "corrupt":
+                raise StorageError(f"run {run_dir} is marked finished but incomplete ({'; '.join(verify_run(run_dir))}); "
+                                   f"rerun the sweep that wrote {directory} to redo it")
+            if status != "done":
                 res.missing.append(run["dir"])
                 continue
             m = read_metrics(run_dir)
@@ -146,8 +151,7 @@ def load_results(directory: str | Path) -> SweepResults:
                 cols.setdefault(key, []).append(values)
             seeds.append(run["seed"])
             dirs.append(run_dir)
-            cfg_path = run_dir / "config.json"
-            configs.append(json.loads(cfg_path.read_text(encoding="utf-8")) if cfg_path.is_file() else {})
+            configs.append(read_config(run_dir))
         if not seeds:
             continue
         length = min(len(v) for vs in cols.values() for v in vs)
@@ -215,7 +219,7 @@ def epsilon_caption(res: SweepResults, label_of: Callable[[RunSet], str]) -> tup
     own clauses (its noise scale γ, the order α at which ε was attained) and the
     accountant's warnings, for the caption text file.
     """
-    from scenarios.sweep import privacy_statement, split_statements
+    from scenarios.store import privacy_statement, split_statements
 
     items = [(rs, privacy_statement(rs.configs[0])) for rs in res.runsets if rs.configs]
     items = [(rs, st) for rs, st in items if st["clauses"]]
@@ -250,7 +254,10 @@ def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: st
 
     ``full_caption`` (default: ``caption``) is what the text file holds.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(exc, "create", out_dir) from None
     wrapped = "\n".join(textwrap.wrap(caption, width=int(fig.get_figwidth() * 16)))
     n_lines = wrapped.count("\n") + 1
     plot_height = fig.get_figheight()
@@ -262,10 +269,12 @@ def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: st
     paths = []
     for ext in ("png", "pdf"):
         path = out_dir / f"{stem}.{ext}"
-        fig.savefig(path, dpi=150)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, dpi=150)
+        atomic_write_bytes(path, buf.getvalue())
         paths.append(path)
     cap = out_dir / f"{stem}.caption.txt"
-    cap.write_text((full_caption or caption) + "\n", encoding="utf-8")
+    atomic_write_text(cap, (full_caption or caption) + "\n")
     paths.append(cap)
     import matplotlib.pyplot as plt
 

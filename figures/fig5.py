@@ -33,7 +33,7 @@ def format_epsilon(eps: float, alpha: float = math.nan) -> str:
 
 
 def final_alpha(rs) -> float:
-    from scenarios.sweep import privacy_statement
+    from scenarios.store import privacy_statement
 
     return privacy_statement(rs.configs[0])["alpha"] if rs.configs else math.nan
 

@@ -3,7 +3,7 @@
 One table per sweep directory found under the results directory: each grid point's final
 test accuracy, final training loss and ε after the last round (mean ± sample std over the
 finished seeds, ddof = 1), the Rényi order α that attains ε and the mean wall time per run.
-Computed from the stored runs (``scenarios.sweep.summarize``), never from training.
+Computed from the stored runs (``scenarios.store.summarize``), never from training.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from scenarios.sweep import MANIFEST, summarize
+from scenarios.store import MANIFEST, atomic_write_text, summarize
 
 STEM = "summary_tables.md"
 
@@ -75,5 +75,5 @@ def make_tables(results_dir: Path, out_dir: Path) -> Path | None:
     text += [table(s) for s in sweeps]
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / STEM
-    path.write_text("\n".join(text), encoding="utf-8")
+    atomic_write_text(path, "\n".join(text))
     return path

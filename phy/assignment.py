@@ -17,7 +17,12 @@ receives the key or π_t.
 
 Simulation key: :func:`simulation_key` derives a key from a *public* constant and a seed so
 that simulation runs are reproducible. Such a key is not secret (anyone who knows the seed
-can recompute it); it exists only so Monte-Carlo results can be rerun.
+can recompute it); it exists only so Monte-Carlo results can be rerun. It is the one
+derivation from a seed used by every command (train, sweep, link, audit).
+
+Key identifier: :func:`key_identifier` is HMAC-SHA256(key, fixed public label), truncated to
+64 bits. Results record it (never the key) so runs made with the same key can be matched;
+without the key it reveals nothing about it (HMAC is a PRF).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ __all__ = [
     "check_key",
     "key_from_hex",
     "simulation_key",
+    "key_identifier",
     "round_seed",
     "round_permutation",
     "KeyedAssignment",
@@ -41,6 +47,7 @@ __all__ = [
 DOMAIN_TAG = b"floras-sim/keyed-permutation/v1"
 MIN_KEY_BYTES = 16  # 128 bits, SPEC §4
 _SIMULATION_KEY_TAG = b"floras-sim/simulation-only-key/v1 (public constant: NOT a secret)"
+_KEY_ID_LABEL = b"floras-sim/key-identifier/v1"
 
 
 def check_key(key: bytes) -> bytes:
@@ -66,6 +73,11 @@ def key_from_hex(text: str) -> bytes:
 def simulation_key(seed: int) -> bytes:
     """Reproducible, NOT secret, 32-byte key for simulations: SHA-256(public tag ‖ seed)."""
     return hashlib.sha256(_SIMULATION_KEY_TAG + int(seed).to_bytes(8, "big")).digest()
+
+
+def key_identifier(key: bytes) -> str:
+    """16 hex digits: HMAC-SHA256(key, fixed label)[:8 bytes]. Safe to store; reveals nothing of the key."""
+    return hmac.new(check_key(key), _KEY_ID_LABEL, hashlib.sha256).hexdigest()[:16]
 
 
 def _check_round(round_index: int) -> int:
