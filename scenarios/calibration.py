@@ -154,8 +154,17 @@ def _local_dataset_size(config) -> int:
     return max(1, n // config.partition.clients)
 
 
+#: the accountant mechanism (CONTRACT: privacy.SchemeRunAccountant) that covers each scheme
+MECHANISMS = {"floras": "floras", "central-gaussian": "gaussian", "analog-gaussian": "gaussian", "ddgauss": "ddgauss", "sqsgd": "ldp"}
+
+
 def _report(config, d: int, D: int):
-    return config.privacy_accountant(d=d, D=D).report(rounds=config.run.rounds)
+    acc = config.privacy_accountant(d=d, D=D)
+    mech = getattr(acc, "mechanism", "floras")
+    if mech != MECHANISMS[config.phy.scheme]:
+        raise ValueError(f"phy.scheme = {config.phy.scheme!r}: this build has no accountant for it "
+                         f"(privacy_accountant gives the {mech!r} mechanism), so it cannot be calibrated")
+    return acc.report(rounds=config.run.rounds)
 
 
 def _with_phy(config, **phy):

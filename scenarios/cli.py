@@ -24,6 +24,8 @@ COMMAND_MODULES = (
     "scenarios.figures_cmd",
     "scenarios.audit_cmd",
     "scenarios.calibrate_cmd",
+    "scenarios.tune_cmd",
+    "scenarios.matched_cmd",
 )
 
 

@@ -346,5 +346,5 @@ def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioCo
         raise ValueError(f"scenario file {path} is not valid TOML: {exc}") from None
     try:
         return scenario_from_dict(data, overrides)
-    except ValueError as exc:
-        raise ValueError(f"{path.name}: {exc}") from None
+    except ValueError as exc:  # keeps the subclass (e.g. calibration.InfeasibleTarget) for sweeps to record
+        raise type(exc)(f"{path.name}: {exc}") from None

@@ -276,6 +276,10 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
         synthetic_features=config.data.synthetic_features,
         synthetic_classes=config.data.synthetic_classes,
     )
+    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (SPEC §10)
+        from fl.validation import carve_validation
+
+        data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
     M, K = config.partition.clients, config.training.clients_per_round
     part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
                           shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
