@@ -297,7 +297,10 @@ def resolve_privacy_target(config):
     """
     target = parse_target(config.privacy.target_epsilon)
     if target is None:
-        return config
+        return config.validate()
+    if config.phy.scheme in ("central-gaussian", "analog-gaussian") and config.phy.noise_multiplier is None:
+        config = _with_phy(config, noise_multiplier=1.0)  # any valid value: it is what the calibration sets
+    config = config.validate()
     cal = _cached(_cache_key(config), target, config.privacy.floras_parameter)
     phy = {}
     if cal.parameter == "none":

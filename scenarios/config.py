@@ -326,12 +326,12 @@ def scenario_from_dict(data: dict, overrides: dict | None = None, *, resolve: bo
         if name == "training" and table.get("local_steps") is not None and "local_epochs" not in table:
             table["local_epochs"] = None
         kwargs[name] = cls(**table)
-    config = ScenarioConfig(**kwargs).validate()
-    if resolve:
+    config = ScenarioConfig(**kwargs)
+    if resolve and config.privacy.target_epsilon is not None:
         from .calibration import resolve_privacy_target
 
-        config = resolve_privacy_target(config)
-    return config
+        return resolve_privacy_target(config)
+    return config.validate()
 
 
 def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioConfig:
