@@ -99,7 +99,10 @@ class Prediction:
 
     @property
     def wall_seconds(self) -> float:
-        return self.run_seconds / max(1, self.workers)
+        """Runs spread evenly over the workers, plus one TensorFlow start per worker."""
+        from scenarios.matched_timing import WORKER_START_S
+
+        return self.run_seconds / max(1, self.workers) + (WORKER_START_S if self.runs else 0.0)
 
     def line(self, name: str) -> str:
         return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run); predicted "
