@@ -383,7 +383,7 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
                    diag.get("V") if config.phy.scheme == "floras" else None,
                    int(diag["admitted"]) if config.phy.scheme == "channel-inversion" and "admitted" in diag else None,
-                   eps, elapsed, diag.get("channel_uses")]
+                   eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
             line = ",".join(_cell(v) for v in row) + "\n"
             fh.write(line)
             fh.flush()
