@@ -8,7 +8,7 @@ Run directory
     (SPEC §5), how the FLORAS key was obtained, the definition of every metric, the ε
     assumptions (SPEC §7.4), package versions and the project's git revision.
 ``metrics.csv``
-    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s``;
+    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
     one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
     cell means "does not apply" (V outside FLORAS, admitted outside channel inversion, losses
     and accuracy in rounds skipped by ``training.eval_every``).
@@ -29,7 +29,8 @@ squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy 
 is the number of clients channel inversion admitted; ``epsilon`` is the ε (at
 ``privacy.delta``) spent after that round under threat model T1 for FLORAS and ``inf`` for
 schemes that add no privacy noise; ``wall_time_s`` is the cumulative training wall time since
-the run started (setup excluded; continued across resumes).
+the run started (setup excluded; continued across resumes); ``channel_uses`` is the real channel
+uses of the round's uplink (SPEC §5; the aggregator's ``channel_uses`` diagnostic).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ from .config import ScenarioConfig
 
 __all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "read_metrics"]
 
-METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s")
+METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
+                  "channel_uses")
 SNR_DEFINITION = (
     "SNR := P/sigma^2 (SPEC §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
     "seen after despreading with a unit-norm sequence (despread SNR = L*P/sigma^2)"
@@ -302,7 +304,8 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     from phy.aggregation import make_aggregator
 
     key, key_source = derive_key(config)
-    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key if config.phy.scheme == "floras" else None)
+    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key if config.phy.scheme == "floras" else None,
+                                 relation=config.privacy.relation)
     trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
                                 batch_size=config.training.batch_size, lr=config.training.lr,
                                 local_epochs=config.training.local_epochs, local_steps=config.training.local_steps, seed=seed)
@@ -351,6 +354,8 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
                 "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
                 "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, threat model T1 (inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup excluded)",
+                "channel_uses": "real channel uses of the round's uplink (SPEC §5): FLORAS (d+1)L, analog d*L or d, "
+                                "digital sum over admitted clients of ceil(bits_k/r_k)",
             },
             "epsilon_assumptions": epsilon.assumptions,
             "privacy_report": epsilon.final_report(rounds),
@@ -382,7 +387,7 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
                    diag.get("V") if config.phy.scheme == "floras" else None,
                    int(diag["admitted"]) if config.phy.scheme == "channel-inversion" and "admitted" in diag else None,
-                   eps, elapsed]
+                   eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
             line = ",".join(_cell(v) for v in row) + "\n"
             fh.write(line)
             fh.flush()

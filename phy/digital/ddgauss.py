@@ -89,14 +89,13 @@ def conditional_rounding(u: np.ndarray, *, bound: float, seed: int, round_index:
     Each coordinate is ⌊u⌋ + Bernoulli(u − ⌊u⌋) (unbiased before conditioning). Returns
     (ũ int64 [n], redraws). Raises RuntimeError after :data:`MAX_ROUNDING_ATTEMPTS` attempts.
     """
-    base = np.floor(u)
+    base = np.floor(u)  # integers held exactly in float64 (|u| < 2^53)
     frac = u - base
-    base = base.astype(np.int64)
     for attempt in range(MAX_ROUNDING_ATTEMPTS):
-        up = stream(seed, "ddgauss-rounding", round_index, client, attempt).random(u.shape[-1]) < frac
-        v = base + up
-        if float(np.dot(v.astype(np.float64), v.astype(np.float64))) <= bound * bound:
-            return v, attempt
+        v = stream(seed, "ddgauss-rounding", round_index, client, attempt).random(u.shape[-1]) < frac
+        v = base + v
+        if float(np.dot(v, v)) <= bound * bound:
+            return v.astype(np.int64), attempt
     raise RuntimeError(f"conditional rounding failed {MAX_ROUNDING_ATTEMPTS} times (client {client}, round {round_index}): "
                        "dd_beta too small or dd_grid inconsistent with the clip norm")
 

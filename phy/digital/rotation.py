@@ -34,20 +34,22 @@ def fwht(x: np.ndarray) -> np.ndarray:
     """Unnormalized fast Walsh–Hadamard transform H_n·x over the last axis (a new float64 array).
 
     H_n is the Sylvester–Hadamard matrix (entries ±1, H_n² = n·I); n = x.shape[-1] must be a
-    power of two. O(n log n): log2 n stages of butterflies (a, b) → (a + b, a − b).
+    power of two. O(n log n): log2 n stages of butterflies (a, b) → (a + b, a − b), each one
+    vectorized pass between two buffers.
     """
     y = np.array(x, dtype=np.float64, copy=True)
     n = y.shape[-1]
     if n < 1 or n & (n - 1):
         raise ValueError(f"the last axis must have a power-of-two length (got {n})")
     lead = y.shape[:-1]
+    out = np.empty_like(y)
     h = 1
     while h < n:
         v = y.reshape(lead + (n // (2 * h), 2, h))
-        a = v[..., 0, :].copy()
-        v[..., 0, :] += v[..., 1, :]
-        v[..., 1, :] *= -1.0
-        v[..., 1, :] += a
+        o = out.reshape(v.shape)
+        np.add(v[..., 0, :], v[..., 1, :], out=o[..., 0, :])
+        np.subtract(v[..., 0, :], v[..., 1, :], out=o[..., 1, :])
+        y, out = out, y
         h *= 2
     return y
 
