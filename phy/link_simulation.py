@@ -70,6 +70,10 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
 
     rec = {name: {"err": [], "time": 0.0, "V": [], "kurt": [], "pooled": [], "admitted": [], "skipped": 0,
                   "rho": [], "power": []} for name in aggs}
+    if "sqsgd" in aggs:
+        from .digital.sqsgd_link import SqsgdLinkRecord
+
+        rec["sqsgd"]["sqsgd"] = SqsgdLinkRecord(d)
     keep = min(d, POOLED_ENTRIES_PER_ROUND)
     for t in range(rounds):
         x = stream(seed, "link-client-vectors", t).standard_normal((K, d))
@@ -79,6 +83,8 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
             if name == "floras":
                 res, trace = agg.aggregate_traced(x, round_index=t)
             elif name == "channel-inversion":
+                res, trace = agg.aggregate_traced(x, round_index=t)
+            elif name == "sqsgd":  # SPEC §9.3
                 res, trace = agg.aggregate_traced(x, round_index=t)
             else:
                 res, trace = agg.aggregate(x, round_index=t), None
@@ -98,6 +104,8 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 else:
                     r["err"].append(res.error)
                     r["rho"].append(trace.rho)
+            elif name == "sqsgd":
+                r["sqsgd"].record(res, trace, x)
             else:
                 r["err"].append(res.error)
         if progress is not None:
@@ -143,5 +151,7 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 "max_power_ratio": float(np.max(r["power"])),
                 "nmse_note": "relative to the admitted clients' sum; skipped rounds (K' = 0) excluded",
             })
+        elif name == "sqsgd":
+            summary.update(r["sqsgd"].summary(agg))
         out[name] = summary
     return out

@@ -20,13 +20,14 @@ import sys
 
 from phy.config import CSIT_MODES, NORMALIZATIONS, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES
 from scenarios.cli_options import add_geometry_options, add_key_and_json_options, resolve_key, write_json_atomic
+from scenarios.sqsgd_options import add_sqsgd_options, sqsgd_config_values, sqsgd_detail
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("link", help="link-level Monte-Carlo comparison of aggregation schemes",
                               description=__doc__.split("\n\n")[0])
-    p.add_argument("--scheme", nargs="+", choices=SCHEMES, default=list(SCHEMES),
-                   help="one or more schemes to compare (default: all)")
+    p.add_argument("--scheme", nargs="+", choices=SCHEMES, default=["floras", "channel-inversion", "ideal"],
+                   help="one or more schemes to compare (default: floras channel-inversion ideal)")
     add_geometry_options(p, N_help="sequences in the set, N ≥ K (FLORAS)", d_default=1000, d_help="model dimension (≥ 1)")
     p.add_argument("--rounds", type=int, default=500, help="Monte-Carlo rounds (≥ 1)")
     p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
@@ -39,6 +40,7 @@ def register(subparsers) -> None:
     p.add_argument("--g-th", type=float, default=0.01, help="channel-inversion truncation threshold on |h|^2 (> 0)")
     p.add_argument("--rho-rule", choices=RHO_RULES, default="threshold")
     p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
+    add_sqsgd_options(p)  # sqSGD (SPEC §9.3)
     add_key_and_json_options(p, json_help="write the summary as JSON")
     p.set_defaults(handler=run)
 
@@ -74,6 +76,8 @@ def format_table(summary: dict) -> str:
         elif name == "channel-inversion":
             detail = (f"admitted mean={_fmt(s['admitted']['mean'])} min={s['admitted']['min']} "
                       f"skipped rounds={s['skipped_rounds']} rho mean={_fmt(s['rho_mean'])}")
+        elif name == "sqsgd":
+            detail = sqsgd_detail(s)
         else:
             detail = "noise-free reference"
         lines.append(f"{name:<18} {_fmt(s['nmse']['mean']):>11} {_fmt(s['nmse']['median']):>12} "
@@ -97,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     base = PhyConfig(scheme="ideal", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
                      csit=args.csit, path=args.path, normalization=args.normalization,
                      clip_norm=args.clip_norm, g_th=args.g_th, rho_rule=args.rho_rule,
-                     resource=args.resource, chunk_size=args.chunk_size)
+                     resource=args.resource, chunk_size=args.chunk_size, **sqsgd_config_values(args))
     from dataclasses import replace
 
     schemes = list(dict.fromkeys(args.scheme))
@@ -114,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             "resource": args.resource, "g_th": args.g_th, "rho_rule": args.rho_rule, "power": base.power,
             "C": "sqrt(d*P)", "chunk_size": args.chunk_size, "key": key_note,
             "client_vectors": "x_k ~ N(0, I_d) per round (unit power per entry)",
+            **({"sqsgd": sqsgd_config_values(args)} if "sqsgd" in schemes else {}),
         },
         "conventions": {"snr": SNR_DEFINITION, "resource": resource_statement(args.resource, args.L)},
         "schemes": results,
