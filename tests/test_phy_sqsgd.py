@@ -214,3 +214,15 @@ def test_bad_inputs_are_one_line_errors(kw, match):
     with pytest.raises(ValueError, match=match) as info:
         sqsgd_config(**kw).validate(K=4, d=10)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("n,K,eps", [(2000, 256, 3000.0), (8192, 2, 8.0), (300, 16, 40.0)])
+def test_m_in_log_space_is_accurate_far_in_the_tails(n, K, eps):
+    # regression: a binomial survival function that underflows to 0 in the far tail made m > 1
+    a = np.arange(n + 1)
+    for kappa in (best_kappa(n, levels=K, epsilon0=eps)[0], n - 1, -n // 2):
+        pmf = agreement_pmf(n, levels=K, epsilon0=eps, kappa=kappa)
+        m_direct = (K * (pmf @ a) / n - 1) / (K - 1)  # the definition, from E[a]
+        m = unbiasing_constant(n, levels=K, epsilon0=eps, kappa=kappa)
+        assert 0 <= m <= 1  # (κ = n − 1 at moderate ε₀: m underflows to 0, its log does not)
+        assert m == pytest.approx(m_direct, rel=1e-9, abs=n * K * 1e-15)  # the direct form cancels: ~n·K·ulp
