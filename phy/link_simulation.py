@@ -72,6 +72,10 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
 
     rec = {name: {"err": [], "time": 0.0, "V": [], "kurt": [], "pooled": [], "admitted": [], "skipped": 0,
                   "rho": [], "power": [], "uses": [], "diag": []} for name in aggs}
+    if "sqsgd" in aggs:
+        from .digital.sqsgd_link import SqsgdLinkRecord
+
+        rec["sqsgd"]["sqsgd"] = SqsgdLinkRecord(d)
     keep = min(d, POOLED_ENTRIES_PER_ROUND)
     for t in range(rounds):
         x = stream(seed, "link-client-vectors", t).standard_normal((K, d))
@@ -81,6 +85,8 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
             if name == "floras":
                 res, trace = agg.aggregate_traced(x, round_index=t)
             elif name == "channel-inversion":
+                res, trace = agg.aggregate_traced(x, round_index=t)
+            elif name == "sqsgd":  # SPEC §9.3
                 res, trace = agg.aggregate_traced(x, round_index=t)
             else:
                 res, trace = agg.aggregate(x, round_index=t), None
@@ -108,6 +114,8 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 else:
                     r["err"].append(res.error)
                     r["diag"].append({k: res.diagnostics[k] for k in _BASELINE_DIAGNOSTICS[name] if k in res.diagnostics})
+            elif name == "sqsgd":
+                r["sqsgd"].record(res, trace, x)
             else:
                 r["err"].append(res.error)
         if progress is not None:
@@ -157,6 +165,8 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
             })
         elif name in _BASELINE_DIAGNOSTICS:
             summary.update(_baseline_summary(agg, r))
+        elif name == "sqsgd":
+            summary.update(r["sqsgd"].summary(agg))
         out[name] = summary
     return out
 

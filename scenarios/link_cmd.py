@@ -21,6 +21,7 @@ import sys
 
 from phy.config import CSIT_MODES, NORMALIZATIONS, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES
 from scenarios.cli_options import add_geometry_options, add_key_and_json_options, resolve_key, write_json_atomic
+from scenarios.sqsgd_options import add_sqsgd_options, sqsgd_config_values, sqsgd_detail
 
 
 def register(subparsers) -> None:
@@ -41,6 +42,7 @@ def register(subparsers) -> None:
     p.add_argument("--rho-rule", choices=RHO_RULES, default="threshold")
     p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
     add_baseline_options(p)
+    add_sqsgd_options(p)  # sqSGD (SPEC §9.3)
     add_key_and_json_options(p, json_help="write the summary as JSON")
     p.set_defaults(handler=run)
 
@@ -113,6 +115,8 @@ def format_table(summary: dict) -> str:
         elif name == "channel-inversion":
             detail = (f"admitted mean={_fmt(s['admitted']['mean'])} min={s['admitted']['min']} "
                       f"skipped rounds={s['skipped_rounds']} rho mean={_fmt(s['rho_mean'])}")
+        elif name == "sqsgd":
+            detail = sqsgd_detail(s)
         elif name == "ideal":
             detail = "noise-free reference"
         else:
@@ -139,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
     base = PhyConfig(scheme="ideal", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
                      csit=args.csit, path=args.path, normalization=args.normalization,
                      clip_norm=args.clip_norm, g_th=args.g_th, rho_rule=args.rho_rule,
-                     resource=args.resource, chunk_size=args.chunk_size, **baseline_config_values(args))
+                     resource=args.resource, chunk_size=args.chunk_size, **baseline_config_values(args),
+                     **sqsgd_config_values(args))
     from dataclasses import replace
 
     schemes = list(dict.fromkeys(args.scheme))
@@ -157,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
             "C": "sqrt(d*P)", "chunk_size": args.chunk_size, "key": key_note,
             "client_vectors": "x_k ~ N(0, I_d) per round (unit power per entry)",
             "relation": args.relation, **baseline_config_values(args),
+            **({"sqsgd": sqsgd_config_values(args)} if "sqsgd" in schemes else {}),
         },
         "conventions": {"snr": SNR_DEFINITION, "resource": resource_statement(args.resource, args.L)},
         "schemes": results,

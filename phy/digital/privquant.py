@@ -117,9 +117,13 @@ def _log_m_at_threshold(t: np.ndarray, n: int, levels: int, epsilon0: float) -> 
     """ln m for thresholds t ∈ [1, n] (array), by the closed form of the module docstring."""
     p = 1.0 / levels
     log_em1 = epsilon0 + math.log(-math.expm1(-epsilon0))  # ln(e^{ε₀} − 1), stable for large ε₀
-    log_tail = binom.logsf(t - 1, n, p)  # ln P(Bin(n, p) ≥ t)
-    log_den = np.logaddexp(0.0, log_em1 + log_tail)  # ln(1 + (e^{ε₀} − 1)·T)
-    return log_em1 + np.log(t) + binom.logpmf(t, n, p) - math.log(n) - log_den
+    log_pmf = binom.logpmf(np.arange(n + 1), n, p)
+    # ln P(Bin(n, p) ≥ a) for a = 0..n by a reverse running log-sum (binom.logsf underflows to −∞
+    # in the far tail, where the pmf is still representable)
+    log_sf = np.logaddexp.accumulate(log_pmf[::-1])[::-1]
+    log_den = np.logaddexp(0.0, log_em1 + log_sf[t])  # ln(1 + (e^{ε₀} − 1)·T)
+    log_m = log_em1 + np.log(t) + log_pmf[t] - math.log(n) - log_den
+    return np.minimum(log_m, 0.0)  # m ≤ 1 exactly; removes last-bit rounding above 1
 
 
 def log_unbiasing_constant(n: int, *, levels: int, epsilon0: float, kappa: int) -> float:
