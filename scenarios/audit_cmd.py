@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 from phy.config import CSIT_MODES, SEQUENCE_FAMILIES
-from scenarios.cli_options import add_geometry_options, add_key_and_json_options, resolve_key, write_json_atomic
+from scenarios.cli_options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
+                                   write_json_atomic)
 
 DEFAULT_TRIALS = {"T1": 2000, "T2": 1000}
 
@@ -147,7 +149,6 @@ def run(args: argparse.Namespace) -> int:
     check_seed(args.seed)
     _check(args)
     trials = DEFAULT_TRIALS[args.threat] if args.trials is None else args.trials
-    key, key_note = resolve_key(args.key_hex, args.seed)
     config = PhyConfig(scheme="floras", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
                        csit=args.csit, C=args.C, normalization="clip", clip_norm=1.0)
     config.validate(K=args.K, d=args.d)
@@ -159,19 +160,29 @@ def run(args: argparse.Namespace) -> int:
             "Ns": args.sweep_N or [args.N],
             "rounds": args.rounds,
         }
-        for K in sweep["Ks"]:
-            for N in sweep["Ns"]:
-                if K <= N:
-                    PhyConfig.from_dict({**config.to_dict(), "N": N}).validate(K=K)
+        pairs = [(K, N) for K in sweep["Ks"] for N in sweep["Ns"] if K <= N]
+        if not pairs:
+            raise ValueError(f"sweep-K must hold a value ≤ some N of the sweep (K ≤ N; got sweep-K {sweep['Ks']}, "
+                             f"N {sweep['Ns']}): every pair would be skipped and the sweep would be empty")
+        for K, N in pairs:
+            PhyConfig.from_dict({**config.to_dict(), "N": N}).validate(K=K)
 
+    from scenarios.resources import audit_terms, check_memory
+
+    check_memory(audit_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, threat=args.threat,
+                             sweep_Ns=tuple(sweep["Ns"]) if sweep else ()), what="floras audit", option=args.memory_limit)
+    check_json_path(args.json_path)
+    resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file)
+    key, key_note = resolved.key, resolved.note()
     from scenarios.audit.experiment import run_audit
 
     res = run_audit(config, threat=args.threat, K=args.K, d=args.d, trials=trials, rounds=args.rounds, seed=args.seed,
                     key=key, delta=args.delta, confidence=args.confidence, neighbour=args.neighbour,
                     false_alarm=args.false_alarm, persistence=tuple(args.persistence), sweep=sweep)
     res["key"] = key_note
-    print(format_report(res))
+    print(format_report(res), file=sys.stderr if args.json_path == "-" else sys.stdout)
     if args.json_path:
         write_json_atomic(args.json_path, res)
-        print(f"\nwritten: {args.json_path}")
+        if args.json_path != "-":
+            print(f"\nwritten: {args.json_path}")
     return 0

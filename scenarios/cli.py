@@ -4,9 +4,17 @@ Each command module exposes ``register(subparsers)``, which adds its parser and 
 ``handler`` to a function ``run(args) -> int``. Command modules import heavy packages
 (TensorFlow, Sionna, dask) inside ``run`` only, so ``floras privacy`` and ``--help`` stay fast.
 
-Errors in the input (a :class:`ValueError` raised by validation, or a bad option) end the
-program with exit status 2 and one line naming the parameter and the allowed range; no
-traceback.
+One error path for every command: each failure ends the program with one line
+``floras: error: …`` on stderr and a non-zero exit status, never a traceback:
+
+* bad input (a :class:`ValueError` raised by validation, or a bad option): status 2;
+* the failures of :mod:`scenarios.errors` (a locked output directory, an unwritable or full
+  output location or a damaged stored result, a memory estimate over the limit, an
+  unreachable scheduler): their own status (3–6);
+* any other :class:`OSError` (a scenario path that is a directory or unreadable, …): status 4;
+* :class:`MemoryError`: status 5; anything else: status 1, as an internal error.
+
+``FLORAS_DEBUG=1`` re-raises instead, for the traceback. See ``docs/reliability.md``.
 """
 
 from __future__ import annotations
@@ -53,20 +61,47 @@ def build_parser() -> Parser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _os_error(exc: OSError) -> str:
+    where = f" {exc.filename}" if exc.filename else ""
+    return f"cannot access{where}: {exc.strerror or exc}"
+
+
 def main(argv: list[str] | None = None) -> int:
+    from scenarios.errors import FlorasError
+
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hides the CUDA-probe error line on CPU-only machines
+    debug = os.environ.get("FLORAS_DEBUG") not in (None, "", "0")
     try:
         args = build_parser().parse_args(argv)
         return int(args.handler(args) or 0)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except ValueError as exc:
-        print(f"floras: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("floras: interrupted; finished work is kept and a rerun resumes", file=sys.stderr)
         return 130
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one error path: one line, no traceback
+        if debug:
+            raise
+        if isinstance(exc, ValueError):
+            message, status = str(exc), 2
+        elif isinstance(exc, FlorasError):
+            message, status = str(exc), exc.exit_code
+        elif isinstance(exc, OSError):
+            message, status = _os_error(exc), 4
+        elif isinstance(exc, MemoryError):
+            message, status = ("out of memory; reduce the sizes (the memory estimate did not foresee this "
+                               "allocation)"), 5
+        else:
+            message, status = f"internal error: {type(exc).__name__}: {exc} (FLORAS_DEBUG=1 shows the traceback)", 1
+        print(f"floras: error: {_one_line(message)}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

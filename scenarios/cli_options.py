@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import tempfile
+import sys
 
-__all__ = ["add_geometry_options", "add_key_and_json_options", "resolve_key", "write_json_atomic"]
-
-SIMULATION_KEY_NOTE = "simulation-only, derived from --seed and a public constant (reproducible, NOT secret)"
-USER_KEY_NOTE = "user-supplied (not stored)"
+__all__ = [
+    "add_geometry_options", "add_key_and_json_options", "add_memory_option", "resolve_key",
+    "check_json_path", "write_json_atomic",
+]
 
 
 def add_geometry_options(p: argparse.ArgumentParser, *, N_help: str, d_default: int, d_help: str) -> None:
@@ -27,49 +25,71 @@ def add_geometry_options(p: argparse.ArgumentParser, *, N_help: str, d_default: 
     p.add_argument("--snr-db", type=float, default=20.0, help="SNR = P/sigma^2 in dB (finite)")
 
 
+def add_key_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--key-hex`` and ``--key-file`` (sources of the clients' permutation key; see scenarios.keys)."""
+    p.add_argument("--key-hex", default=None,
+                   help="clients' permutation key, ≥ 32 hex digits (visible to other users in the process list: "
+                        "prefer --key-file or FLORAS_KEY_HEX)")
+    p.add_argument("--key-file", default=None, metavar="FILE",
+                   help="file holding the key as hex digits, mode 600 (default: FLORAS_KEY_FILE, FLORAS_KEY_HEX, "
+                        "else a simulation-only key derived from the seed)")
+
+
+def add_memory_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--memory-limit SIZE`` (default: FLORAS_MEMORY_LIMIT, else the available memory)."""
+    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+                   help="refuse work whose memory estimate exceeds SIZE (e.g. 64G; default: FLORAS_MEMORY_LIMIT, "
+                        "else the machine's available memory); raising it above the available memory is at your risk")
+
+
 def add_key_and_json_options(p: argparse.ArgumentParser, *, json_help: str) -> None:
-    """Add ``--key-hex`` and ``--json FILE`` (stored as ``json_path``) to ``p``."""
-    p.add_argument("--key-hex", default=None, help="clients' permutation key, ≥ 32 hex digits (default: simulation-only key)")
-    p.add_argument("--json", dest="json_path", default=None, metavar="FILE", help=json_help)
+    """Add the key options, ``--memory-limit`` and ``--json FILE`` (stored as ``json_path``; ``-`` is stdout)."""
+    add_key_options(p)
+    add_memory_option(p)
+    p.add_argument("--json", dest="json_path", default=None, metavar="FILE", help=json_help + " ('-': standard output)")
 
 
-def resolve_key(key_hex: str | None, seed: int) -> tuple[bytes, str]:
-    """The clients' permutation key and a note on its origin (the key itself is never stored).
+def resolve_key(key_hex: str | None, seed: int, *, key_file: str | None = None, warn: bool = True):
+    """The clients' permutation key (:class:`scenarios.keys.ResolvedKey`); the key itself is never stored.
 
-    ``key_hex`` (≥ 32 hex digits) if given, else the simulation-only key derived from ``seed``
-    and a public constant (:func:`phy.assignment.simulation_key`).
+    Command line, then environment, then the simulation-only key derived from ``seed``
+    (:func:`phy.assignment.simulation_key`, the one derivation every command uses), with a
+    warning printed once.
     """
-    from phy.assignment import key_from_hex, simulation_key
+    from scenarios.keys import resolve_key as _resolve
+    from scenarios.keys import warn_simulation_key
 
-    if key_hex is not None:
-        return key_from_hex(key_hex), USER_KEY_NOTE
-    return simulation_key(seed), SIMULATION_KEY_NOTE
+    key = _resolve(seed=seed, key_hex=key_hex, key_file=key_file)
+    if key.simulated and warn:
+        warn_simulation_key("this command")
+    return key
 
 
-def _finite_or_none(obj):
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite_or_none(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite_or_none(v) for v in obj]
-    return obj
+def check_json_path(path: str | None) -> None:
+    """Before the work: the ``--json`` file's folder exists or can be made, is writable, has space."""
+    if path is None or path == "-":
+        return
+    from scenarios.store import check_output_location
+
+    check_output_location(path, need_bytes=4 * 2**20, kind="file", what="--json")
 
 
 def write_json_atomic(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``.
+    """Write ``data`` to ``path`` through the store's atomic writer (``-``: standard output).
 
     Non-finite floats (NaN, ±∞) are written as ``null``.
     """
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".link-", suffix=".json.tmp", dir=folder)
+    from pathlib import Path
+
+    from scenarios.store import atomic_write_json, json_safe, storage_error
+
+    if path == "-":
+        json.dump(json_safe(data), sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+        return
+    folder = Path(path).absolute().parent
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(_finite_or_none(data), fh, indent=2, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(exc, "create", folder) from None
+    atomic_write_json(path, data, strict=True)

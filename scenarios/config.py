@@ -342,6 +342,10 @@ def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioCo
             data = tomllib.load(fh)
     except FileNotFoundError:
         raise ValueError(f"scenario file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"scenario file {path} is a directory; give a TOML file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"scenario file {path} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"scenario file {path} is not valid TOML: {exc}") from None
     try:

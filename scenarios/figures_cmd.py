@@ -7,12 +7,16 @@ writes PNG, PDF and a caption text file per figure to ``--out DIR`` (default
 audit figures from ``DIR/audit/*.json`` (written by ``floras audit --json``) and the privacy
 curves from ``DIR/privacy/privacy_curves.json`` (written by ``floras privacy curves --out
 DIR/privacy``) when those exist. A figure whose results are absent is reported and skipped; it
-is an error when none is present.
+is an error when none is present. Results are read only through :mod:`scenarios.store`: an
+empty or damaged ``sweep.json`` or a run marked finished without its metrics is an error
+naming the file; every figure is written atomically.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+FIGURE_BYTES = 64 * 2**20  # an estimate of what every figure together needs on disk (PNG + PDF + captions)
 
 
 def register(subparsers) -> None:
@@ -34,6 +38,9 @@ def run(args) -> int:
     if not results.is_dir():
         raise ValueError(f"--results must be an existing directory of sweep results (got {str(results)!r})")
     out = Path(args.out) if args.out else results / "figures"
+    from scenarios.store import check_output_location
+
+    check_output_location(out, need_bytes=FIGURE_BYTES, what="figures --out")
     made, absent = [], []
     for module_name, sweep in FIGURES:
         sweep_dir = results / sweep

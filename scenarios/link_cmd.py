@@ -20,7 +20,8 @@ import math
 import sys
 
 from phy.config import CSIT_MODES, NORMALIZATIONS, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES
-from scenarios.cli_options import add_geometry_options, add_key_and_json_options, resolve_key, write_json_atomic
+from scenarios.cli_options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
+                                   write_json_atomic)
 from scenarios.sqsgd_options import add_sqsgd_options, sqsgd_config_values, sqsgd_detail
 
 
@@ -139,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"rounds must be an integer ≥ 1 (got {args.rounds})")
     if args.d < 1:
         raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
-    key, key_note = resolve_key(args.key_hex, args.seed)
     base = PhyConfig(scheme="ideal", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
                      csit=args.csit, path=args.path, normalization=args.normalization,
                      clip_norm=args.clip_norm, g_th=args.g_th, rho_rule=args.rho_rule,
@@ -150,6 +150,13 @@ def run(args: argparse.Namespace) -> int:
     schemes = list(dict.fromkeys(args.scheme))
     for name in schemes:  # validate everything before any work
         replace(base, scheme=name).validate(K=args.K, d=args.d)
+    resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file, warn="floras" in schemes)
+    key, key_note = resolved.key, resolved.note()
+    from scenarios.resources import check_memory, link_terms
+
+    check_memory(link_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, chunk_size=args.chunk_size,
+                            path=args.path, schemes=schemes), what="floras link", option=args.memory_limit)
+    check_json_path(args.json_path)
 
     results = simulate_link(base, schemes=schemes, K=args.K, d=args.d, rounds=args.rounds,
                             seed=args.seed, key=key, relation=args.relation)
@@ -167,8 +174,9 @@ def run(args: argparse.Namespace) -> int:
         "conventions": {"snr": SNR_DEFINITION, "resource": resource_statement(args.resource, args.L)},
         "schemes": results,
     }
-    print(format_table(summary))
+    print(format_table(summary), file=sys.stderr if args.json_path == "-" else sys.stdout)
     if args.json_path:
         write_json_atomic(args.json_path, summary)
-        print(f"summary written to {args.json_path}", file=sys.stderr)
+        if args.json_path != "-":
+            print(f"summary written to {args.json_path}", file=sys.stderr)
     return 0

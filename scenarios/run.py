@@ -3,9 +3,9 @@
 Run directory
 -------------
 ``config.json``
-    The resolved scenario (``config``), the seed, derived sizes (d, M, D, K, local steps),
+    The resolved scenario (``config``; ``run.key_hex`` replaced by ``"<redacted>"``), the seed, derived sizes (d, M, D, K, local steps),
     the data source and partition summary, the aggregator's description, the SNR definition
-    (SPEC §5), how the FLORAS key was obtained, the definition of every metric, the ε
+    (SPEC §5), the FLORAS key's source and identifier (``key``: never the key itself), the definition of every metric, the ε
     assumptions (SPEC §7.4), package versions and the project's git revision.
 ``metrics.csv``
     Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
@@ -19,7 +19,11 @@ Run directory
 ``DONE``
     Empty marker, written last, only when every round finished.
 
-Every file is written to a temporary name and moved into place with :func:`os.replace`.
+Every file is written through :mod:`scenarios.store` (unique temporary name, fsync,
+:func:`os.replace`); the directory is locked for the whole run (a second writer is refused
+with "in use by PID …"), and ``DONE`` is written only after ``config.json`` parses and
+``metrics.csv`` holds one row per round (:func:`scenarios.store.verify_run`). A run whose setup
+fails (bad input, memory limit) leaves no directory behind if it created it.
 
 Columns: ``train_loss`` is the global model w_{t+1}'s mean cross-entropy [nats] on a fixed
 training subset (``training.train_eval_size`` examples drawn once from the partitioned
@@ -35,8 +39,6 @@ uses of the round's uplink (SPEC §5; the aggregator's ``channel_uses`` diagnost
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import io
 import json
 import math
@@ -49,6 +51,22 @@ from pathlib import Path
 import numpy as np
 
 from phy.randomness import stream
+from scenarios.errors import StorageError
+from scenarios.keys import REDACTED, ResolvedKey, resolve_key, warn_simulation_key
+from scenarios.store import (
+    CHECKPOINT,
+    DONE,
+    DirectoryLock,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    check_output_location,
+    read_config,
+    read_metric_rows,
+    remove_stale_temporaries,
+    storage_error,
+    verify_run,
+)
 
 from .config import ScenarioConfig
 
@@ -64,22 +82,11 @@ TRAIN_LOSS_DEFINITION = (
     "mean cross-entropy [nats] of the global model after the round on a fixed subset of the partitioned "
     "training data (training.train_eval_size examples, stream (seed, 'train-eval-subset'))"
 )
-CHECKPOINT = "checkpoint.npz"
-DONE = "DONE"
 
 
 # ------------------------------------------------------------------------------ small helpers
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    _atomic_write_bytes(path, text.encode("utf-8"))
+_atomic_write_bytes = atomic_write_bytes
+_atomic_write_text = atomic_write_text
 
 
 def _cell(value) -> str:
@@ -95,17 +102,22 @@ def _cell(value) -> str:
     return str(value)
 
 
-def derive_key(config: ScenarioConfig) -> tuple[bytes, str]:
-    """The FLORAS clients' shared key (SPEC §4) and a description of where it came from.
+def derive_key(config: ScenarioConfig) -> ResolvedKey:
+    """The FLORAS clients' shared key (SPEC §4) with its source and identifier.
 
-    ``run.key_hex`` if given; otherwise SHA-256 of a domain tag and the master seed — a
-    simulation-only derivation that makes runs reproducible but is NOT secret (anyone who
-    knows the seed knows the key).
+    By :func:`scenarios.keys.resolve_key`: ``FLORAS_KEY_FILE`` / ``FLORAS_KEY_HEX``, else
+    ``run.key_hex``, else the simulation-only key of :func:`phy.assignment.simulation_key`
+    (the one derivation from the seed every command uses; reproducible, NOT secret).
     """
-    if config.run.key_hex is not None:
-        return bytes.fromhex(config.run.key_hex), "run.key_hex"
-    digest = hashlib.sha256(b"floras-sim/simulation-only-key/" + int(config.run.seed).to_bytes(8, "big")).digest()
-    return digest, "derived from run.seed by SHA-256 (simulation only: not secret)"
+    return resolve_key(seed=config.run.seed, scenario_key_hex=config.run.key_hex)
+
+
+def _redacted(config_dict: dict) -> dict:
+    """The scenario as stored: ``run.key_hex`` replaced by ``"<redacted>"``."""
+    out = json.loads(json.dumps(config_dict))
+    if out.get("run", {}).get("key_hex") is not None:
+        out["run"]["key_hex"] = REDACTED
+    return out
 
 
 def _git_revision() -> str:
@@ -131,8 +143,7 @@ def _versions() -> dict:
 
 def read_metrics(run_dir: str | os.PathLike) -> list[dict]:
     """Rows of ``metrics.csv`` as dicts of strings (empty cells as "")."""
-    with open(Path(run_dir) / "metrics.csv", newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+    return read_metric_rows(run_dir)
 
 
 def _summary(rows: list[dict], rounds: int) -> dict:
@@ -159,6 +170,7 @@ def _effective(config_dict: dict) -> dict:
     fraction of IDX data, the shard count outside ``shards`` and α outside ``dirichlet``.
     """
     out = json.loads(json.dumps(config_dict))
+    out.get("run", {}).pop("key_hex", None)  # the key is compared by its identifier
     model, data, part = out.get("model", {}), out.get("data", {}), out.get("partition", {})
     drop = {"mlp": ("channels", "kernel_size"), "cnn": ("hidden",)}.get(model.get("name"), ())
     for key in drop:
@@ -217,11 +229,26 @@ class _EpsilonColumn:
 
 
 # ------------------------------------------------------------------------------ the run
-def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool) -> tuple[str, dict | None]:
+def _load_checkpoint(path: Path) -> dict:
+    """The arrays of ``checkpoint.npz``; a truncated or damaged file is a one-line StorageError."""
+    import zipfile
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            ckpt = {k: z[k] for k in z.files}
+        for key in ("w", "next_round", "elapsed", "metrics"):
+            ckpt[key]  # noqa: B018 - every field must be present
+    except (zipfile.BadZipFile, OSError, ValueError, KeyError, EOFError) as exc:
+        raise StorageError(f"checkpoint {path} is truncated or damaged ({type(exc).__name__}: {str(exc) or 'unreadable'}); "
+                           f"delete it to restart this run from round 1, or choose another --out") from None
+    return ckpt
+
+
+def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str | None = None) -> tuple[str, dict | None]:
     """Decide how to start: ("done", None), ("resume", checkpoint) or ("fresh", None)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out dir {out_dir} exists and is not a directory")
-    existing = [p for p in out_dir.iterdir()] if out_dir.is_dir() else []
+    existing = [p for p in out_dir.iterdir() if p.name != ".lock"] if out_dir.is_dir() else []
     if existing and not resume:
         raise ValueError(f"out dir {out_dir} is not empty; use --resume to continue the run it holds (or choose another --out)")
     if not resume:
@@ -230,34 +257,69 @@ def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool) -> tuple[st
     ckpt_path = out_dir / CHECKPOINT
     done = (out_dir / DONE).is_file()
     if cfg_path.is_file():
-        stored = json.loads(cfg_path.read_text(encoding="utf-8")).get("config", {})
+        record = read_config(out_dir)
+        stored = record.get("config", {})
         diff = _config_mismatch(_effective(stored), _effective(config_dict))
         if diff:
             raise ValueError(f"out dir {out_dir} holds a run of a different scenario (differs at {diff}); choose another --out")
+        stored_id = (record.get("key") or {}).get("id") if isinstance(record.get("key"), dict) else None
+        if key_id is not None and stored_id is not None and stored_id != key_id:
+            raise ValueError(f"out dir {out_dir} holds a run made with another permutation key (key id {stored_id}, "
+                             f"now {key_id}); choose another --out")
     if done:
-        return "done", None
+        problems = verify_run(out_dir, rounds=config_dict["run"]["rounds"])
+        if not problems:
+            return "done", None
+        (out_dir / DONE).unlink(missing_ok=True)  # marked finished but incomplete: continue or redo it
     if ckpt_path.is_file():
-        with np.load(ckpt_path, allow_pickle=False) as z:
-            ckpt = {k: z[k] for k in z.files}
-        return "resume", ckpt
+        return "resume", _load_checkpoint(ckpt_path)
     return "fresh", None
 
 
-def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False, progress: bool = True) -> dict:
+def _disk_estimate(config: ScenarioConfig, d: int | None) -> int:
+    """Bytes a run writes at most at once: config.json, metrics.csv, and two checkpoints (old + new)."""
+    rows = 256 * config.run.rounds
+    return 256 * 1024 + 3 * rows + 2 * (8 * (d or 0) + 64 * 1024)
+
+
+def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False, progress: bool = True,
+                 memory_limit: str | int | None = None) -> dict:
     """Run the whole federated-learning job of ``config`` into ``out_dir``.
 
     Returns a summary: ``final_test_accuracy``, ``final_test_loss``, ``final_train_loss``,
     ``final_epsilon``, ``rounds``, ``wall_time_s``. With ``resume`` an interrupted run
     continues from its last checkpoint and yields the same metrics as an uninterrupted run
-    (wall time aside); a finished run (``DONE``) is returned without work; a directory whose
-    ``config.json`` holds another scenario is an error. Without ``resume`` a non-empty
-    ``out_dir`` is an error. Raises :class:`fl.federated.NonFiniteModelError` if
-    the model diverges (results so far are kept).
+    (wall time aside); a finished run (``DONE``, verified) is returned without work; a
+    directory whose ``config.json`` holds another scenario or key is an error. Without
+    ``resume`` a non-empty ``out_dir`` is an error. Raises :class:`fl.federated.NonFiniteModelError`
+    if the model diverges (results so far are kept).
+
+    Before anything is written: the memory estimate (:mod:`scenarios.resources`; limit
+    ``memory_limit``, else ``FLORAS_MEMORY_LIMIT``, else MemAvailable) and the output location
+    (writable, free space) are checked; then ``out_dir`` is locked for the whole run
+    (:class:`scenarios.errors.BusyError` if another process holds it).
     """
+    from scenarios.resources import check_memory, model_dimension, training_terms
+
     config = config.validate()
     out_dir = Path(out_dir)
+    check_memory(training_terms(config), what="this training run", option=memory_limit)
+    check_output_location(out_dir, need_bytes=_disk_estimate(config, model_dimension(config)), what="run directory")
+    lock = DirectoryLock(out_dir, what="run directory").acquire()
+    try:
+        remove_stale_temporaries(out_dir)
+        summary = _run_locked(config, out_dir, resume=resume, progress=progress)
+    except BaseException:
+        lock.release(remove_directory_if_empty=True)  # removes only a directory this run created, if still empty
+        raise
+    lock.release()
+    return summary
+
+
+def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress: bool) -> dict:
     config_dict = json.loads(json.dumps(config.to_dict()))
-    mode, ckpt = _prepare_out_dir(out_dir, config_dict, resume)
+    key = derive_key(config) if config.phy.scheme == "floras" else None
+    mode, ckpt = _prepare_out_dir(out_dir, config_dict, resume, key.key_id if key else None)
     rounds = config.run.rounds
     if mode == "done":
         return _summary(read_metrics(out_dir), rounds)
@@ -303,8 +365,9 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     from fl.training import Evaluator, VectorizedTrainer
     from phy.aggregation import make_aggregator
 
-    key, key_source = derive_key(config)
-    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key if config.phy.scheme == "floras" else None,
+    if key is not None and key.simulated:
+        warn_simulation_key("this run")
+    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
                                  relation=config.privacy.relation)
     trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
                                 batch_size=config.training.batch_size, lr=config.training.lr,
@@ -316,7 +379,6 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     eval_test = Evaluator(spec, data.x_test, data.y_test)
     fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = out_dir / "metrics.csv"
     if mode == "resume":
         w = np.asarray(ckpt["w"], dtype=np.float64)
@@ -330,7 +392,7 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
         start, elapsed = 0, 0.0
         metrics_text = ",".join(METRICS_HEADER) + "\n"
         record = {
-            "config": config_dict,
+            "config": _redacted(config_dict),
             "seed": seed,
             "derived": {
                 "d": d, "M": M, "K": K, "D": D, "local_steps_per_round": steps,
@@ -343,7 +405,8 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
             },
             "aggregator": aggregator.describe(),
             "snr_definition": SNR_DEFINITION,
-            "key_source": key_source if config.phy.scheme == "floras" else "not used",
+            "key_source": key.source if key is not None else "not used",
+            "key": key.record() if key is not None else None,
             "metrics": {
                 "round": "1-based round number t+1 (streams use the 0-based index t)",
                 "train_loss": TRAIN_LOSS_DEFINITION,
@@ -362,7 +425,7 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
             "versions": _versions(),
             "git_revision": _git_revision(),
         }
-        _atomic_write_text(out_dir / "config.json", json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+        atomic_write_json(out_dir / "config.json", record)
     _atomic_write_text(metrics_path, metrics_text)
     (out_dir / DONE).unlink(missing_ok=True)
 
@@ -370,7 +433,10 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
 
     bar = tqdm(total=rounds, initial=start, desc=f"{config.phy.scheme} {data.name}", unit="round",
                disable=not (progress and sys.stderr.isatty()), leave=False)
-    fh = open(metrics_path, "a", encoding="utf-8", newline="")
+    try:
+        fh = open(metrics_path, "a", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise storage_error(exc, "write", metrics_path) from None
     try:
         for t in range(start, rounds):
             t0 = time.perf_counter()
@@ -389,8 +455,11 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
                    int(diag["admitted"]) if config.phy.scheme == "channel-inversion" and "admitted" in diag else None,
                    eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
             line = ",".join(_cell(v) for v in row) + "\n"
-            fh.write(line)
-            fh.flush()
+            try:
+                fh.write(line)
+                fh.flush()
+            except OSError as exc:
+                raise storage_error(exc, "append to", metrics_path) from None
             metrics_text += line
             if (t + 1) % config.run.checkpoint_every == 0 or last:
                 buf = io.BytesIO()
@@ -400,8 +469,16 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
             if test_acc is not None:
                 bar.set_postfix(acc=f"{test_acc:.3f}", loss=f"{train_loss:.3f}")
     finally:
-        fh.close()
+        try:
+            fh.close()
+        except OSError:
+            pass  # the write error above is the one reported
         bar.close()
-    _atomic_write_text(out_dir / DONE, "")
+    # the complete metrics (from memory) replace the appended file; DONE only once verified
+    atomic_write_text(metrics_path, metrics_text)
+    problems = verify_run(out_dir, rounds=rounds, require_done=False)
+    if problems:
+        raise StorageError(f"run in {out_dir} is incomplete after its last round: {'; '.join(problems)}")
+    atomic_write_text(out_dir / DONE, "")
     (out_dir / CHECKPOINT).unlink(missing_ok=True)
     return _summary(read_metrics(out_dir), rounds)

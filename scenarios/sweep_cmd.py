@@ -8,13 +8,19 @@ Examples::
     floras sweep scenarios/snr_sweep.toml --scheduler tcp://10.0.0.5:8786
 
 Rerunning the same command skips finished runs and resumes unfinished ones. The sweep file
-format is documented in ``docs/experiments.md``.
+format is documented in ``docs/experiments.md``. Before any cluster starts: every scenario is
+validated, the memory of the concurrent runs is estimated against the limit, the output
+directories are checked (writable, free space) and locked (a second sweep into one is
+refused), and ``--scheduler`` must answer within ``--connect-timeout`` seconds.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
+
+from scenarios.cli_options import add_memory_option
 
 
 def register(subparsers) -> None:
@@ -32,7 +38,13 @@ def register(subparsers) -> None:
                    help="use each sweep file's [quick] variant (digits, few rounds; what CI runs)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output root; each sweep writes to DIR/<name> (default: results, or results/quick with --quick)")
+    p.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="how long to wait for --scheduler to answer (default 5)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--key-file", default=None, metavar="FILE",
+                   help="file holding the FLORAS key as hex digits, mode 600 (overrides FLORAS_KEY_FILE, "
+                        "FLORAS_KEY_HEX and run.key_hex; default: simulation-only key derived from each seed)")
+    add_memory_option(p)
     p.set_defaults(handler=run)
 
 
@@ -52,26 +64,45 @@ def run(args) -> int:
     jobs = [(s, root / s.name) for s in sweeps]
     workers = cores if args.workers is None else args.workers
     threads = max(1, cores // max(1, workers)) if args.scheduler is None else 1
-    # validate before starting any cluster: run_sweep validates again, cheaply, before running
-    from .sweep import validate_sweep
+    if not (math.isfinite(args.connect_timeout) and args.connect_timeout > 0):
+        raise ValueError(f"connect-timeout must be a finite number of seconds > 0 (got {args.connect_timeout})")
+    if args.key_file is not None:
+        from scenarios.keys import KEY_FILE_ENV, KEY_HEX_ENV, read_key_file
 
-    for s in sweeps:
-        validate_sweep(s)
-    if args.scheduler is not None:
-        executor = DaskExecutor.connect(args.scheduler)
-    elif workers == 0:
-        executor = InProcessExecutor()
-    else:
-        # worker processes inherit these before TensorFlow starts: no oversubscription
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
-            os.environ[var] = str(threads)
-        os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-        executor = DaskExecutor.local(workers)
+        read_key_file(args.key_file)  # checked here (mode, contents); the runs read it through the environment
+        os.environ[KEY_FILE_ENV] = str(Path(args.key_file).absolute())
+        os.environ.pop(KEY_HEX_ENV, None)
+    if args.memory_limit is not None:
+        from scenarios.resources import MEMORY_LIMIT_ENV, parse_size
+
+        os.environ[MEMORY_LIMIT_ENV] = str(parse_size(args.memory_limit))  # the runs check it again
+    # validate, estimate memory and disk, and lock the output before starting any cluster
+    from .sweep import lock_sweep_dirs, validate_sweep
+
+    configs = [c for s in sweeps for c in validate_sweep(s)]
+    _check_resources(configs, jobs, concurrent=1 if workers == 0 else (workers if args.scheduler is None else 1),
+                     memory_limit=args.memory_limit)
+    locks = lock_sweep_dirs(jobs)
+    try:
+        if args.scheduler is not None:
+            executor = DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout)
+        elif workers == 0:
+            executor = InProcessExecutor()
+        else:
+            # worker processes inherit these before TensorFlow starts: no oversubscription
+            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
+                os.environ[var] = str(threads)
+            os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+            executor = DaskExecutor.local(workers)
+    except BaseException:
+        for lock in locks:
+            lock.release(remove_directory_if_empty=True)
+        raise
     total = sum(s.n_runs for s in sweeps)
     print(f"floras sweep: {len(sweeps)} sweep(s), {total} runs, "
           f"{'scheduler ' + args.scheduler if args.scheduler else f'{workers} local worker(s)'}; output under {root}")
     try:
-        outcomes = run_sweep(jobs, executor=executor, progress=not args.no_progress, threads=threads)
+        outcomes = run_sweep(jobs, executor=executor, progress=not args.no_progress, threads=threads, locks=locks)
     finally:
         executor.close()
     failed = [o for o in outcomes if o.status == "failed"]
@@ -80,3 +111,20 @@ def run(args) -> int:
     print(f"floras sweep: {done} run(s) finished, {skipped} already done, {len(failed)} failed"
           + (" (error.json in each .partial directory; rerun to retry)" if failed else ""))
     return 1 if failed else 0
+
+
+def _check_resources(configs, jobs, *, concurrent: int, memory_limit) -> None:
+    """Memory of the largest run × the runs that execute at once, and disk for every run (estimates)."""
+    from scenarios.resources import check_memory, model_dimension, training_terms
+    from scenarios.run import _disk_estimate
+    from scenarios.store import check_output_location
+
+    if not configs:
+        return
+    terms = [training_terms(c) for c in configs]
+    largest = max(terms, key=lambda t: sum(t.values()))
+    check_memory(largest, what="the largest run of this sweep", option=memory_limit,
+                 copies=max(1, min(concurrent, len(configs))))
+    per_run = max(_disk_estimate(c, model_dimension(c)) for c in configs)
+    for sweep, out in jobs:
+        check_output_location(out, need_bytes=per_run * sweep.n_runs, what="sweep output directory")

@@ -2,6 +2,9 @@
 
 Runs one federated-learning scenario (see :mod:`scenarios.config` and ``docs/fl.md``) into a
 run directory (see :mod:`scenarios.run`) with a progress bar, and prints a short summary.
+The run directory is locked while the run writes it; the FLORAS key comes from ``--key-file``,
+``FLORAS_KEY_FILE``, ``FLORAS_KEY_HEX`` or ``run.key_hex`` (else the simulation-only key) and
+is never written to it (see :mod:`scenarios.keys`).
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from scenarios.cli_options import add_key_options, add_memory_option
 
 
 def register(subparsers) -> None:
@@ -25,6 +30,8 @@ def register(subparsers) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="TABLE.KEY=VALUE",
                    help="override any scenario key (value parsed as TOML, e.g. --set phy.snr_db=0); repeatable")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_key_options(p)
+    add_memory_option(p)
     p.set_defaults(handler=run)
 
 
@@ -53,9 +60,17 @@ def run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         overrides["run.seed"] = args.seed
     config = load_scenario(args.scenario, overrides)
+    if args.key_hex is not None or args.key_file is not None:
+        import dataclasses
+
+        from scenarios.keys import resolve_key
+
+        key = resolve_key(seed=config.run.seed, key_hex=args.key_hex, key_file=args.key_file)
+        config = dataclasses.replace(config, run=dataclasses.replace(config.run, key_hex=key.key.hex()))
     out = args.out or Path("runs") / f"{args.scenario.stem}-seed{config.run.seed}"
     try:
-        summary = run_scenario(config, out, resume=args.resume, progress=not args.no_progress)
+        summary = run_scenario(config, out, resume=args.resume, progress=not args.no_progress,
+                               memory_limit=args.memory_limit)
     except NonFiniteModelError as exc:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
@@ -70,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
         f"train loss {summary['final_train_loss']:.4f}, epsilon {eps_text}, {summary['wall_time_s']:.1f} s"
     )
     if config.phy.scheme == "floras":
-        import json
+        from scenarios.store import read_config
 
-        record = json.loads((out / "config.json").read_text(encoding="utf-8"))
+        record = read_config(out)
         print(f"epsilon assumptions: {record.get('epsilon_assumptions', 'see config.json')}")
     return 0

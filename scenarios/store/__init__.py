@@ -14,6 +14,7 @@ from scenarios.store.files import (
     atomic_write_json,
     atomic_write_text,
     check_output_location,
+    json_safe,
     remove_stale_temporaries,
     storage_error,
 )
@@ -48,7 +49,7 @@ from scenarios.store.summary import (
 )
 
 __all__ = [
-    "atomic_write_bytes", "atomic_write_json", "atomic_write_text", "check_output_location",
+    "atomic_write_bytes", "atomic_write_json", "atomic_write_text", "check_output_location", "json_safe",
     "remove_stale_temporaries", "storage_error", "LOCK_NAME", "DirectoryLock", "CHECKPOINT", "CONFIG", "DONE",
     "ERROR", "MANIFEST", "METRICS", "RUN_RECORD", "SUMMARY", "is_finished", "manifest_identity", "read_config",
     "read_json", "read_manifest", "read_metric_rows", "read_metrics", "run_status", "to_float", "verify_run",
