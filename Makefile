@@ -25,7 +25,7 @@ link: $(STAMP)
 	$(BIN)/floras link --scheme floras channel-inversion ideal
 
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest
+	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest -rs
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/link_throughput.py

@@ -100,7 +100,7 @@ def _from_hex(text: str, origin: str) -> bytes:
         return key_from_hex(text.strip())
     except ValueError:
         # the message must not echo the (possibly almost right) key
-        raise ValueError(f"{origin} must be at least 32 hexadecimal digits (≥ 128 bits), an even number of them") from None
+        raise ValueError(f"{origin} must be at least 32 hex digits (≥ 128 bits), an even number of them") from None
 
 
 def resolve_key(*, seed: int, key_hex: str | None = None, key_file: str | os.PathLike | None = None,

@@ -150,13 +150,13 @@ def run(args: argparse.Namespace) -> int:
     schemes = list(dict.fromkeys(args.scheme))
     for name in schemes:  # validate everything before any work
         replace(base, scheme=name).validate(K=args.K, d=args.d)
-    resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file, warn="floras" in schemes)
-    key, key_note = resolved.key, resolved.note()
     from scenarios.resources import check_memory, link_terms
 
     check_memory(link_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, chunk_size=args.chunk_size,
                             path=args.path, schemes=schemes), what="floras link", option=args.memory_limit)
     check_json_path(args.json_path)
+    resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file, warn="floras" in schemes)
+    key, key_note = resolved.key, resolved.note()
 
     results = simulate_link(base, schemes=schemes, K=args.K, d=args.d, rounds=args.rounds,
                             seed=args.seed, key=key, relation=args.relation)

@@ -76,8 +76,13 @@ def _config(args) -> dict:
 def _write_json(path: Path | None, payload: dict) -> None:
     if path is None:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    from scenarios.store import atomic_write_text, storage_error
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(exc, "create", path.parent) from None
+    atomic_write_text(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
 def run(args) -> int:
@@ -88,6 +93,9 @@ def run(args) -> int:
     if args.action == "curves":
         if args.out is None:
             raise ValueError("out must be given with --out DIR for 'floras privacy curves'")
+        from scenarios.store import check_output_location
+
+        check_output_location(args.out, need_bytes=16 * 2**20, what="--out")
         from figures.privacy_curves import plot_curves
         from privacy.curves import compute_curves, write_curves
 
@@ -97,6 +105,9 @@ def run(args) -> int:
             print(p)
         return 0
     config = _config(args)
+    from scenarios.cli_options import check_json_path
+
+    check_json_path(None if args.json is None else str(args.json))
     if args.action == "plan":
         if args.target_epsilon is None or not (math.isfinite(args.target_epsilon) and args.target_epsilon > 0):
             raise ValueError(f"target-epsilon must be a finite number > 0 (got {args.target_epsilon})")

@@ -23,6 +23,7 @@ import os
 import re
 
 from scenarios.errors import ResourceLimitError
+from scenarios.store.files import format_size
 
 __all__ = [
     "MEMORY_LIMIT_ENV", "parse_size", "format_size", "available_memory", "memory_limit", "sequence_bytes",
@@ -52,14 +53,6 @@ def parse_size(text: str | int, *, what: str = "memory-limit") -> int:
     if value < 1:
         raise ValueError(f"{what} must be a positive size (got {text!r})")
     return value
-
-
-def format_size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if n < 1024 or unit == "EiB":
-            return f"{int(n)} B" if unit == "B" else f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} EiB"
 
 
 def available_memory() -> int | None:

@@ -66,6 +66,15 @@ def test_read_idx_rejects_truncated_file(tmp_path):
         read_idx(p)
 
 
+def _fashion_mnist_present() -> bool:
+    from fl.data import IDX_FILES, _find_file, idx_search_path
+
+    return any(all(_find_file(d, stem) for stem in IDX_FILES.values()) for d in idx_search_path("fashion-mnist"))
+
+
+@pytest.mark.skipif(not _fashion_mnist_present(),
+                    reason="Fashion-MNIST IDX files not installed (apt-get install dataset-fashion-mnist, "
+                           "or put them in $FLORAS_DATA/fashion-mnist); .ci/run installs them")
 def test_fashion_mnist_from_the_installed_package():
     # Debian's dataset-fashion-mnist (installed by .ci/run) or another location of the search path.
     ds = load_dataset("fashion-mnist", seed=0)

@@ -81,7 +81,7 @@ class FakeRunner:
             tr, te, acc = _value(config, rnd)
             eps = math.inf if config.get("phy.N", 30) == config.get("run.K", 20) else 10.0 / (rnd + 1)
             with (out_dir / "metrics.csv").open("a") as fh:
-                fh.write(f"{rnd},{tr!r},{te!r},{acc!r},0.0,,,{eps!r},{0.01 * (rnd + 1)!r}\n")
+                fh.write(f"{rnd + 1},{tr!r},{te!r},{acc!r},0.0,,,{eps!r},{0.01 * (rnd + 1)!r}\n")
             ckpt.write_text(json.dumps({"next_round": rnd + 1}))
             if self.interrupt_at == (len(self.calls), rnd):
                 raise KeyboardInterrupt

@@ -30,6 +30,7 @@ __all__ = [
     "remove_stale_temporaries",
     "storage_error",
     "json_safe",
+    "format_size",
 ]
 
 TMP_SUFFIX = ".floras-tmp"
@@ -184,12 +185,13 @@ def check_output_location(path: str | os.PathLike, *, need_bytes: int = 0, kind:
     except OSError as exc:
         raise storage_error(exc, "check free space of", base) from None
     if need_bytes > free:
-        raise StorageError(f"{what} {path}: needs about {_human(need_bytes)} but {base} has {_human(free)} free")
+        raise StorageError(f"{what} {path}: needs about {format_size(need_bytes)} but {base} has {format_size(free)} free")
 
 
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(n) < 1024 or unit == "PiB":
-            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+def format_size(n: float) -> str:
+    """Bytes in binary units, three significant digits (``"32 GiB"``)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(n) < 1024 or unit == "EiB":
+            return f"{int(n)} B" if unit == "B" else f"{n:.3g} {unit}"
         n /= 1024
-    return f"{n} B"
+    return f"{n:.3g} EiB"

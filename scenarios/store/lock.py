@@ -30,7 +30,8 @@ class DirectoryLock:
     Parameters
     ----------
     directory : path
-        Created (with parents) if absent; :attr:`created` tells whether this lock made it.
+        Created (with parents) if absent; :attr:`created` tells whether this lock made it, and
+        ``release(remove_directory_if_empty=True)`` removes the folders it made while empty.
     what : str
         Names the directory in the error ("run directory", "sweep directory").
     """
@@ -40,6 +41,7 @@ class DirectoryLock:
         self.what = what
         self.path = self.directory / LOCK_NAME
         self.created = False
+        self._made: list[Path] = []  # folders this lock created, outermost first
         self._fd: int | None = None
 
     @property
@@ -51,14 +53,20 @@ class DirectoryLock:
             return self
         if self.directory.exists() and not self.directory.is_dir():
             raise StorageError(f"{self.what} {self.directory} exists and is not a directory")
+        missing = []
+        p = self.directory.absolute()
+        while not p.exists() and p.parent != p:
+            missing.append(p)
+            p = p.parent
         try:
-            if not self.directory.exists():
-                self.directory.mkdir(parents=True)
-                self.created = True
+            for folder in reversed(missing):
+                folder.mkdir()
+                self._made.append(folder)
         except FileExistsError:
             pass
         except OSError as exc:
             raise storage_error(exc, "create", self.directory) from None
+        self.created = bool(self._made) and self._made[-1] == self.directory.absolute()
         for _ in range(20):
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -95,11 +103,13 @@ class DirectoryLock:
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = None
-        if remove_directory_if_empty and self.created:
-            try:
-                self.directory.rmdir()
-            except OSError:
-                pass
+        if remove_directory_if_empty:
+            for folder in reversed(self._made):  # innermost first; stops at the first non-empty one
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+            self._made = []
 
     def __enter__(self) -> "DirectoryLock":
         return self.acquire()
