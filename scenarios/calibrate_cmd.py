@@ -60,6 +60,8 @@ def scenario_mapping(args) -> dict:
                       ("dd_k_stddevs", "dd_k_stddevs"), ("sq_levels", "sq_levels"), ("sq_ratio", "sq_ratio")):
         if getattr(args, flag) is not None:
             phy[key] = getattr(args, flag)
+    if args.scheme in ("central-gaussian", "analog-gaussian"):
+        phy["noise_multiplier"] = 1.0  # any valid value: the calibration searches it
     if args.scheme == "floras" and "N" not in phy:
         phy["N"] = max(args.K, 30)
     if args.scheme == "floras" and "L" not in phy:

@@ -161,7 +161,7 @@ MECHANISMS = {"floras": "floras", "central-gaussian": "gaussian", "analog-gaussi
 def _report(config, d: int, D: int):
     acc = config.privacy_accountant(d=d, D=D)
     mech = getattr(acc, "mechanism", "floras")
-    if mech != MECHANISMS[config.phy.scheme]:
+    if mech != MECHANISMS[config.phy.scheme]:  # e.g. a FLORAS accountant for another scheme: never calibrate on it
         raise ValueError(f"phy.scheme = {config.phy.scheme!r}: this build has no accountant for it "
                          f"(privacy_accountant gives the {mech!r} mechanism), so it cannot be calibrated")
     return acc.report(rounds=config.run.rounds)

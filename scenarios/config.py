@@ -257,11 +257,16 @@ class ScenarioConfig:
         return self
 
     def privacy_accountant(self, *, d: int, D: int):
-        """The :class:`privacy.FlorasRunAccountant` of this scenario (FLORAS only; SPEC §7).
+        """The accountant of this scenario: :class:`privacy.FlorasRunAccountant` for FLORAS (SPEC §7),
+        :func:`scenarios.scheme_privacy.scheme_accountant` for the private baselines (SPEC §9).
 
         Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
         ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``.
         """
+        if self.phy.scheme != "floras":  # the private baselines' events (SPEC §9)
+            from .scheme_privacy import scheme_accountant
+
+            return scheme_accountant(self, d=d)
         from privacy import FlorasRunAccountant
 
         t, pr, phy = self.training, self.privacy, self.phy
