@@ -201,15 +201,24 @@ def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | Non
 
 # ------------------------------------------------------------------------------ privacy column
 class _EpsilonColumn:
-    """ε after t rounds: FLORAS via :class:`privacy.FlorasRunAccountant`; ∞ for other schemes."""
+    """ε after t rounds through :meth:`ScenarioConfig.privacy_accountant` (FLORAS and the private
+    baselines); ∞ for schemes without privacy noise."""
 
     def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
         self.accountant = None
-        if phy.scheme != "floras":
+        import privacy
+
+        from .scheme_privacy import MECHANISM
+
+        accounted = phy.scheme == "floras" or (phy.scheme in MECHANISM and hasattr(privacy, "SchemeRunAccountant"))
+        if not accounted:
             self.assumptions = (
                 f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
+            ) if phy.scheme not in MECHANISM else (
+                f"scheme {phy.scheme!r}: this build has no accountant for its privacy noise (privacy.SchemeRunAccountant); "
+                f"epsilon reported as inf, a valid but vacuous bound"
             )
             return
         self.accountant = config.privacy_accountant(d=d, D=D)
