@@ -88,8 +88,8 @@ def _floats(text: str, what: str) -> list[float]:
         raise ValueError(f"{what} must be a comma-separated list of numbers (got {text!r})") from None
 
 
-def run_tuning(args, sweep, root: Path, executor, threads: int) -> dict[str, float]:
-    """Run the learning-rate grid of ``sweep``'s cases; write and return the choices."""
+def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) -> dict[str, float]:
+    """Run the learning-rate grid of ``sweep``'s cases; write and return the choices (``runner``: tests)."""
     from .store import atomic_write_json, summarize
     from .sweep import run_sweep
     from .tune import TUNE_RECORD, choose_lr, tune_record, tune_sweep
@@ -101,7 +101,7 @@ def run_tuning(args, sweep, root: Path, executor, threads: int) -> dict[str, flo
                                 rounds=args.tune_rounds, validation_fraction=args.validation_fraction)
     out = root / tune.name
     print(f"floras tune: {len(tune.points)} case × η point(s) × {len(seeds)} seed(s) = {tune.n_runs} runs; output {out}")
-    run_sweep([(tune, out)], executor=executor, progress=not args.no_progress, threads=threads, echo=None)
+    run_sweep([(tune, out)], executor=executor, runner=runner, progress=not args.no_progress, threads=threads, echo=None)
     choices = choose_lr(summarize(out))
     atomic_write_json(out / TUNE_RECORD, tune_record(tune, choices, tuned_at, at_snr_db=args.tune_snr_db,
                                                     validation_fraction=args.validation_fraction))

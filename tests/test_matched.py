@@ -196,10 +196,39 @@ def test_tune_sweep_uses_the_validation_split_at_one_epsilon(tmp_path):
         load_scenario(tune.base, {**p.overrides, "run.seed": 0})
 
 
-# ------------------------------------------------------------------------------ prediction and figures
 HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses"
 
 
+def rigged_runner(cfg, out_dir, *, resume, progress):
+    """Accuracy peaks at η = 0.1 on the validation split but at η = 0.3 on the test set."""
+    best = 0.1 if cfg.data.evaluate_on == "validation" else 0.3
+    acc = 0.9 - abs(math.log(cfg.training.lr / best)) / 10
+    out_dir = Path(out_dir)
+    (out_dir / "config.json").write_text(json.dumps({"config": cfg.to_dict()}))
+    rows = [HEADER] + [f"{r},1.0,1.0,{acc!r},0.1,,,inf,0.1,1" for r in range(1, cfg.run.rounds + 1)]
+    (out_dir / "metrics.csv").write_text("\n".join(rows) + "\n")
+    (out_dir / "DONE").write_text("")
+    return {}
+
+
+def test_tuning_picks_by_validation_accuracy(tmp_path, capsys):
+    import argparse
+
+    from scenarios.matched_cmd import run_tuning
+    from scenarios.sweep import InProcessExecutor
+    from scenarios.sweep_file import load_sweep
+
+    args = argparse.Namespace(lr_grid="0.03,0.1,0.3", tune_at_epsilon="8", tune_snr_db=20.0, tune_rounds=2, tune_seeds="0,1",
+                              validation_fraction=0.2, quick=False, no_progress=True)
+    chosen = run_tuning(args, load_sweep(mini_sweep(tmp_path)), tmp_path / "res", InProcessExecutor(), 1, runner=rigged_runner)
+    assert chosen == {"floras-none": 0.1, "ideal": 0.1}
+    record = json.loads((tmp_path / "res" / "matched_tune" / "tune.json").read_text())
+    grid = record["choices"]["ideal"]["grid"]
+    assert [g["lr"] for g in grid] == [0.03, 0.1, 0.3] and all(g["seeds_done"] == 2 for g in grid)
+    assert record["tuned_at_epsilon"] == {"floras-none": "8", "ideal": "inf"}
+
+
+# ------------------------------------------------------------------------------ prediction and figures
 def fake_acc(cfg) -> float:
     eps = cfg.privacy.target_epsilon
     base = 0.9 if cfg.phy.scheme == "ideal" else (0.6 if eps == "inf" else 0.3 + 0.02 * float(eps))
