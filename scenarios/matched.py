@@ -105,8 +105,20 @@ class Prediction:
         return self.run_seconds / max(1, self.workers) + (WORKER_START_S if self.runs else 0.0)
 
     def line(self, name: str) -> str:
+        from scenarios.matched_timing import MEASURED_LOAD
+
         return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run); predicted "
-                f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s)")
+                f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s) "
+                f"(at the timing table's load average {MEASURED_LOAD}; now {_load()})")
+
+
+def _load() -> str:
+    try:
+        import os
+
+        return f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except OSError:
+        return "unknown"
 
 
 def _hms(seconds: float) -> str:

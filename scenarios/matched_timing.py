@@ -16,9 +16,10 @@ per client.
 
 from __future__ import annotations
 
-__all__ = ["SECONDS_PER_ROUND", "RUN_OVERHEAD_S", "WORKER_START_S", "REFERENCE_K", "run_seconds"]
+__all__ = ["MEASURED_LOAD", "SECONDS_PER_ROUND", "RUN_OVERHEAD_S", "WORKER_START_S", "REFERENCE_K", "run_seconds"]
 
 REFERENCE_K = 20
+MEASURED_LOAD = "2.7–5.9 on 2 cores"
 #: dataset → scheme → seconds per round at K = 20 of M = 100 (one thread, loaded machine)
 SECONDS_PER_ROUND = {
     "digits": {
