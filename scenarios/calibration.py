@@ -16,8 +16,9 @@ sqsgd             ``epsilon0``        largest ε₀                    none: inf
 ideal, channel-…  —                   only ε = ∞                   the scheme itself
 ================= ================== ============================ =================================
 
-Every bound used is monotone in the searched key, so a bisection in log space (integers for N)
-is exact to ``REL_TOL``; the returned value is always on the feasible side (ε ≤ target). A
+Every bound used is monotone in the searched key, so ``privacy.calibration.calibrate`` (Brent's
+method in log space with a safe-side check; an integer bisection for N) finds it to ``REL_TOL``;
+the returned value is always on the feasible side (ε ≤ target). A
 target that no value in the searched range reaches raises :class:`InfeasibleTarget` (a
 ValueError), which sweeps record as "infeasible" instead of dropping the point.
 
@@ -50,13 +51,13 @@ __all__ = [
 
 #: scheme → (phy key searched, ε increases with the key?, search range)
 SCHEME_PARAMETER = {
-    "floras": ("C", True, (1e-9, 1e9)),
+    "floras": ("C", True, (1e-4, 1e4)),  # C [√W]; ε(C = 1e-4) ≈ 0.004 at K = 20 of M = 100, T = 200, γ = 12
     "central-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
     "analog-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
     "ddgauss": ("dd_local_std", False, (1e-9, 1e9)),
     "sqsgd": ("epsilon0", True, (1e-6, 1e3)),
 }
-FLORAS_N_RANGE = 10**7
+FLORAS_N_RANGE = 2**14  # N ≤ L for orthonormal sequences; also keeps S/γ where the tight bound evaluates
 NON_PRIVATE = ("ideal", "channel-inversion")
 #: the threat model each scheme's ε covers (CONTRACT; SPEC §10)
 THREAT_MODELS = {
@@ -68,7 +69,7 @@ THREAT_MODELS = {
     "ideal": "none (no privacy noise)",
     "channel-inversion": "none (no privacy noise)",
 }
-REL_TOL = 1e-6
+REL_TOL = 1e-5
 #: input shape and classes of each data set (what :func:`fl.data.load_dataset` returns)
 DATA_SHAPES = {"digits": ((8, 8, 1), 10), "fashion-mnist": ((28, 28, 1), 10), "mnist": ((28, 28, 1), 10)}
 #: training examples before any validation split (digits: 1 797 less the stratified test share)
@@ -172,28 +173,29 @@ def _with_phy(config, **phy):
 
 
 def _accountant_name(config, report) -> str:
-    name = getattr(config.privacy, "accountant", None)
-    text = getattr(report, "accountant", None)
-    return f"{name}: {text}" if name and text else str(name or text)
+    from privacy.engines import ACCOUNTANT_TEXT
+
+    name = config.privacy.accountant
+    return ACCOUNTANT_TEXT.get(name, name)
 
 
-def _bisect(eps_at, lo: float, hi: float, increasing: bool, target: float) -> tuple[float, float] | None:
-    """The value on the feasible side of ε(v) = target in [lo, hi] (log-space bisection), with its ε."""
-    good, bad = (lo, hi) if increasing else (hi, lo)
-    e_good = eps_at(good)
-    if e_good > target:
+def _search(eps_at, lo: float, hi: float, increasing: bool, target: float, rounds: int) -> tuple[float, float] | None:
+    """The value on the feasible side of ε(v) = target in [lo, hi] (``privacy.calibration.calibrate``), with its ε."""
+    from privacy.calibration import calibrate
+
+    safe = lo if increasing else hi
+    if eps_at(safe) > target:  # also checks the configuration: its errors propagate as they are
         return None
-    e_bad = eps_at(bad)
-    if e_bad <= target:
-        return bad, e_bad
-    while abs(math.log(bad / good)) > math.log1p(REL_TOL):
-        mid = math.sqrt(good * bad)
-        e = eps_at(mid)
-        if e <= target:
-            good, e_good = mid, e
-        else:
-            bad = mid
-    return good, e_good
+
+    class _At:  # the accountant interface calibrate() asks for
+        def __init__(self, v):
+            self.v = v
+
+        def epsilon(self, *, rounds):
+            return eps_at(self.v)
+
+    value = calibrate(_At, target_epsilon=target, rounds=rounds, lower=lo, upper=hi, increasing=increasing, rel_tol=REL_TOL)
+    return value, eps_at(value)
 
 
 def calibrate_config(config, target_epsilon: float, *, d: int | None = None, floras_parameter: str = "C") -> Calibration:
@@ -239,7 +241,7 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None, flo
     if key == "N":
         found = _smallest_integer(eps_at, K, FLORAS_N_RANGE, target)
     else:
-        found = _bisect(eps_at, lo, hi, increasing, target)
+        found = _search(eps_at, lo, hi, increasing, target, config.run.rounds)
     if found is None:
         best = (hi if not increasing else lo) if key != "N" else FLORAS_N_RANGE
         span = f"[{K}, {FLORAS_N_RANGE}]" if key == "N" else f"[{lo:g}, {hi:g}]"
@@ -283,6 +285,8 @@ def _cache_key(config) -> str:
     data = config.to_dict()
     data["run"].pop("seed", None)
     data["training"].pop("lr", None)
+    for key in ("snr_db", "csit", "path", "chunk_size", "g_th", "rho_rule", "sequences", "resource"):
+        data["phy"].pop(key, None)  # channel keys no accountant reads (scenarios.scheme_privacy, FlorasRunAccountant)
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)
     return json.dumps(data, sort_keys=True)

@@ -276,6 +276,7 @@ class ScenarioConfig:
                 normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
                 clip_norm=phy.clip_norm, level=pr.level, relation=pr.relation, sampling="without-replacement",
                 delta=float(pr.delta), local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
+                accountant=pr.accountant,
             )
         except ValueError as exc:
             raise ValueError(f"privacy: {exc}") from None

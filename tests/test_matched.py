@@ -34,7 +34,16 @@ def floras_eps(cfg, **change) -> float:
 
 
 # ------------------------------------------------------------------------------ calibration
-def test_floras_clip_bound_meets_the_target_and_is_the_largest():
+@pytest.fixture
+def narrow_floras_range(monkeypatch):
+    """A narrower search range than the default (the tight FLORAS bound is slow at tiny S/γ); same code path."""
+    import scenarios.calibration as cal
+
+    monkeypatch.setitem(cal.SCHEME_PARAMETER, "floras", ("C", True, (0.3, 10.0)))
+    monkeypatch.setattr(cal, "FLORAS_N_RANGE", 120)
+
+
+def test_floras_clip_bound_meets_the_target_and_is_the_largest(narrow_floras_range):
     cfg = load_scenario(DIGITS, FLORAS)
     cal = calibrate_config(cfg, 4.0)
     assert cal.parameter == "C" and cal.threat_model.startswith("T1")
@@ -43,14 +52,14 @@ def test_floras_clip_bound_meets_the_target_and_is_the_largest():
     assert cal.achieved_epsilon == pytest.approx(floras_eps(cfg, C=cal.value), rel=1e-12)
 
 
-def test_floras_smallest_N_at_fixed_C():
+def test_floras_smallest_N_at_fixed_C(narrow_floras_range):
     cfg = load_scenario(DIGITS, {**FLORAS, "phy.C": 1.0, "privacy.floras_parameter": "N"})
     cal = calibrate_config(cfg, 4.0, floras_parameter="N")
     n = cal.value
     assert isinstance(n, int) and floras_eps(cfg, N=n) <= 4.0 < floras_eps(cfg, N=n - 1)
 
 
-def test_unreachable_and_non_private_targets_are_infeasible():
+def test_unreachable_and_non_private_targets_are_infeasible(narrow_floras_range):
     cfg = load_scenario(DIGITS, {**FLORAS, "phy.N": 20})  # γ = 0: no Cauchy noise at any C
     with pytest.raises(InfeasibleTarget, match="no phy.C"):
         calibrate_config(cfg, 8.0)
@@ -60,7 +69,7 @@ def test_unreachable_and_non_private_targets_are_infeasible():
     assert calibrate_config(ideal, math.inf).achieved_epsilon == math.inf
 
 
-def test_symbolic_target_is_resolved_and_recorded():
+def test_symbolic_target_is_resolved_and_recorded(narrow_floras_range):
     cfg = load_scenario(DIGITS, {**FLORAS, "privacy.target_epsilon": 8})
     assert floras_eps(cfg, C=cfg.phy.C) <= 8.0 < floras_eps(cfg, C=cfg.phy.C * 1.001)
     rec = cfg.to_dict()["privacy"]
@@ -74,7 +83,7 @@ def test_symbolic_target_is_resolved_and_recorded():
         load_scenario(DIGITS, {**FLORAS, "privacy.target_epsilon": -1})
 
 
-def test_run_records_target_and_resolved_value(tmp_path):
+def test_run_records_target_and_resolved_value(tmp_path, narrow_floras_range):
     from scenarios.run import run_scenario
 
     cfg = load_scenario(DIGITS, {**FLORAS, "run.rounds": 2, "training.batch_size": 10, "privacy.target_epsilon": 8})
@@ -85,9 +94,9 @@ def test_run_records_target_and_resolved_value(tmp_path):
 
 
 def gaussian_eps_dp_accounting(z: float) -> float:
-    from dp_accounting import dp_event, rdp
+    from dp_accounting import NeighboringRelation, dp_event, rdp
 
-    acc = rdp.RdpAccountant(neighboring_relation=dp_event.NeighboringRelation.REPLACE_ONE)
+    acc = rdp.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
     ev = dp_event.SampledWithoutReplacementDpEvent(100, 20, dp_event.GaussianDpEvent(z))
     acc.compose(ev, 200)
     return acc.get_epsilon(1e-5)
@@ -109,7 +118,7 @@ def test_gaussian_noise_multiplier_done_when(capsys):
     assert gaussian_eps_dp_accounting(z * 0.99) > 8.0
 
 
-def test_calibrate_cli(capsys, tmp_path):
+def test_calibrate_cli(capsys, tmp_path, narrow_floras_range):
     assert main(["calibrate", "--scheme", "floras", "--N", "30", "--d", "4810", "--target-epsilon", "8", "--json", "-"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["parameter"] == "C" and out["achieved_epsilon"] <= 8 and out["threat_model"].startswith("T1")
@@ -183,7 +192,7 @@ label = "ideal"
     return path
 
 
-def test_tune_sweep_uses_the_validation_split_at_one_epsilon(tmp_path):
+def test_tune_sweep_uses_the_validation_split_at_one_epsilon(tmp_path, narrow_floras_range):
     from scenarios.sweep_file import load_sweep
     from scenarios.tune import tune_sweep
 
@@ -211,7 +220,7 @@ def rigged_runner(cfg, out_dir, *, resume, progress):
     return {}
 
 
-def test_tuning_picks_by_validation_accuracy(tmp_path, capsys):
+def test_tuning_picks_by_validation_accuracy(tmp_path, capsys, narrow_floras_range):
     import argparse
 
     from scenarios.matched_cmd import run_tuning
@@ -244,7 +253,7 @@ def fake_runner(cfg, out_dir, *, resume, progress):
     return {}
 
 
-def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys):
+def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, narrow_floras_range):
     from scenarios.matched import MATCHED_RECORD, matched_record, plan_sweep, predict
     from scenarios.matched_timing import RUN_OVERHEAD_S, SECONDS_PER_ROUND, WORKER_START_S
     from scenarios.store import atomic_write_json
