@@ -55,7 +55,7 @@ SCHEME_PARAMETER = {
     "central-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
     "analog-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
     "ddgauss": ("dd_local_std", False, (1e-9, 1e9)),
-    "sqsgd": ("epsilon0", True, (1e-6, 1e3)),
+    "sqsgd": ("epsilon0", True, (1e-3, 50.0)),  # ε₀ per round; the RR curve overflows far beyond
 }
 FLORAS_N_RANGE = 2**14  # N ≤ L for orthonormal sequences; also keeps S/γ where the tight bound evaluates
 NON_PRIVATE = ("ideal", "channel-inversion")
