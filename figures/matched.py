@@ -72,13 +72,24 @@ def privacy_caption(res, record: dict) -> str:
     """Accountant, δ, relation and sampling as stored with the runs."""
     cfg = res.config().get("config", {})
     pr, tr, part = cfg.get("privacy", {}), cfg.get("training", {}), cfg.get("partition", {})
-    tuned = record.get("tuned_lr") or {}
-    tuned_txt = ("; η per scheme chosen on a validation split: " + ", ".join(f"{k} {v:g}" for k, v in tuned.items())) if tuned else ""
+    used = {p["label"]: p["lr"] for p in record.get("points", []) if p.get("lr") is not None}
+    tuned_txt = ("; η per case (chosen on a validation split): " if record.get("tuned_lr") else "; η per case: ") + \
+        ", ".join(f"{k} {v:g}" for k, v in used.items()) if used else ""
     return (f"Each scheme calibrated to the target ε at δ = {pr.get('delta')} after the run's rounds, accountant "
             f"'{pr.get('accountant', 'rdp')}' (the run's own), {pr.get('level', 'client')}-level {pr.get('relation')} relation, "
             f"K = {tr.get('clients_per_round')} of M = {part.get('clients')} clients sampled uniformly without replacement "
             f"each round, public clip norm {cfg.get('phy', {}).get('clip_norm')}{tuned_txt}. × on the floor: the scheme "
             f"cannot reach that ε (infeasible, not run). Brackets: the threat model each ε covers.")
+
+
+def default_snr(res) -> float:
+    """The SNR of points whose grid does not vary it (a sweep-wide override): the runs' only SNR, else NaN."""
+    snrs = {float(rs.value("phy.snr_db")) for rs in res.runsets}
+    return snrs.pop() if len(snrs) == 1 else math.nan
+
+
+def point_snr(p: dict, res) -> float:
+    return float(p["grid"].get("phy.snr_db", default_snr(res)))
 
 
 def points_by(res, key: str) -> dict:
@@ -98,8 +109,7 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
     res = load_finished(results_dir)
     record = read_matched(results_dir)
     snrs = sorted({float(rs.value("phy.snr_db")) for rs in res.runsets}
-                  | {float(p["grid"]["phy.snr_db"]) for p in record.get("points", []) if "phy.snr_db" in p.get("grid", {})},
-                  reverse=True)
+                  | {point_snr(p, res) for p in record.get("points", []) if not math.isnan(point_snr(p, res))}, reverse=True)
     labels = list(dict.fromkeys([rs.label for rs in res.runsets] + [p["label"] for p in record.get("points", [])]))
     fig, axes = plt.subplots(1, len(snrs), figsize=(5.6 * len(snrs), 4.6), squeeze=False)
     for ax, snr in zip(axes[0], snrs):
@@ -120,7 +130,7 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
                 if max(len(a) for a in acc) > 1:
                     ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
             bad = [eps_x(eps_value(p["grid"].get("privacy.target_epsilon"))) for p in record.get("points", [])
-                   if p["label"] == label and p["status"] == "infeasible" and float(p["grid"].get("phy.snr_db", snr)) == snr]
+                   if p["label"] == label and p["status"] == "infeasible" and point_snr(p, res) == snr]
             if bad:
                 ax.plot(bad, [0.0] * len(bad), ls="", marker="x", ms=8, color=color, clip_on=False,
                         label=None if sets else f"{text}: infeasible")
@@ -168,7 +178,7 @@ def write_table(res, record: dict, out_dir: Path, stem: str) -> Path:
         rows[key] = (f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}]", mean_channel_uses(rs), cal)
     for p in record.get("points", []):
         if p["status"] == "infeasible":
-            key = (p["label"], float(p["grid"].get("phy.snr_db", math.nan)), eps_value(p["grid"].get("privacy.target_epsilon")))
+            key = (p["label"], point_snr(p, res), eps_value(p["grid"].get("privacy.target_epsilon")))
             rows[key] = ("n/a (no privacy noise: ε = ∞ only)" if p.get("scheme") in REFERENCES else "infeasible", math.nan, {})
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds; channel uses per round", ""]
     for snr in sorted({k[1] for k in rows}, reverse=True):

@@ -56,19 +56,32 @@ def _default_loader(base: Path, overrides: dict):
     return load_scenario(base, overrides)
 
 
+def tuned_for(label: str | None, tuned_lr: dict[str, float] | None) -> float | None:
+    """The tuned η of a case: its own label, else the longest tuned label it extends with "-"
+    (budget cases such as ``floras-none-L64`` reuse the η of ``floras-none``)."""
+    if not tuned_lr or label is None:
+        return None
+    if label in tuned_lr:
+        return float(tuned_lr[label])
+    prefixes = [t for t in tuned_lr if label.startswith(t + "-")]
+    return float(tuned_lr[max(prefixes, key=len)]) if prefixes else None
+
+
 def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
                loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, list[PlannedPoint]]:
     """(the sweep restricted to its feasible points, every point planned).
 
-    ``tuned_lr`` maps a case label to its chosen learning rate (``training.lr`` override);
+    ``tuned_lr`` maps a case label to its chosen learning rate (``training.lr`` override; see
+    :func:`tuned_for`);
     other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error).
     """
     loader = loader or _default_loader
     planned, feasible = [], []
     for point in sweep.points:
         over = dict(point.overrides)
-        if tuned_lr and point.label in tuned_lr:
-            over["training.lr"] = float(tuned_lr[point.label])
+        lr = tuned_for(point.label, tuned_lr)
+        if lr is not None:
+            over["training.lr"] = lr
         pt = dataclasses.replace(point, overrides=over)
         scheme = str(over.get("phy.scheme", ""))
         try:

@@ -283,7 +283,7 @@ def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, na
     assert Path(f"{stem}.png").stat().st_size > 10_000
     caption = Path(f"{stem}.caption.txt").read_text()
     for needed in ("δ = 1e-05", "replace relation", "K = 20 of M = 100", "without replacement", "accountant 'rdp'",
-                   "floras-none 0.05", "min–max over seeds"):
+                   "floras-none 0.05", "ideal 0.2", "min–max over seeds"):
         assert needed in caption
     table = Path(f"{stem}.table.md").read_text()
     # FLORAS at ε = 8, 20 dB: seeds 0 and 1 → 46 % and 47 %
