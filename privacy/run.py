@@ -163,7 +163,9 @@ class FlorasRunAccountant:
         base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity)
         self.accountant_name = accountant
         self.event, sampling_lines = self._build_event(base, local_steps, batch_size, local_dataset_size)
-        self._engine = make_engine(accountant, self.event, orders=self._orders, conversion=conversion)
+        # RDP curves are built on first use (a config check needs none); PLD is built now, so that an
+        # unsupported configuration fails at construction
+        self._engine_obj = None if accountant.startswith("rdp") else make_engine(accountant, self.event, orders=self._orders)
         self.link = link
         self._link_engines: dict = {}
         self._build_args = dict(local_steps=local_steps, batch_size=batch_size, local_dataset_size=local_dataset_size)
@@ -255,6 +257,12 @@ class FlorasRunAccountant:
 
     # ---------------------------------------------------------------------------------------
     @property
+    def _engine(self):
+        if self._engine_obj is None:
+            self._engine_obj = make_engine(self.accountant_name, self.event, orders=self._orders, conversion=self.conversion)
+        return self._engine_obj
+
+    @property
     def round_rdp(self) -> np.ndarray:
         """The per-round RDP curve (RDP accountants only)."""
         if not hasattr(self._engine, "round_rdp"):
@@ -327,15 +335,15 @@ class FlorasRunAccountant:
         """δ(ε) after ``rounds`` rounds (the inverse conversion)."""
         return self._engine.delta_at(_int_at_least("rounds", rounds, 0), epsilon)
 
-    def with_sensitivity(self, sensitivity: float) -> "FlorasRunAccountant":
-        """The same accountant with S replaced (used by the link-level analysis); cached per S."""
+    def with_sensitivity_generic(self, sensitivity: float) -> "FlorasRunAccountant":
+        """The same run with S replaced, under ``rdp-generic`` (the link-level analysis, :mod:`privacy.link`); cached."""
         key = float(sensitivity)
         if key not in self._link_engines:
             self._link_engines[key] = FlorasRunAccountant(
                 K=self.K, N=self.N, M=self.M, d=self.d, normalization=self.normalization, C=self._C, power=self._power,
                 clip_norm=self._clip_norm, level=self.level, relation=self.relation, sampling=self.sampling,
                 delta=self.delta, orders=self._orders, sensitivity=key, conversion=self.conversion,
-                accountant=self.accountant_name, **self._build_args,
+                accountant="rdp-generic", **self._build_args,
             )
         return self._link_engines[key]
 
