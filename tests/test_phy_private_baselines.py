@@ -219,6 +219,22 @@ def test_validation_names_the_key():
     with pytest.raises(ValueError, match="^dd_beta"):
         _dd(dd_beta=1.0).validate(K=3)
     with pytest.raises(ValueError, match="^dd_bits must satisfy"):
-        _dd(dd_bits=2, dd_k_stddevs=4.0).validate(K=3, d=10)
+        _dd(dd_bits=2, dd_k_stddevs=4.0).validate(K=3)
     with pytest.raises(ValueError, match="^dd_local_std"):
         _dd(dd_local_std=-0.1).validate(K=3)
+
+
+def test_conditional_rounding_redraws_until_the_bound_holds():
+    from phy.digital.ddgauss import conditional_rounding, rounding_norm_bound
+
+    # u = ½·1 in R^101: ũ ∈ {0,1}^101 and ‖ũ‖² ~ Binomial(101, ½); with bound² = 50.5 an attempt passes
+    # with probability exactly ½, so the redraws are geometric with mean 1/p − 1 = 1 and variance (1 − p)/p² = 2
+    n, calls = 101, 400
+    redraws = []
+    for c in range(calls):
+        v, r = conditional_rounding(np.full(n, 0.5), bound=math.sqrt(50.5), seed=0, round_index=0, client=c)
+        assert set(np.unique(v)) <= {0, 1} and v @ v <= 50.5
+        redraws.append(r)
+    assert np.mean(redraws) == pytest.approx(1.0, abs=4 * math.sqrt(2 / calls))
+    # Δ₂ of the source's reference point (c = 10, γ = 0.05, d = 256, β = e^{-1/2}): 200.679
+    assert rounding_norm_bound(clip=10, grid=0.05, d=256, beta=math.exp(-0.5)) == pytest.approx(200.679, abs=5e-4)
