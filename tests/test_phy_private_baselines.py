@@ -238,3 +238,18 @@ def test_conditional_rounding_redraws_until_the_bound_holds():
     assert np.mean(redraws) == pytest.approx(1.0, abs=4 * math.sqrt(2 / calls))
     # Δ₂ of the source's reference point (c = 10, γ = 0.05, d = 256, β = e^{-1/2}): 200.679
     assert rounding_norm_bound(clip=10, grid=0.05, d=256, beta=math.exp(-0.5)) == pytest.approx(200.679, abs=5e-4)
+
+
+def test_analog_guaranteed_noise_std_from_raw_numbers():
+    from phy.analog_gaussian import guaranteed_noise_std
+
+    base = dict(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, power=2.0, L=8, g_th=0.02)
+    d = 50
+    C = math.sqrt(d * 2.0)
+    # 0 dB, equal resource: σ_n² = P/L = 0.25 → σ_n/√g_th = √12.5 = 3.54 exceeds z·2C = 0.01·2·10 = 0.2
+    cfg = PhyConfig(**base, snr_db=0.0, noise_multiplier=0.01)
+    assert guaranteed_noise_std(cfg, d=d, relation="replace") == pytest.approx(math.sqrt(2.0 / 8 / 0.02))
+    cfg = PhyConfig(**base, snr_db=30.0, noise_multiplier=0.5)
+    assert guaranteed_noise_std(cfg, d=d, relation="add-remove") == pytest.approx(0.5 * C)
+    cfg = PhyConfig(**base, snr_db=0.0, noise_multiplier=0.01, rho_rule="min-admitted")
+    assert guaranteed_noise_std(cfg, d=d, relation="replace") == pytest.approx(0.01 * 2 * C)
