@@ -242,9 +242,12 @@ class ScenarioConfig:
         :class:`privacy.SchemeRunAccountant` of its own event for the private baselines (SPEC §9).
 
         Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
-        ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``.
+        ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``. The
+        accountant is ``rdp`` (conditional-Gaussian bound, SPEC §9.5); the link model (SNR, L, CSIT)
+        makes every report carry the link-level ``epsilon_link`` (privacy/link.py).
         """
         from privacy import FlorasRunAccountant
+        from privacy.link import LinkModel
 
         t, pr, phy = self.training, self.privacy, self.phy
         if phy.scheme in PRIVATE_BASELINES:
@@ -254,6 +257,7 @@ class ScenarioConfig:
                 raise ValueError(f"privacy: {exc}") from None
         try:
             return FlorasRunAccountant(
+                link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.csit),
                 K=t.clients_per_round, N=phy.N, M=self.partition.clients, d=d,
                 normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
                 clip_norm=phy.clip_norm, level=pr.level, relation=pr.relation, sampling="without-replacement",
