@@ -163,7 +163,9 @@ class FlorasRunAccountant:
         base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity)
         self.accountant_name = accountant
         self.event, sampling_lines = self._build_event(base, local_steps, batch_size, local_dataset_size)
-        self._engine = make_engine(accountant, self.event, orders=self._orders, conversion=conversion)
+        # RDP curves are built on first use (a config check needs none); PLD is built now, so that an
+        # unsupported configuration fails at construction
+        self._engine_obj = None if accountant.startswith("rdp") else make_engine(accountant, self.event, orders=self._orders)
         self.link = link
         self._link_engines: dict = {}
         self._build_args = dict(local_steps=local_steps, batch_size=batch_size, local_dataset_size=local_dataset_size)
@@ -254,6 +256,12 @@ class FlorasRunAccountant:
         )
 
     # ---------------------------------------------------------------------------------------
+    @property
+    def _engine(self):
+        if self._engine_obj is None:
+            self._engine_obj = make_engine(self.accountant_name, self.event, orders=self._orders, conversion=self.conversion)
+        return self._engine_obj
+
     @property
     def round_rdp(self) -> np.ndarray:
         """The per-round RDP curve (RDP accountants only)."""
