@@ -40,12 +40,24 @@ from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
 from .normalization import denormalize, normalize
 
-__all__ = ["artificial_noise_variance", "AnalogGaussianAggregator"]
+__all__ = ["artificial_noise_variance", "guaranteed_noise_std", "AnalogGaussianAggregator"]
 
 
 def artificial_noise_variance(*, target_std: float, receiver_variance: float, rho: float) -> float:
     """σ_a² = max(0, σ_T² − σ_n²/ρ) in ŝ units (ρ > 0)."""
     return max(0.0, target_std**2 - receiver_variance / rho)
+
+
+def guaranteed_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
+    """The total noise std [ŝ units] that every admitted round is certain to carry (for the accountant).
+
+    Rule "threshold" (ρ = g_th in every round): exactly max(z·S, σ_n/√g_th). Rule "min-admitted"
+    (ρ = min |h_k|², unbounded above, so the receiver share can be arbitrarily small): z·S.
+    """
+    target = float(config.noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
+    if config.rho_rule == "threshold":
+        return max(target, float(np.sqrt(receiver_noise_variance(config) / config.g_th)))
+    return target
 
 
 class AnalogGaussianAggregator:

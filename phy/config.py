@@ -221,12 +221,13 @@ class PhyConfig:
                 or not (0.0 < self.dd_beta < 1.0)):
             raise ValueError(f"dd_beta must be a number with 0 < dd_beta < 1 (got {self.dd_beta!r})")
         _finite_positive("dd_k_stddevs", self.dd_k_stddevs)
-        if self.scheme == "ddgauss" and d is not None:
+        if self.scheme == "ddgauss" and self.dd_grid is None:
             from .digital.ddgauss import grid_from_bits  # local: keeps the config module light
 
-            if self.dd_grid is None:
-                grid_from_bits(bits=self.dd_bits, n=K, d=d, clip=float(self.clip_norm),
-                               local_std=float(self.dd_local_std), k_stddevs=float(self.dd_k_stddevs))
+            # the budget check needs K only; d (when known) only sets the value of γ
+            grid_from_bits(bits=self.dd_bits, n=K, d=1 if d is None else d, clip=float(self.clip_norm),
+                           local_std=float(self.dd_local_std), k_stddevs=float(self.dd_k_stddevs))
+
     def _validate_sqsgd(self, d: int | None) -> None:
         """sqSGD keys (SPEC §9.3): ranges always; κ's range and d̃ ≥ 1 once d is known."""
         _int_at_least("sq_levels", self.sq_levels, 2)

@@ -4,7 +4,9 @@ Each round t draws K random unit-power client vectors x_k ~ N(0, I_d) from the k
 ``(seed, "link-client-vectors", t)``; every scheme sees the same vectors and, through the keyed
 fading draw, the same channel. Per round and scheme it records the normalized squared error
 of the estimated sum (the aggregation interface's ``error``); for FLORAS also V and the
-inactive-sequence noise e (in ŝ/b units), for channel inversion the admitted count.
+inactive-sequence noise e (in ŝ/b units), for channel inversion the admitted count, for the private
+baselines (SPEC §9) the admitted count and their per-round diagnostics averaged over non-skipped
+rounds; for every scheme the channel uses per round (SPEC §5).
 """
 
 from __future__ import annotations

@@ -159,13 +159,18 @@ def _local_dataset_size(config) -> int:
 MECHANISMS = {"floras": "floras", "central-gaussian": "gaussian", "analog-gaussian": "gaussian", "ddgauss": "ddgauss", "sqsgd": "ldp"}
 
 
-def _report(config, d: int, D: int):
+def _accountant(config, d: int, D: int):
     acc = config.privacy_accountant(d=d, D=D)
     mech = getattr(acc, "mechanism", "floras")
     if mech != MECHANISMS[config.phy.scheme]:  # e.g. a FLORAS accountant for another scheme: never calibrate on it
         raise ValueError(f"phy.scheme = {config.phy.scheme!r}: this build has no accountant for it "
                          f"(privacy_accountant gives the {mech!r} mechanism), so it cannot be calibrated")
-    return acc.report(rounds=config.run.rounds)
+    return acc
+
+
+def _epsilon(acc, rounds: int) -> float:
+    """ε only (no report: FLORAS reports also compute the slower link-level figure)."""
+    return float(acc.epsilon(rounds=rounds)) if hasattr(acc, "epsilon") else float(acc.report(rounds=rounds).epsilon)
 
 
 def _with_phy(config, **phy):
@@ -231,12 +236,11 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None, flo
                            assumptions=("ε = ∞: the scheme runs without privacy noise",), **common)
     d = model_dimension(config) if d is None else int(d)
     D = _local_dataset_size(config)
-    reports: dict[float, object] = {}
+    def at(v):
+        return _accountant(_with_phy(config, **{key: int(v) if key == "N" else float(v)}), d, D)
 
     def eps_at(v):
-        rep = _report(_with_phy(config, **{key: int(v) if key == "N" else float(v)}), d, D)
-        reports[v] = rep
-        return float(rep.epsilon)
+        return _epsilon(at(v), config.run.rounds)
 
     if key == "N":
         found = _smallest_integer(eps_at, K, FLORAS_N_RANGE, target)
@@ -250,7 +254,7 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None, flo
             f"scheme {scheme!r} after {config.run.rounds} rounds (ε = {eps_at(best):.4g} at phy.{key} = {best:g})"
         )
     value, achieved = found
-    rep = reports[value]
+    rep = at(value).report(rounds=config.run.rounds)
     return Calibration(
         parameter=key, value=int(value) if key == "N" else float(value), achieved_epsilon=achieved,
         accountant=_accountant_name(config, rep), noise_multiplier=float(value) if key == "noise_multiplier" else None,
@@ -285,8 +289,9 @@ def _cache_key(config) -> str:
     data = config.to_dict()
     data["run"].pop("seed", None)
     data["training"].pop("lr", None)
-    for key in ("snr_db", "csit", "path", "chunk_size", "g_th", "rho_rule", "sequences", "resource"):
-        data["phy"].pop(key, None)  # channel keys no accountant reads (scenarios.scheme_privacy, FlorasRunAccountant)
+    if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
+        for key in ("snr_db", "csit", "path", "chunk_size", "g_th", "rho_rule", "sequences", "resource"):
+            data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)
     return json.dumps(data, sort_keys=True)

@@ -250,29 +250,30 @@ class ScenarioConfig:
             if key is None or len(key) < 16:
                 _fail("run.key_hex", "a hexadecimal string of at least 32 digits (≥ 128 bits)", r.key_hex)
         _int("run.checkpoint_every", r.checkpoint_every, 1)
-        if self.phy.scheme == "floras":
+        if self.phy.scheme in ("floras", *PRIVATE_BASELINES):
             # The accountant's own checks (e.g. relation vs. sampling), before any data is loaded;
             # d and D are not known yet, so placeholders that pass their range checks are used.
             self.privacy_accountant(d=1, D=t.batch_size)
         return self
 
     def privacy_accountant(self, *, d: int, D: int):
-        """The accountant of this scenario: :class:`privacy.FlorasRunAccountant` for FLORAS (SPEC §7),
-        :func:`scenarios.scheme_privacy.scheme_accountant` for the private baselines (SPEC §9).
+        """The run's accountant: :class:`privacy.FlorasRunAccountant` for FLORAS (SPEC §7), the
+        :class:`privacy.SchemeRunAccountant` of its own event for the private baselines (SPEC §9).
 
         Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
         ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``. The
         accountant is ``rdp`` (conditional-Gaussian bound, SPEC §9.5); the link model (SNR, L, CSIT)
         makes every report carry the link-level ``epsilon_link`` (privacy/link.py).
         """
-        if self.phy.scheme != "floras":  # the private baselines' events (SPEC §9)
-            from .scheme_privacy import scheme_accountant
-
-            return scheme_accountant(self, d=d)
         from privacy import FlorasRunAccountant
         from privacy.link import LinkModel
 
         t, pr, phy = self.training, self.privacy, self.phy
+        if phy.scheme in PRIVATE_BASELINES:
+            try:
+                return _baseline_accountant_of(self, d=d)
+            except ValueError as exc:
+                raise ValueError(f"privacy: {exc}") from None
         try:
             return FlorasRunAccountant(
                 link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.csit),
@@ -284,6 +285,48 @@ class ScenarioConfig:
             )
         except ValueError as exc:
             raise ValueError(f"privacy: {exc}") from None
+
+
+# ---- private baselines (SPEC §9.1, §9.2): each scheme's own event and threat model
+PRIVATE_BASELINES = ("central-gaussian", "analog-gaussian", "ddgauss")
+BASELINE_THREAT_MODELS = {
+    "central-gaussian": "trusted server; outputs only",
+    "analog-gaussian": "T1 and a single-antenna base station (it sees only the superposition; the receiver-noise "
+                       "share of the privacy noise assumes the base station cannot remove it)",
+    "ddgauss": "the server, given secure aggregation (it sees only the modular sum)",
+}
+
+
+def _baseline_accountant_of(config: "ScenarioConfig", *, d: int):
+    """SchemeRunAccountant of a private baseline, in model units (clip norm R = phy.clip_norm).
+
+    Gaussian schemes: σ = z·S·R/C with S = 2C or C, i.e. z·2R or z·R (central); analog: the std every
+    admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`). DDGauss:
+    n = K contributors at σ = dd_local_std and the aggregator's γ (the K′ admitted clients scale their
+    noise by √(K/K′), which the n = K bound covers; see :mod:`phy.digital.ddgauss`).
+    """
+    from privacy import SchemeRunAccountant
+
+    t, pr, phy = config.training, config.privacy, config.phy
+    common = dict(K=t.clients_per_round, M=config.partition.clients, level=pr.level, relation=pr.relation,
+                  sampling="without-replacement", delta=float(pr.delta), threat_model=BASELINE_THREAT_MODELS[phy.scheme],
+                  accountant=pr.accountant)
+    R = float(phy.clip_norm)
+    if phy.scheme == "ddgauss":
+        from phy.digital.ddgauss import resolve_grid
+
+        grid, _ = resolve_grid(phy, K=t.clients_per_round, d=d)
+        return SchemeRunAccountant("ddgauss", **common, d=d, clip_norm=R, grid=grid,
+                                   local_std=float(phy.dd_local_std), beta=float(phy.dd_beta))
+    from phy.central_gaussian import sum_sensitivity
+
+    if phy.scheme == "analog-gaussian":
+        from phy.analog_gaussian import guaranteed_noise_std
+
+        noise = guaranteed_noise_std(phy, d=d, relation=pr.relation) * R / phy.norm_bound(d)
+    else:
+        noise = float(phy.noise_multiplier) * sum_sensitivity(R, pr.relation)
+    return SchemeRunAccountant("gaussian", **common, clip_norm=R, noise_std=noise)
 
 
 def _check_table(name: str, table) -> dict:

@@ -31,8 +31,8 @@ training data by the stream ``(seed, "train-eval-subset")``); ``test_loss`` and
 ``test_accuracy`` are over the whole test set; ``agg_error`` is the aggregator's normalized
 squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
 is the number of clients channel inversion admitted; ``epsilon`` is the ε (at
-``privacy.delta``) spent after that round under threat model T1 for FLORAS and ``inf`` for
-schemes that add no privacy noise; ``wall_time_s`` is the cumulative training wall time since
+``privacy.delta``) spent after that round under threat model T1 for FLORAS, under each private
+baseline's own threat model for the baselines (SPEC §9), and ``inf`` for schemes that add no privacy noise; ``wall_time_s`` is the cumulative training wall time since
 the run started (setup excluded; continued across resumes); ``channel_uses`` is the real channel
 uses of the round's uplink (SPEC §5; the aggregator's ``channel_uses`` diagnostic).
 """
@@ -68,7 +68,7 @@ from scenarios.store import (
     verify_run,
 )
 
-from .config import ScenarioConfig
+from .config import PRIVATE_BASELINES, ScenarioConfig
 
 __all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "read_metrics"]
 
@@ -201,24 +201,16 @@ def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | Non
 
 # ------------------------------------------------------------------------------ privacy column
 class _EpsilonColumn:
-    """ε after t rounds through :meth:`ScenarioConfig.privacy_accountant` (FLORAS and the private
-    baselines); ∞ for schemes without privacy noise."""
+    """ε after t rounds from the scheme's own accountant (FLORAS and the private baselines); ∞ for
+    schemes without privacy noise."""
 
     def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
         self.accountant = None
-        import privacy
-
-        from .scheme_privacy import MECHANISM
-
-        accounted = phy.scheme == "floras" or (phy.scheme in MECHANISM and hasattr(privacy, "SchemeRunAccountant"))
-        if not accounted:
+        if phy.scheme not in ("floras", *PRIVATE_BASELINES):
             self.assumptions = (
                 f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
-            ) if phy.scheme not in MECHANISM else (
-                f"scheme {phy.scheme!r}: this build has no accountant for its privacy noise (privacy.SchemeRunAccountant); "
-                f"epsilon reported as inf, a valid but vacuous bound"
             )
             return
         self.accountant = config.privacy_accountant(d=d, D=D)
@@ -424,7 +416,8 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
                 "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
                 "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
                 "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
-                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, threat model T1 (inf: no privacy noise)",
+                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, under the scheme's threat model "
+                           "(FLORAS: T1; baselines: privacy_report.threat_model; inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup excluded)",
                 "channel_uses": "real channel uses of the round's uplink (SPEC §5): FLORAS (d+1)L, analog d*L or d, "
                                 "digital sum over admitted clients of ceil(bits_k/r_k)",

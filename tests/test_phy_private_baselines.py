@@ -161,10 +161,12 @@ def _configs():
         "analog-gaussian": PhyConfig(scheme="analog-gaussian", normalization="clip", clip_norm=2.0, noise_multiplier=0.3,
                                      rho_rule="min-admitted"),
         "ddgauss": _dd(clip_norm=2.0, dd_bits=14, dd_local_std=0.05, g_th=0.01),
+        "channel-inversion": PhyConfig(scheme="channel-inversion", normalization="clip", clip_norm=2.0, snr_db=0.0),
     }
 
 
-@pytest.mark.parametrize("scheme", ["central-gaussian", "analog-gaussian", "ddgauss"])
+# FLORAS is not in the list: its Cauchy error has no mean (SPEC §6.1), so "unbiased" has no meaning there
+@pytest.mark.parametrize("scheme", ["central-gaussian", "analog-gaussian", "ddgauss", "channel-inversion"])
 def test_unbiased(scheme):
     K, d, rounds = 6, 256, 60
     agg = make_aggregator(_configs()[scheme], K=K, d=d, seed=7)
@@ -219,6 +221,37 @@ def test_validation_names_the_key():
     with pytest.raises(ValueError, match="^dd_beta"):
         _dd(dd_beta=1.0).validate(K=3)
     with pytest.raises(ValueError, match="^dd_bits must satisfy"):
-        _dd(dd_bits=2, dd_k_stddevs=4.0).validate(K=3, d=10)
+        _dd(dd_bits=2, dd_k_stddevs=4.0).validate(K=3)
     with pytest.raises(ValueError, match="^dd_local_std"):
         _dd(dd_local_std=-0.1).validate(K=3)
+
+
+def test_conditional_rounding_redraws_until_the_bound_holds():
+    from phy.digital.ddgauss import conditional_rounding, rounding_norm_bound
+
+    # u = ½·1 in R^101: ũ ∈ {0,1}^101 and ‖ũ‖² ~ Binomial(101, ½); with bound² = 50.5 an attempt passes
+    # with probability exactly ½, so the redraws are geometric with mean 1/p − 1 = 1 and variance (1 − p)/p² = 2
+    n, calls = 101, 400
+    redraws = []
+    for c in range(calls):
+        v, r = conditional_rounding(np.full(n, 0.5), bound=math.sqrt(50.5), seed=0, round_index=0, client=c)
+        assert set(np.unique(v)) <= {0, 1} and v @ v <= 50.5
+        redraws.append(r)
+    assert np.mean(redraws) == pytest.approx(1.0, abs=4 * math.sqrt(2 / calls))
+    # Δ₂ of the source's reference point (c = 10, γ = 0.05, d = 256, β = e^{-1/2}): 200.679
+    assert rounding_norm_bound(clip=10, grid=0.05, d=256, beta=math.exp(-0.5)) == pytest.approx(200.679, abs=5e-4)
+
+
+def test_analog_guaranteed_noise_std_from_raw_numbers():
+    from phy.analog_gaussian import guaranteed_noise_std
+
+    base = dict(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, power=2.0, L=8, g_th=0.02)
+    d = 50
+    C = math.sqrt(d * 2.0)
+    # 0 dB, equal resource: σ_n² = P/L = 0.25 → σ_n/√g_th = √12.5 = 3.54 exceeds z·2C = 0.01·2·10 = 0.2
+    cfg = PhyConfig(**base, snr_db=0.0, noise_multiplier=0.01)
+    assert guaranteed_noise_std(cfg, d=d, relation="replace") == pytest.approx(math.sqrt(2.0 / 8 / 0.02))
+    cfg = PhyConfig(**base, snr_db=30.0, noise_multiplier=0.5)
+    assert guaranteed_noise_std(cfg, d=d, relation="add-remove") == pytest.approx(0.5 * C)
+    cfg = PhyConfig(**base, snr_db=0.0, noise_multiplier=0.01, rho_rule="min-admitted")
+    assert guaranteed_noise_std(cfg, d=d, relation="replace") == pytest.approx(0.01 * 2 * C)

@@ -59,7 +59,7 @@ from .discrete_gaussian import sample_discrete_gaussian
 from .rotation import inverse_randomized_hadamard, padded_dimension, rademacher_signs, randomized_hadamard
 from .uplink import DigitalUplink
 
-__all__ = ["grid_from_bits", "rounding_norm_bound", "conditional_rounding", "wrap_mod", "modular_sum",
+__all__ = ["grid_from_bits", "resolve_grid", "rounding_norm_bound", "conditional_rounding", "wrap_mod", "modular_sum",
            "DDGaussAggregator", "MAX_ROUNDING_ATTEMPTS"]
 
 MAX_ROUNDING_ATTEMPTS = 1000
@@ -75,6 +75,16 @@ def grid_from_bits(*, bits: int, n: int, d: int, clip: float, local_std: float, 
     if num == 0:
         raise ValueError("clip norm and dd_local_std cannot both be zero when dd_grid is derived from dd_bits")
     return 2.0 * k_stddevs * math.sqrt(num) / math.sqrt(room)
+
+
+def resolve_grid(config: PhyConfig, *, K: int, d: int) -> tuple[float, str]:
+    """(γ, where it came from): ``dd_grid`` if set, else :func:`grid_from_bits` with n = K (the aggregator
+    and the accountant both call this, so they use the same γ)."""
+    if config.dd_grid is not None:
+        return float(config.dd_grid), "dd_grid"
+    grid = grid_from_bits(bits=config.dd_bits, n=int(K), d=int(d), clip=float(config.clip_norm),
+                          local_std=float(config.dd_local_std), k_stddevs=float(config.dd_k_stddevs))
+    return grid, f"from the bit budget (B = {config.dd_bits}, k = {config.dd_k_stddevs}, n = K = {K})"
 
 
 def rounding_norm_bound(*, clip: float, grid: float, d: int, beta: float) -> float:
@@ -126,13 +136,7 @@ class DDGaussAggregator:
         self.d_pad = padded_dimension(self.d)
         self.clip = float(config.clip_norm)
         self.local_std = float(config.dd_local_std)
-        if config.dd_grid is None:
-            self.grid = grid_from_bits(bits=config.dd_bits, n=self.K, d=self.d, clip=self.clip,
-                                       local_std=self.local_std, k_stddevs=float(config.dd_k_stddevs))
-            self.grid_source = f"from the bit budget (B = {config.dd_bits}, k = {config.dd_k_stddevs}, n = K = {self.K})"
-        else:
-            self.grid = float(config.dd_grid)
-            self.grid_source = "dd_grid"
+        self.grid, self.grid_source = resolve_grid(config, K=self.K, d=self.d)
         self.delta2 = rounding_norm_bound(clip=self.clip, grid=self.grid, d=self.d_pad, beta=float(config.dd_beta))
         self.bits_per_client = self.d_pad * int(config.dd_bits)
         self.uplink = DigitalUplink(config, K=self.K, seed=self.seed)
