@@ -3,24 +3,43 @@
 Layers: :mod:`privacy.events` (frozen descriptions of mechanisms), :mod:`privacy.rdp` (pure RDP
 mathematics: Cauchy bound, exact scalar Cauchy, Gaussian, sampling bounds, conversions),
 :mod:`privacy.accountant` (:class:`RdpAccountant`, composition), :mod:`privacy.sensitivity`
-(S from the normalization), :mod:`privacy.run` (:class:`FlorasRunAccountant`, reports, planning).
+(S from the normalization), :mod:`privacy.run` (:class:`FlorasRunAccountant`),
+:mod:`privacy.scheme` (:class:`SchemeRunAccountant`, any mechanism), :mod:`privacy.engines`
+(accountants rdp, rdp-generic, pld, gdp), :mod:`privacy.sampled_gaussian`, :mod:`privacy.floras_tight`
+(SPEC §9.5), :mod:`privacy.pld`, :mod:`privacy.gdp`, :mod:`privacy.ddgauss`,
+:mod:`privacy.randomized_response`, :mod:`privacy.calibration`, :mod:`privacy.planning`,
+:mod:`privacy.report` and :mod:`privacy.link` (link-level ε at finite SNR).
 """
 
 from privacy.accountant import RdpAccountant, event_rdp
+from privacy.calibration import calibrate, smallest_noise_multiplier
+from privacy.engines import ACCOUNTANTS
 from privacy.events import (
     CauchyRound,
     Composed,
+    DDGaussRound,
     GaussianRound,
+    RandomizedResponseRound,
     PoissonSampled,
     PrivacyEvent,
     SampledWithoutReplacement,
     SelfComposed,
 )
 from privacy.rdp import DEFAULT_ORDERS
-from privacy.run import FlorasRunAccountant, PlanResult, PrivacyReport, largest_sensitivity, plan_smallest_N
+from privacy.planning import PlanResult, largest_sensitivity, plan_smallest_N
+from privacy.report import PrivacyReport
+from privacy.run import FlorasRunAccountant
+from privacy.scheme import MECHANISMS, SchemeRunAccountant
 from privacy.sensitivity import Sensitivity, release_sensitivity
 
 __all__ = [
+    "ACCOUNTANTS",
+    "MECHANISMS",
+    "DDGaussRound",
+    "RandomizedResponseRound",
+    "SchemeRunAccountant",
+    "calibrate",
+    "smallest_noise_multiplier",
     "CauchyRound",
     "Composed",
     "DEFAULT_ORDERS",

@@ -14,17 +14,28 @@ from functools import lru_cache
 import numpy as np
 
 from privacy import rdp as _rdp
+from privacy.ddgauss import ddgauss_rdp
+from privacy.floras_tight import cauchy_sampled_rdp
+from privacy.randomized_response import randomized_response_rdp
+from privacy.sampled_gaussian import sampled_gaussian_rdp
 from privacy.events import (
     CauchyRound,
     Composed,
+    DDGaussRound,
     GaussianRound,
+    RandomizedResponseRound,
     PoissonSampled,
     PrivacyEvent,
     SampledWithoutReplacement,
     SelfComposed,
 )
 
-__all__ = ["RdpAccountant", "event_rdp", "event_eps_inf", "edge_warning", "clear_cache"]
+__all__ = ["METHODS", "RdpAccountant", "event_rdp", "event_eps_inf", "edge_warning", "clear_cache"]
+
+#: How sampled events are evaluated: ``tight`` uses the mechanism-specific bound where one
+#: exists (sampled Gaussian: dp_accounting; sampled FLORAS round: SPEC §9.5) and the generic bound
+#: otherwise; ``generic`` uses the generic bounds (WBK 2019 Thm 9, Zhu & Wang 2019 Thm 6) always.
+METHODS = ("tight", "generic")
 
 
 def event_eps_inf(event: PrivacyEvent) -> float:
@@ -37,6 +48,10 @@ def event_eps_inf(event: PrivacyEvent) -> float:
         return math.inf  # revealing V makes the release Gaussian given V: no pure-DP level
     if isinstance(event, GaussianRound):
         return 0.0 if event.sensitivity == 0 else math.inf
+    if isinstance(event, DDGaussRound):
+        return math.inf
+    if isinstance(event, RandomizedResponseRound):
+        return float(event.epsilon0)
     if isinstance(event, (SampledWithoutReplacement, PoissonSampled)):
         return event_eps_inf(event.event)  # subsampling never increases it (coupling argument)
     if isinstance(event, SelfComposed):
@@ -48,8 +63,8 @@ def event_eps_inf(event: PrivacyEvent) -> float:
 
 
 @lru_cache(maxsize=256)
-def _event_rdp_cached(event: PrivacyEvent, orders: tuple) -> np.ndarray:
-    out = _event_rdp(event, np.asarray(orders, dtype=np.float64))
+def _event_rdp_cached(event: PrivacyEvent, orders: tuple, method: str) -> np.ndarray:
+    out = _event_rdp(event, np.asarray(orders, dtype=np.float64), method)
     out.setflags(write=False)
     return out
 
@@ -59,39 +74,66 @@ def clear_cache() -> None:
     _event_rdp_cached.cache_clear()
 
 
-def _event_rdp(event: PrivacyEvent, a: np.ndarray) -> np.ndarray:
+def _sampled_tight(event, a: np.ndarray) -> np.ndarray | None:
+    """The mechanism-specific curve of a sampled event, or None when there is none."""
+    scheme = "without-replacement" if isinstance(event, SampledWithoutReplacement) else "poisson"
+    inner = event.event
+    if isinstance(inner, GaussianRound):
+        if inner.sensitivity == 0:
+            return np.zeros_like(a)
+        return sampled_gaussian_rdp(a, scheme=scheme, rate=event.rate, noise_multiplier=inner.noise_std / inner.sensitivity)
+    if isinstance(inner, CauchyRound) and not inner.scalar:
+        return cauchy_sampled_rdp(a, scheme=scheme, rate=event.rate, sensitivity=inner.sensitivity, gamma=inner.gamma)[0]
+    return None
+
+
+def _event_rdp(event: PrivacyEvent, a: np.ndarray, method: str = "tight") -> np.ndarray:
     if isinstance(event, CauchyRound):
         fn = _rdp.cauchy_scalar_rdp if event.scalar else _rdp.cauchy_rdp_bound
         return fn(a, sensitivity=event.sensitivity, gamma=event.gamma)
     if isinstance(event, GaussianRound):
         return _rdp.gaussian_rdp(a, noise_std=event.noise_std, sensitivity=event.sensitivity)
+    if isinstance(event, DDGaussRound):
+        return ddgauss_rdp(a, event)
+    if isinstance(event, RandomizedResponseRound):
+        return randomized_response_rdp(a, epsilon0=event.epsilon0)
     if isinstance(event, (SampledWithoutReplacement, PoissonSampled)):
         j_max = int(max(2, math.ceil(float(a.max()))))
-        base_int = event_rdp(event.event, np.arange(2.0, j_max + 1.0))
-        base_orders = event_rdp(event.event, a)
+        base_int = event_rdp(event.event, np.arange(2.0, j_max + 1.0), method=method)
+        base_orders = event_rdp(event.event, a, method=method)
         if isinstance(event, SampledWithoutReplacement):
-            return _rdp.wor_subsampled_rdp(
+            generic = _rdp.wor_subsampled_rdp(
                 a, rate=event.rate, base_int=base_int, base_orders_rdp=base_orders, eps_inf=event_eps_inf(event.event)
             )
-        return _rdp.poisson_subsampled_rdp(a, rate=event.rate, base_int=base_int, base_orders_rdp=base_orders)
+        else:
+            generic = _rdp.poisson_subsampled_rdp(a, rate=event.rate, base_int=base_int, base_orders_rdp=base_orders)
+        tight = _sampled_tight(event, a) if method == "tight" else None
+        # both are upper bounds on the same divergence, so their minimum is one too
+        return generic if tight is None else np.minimum(generic, tight)
     if isinstance(event, SelfComposed):
         if event.count == 0:
             return np.zeros_like(a)
-        return event.count * event_rdp(event.event, a)
+        return event.count * event_rdp(event.event, a, method=method)
     if isinstance(event, Composed):
         total = np.zeros_like(a)
         for e in event.events:
-            total = total + event_rdp(e, a)
+            total = total + event_rdp(e, a, method=method)
         return total
     raise ValueError(f"unsupported privacy event {type(event).__name__}")
 
 
-def event_rdp(event: PrivacyEvent, orders) -> np.ndarray:
-    """RDP curve ε(α) of ``event`` at ``orders`` [n] float64 (nats; ∞ allowed). Pure; cached."""
+def event_rdp(event: PrivacyEvent, orders, *, method: str = "tight") -> np.ndarray:
+    """RDP curve ε(α) of ``event`` at ``orders`` [n] float64 (nats; ∞ allowed). Pure; cached.
+
+    ``method`` is ``tight`` (default: mechanism-specific sampling bounds where they exist) or
+    ``generic`` (the generic sampling bounds only), see :data:`METHODS`.
+    """
     if not isinstance(event, PrivacyEvent):
         raise ValueError(f"event must be a PrivacyEvent (got {type(event).__name__})")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {{{', '.join(METHODS)}}} (got {method!r})")
     a = _rdp.check_orders(orders)
-    return np.array(_event_rdp_cached(event, tuple(a.tolist())))
+    return np.array(_event_rdp_cached(event, tuple(a.tolist()), method))
 
 
 def edge_warning(orders: np.ndarray, index: int, value: float) -> str | None:
@@ -118,11 +160,16 @@ class RdpAccountant:
     ----------
     orders : sequence of float > 1, optional
         The grid (sorted, duplicates removed); default :data:`privacy.rdp.DEFAULT_ORDERS`.
+    method : "tight" (default) or "generic"
+        How sampled events are evaluated (:data:`METHODS`).
     """
 
     name = "Rényi-DP accountant (privacy.RdpAccountant)"
 
-    def __init__(self, orders=None):
+    def __init__(self, orders=None, *, method: str = "tight"):
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {{{', '.join(METHODS)}}} (got {method!r})")
+        self.method = method
         a = _rdp.check_orders(_rdp.DEFAULT_ORDERS if orders is None else orders)
         self._orders = np.unique(a)
         self._rdp = np.zeros_like(self._orders)
@@ -146,7 +193,7 @@ class RdpAccountant:
         """Add ``count`` repetitions of ``event``; raises (and changes nothing) if it is invalid."""
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"count must be an integer ≥ 0 (got {count!r})")
-        curve = event_rdp(event, self._orders)  # validates the whole event tree first
+        curve = event_rdp(event, self._orders, method=self.method)  # validates the whole event tree first
         if count == 0:
             return self
         new = self._rdp + int(count) * curve

@@ -15,6 +15,8 @@ __all__ = [
     "PrivacyEvent",
     "CauchyRound",
     "GaussianRound",
+    "DDGaussRound",
+    "RandomizedResponseRound",
     "SampledWithoutReplacement",
     "PoissonSampled",
     "SelfComposed",
@@ -77,11 +79,82 @@ class GaussianRound(PrivacyEvent):
 
 
 @dataclass(frozen=True)
+class DDGaussRound(PrivacyEvent):
+    """One DDGauss round: n clients' discretized, rotated updates plus discrete Gaussian noise (SPEC §9.2).
+
+    Attributes
+    ----------
+    n : int ≥ 1
+        Contributors whose noise adds up in the secure sum.
+    d : int ≥ 1
+        Model dimension; the bound uses the padded dimension d_pad = 2^⌈log2 d⌉ (idempotent).
+    clip : float > 0
+        ℓ2 clip norm c (model units).
+    grid : float > 0
+        Grid step γ (model units).
+    local_std : float ≥ 0
+        Each client's discrete Gaussian noise scale σ (model units); the sum has scale √n·σ.
+    beta : float in (0, 1)
+        Failure probability of the conditional rounding's norm bound (default e^{−1/2}).
+    relation : "add-remove" or "replace"
+        add-remove (the text's Thm 1: remove = zero the client's vector) or replace-one
+        (l₁ and l₂ doubled).
+    """
+
+    n: int
+    d: int
+    clip: float
+    grid: float
+    local_std: float
+    beta: float = math.exp(-0.5)
+    relation: str = "add-remove"
+
+    def __post_init__(self):
+        _int_at_least("n", self.n, 1)
+        _int_at_least("d", self.d, 1)
+        for name in ("clip", "grid"):
+            v = getattr(self, name)
+            _nonneg(name, v)
+            if v == 0:
+                raise ValueError(f"{name} must be a finite number > 0 (got {v!r})")
+        _nonneg("local_std", self.local_std)
+        if isinstance(self.beta, bool) or not isinstance(self.beta, (int, float)) or not (0.0 < self.beta < 1.0):
+            raise ValueError(f"beta must be in (0, 1) (got {self.beta!r})")
+        if self.relation not in ("add-remove", "replace"):
+            raise ValueError(f"relation must be one of {{add-remove, replace}} (got {self.relation!r})")
+
+    @property
+    def d_pad(self) -> int:
+        return 1 << (int(self.d) - 1).bit_length()
+
+    @property
+    def delta2(self) -> float:
+        """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} in grid units (SPEC §9.2)."""
+        r, d = self.clip / self.grid, float(self.d_pad)
+        return min(r + math.sqrt(d), math.sqrt(r * r + d / 4.0 + math.sqrt(2.0 * math.log(1.0 / self.beta)) * (r + math.sqrt(d) / 2.0)))
+
+
+@dataclass(frozen=True)
+class RandomizedResponseRound(PrivacyEvent):
+    """A pure ε₀-DP (local DP) round; accounted with the RDP of binary randomized response of the same ε₀.
+
+    Binary randomized response is the worst case among ε₀-DP pairs for every Rényi order, so its
+    curve bounds any ε₀-DP mechanism (SPEC §9.3).
+    """
+
+    epsilon0: float
+
+    def __post_init__(self):
+        _nonneg("epsilon0", self.epsilon0)
+
+
+@dataclass(frozen=True)
 class SampledWithoutReplacement(PrivacyEvent):
     """``event`` run on ``sample_size`` of ``population_size`` elements drawn uniformly without replacement.
 
-    Evaluated with Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 9); neighbouring
-    relation replace-one. For client sampling: sample_size = K, population_size = M.
+    Evaluated with the mechanism-specific bound where one exists (Gaussian: WBK 2019 Thm 27;
+    FLORAS Cauchy: the conditional-Gaussian mixture of SPEC §9.5) and otherwise with Wang, Balle &
+    Kasiviswanathan 2019 (arXiv:1808.00087, Thm 9); neighbouring relation replace-one. For client sampling: sample_size = K, population_size = M.
     """
 
     event: PrivacyEvent
@@ -107,7 +180,9 @@ class SampledWithoutReplacement(PrivacyEvent):
 class PoissonSampled(PrivacyEvent):
     """``event`` run on a Poisson subsample: every element kept independently with probability ``rate``.
 
-    Evaluated with Zhu & Wang 2019 (ICML, Thm 6); neighbouring relation add/remove.
+    Evaluated with the mechanism-specific bound where one exists (Gaussian: Mironov, Talwar & Zhang
+    2019, arXiv:1908.10530; FLORAS Cauchy: SPEC §9.5) and otherwise with Zhu & Wang 2019 (ICML,
+    Thm 6); neighbouring relation add/remove.
     """
 
     event: PrivacyEvent

@@ -33,118 +33,28 @@ cover). Each report says which.
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from privacy.accountant import RdpAccountant, edge_warning, event_rdp
+from privacy.accountant import RdpAccountant
+from privacy.engines import ACCOUNTANT_TEXT, ACCOUNTANTS, make_engine
 from privacy.events import CauchyRound, PoissonSampled, PrivacyEvent, SampledWithoutReplacement
-from privacy.rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders, delta_from_rdp, epsilon_from_rdp
+from privacy.rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders
+from privacy.report import (
+    CONVERSION_TEXT, SAMPLINGS, THREAT_MODEL_T1, PrivacyReport, _choice, _fmt, _int_at_least,  # noqa: F401
+)
 from privacy.sensitivity import LEVELS, NORMALIZATIONS, RELATIONS, release_sensitivity
 
 __all__ = ["SAMPLINGS", "PrivacyReport", "FlorasRunAccountant", "PlanResult", "plan_smallest_N", "largest_sensitivity"]
 
-SAMPLINGS = ("without-replacement", "poisson")
-THREAT_MODEL_T1 = (
-    "T1 (output observer): the adversary sees only the server's per-round estimates ŝ_t / the global "
-    "models; this bound says nothing about T2 (a base station that keeps the raw received signals, SPEC §7.1)"
-)
-ACCOUNTANT_NAME = "privacy.RdpAccountant (Rényi DP, composition by addition order by order)"
-CONVERSION_TEXT = {
-    "standard": "standard conversion ε = RDP(α) + ln(1/δ)/(α−1) (Mironov 2017, arXiv:1702.07476, Prop. 3)",
-    "tight": (
-        "tight conversion ε = RDP(α) + ln(1−1/α) − (ln δ + ln α)/(α−1) (Canonne–Kamath–Steinke 2020, "
-        "arXiv:2004.00010, Prop. 12; Balle et al. 2020, arXiv:1905.09982, Thm 21)"
-    ),
-}
 
+def __getattr__(name):  # planning lives in privacy.planning; kept importable from here
+    if name in ("PlanResult", "plan_smallest_N", "largest_sensitivity"):
+        import privacy.planning as _planning
 
-def _fmt(x: float) -> str:
-    return "∞" if x == math.inf else f"{x:.6g}"
-
-
-@dataclass(frozen=True)
-class PrivacyReport:
-    """ε after some rounds, with every assumption of SPEC §7.4.
-
-    Attributes
-    ----------
-    epsilon : float (math.inf allowed)
-    delta : float
-    best_order : float or None
-        The Rényi order α where ε was attained (None when ε = ∞ or ε = 0 at no cost).
-    sensitivity : float
-        S, dimensionless (ℓ2 sensitivity of Σ_k s_k/b).
-    threat_model : str
-        "T1".
-    assumptions : list[str]
-        Every assumption, one sentence each (threat model, relation, S and how, sampling,
-        normalization caveats, δ, α, accountant, conversion).
-    warnings : list[str]
-        Grid-edge and divergence warnings.
-    """
-
-    epsilon: float
-    delta: float
-    best_order: float | None
-    sensitivity: float
-    threat_model: str
-    assumptions: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
-    rounds: int = 0
-    conversion: str = "tight"
-    relation: str = "replace"
-    level: str = "client"
-    gamma: float = 0.0
-    accountant: str = ACCOUNTANT_NAME
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict; ε = ∞ is the string "inf"."""
-        return {
-            "epsilon": "inf" if self.epsilon == math.inf else float(self.epsilon),
-            "delta": float(self.delta),
-            "best_order": None if self.best_order is None else float(self.best_order),
-            "sensitivity": float(self.sensitivity),
-            "threat_model": self.threat_model,
-            "assumptions": list(self.assumptions),
-            "warnings": list(self.warnings),
-            "rounds": int(self.rounds),
-            "conversion": self.conversion,
-            "relation": self.relation,
-            "level": self.level,
-            "gamma": float(self.gamma),
-            "accountant": self.accountant,
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
-
-    def __str__(self) -> str:
-        alpha = "—" if self.best_order is None else f"{self.best_order:.6g}"
-        lines = [
-            f"ε = {_fmt(self.epsilon)} at δ = {self.delta:g} after {self.rounds} round(s) "
-            f"({self.level}-level, {self.relation}, threat model {self.threat_model}, best order α = {alpha})",
-            "assumptions:",
-        ]
-        lines += [f"  - {a}" for a in self.assumptions]
-        if self.warnings:
-            lines.append("warnings:")
-            lines += [f"  ! {w}" for w in self.warnings]
-        return "\n".join(lines)
-
-
-def _int_at_least(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer ≥ {low} (got {value!r})")
-    return int(value)
-
-
-def _choice(name: str, value, allowed) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {{{', '.join(allowed)}}} (got {value!r})")
-
+        return getattr(_planning, name)
+    raise AttributeError(name)
 
 class FlorasRunAccountant:
     """Privacy accounting for a FLORAS run under threat model T1 (SPEC §7).
@@ -155,8 +65,13 @@ class FlorasRunAccountant:
     ``without-replacement`` or ``poisson``; δ; for item level, local_steps E (None: full local
     epochs, q_touch = 1), batch_size B and local_dataset_size D; orders (default grid of 100).
     ``sensitivity`` overrides the derived S; ``conversion`` is ``tight`` (default) or ``standard``.
+    ``accountant``: ``rdp`` (default; the conditional-Gaussian bound of SPEC §9.5 for sampled
+    rounds), ``rdp-generic`` (the generic sampling bounds, the accountant before SPEC §9.5) or
+    ``pld`` (Poisson or no sampling only); ``gdp`` has no FLORAS form and is refused.
+    ``link``: a :class:`privacy.link.LinkModel` (SNR, L, CSIT) adds the link-level ε_link of the
+    simulated finite-SNR link to every report (:mod:`privacy.link`).
 
-    The per-round RDP curve is computed once here; :meth:`report` only multiplies it by t.
+    The per-round curve (or PLD) is computed once here; :meth:`report` only composes it t times.
     """
 
     def __init__(
@@ -180,6 +95,8 @@ class FlorasRunAccountant:
         orders=None,
         sensitivity: float | None = None,
         conversion: str = "tight",
+        accountant: str = "rdp",
+        link=None,
     ):
         K = _int_at_least("K", K, 1)
         N = _int_at_least("N", N, 1)
@@ -194,6 +111,10 @@ class FlorasRunAccountant:
         _choice("relation", relation, RELATIONS)
         _choice("sampling", sampling, SAMPLINGS)
         _choice("conversion", conversion, CONVERSIONS)
+        _choice("accountant", accountant, ACCOUNTANTS)
+        if accountant == "gdp":
+            raise ValueError("accountant gdp does not support the FLORAS (Cauchy) mechanism: its release is not "
+                             "Gaussian DP; use rdp, rdp-generic or pld")
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < delta < 1.0):
             raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
         if sensitivity is not None and (
@@ -229,6 +150,7 @@ class FlorasRunAccountant:
         self.delta = float(delta)
         self.level, self.relation, self.sampling, self.conversion = level, relation, sampling, conversion
         self.normalization = normalization
+        self._C, self._power, self._clip_norm = C, power, clip_norm
         if sensitivity is None:
             self.sensitivity = sens.value
             sens_line = f"sensitivity {sens.derivation}"
@@ -239,8 +161,12 @@ class FlorasRunAccountant:
                 f"{sens.derivation})"
             )
         base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity)
+        self.accountant_name = accountant
         self.event, sampling_lines = self._build_event(base, local_steps, batch_size, local_dataset_size)
-        self.round_rdp = event_rdp(self.event, self._orders)
+        self._engine = make_engine(accountant, self.event, orders=self._orders, conversion=conversion)
+        self.link = link
+        self._link_engines: dict = {}
+        self._build_args = dict(local_steps=local_steps, batch_size=batch_size, local_dataset_size=local_dataset_size)
         self._fixed_assumptions = [
             THREAT_MODEL_T1,
             f"neighbouring relation: {self._relation_text()}",
@@ -268,15 +194,14 @@ class FlorasRunAccountant:
         p = K / M
         wor_line = (
             f"client sampling: K = {K} of M = {M} uniformly without replacement each round (p = {p:.6g}); "
-            "amplification by Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 9; replace-one neighbours, "
-            "integer orders, fractional orders through ⌈α⌉)"
+            + self._amplification_text("without-replacement")
         )
         if self.level == "client":
             if self.sampling == "without-replacement":
                 return SampledWithoutReplacement(base, sample_size=K, population_size=M), [wor_line]
             return PoissonSampled(base, rate=p), [
                 f"client sampling: each of M = {M} clients independently with probability {p:.6g} (Poisson); "
-                "amplification by Zhu & Wang 2019 (ICML, Thm 6; add/remove neighbours, integer orders)"
+                + self._amplification_text("poisson")
             ]
         lines = []
         if local_steps is None:
@@ -308,7 +233,34 @@ class FlorasRunAccountant:
         )
         return inner, lines
 
+    def _amplification_text(self, scheme: str) -> str:
+        generic = (
+            "amplification by Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 9; replace-one neighbours, "
+            "integer orders, fractional orders through ⌈α⌉)" if scheme == "without-replacement" else
+            "amplification by Zhu & Wang 2019 (ICML, Thm 6; add/remove neighbours, integer orders)"
+        )
+        if self.accountant_name == "rdp-generic":
+            return generic
+        if self.accountant_name == "pld":
+            return ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; SPEC §9.5)"
+                    if scheme == "poisson" else "no sampling amplification (the PLD accountant has none without replacement)")
+        tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
+                 if scheme == "without-replacement" else
+                 "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")
+        return (
+            f"amplification by the conditional-Gaussian bound (SPEC §9.5): given V the round is the {tight} with "
+            "noise multiplier √V/S, averaged over V ~ Lévy(0, γ²) in log space (quadrature error added), "
+            f"taking the smaller of it and the generic bound, {generic}, order by order"
+        )
+
     # ---------------------------------------------------------------------------------------
+    @property
+    def round_rdp(self) -> np.ndarray:
+        """The per-round RDP curve (RDP accountants only)."""
+        if not hasattr(self._engine, "round_rdp"):
+            raise ValueError(f"round_rdp needs an RDP accountant (this one is {self.accountant_name!r})")
+        return self._engine.round_rdp
+
     @property
     def orders(self) -> np.ndarray:
         return self._orders.copy()
@@ -316,7 +268,8 @@ class FlorasRunAccountant:
     def accountant(self, rounds: int) -> RdpAccountant:
         """An :class:`RdpAccountant` holding ``rounds`` compositions of the per-round event."""
         rounds = _int_at_least("rounds", rounds, 0)
-        return RdpAccountant(self._orders).compose(self.event, rounds)
+        method = "generic" if self.accountant_name == "rdp-generic" else "tight"
+        return RdpAccountant(self._orders, method=method).compose(self.event, rounds)
 
     def rdp(self, rounds: int) -> np.ndarray:
         """RDP curve after ``rounds`` rounds [n] float64 (t · per-round curve)."""
@@ -325,27 +278,33 @@ class FlorasRunAccountant:
             return np.zeros_like(self._orders)
         return rounds * self.round_rdp
 
-    def report(self, *, rounds: int) -> PrivacyReport:
-        """(ε, δ) after ``rounds`` rounds with every assumption (SPEC §7.4). Cheap: O(#orders)."""
+    def epsilon(self, *, rounds: int) -> float:
+        """The idealised ε after ``rounds`` rounds (no report, no link figure)."""
         rounds = _int_at_least("rounds", rounds, 0)
-        curve = self.rdp(rounds)
-        eps, idx = epsilon_from_rdp(self._orders, curve, delta=self.delta, conversion=self.conversion)
-        warnings = []
-        best = None
-        if math.isfinite(eps) and eps > 0:
-            best = float(self._orders[idx])
-            w = edge_warning(self._orders, idx, eps)
-            if w:
-                warnings.append(w)
+        return self._engine.epsilon(rounds, self.delta)[0]
+
+    def report(self, *, rounds: int) -> PrivacyReport:
+        """(ε, δ) after ``rounds`` rounds with every assumption (SPEC §7.4), plus ε_link when a link is set."""
+        rounds = _int_at_least("rounds", rounds, 0)
+        eps, best, warnings = self._engine.epsilon(rounds, self.delta)
+        warnings = list(warnings)
         if eps == math.inf and rounds > 0:
             warnings.append(self._divergence_text())
-        assumptions = list(self._fixed_assumptions) + [
-            f"δ = {self.delta:g}",
-            f"order grid: {len(self._orders)} orders in [{self._orders[0]:.6g}, {self._orders[-1]:.6g}]; "
-            + ("ε attained at α = " + f"{best:.6g}" if best is not None else "no order attains a finite ε" if eps == math.inf else "ε = 0"),
-            f"accountant: {ACCOUNTANT_NAME}",
-            CONVERSION_TEXT[self.conversion],
-        ]
+        if self.accountant_name in ("rdp", "rdp-generic"):
+            grid = (
+                f"order grid: {len(self._orders)} orders in [{self._orders[0]:.6g}, {self._orders[-1]:.6g}]; "
+                + ("ε attained at α = " + f"{best:.6g}" if best is not None else "no order attains a finite ε" if eps == math.inf else "ε = 0")
+            )
+            conv = [CONVERSION_TEXT[self.conversion]]
+        else:
+            grid, conv = "privacy-loss distribution: no Rényi order (ε read off the composed PLD at δ)", []
+        assumptions = list(self._fixed_assumptions) + [f"δ = {self.delta:g}", grid, f"accountant: {ACCOUNTANT_TEXT[self.accountant_name]}", *conv]
+        eps_link, link = None, None
+        if self.link is not None:
+            from privacy.link import floras_link_epsilon
+
+            eps_link, link = floras_link_epsilon(self, rounds=rounds)
+            assumptions += link["assumptions"]
         return PrivacyReport(
             epsilon=eps,
             delta=self.delta,
@@ -359,11 +318,26 @@ class FlorasRunAccountant:
             relation=self.relation,
             level=self.level,
             gamma=float(self.gamma),
+            accountant=self.accountant_name,
+            epsilon_link=eps_link,
+            link=link,
         )
 
     def delta_at(self, *, rounds: int, epsilon: float) -> float:
         """δ(ε) after ``rounds`` rounds (the inverse conversion)."""
-        return delta_from_rdp(self._orders, self.rdp(rounds), epsilon=epsilon, conversion=self.conversion)[0]
+        return self._engine.delta_at(_int_at_least("rounds", rounds, 0), epsilon)
+
+    def with_sensitivity(self, sensitivity: float) -> "FlorasRunAccountant":
+        """The same accountant with S replaced (used by the link-level analysis); cached per S."""
+        key = float(sensitivity)
+        if key not in self._link_engines:
+            self._link_engines[key] = FlorasRunAccountant(
+                K=self.K, N=self.N, M=self.M, d=self.d, normalization=self.normalization, C=self._C, power=self._power,
+                clip_norm=self._clip_norm, level=self.level, relation=self.relation, sampling=self.sampling,
+                delta=self.delta, orders=self._orders, sensitivity=key, conversion=self.conversion,
+                accountant=self.accountant_name, **self._build_args,
+            )
+        return self._link_engines[key]
 
     def _divergence_text(self) -> str:
         S, g = self.sensitivity, float(self.gamma)
@@ -379,107 +353,3 @@ class FlorasRunAccountant:
         )
 
 
-# -------------------------------------------------------------------------------------------
-# Planning
-# -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    """Outcome of :func:`plan_smallest_N`: N (None when no N in the range reaches the target)."""
-
-    N: int | None
-    target_epsilon: float
-    search_range: tuple[int, int]
-    report: PrivacyReport
-    message: str
-
-    def to_dict(self) -> dict:
-        return {
-            "N": self.N,
-            "gamma": None if self.N is None else self.N - (self.search_range[0]),
-            "target_epsilon": self.target_epsilon,
-            "search_range": list(self.search_range),
-            "message": self.message,
-            "report": self.report.to_dict(),
-        }
-
-
-def plan_smallest_N(*, target_epsilon: float, rounds: int, n_max: int = 10**9, **config) -> PlanResult:
-    """Smallest N ∈ [K, n_max] whose run reaches ε ≤ ``target_epsilon`` after ``rounds`` rounds.
-
-    ``config`` holds the keyword arguments of :class:`FlorasRunAccountant` except N. ε is
-    non-increasing in N (every bound used is non-decreasing in the base RDP, which decreases in
-    γ), so a bisection over the integers is exact. The result's report is at the N found, or at
-    n_max when none reaches the target.
-    """
-    if isinstance(target_epsilon, bool) or not isinstance(target_epsilon, (int, float)) or not (
-        math.isfinite(target_epsilon) and target_epsilon > 0
-    ):
-        raise ValueError(f"target_epsilon must be a finite number > 0 (got {target_epsilon!r})")
-    rounds = _int_at_least("rounds", rounds, 0)
-    if "N" in config:
-        raise ValueError("N is what plan_smallest_N searches for; do not pass it")
-    K = config.get("K")
-    _int_at_least("K", K, 1)
-    n_max = _int_at_least("n_max", n_max, K)
-
-    def report_at(n: int) -> PrivacyReport:
-        return FlorasRunAccountant(N=n, **config).report(rounds=rounds)
-
-    lo_report = report_at(K)  # validates the whole configuration before the search
-    if lo_report.epsilon <= target_epsilon:
-        return PlanResult(K, float(target_epsilon), (K, n_max), lo_report, f"N = K = {K} (γ = 0) already reaches ε ≤ {target_epsilon:g}")
-    hi_report = report_at(n_max)
-    if hi_report.epsilon > target_epsilon:
-        return PlanResult(
-            None, float(target_epsilon), (K, n_max), hi_report,
-            f"no N in [{K}, {n_max}] reaches ε ≤ {target_epsilon:g} after {rounds} rounds "
-            f"(ε = {_fmt(hi_report.epsilon)} at N = {n_max})",
-        )
-    lo, hi = K, n_max
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        rep = report_at(mid)
-        if rep.epsilon <= target_epsilon:
-            hi, hi_report = mid, rep
-        else:
-            lo = mid
-    return PlanResult(
-        hi, float(target_epsilon), (K, n_max), hi_report,
-        f"smallest N = {hi} (γ = {hi - K}) reaches ε = {_fmt(hi_report.epsilon)} ≤ {target_epsilon:g} after {rounds} rounds; "
-        f"orthonormal sequences then need L ≥ {hi}",
-    )
-
-
-def largest_sensitivity(*, target_epsilon: float, rounds: int, rel_tol: float = 1e-6, **config) -> float:
-    """Largest S (bisection in log S) whose run reaches ε ≤ ``target_epsilon`` after ``rounds`` rounds.
-
-    ``config`` holds the keyword arguments of :class:`FlorasRunAccountant` except ``sensitivity``.
-    C follows as S·b/2 (replace) or S·b (client-level add-remove). Returns 0.0 when even S → 0
-    cannot reach the target (only for γ = 0 or a target below the S = 0 value, which is 0).
-    """
-    if not (isinstance(target_epsilon, (int, float)) and math.isfinite(target_epsilon) and target_epsilon > 0):
-        raise ValueError(f"target_epsilon must be a finite number > 0 (got {target_epsilon!r})")
-    if "sensitivity" in config:
-        raise ValueError("sensitivity is what largest_sensitivity searches for; do not pass it")
-
-    def eps_at(s: float) -> float:
-        return FlorasRunAccountant(sensitivity=s, **config).report(rounds=rounds).epsilon
-
-    if config.get("N", 0) - config.get("K", 0) <= 0 and eps_at(1e-300) > target_epsilon:
-        return 0.0
-    lo, hi = 1e-12, 1.0
-    if eps_at(lo) > target_epsilon:
-        return 0.0
-    while eps_at(hi) <= target_epsilon:
-        lo, hi = hi, hi * 2.0
-        if hi > 1e12:
-            return hi
-    while hi / lo > 1.0 + rel_tol:
-        mid = math.sqrt(lo * hi)
-        if eps_at(mid) <= target_epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return lo

@@ -1,0 +1,83 @@
+"""Calibration: the parameter value that meets a target ε (SPEC §7.3 planning, §10 matched comparison).
+
+:func:`calibrate` is a bracketing root finder over one real parameter (like dp_accounting's
+``mechanism_calibration``): it assumes ε is monotone in the parameter (``increasing``: ε grows
+with it, e.g. ε₀; otherwise ε falls with it, e.g. a noise multiplier) and returns the value on the
+safe side of the target within ``rel_tol``. :func:`smallest_noise_multiplier` is the Gaussian case.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from scipy.optimize import brentq
+
+__all__ = ["calibrate", "smallest_noise_multiplier"]
+
+
+def _eps(acc, rounds: int) -> float:
+    if hasattr(acc, "epsilon"):
+        return float(acc.epsilon(rounds=rounds))
+    return float(acc.report(rounds=rounds).epsilon)
+
+
+def calibrate(make_accountant: Callable[[float], object], *, target_epsilon: float, rounds: int, lower: float,
+              upper: float, increasing: bool, rel_tol: float = 1e-4) -> float:
+    """The parameter x in [lower, upper] with ε(x) ≤ target at the safe end of a bracket of relative width ``rel_tol``.
+
+    ``make_accountant(x)`` returns an object with ``epsilon(rounds=t)`` (or ``report``). With
+    ``increasing`` the largest x meeting the target is returned, otherwise the smallest. ValueError
+    if even the safe end of [lower, upper] misses the target.
+    """
+    if not (isinstance(target_epsilon, (int, float)) and math.isfinite(target_epsilon) and target_epsilon > 0):
+        raise ValueError(f"target_epsilon must be a finite number > 0 (got {target_epsilon!r})")
+    if not (0 < lower < upper and math.isfinite(upper)):
+        raise ValueError(f"the bracket must satisfy 0 < lower < upper < ∞ (got [{lower!r}, {upper!r}])")
+    if not (0 < rel_tol < 1):
+        raise ValueError(f"rel_tol must be in (0, 1) (got {rel_tol!r})")
+
+    def ok(x: float) -> bool:
+        return _eps(make_accountant(x), rounds) <= target_epsilon
+
+    safe, risky = (lower, upper) if increasing else (upper, lower)
+    if not ok(safe):
+        raise ValueError(f"no parameter in [{lower:g}, {upper:g}] reaches ε ≤ {target_epsilon:g} after {rounds} rounds "
+                         f"(ε = {_eps(make_accountant(safe), rounds):.6g} at {safe:g})")
+    if ok(risky):
+        return risky
+    # Brent's method on ln x for speed (ε is continuous and monotone in x), then a safe-side check
+    f = lambda lx: _eps(make_accountant(math.exp(lx)), rounds) - target_epsilon
+    try:
+        lx = brentq(f, math.log(min(safe, risky)), math.log(max(safe, risky)), xtol=rel_tol / 4, rtol=1e-12, maxiter=200)
+        x = math.exp(lx)
+        step = rel_tol / 2 if increasing else -rel_tol / 2
+        for _ in range(8):
+            if ok(x):
+                return x
+            x *= 1.0 - step
+    except ValueError:
+        pass  # ε jumps (e.g. to ∞) across the bracket: fall back to bisection
+    while abs(risky - safe) > rel_tol * max(abs(safe), abs(risky)):
+        mid = math.sqrt(safe * risky)
+        if ok(mid):
+            safe = mid
+        else:
+            risky = mid
+    return safe
+
+
+def smallest_noise_multiplier(*, target_epsilon: float, rounds: int, K: int, M: int, delta: float = 1e-5,
+                              relation: str = "replace", sampling: str = "without-replacement", accountant: str = "rdp",
+                              lower: float = 0.05, upper: float = 1e3, rel_tol: float = 1e-4) -> float:
+    """Smallest z = σ/S of the sampled Gaussian mechanism with ε ≤ target after ``rounds`` rounds."""
+    from privacy.scheme import SchemeRunAccountant
+
+    S = 2.0 if relation == "replace" else 1.0  # clip_norm = 1: S is the relation's sensitivity
+
+    def make(z: float):
+        return SchemeRunAccountant("gaussian", K=K, M=M, relation=relation, sampling=sampling, delta=delta,
+                                   accountant=accountant, clip_norm=1.0, noise_std=z * S)
+
+    return calibrate(make, target_epsilon=target_epsilon, rounds=rounds, lower=lower, upper=upper, increasing=False,
+                     rel_tol=rel_tol)

@@ -1,0 +1,112 @@
+"""Per-round accounting engines: one event, ε after t rounds, under a named accountant (SPEC §7.3, §9.4, §9.5).
+
+=============== ========================================================================= ===========
+accountant      what it computes                                                          exact?
+=============== ========================================================================= ===========
+``rdp``         RDP, mechanism-specific sampling bounds where they exist (default)         upper bound
+``rdp-generic`` RDP, generic sampling bounds only (WBK 2019 Thm 9 / Zhu & Wang 2019 Thm 6) upper bound
+``pld``         privacy-loss distribution, pessimistic discretization (dp_accounting)      upper bound
+``gdp``         μ-GDP; subsampling by the central limit theorem                            APPROXIMATE
+=============== ========================================================================= ===========
+
+Each engine answers ``epsilon(rounds)`` → (ε, order or None, warnings) and ``delta_at``; the run
+accountants build the reports around them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from privacy.accountant import edge_warning, event_rdp
+from privacy.gdp import event_mu, gdp_delta, gdp_epsilon
+from privacy.rdp import delta_from_rdp, epsilon_from_rdp
+
+__all__ = ["ACCOUNTANTS", "ACCOUNTANT_TEXT", "make_engine"]
+
+ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
+ACCOUNTANT_TEXT = {
+    "rdp": "rdp: Rényi DP with mechanism-specific sampling bounds where they exist (sampled Gaussian: dp_accounting, "
+           "Mironov–Talwar–Zhang 2019 arXiv:1908.10530 / WBK 2019 arXiv:1808.00087 Thm 27; sampled FLORAS: "
+           "conditional-Gaussian V-average, SPEC §9.5), generic bounds otherwise; composition by addition",
+    "rdp-generic": "rdp-generic: Rényi DP with the generic sampling bounds only (WBK 2019 arXiv:1808.00087 Thm 9; "
+                   "Zhu & Wang 2019 Thm 6); composition by addition",
+    "pld": "pld: privacy-loss distribution with pessimistic (connect-the-dots) discretization, FFT composition "
+           "(dp_accounting; FLORAS as a pessimistic V-mixture of Gaussian PLDs, SPEC §9.5)",
+    "gdp": "gdp: Gaussian DP (Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002), exact μ → (ε, δ) conversion",
+}
+
+
+def _check(accountant: str) -> None:
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {{{', '.join(ACCOUNTANTS)}}} (got {accountant!r})")
+
+
+class _RdpEngine:
+    approximate = False
+
+    def __init__(self, event, *, orders, method: str, conversion: str):
+        self.orders = np.asarray(orders, dtype=np.float64)
+        self.conversion = conversion
+        self.round_rdp = event_rdp(event, self.orders, method=method)
+
+    def epsilon(self, rounds: int, delta: float):
+        curve = rounds * self.round_rdp if rounds else np.zeros_like(self.orders)
+        eps, idx = epsilon_from_rdp(self.orders, curve, delta=delta, conversion=self.conversion)
+        if not (math.isfinite(eps) and eps > 0):
+            return eps, None, []
+        w = edge_warning(self.orders, idx, eps)
+        return eps, float(self.orders[idx]), [w] if w else []
+
+    def delta_at(self, rounds: int, epsilon: float) -> float:
+        return delta_from_rdp(self.orders, rounds * self.round_rdp, epsilon=epsilon, conversion=self.conversion)[0]
+
+
+class _PldEngine:
+    approximate = False
+
+    def __init__(self, event, *, discretization: float | None = None):
+        from privacy.pld import DEFAULT_DISCRETIZATION, event_pld
+
+        self.round_pld = event_pld(event, discretization=discretization or DEFAULT_DISCRETIZATION)
+        self._cache: dict[int, object] = {}
+
+    def _composed(self, rounds: int):
+        if rounds not in self._cache:
+            self._cache = {rounds: self.round_pld.self_compose(rounds) if rounds else None}
+        return self._cache[rounds]
+
+    def epsilon(self, rounds: int, delta: float):
+        if rounds == 0:
+            return 0.0, None, []
+        eps = float(self._composed(rounds).get_epsilon_for_delta(delta))
+        return max(eps, 0.0), None, []
+
+    def delta_at(self, rounds: int, epsilon: float) -> float:
+        return 0.0 if rounds == 0 else float(self._composed(rounds).get_delta_for_epsilon(epsilon))
+
+
+class _GdpEngine:
+    def __init__(self, event):
+        self.event = event
+        _, self.approximate, self.rule = event_mu(event, 1)  # validates
+
+    def mu(self, rounds: int) -> float:
+        return event_mu(self.event, rounds)[0]
+
+    def epsilon(self, rounds: int, delta: float):
+        return gdp_epsilon(delta, self.mu(rounds)), None, []
+
+    def delta_at(self, rounds: int, epsilon: float) -> float:
+        return gdp_delta(epsilon, self.mu(rounds))
+
+
+def make_engine(accountant: str, event, *, orders, conversion: str = "tight", discretization: float | None = None):
+    """The engine of ``accountant`` for the per-round ``event``; ValueError when it cannot handle it."""
+    _check(accountant)
+    if accountant in ("rdp", "rdp-generic"):
+        return _RdpEngine(event, orders=orders, method="tight" if accountant == "rdp" else "generic", conversion=conversion)
+    if accountant == "pld":
+        return _PldEngine(event, discretization=discretization)
+    return _GdpEngine(event)

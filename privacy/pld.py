@@ -1,0 +1,117 @@
+"""Privacy-loss-distribution (PLD) accounting through dp_accounting (SPEC §9.4, §9.5).
+
+:func:`event_pld` turns an event into a ``dp_accounting`` ``PrivacyLossDistribution`` built with
+pessimistic discretization (the connect-the-dots construction of Doroshenko, Ghazi, Kamath,
+Kumar & Manurangsi 2022, arXiv:2207.04380), so every ε it gives is an upper bound up to the
+floating-point error of the FFT composition.
+
+- Gaussian, unsampled or Poisson-sampled (add/remove; Koskela, Jälkö & Honkela 2020,
+  arXiv:1906.03049, and dp_accounting's construction).
+- FLORAS round (SPEC §9.5): with V revealed the privacy loss of (V, ŝ/b) is that of ŝ/b given V,
+  so the PLD is the V-mixture of Gaussian PLDs of standard deviation √V = γ/|Z|. The range of |Z|
+  is cut into panels [z_i, z_{i+1}] of probability w_i = 2(Φ(z_{i+1}) − Φ(z_i)) and every V in a
+  panel is replaced by the smallest one, γ²/z_{i+1}² (less noise dominates by post-processing:
+  add the missing variance), so the mixture stays an upper bound; the tail |Z| > z_max goes to
+  the infinite-loss mass (it adds at most T·2Φ̄(z_max) to δ over T rounds).
+- Randomized response with ε₀ (binary, replace-one): dp_accounting's exact PLD; repeated rounds
+  by ``self_compose`` (dp_accounting 0.6's ``PLDAccountant.compose(event, count)`` ignores count
+  for randomized response, so the PLD object is used directly).
+- Sampling without replacement (replace-one) has no PLD here: ValueError naming ``rdp``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from dp_accounting.pld import pld_pmf
+from dp_accounting.pld import privacy_loss_distribution as _pld
+from scipy.special import ndtr
+
+__all__ = ["DEFAULT_DISCRETIZATION", "event_pld", "cauchy_mixture_pld"]
+
+#: Loss discretization interval of every PLD built here (nats).
+DEFAULT_DISCRETIZATION = 1e-3
+#: FLORAS mixture: panels in |Z| are geometric with this ratio between z_lo and z_max.
+PANEL_RATIO = 1.05
+Z_LO, Z_TAIL = 0.02, 6.7  # 2Φ̄(6.7) = 2.1e-11 per round into the infinite-loss mass
+
+
+def _unsupported(event, why: str) -> ValueError:
+    return ValueError(f"accountant pld does not support {type(event).__name__}: {why}; use --accountant rdp")
+
+
+def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
+                       discretization: float = DEFAULT_DISCRETIZATION):
+    """PLD of the FLORAS round (Poisson rate ``rate``, add/remove; 1: unsampled) as a pessimistic V-mixture."""
+    S, g = float(sensitivity), float(gamma)
+    if S == 0.0:
+        return _pld.identity(discretization)
+    edges = np.concatenate([[0.0], np.geomspace(Z_LO, Z_TAIL, int(math.ceil(math.log(Z_TAIL / Z_LO) / math.log(PANEL_RATIO))) + 1)])
+    cdf = ndtr(edges)
+    weights = 2.0 * np.diff(cdf)
+    tail = 2.0 * float(ndtr(-Z_TAIL))
+    if g == 0.0:
+        tail, weights = 1.0, weights * 0.0
+    parts_remove, parts_add = [], []
+    for w, z in zip(weights, edges[1:]):
+        if w <= 0.0:
+            continue
+        p = _pld.from_gaussian_mechanism(g / z, sensitivity=S, sampling_prob=rate, value_discretization_interval=discretization)
+        parts_remove.append((w, p._pmf_remove.to_dense_pmf()))
+        parts_add.append((w, p._pmf_add.to_dense_pmf()))
+
+    def mixture(parts):
+        # Σ_i w_i·pmf_i + tail·δ_∞ on one dense grid (weights sum to 1 − tail)
+        if not parts:
+            return pld_pmf.DensePLDPmf(discretization, 0, np.zeros(1), 1.0, True)
+        lo = min(d._lower_loss for _, d in parts)
+        hi = max(d._lower_loss + d.size for _, d in parts)
+        probs = np.zeros(hi - lo)
+        inf_mass = tail
+        for w, d in parts:
+            probs[d._lower_loss - lo: d._lower_loss - lo + d.size] += w * d._probs
+            inf_mass += w * d._infinity_mass
+        return pld_pmf.DensePLDPmf(discretization, lo, probs, inf_mass, True)
+
+    return _pld.PrivacyLossDistribution(mixture(parts_remove), mixture(parts_add))
+
+
+def event_pld(event, *, discretization: float = DEFAULT_DISCRETIZATION):
+    """The PLD of one event (see the module doc for what is supported)."""
+    from privacy.events import (
+        CauchyRound, Composed, GaussianRound, PoissonSampled, RandomizedResponseRound, SampledWithoutReplacement,
+        SelfComposed,
+    )
+
+    h = discretization
+    if isinstance(event, SampledWithoutReplacement):
+        if event.rate < 1.0:
+            raise _unsupported(event, "sampling without replacement (replace-one) has no PLD construction here")
+        return event_pld(event.event, discretization=h)
+    rate, inner = (event.rate, event.event) if isinstance(event, PoissonSampled) else (1.0, event)
+    if isinstance(inner, GaussianRound):
+        if inner.sensitivity == 0:
+            return _pld.identity(h)
+        if inner.noise_std == 0:
+            raise _unsupported(event, "a Gaussian without noise has ε = ∞")
+        return _pld.from_gaussian_mechanism(inner.noise_std, sensitivity=inner.sensitivity, sampling_prob=rate,
+                                            value_discretization_interval=h)
+    if isinstance(inner, CauchyRound):
+        if inner.scalar:
+            raise _unsupported(event, "the exact scalar Cauchy release")
+        return cauchy_mixture_pld(sensitivity=inner.sensitivity, gamma=inner.gamma, rate=rate, discretization=h)
+    if isinstance(inner, RandomizedResponseRound) and rate == 1.0:
+        if inner.epsilon0 == 0:
+            return _pld.identity(h)
+        return _pld.from_randomized_response(2.0 / (1.0 + math.exp(inner.epsilon0)), 2, value_discretization_interval=h)
+    if isinstance(event, SelfComposed):
+        if event.count == 0:
+            return _pld.identity(h)
+        return event_pld(event.event, discretization=h).self_compose(event.count)
+    if isinstance(event, Composed):
+        out = _pld.identity(h)
+        for e in event.events:
+            out = out.compose(event_pld(e, discretization=h))
+        return out
+    raise _unsupported(event, "no privacy-loss distribution is implemented for it")
