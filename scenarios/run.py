@@ -192,7 +192,7 @@ class _EpsilonColumn:
     def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
         self.accountant = None
-        if phy.scheme != "floras":
+        if phy.scheme not in ("floras", "sqsgd"):
             self.assumptions = (
                 f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
@@ -345,7 +345,8 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
                 "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
                 "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
                 "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
-                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, threat model T1 (inf: no privacy noise)",
+                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, threat model "
+                           f"{'in privacy_report' if config.phy.scheme == 'sqsgd' else 'T1'} (inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup excluded)",
             },
             "epsilon_assumptions": epsilon.assumptions,

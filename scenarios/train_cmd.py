@@ -60,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
     eps = summary["final_epsilon"]
-    if config.phy.scheme != "floras":
+    if config.phy.scheme == "sqsgd":  # SPEC §9.3
+        eps_text = (f"{eps:.4g} at delta = {config.privacy.delta:g} (epsilon0 = {config.phy.epsilon0:g}-LDP per round "
+                    "against any observer; composed with client-sampling amplification, see config.json)")
+    elif config.phy.scheme != "floras":
         eps_text = "inf (no privacy noise)"
     else:
         eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model T1)"
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         f"test accuracy {summary['final_test_accuracy']:.4f}, test loss {summary['final_test_loss']:.4f}, "
         f"train loss {summary['final_train_loss']:.4f}, epsilon {eps_text}, {summary['wall_time_s']:.1f} s"
     )
-    if config.phy.scheme == "floras":
+    if config.phy.scheme in ("floras", "sqsgd"):
         import json
 
         record = json.loads((out / "config.json").read_text(encoding="utf-8"))

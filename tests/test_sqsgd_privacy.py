@@ -42,3 +42,58 @@ def test_privquant_rdp_is_at_most_randomized_response(n, K, kappa):
             assert d == pytest.approx(bound, rel=1e-12)
     # and every order's value stays below the pure-DP bound ε₀
     assert rr_rdp(64.0, eps) < eps
+
+
+def conversion_overhead(delta):
+    """Tight RDP→(ε, δ) conversion term at the largest order of the grid, where RR's RDP is capped at ε₀."""
+    from privacy import DEFAULT_ORDERS
+
+    a = float(max(DEFAULT_ORDERS))
+    return math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
+
+
+# ---- accounting side (privacy.RandomizedResponseRound, privacy.SchemeRunAccountant; SPEC §9.3)
+def test_rdp_of_the_pure_eps0_round_is_randomized_responses():
+    from privacy import RandomizedResponseRound, event_rdp
+
+    eps = 1.7
+    curve = event_rdp(RandomizedResponseRound(epsilon0=eps), np.array(ORDERS))
+    for alpha, value in zip(ORDERS, curve):
+        assert value == pytest.approx(rr_rdp(alpha, eps), rel=1e-12)
+        # and it is PrivQuant's own exact divergence for one binary coordinate
+        assert value == pytest.approx(worst_divergence(1, 2, eps, 0, alpha), rel=1e-12)
+
+
+@pytest.mark.parametrize("eps,T", [(1.0, 1), (1.0, 10), (0.5, 100), (4.0, 20)])
+def test_composed_epsilon_agrees_with_dp_accountings_randomized_response(eps, T):
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from privacy import SchemeRunAccountant
+    from privacy.pld import DEFAULT_DISCRETIZATION
+
+    delta = 1e-5
+    # dp_accounting's binary randomized response: truth with probability 1 − noise/2 = e^ε/(1 + e^ε);
+    # self_compose(T) (PLDAccountant.compose(event, count) ignores count for this event in 0.6)
+    reference = pld.from_randomized_response(2.0 / (1.0 + math.exp(eps)), 2).self_compose(T).get_epsilon_for_delta(delta)
+    common = dict(K=10, M=10, epsilon0=eps, delta=delta)  # K = M: no sampling, the unamplified composition
+    got_pld = SchemeRunAccountant("ldp", accountant="pld", **common).epsilon(rounds=T)
+    # pessimistic discretization of the privacy loss adds at most h per composed round
+    assert reference - 1e-9 <= got_pld <= reference + T * DEFAULT_DISCRETIZATION
+    got_rdp = SchemeRunAccountant("ldp", accountant="rdp", **common).epsilon(rounds=T)
+    assert got_rdp >= reference - 1e-9  # an upper bound
+    assert got_rdp <= T * eps + conversion_overhead(delta)  # and at most pure composition + conversion
+
+
+def test_scenario_accountant_of_sqsgd_names_any_observer_and_uses_client_sampling():
+    from scenarios.config import scenario_from_dict
+
+    base = {"partition": {"clients": 50}, "training": {"clients_per_round": 10},
+            "phy": {"scheme": "sqsgd", "normalization": "clip", "clip_norm": 1.0, "epsilon0": 2.0}}
+    cfg = scenario_from_dict(base)
+    report = cfg.privacy_accountant(d=100, D=30).report(rounds=5)
+    assert report.threat_model.startswith("any observer (T1 and T2)")
+    assert any("ε₀ = 2" in line for line in report.assumptions)
+    full = scenario_from_dict({**base, "partition": {"clients": 10}}).privacy_accountant(d=100, D=30)
+    assert report.epsilon < full.epsilon(rounds=5) <= 5 * 2.0 + conversion_overhead(1e-5)  # sampling helps T1
+    with pytest.raises(ValueError, match=r"^phy\.epsilon0 must be a finite number > 0"):
+        scenario_from_dict({**base, "phy": {**base["phy"], "epsilon0": -1.0}})
