@@ -97,3 +97,14 @@ def test_scenario_accountant_of_sqsgd_names_any_observer_and_uses_client_samplin
     assert report.epsilon < full.epsilon(rounds=5) <= 5 * 2.0 + conversion_overhead(1e-5)  # sampling helps T1
     with pytest.raises(ValueError, match=r"^phy\.epsilon0 must be a finite number > 0"):
         scenario_from_dict({**base, "phy": {**base["phy"], "epsilon0": -1.0}})
+
+
+def test_randomized_response_rdp_for_large_eps0_is_finite():
+    # regression: ln(1 − p) overflowed in math.exp(ε₀) for ε₀ > 709 (sqSGD without effective privacy uses such ε₀)
+    from privacy import RandomizedResponseRound, event_rdp
+
+    for eps in (709.0, 800.0, 5000.0):
+        curve = event_rdp(RandomizedResponseRound(epsilon0=eps), np.array(ORDERS))
+        assert np.all(np.isfinite(curve)) and np.all(curve <= eps)
+        # D_2 = ln(e^{2ε₀}/(1 + e^{ε₀}) + 1/(e^{ε₀}(1 + e^{ε₀}))) = ε₀ − ln(1 + e^{−ε₀}) + O(e^{−3ε₀}) = ε₀ here
+        assert curve[ORDERS.index(2.0)] == pytest.approx(eps, rel=1e-12)
