@@ -69,7 +69,7 @@ def calibrate(make_accountant: Callable[[float], object], *, target_epsilon: flo
 
 def smallest_noise_multiplier(*, target_epsilon: float, rounds: int, K: int, M: int, delta: float = 1e-5,
                               relation: str = "replace", sampling: str = "without-replacement", accountant: str = "rdp",
-                              lower: float = 0.05, upper: float = 1e3, rel_tol: float = 1e-4) -> float:
+                              lower: float = 0.05, upper: float = 1e3, rel_tol: float = 1e-4, orders=None) -> float:
     """Smallest z = σ/S of the sampled Gaussian mechanism with ε ≤ target after ``rounds`` rounds."""
     from privacy.scheme import SchemeRunAccountant
 
@@ -77,7 +77,7 @@ def smallest_noise_multiplier(*, target_epsilon: float, rounds: int, K: int, M: 
 
     def make(z: float):
         return SchemeRunAccountant("gaussian", K=K, M=M, relation=relation, sampling=sampling, delta=delta,
-                                   accountant=accountant, clip_norm=1.0, noise_std=z * S)
+                                   accountant=accountant, orders=orders, clip_norm=1.0, noise_std=z * S)
 
     return calibrate(make, target_epsilon=target_epsilon, rounds=rounds, lower=lower, upper=upper, increasing=False,
                      rel_tol=rel_tol)

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from privacy.accountant import edge_warning, event_rdp
+from privacy.accountant import edge_warning, event_eps_inf, event_rdp
 from privacy.gdp import event_mu, gdp_delta, gdp_epsilon
 from privacy.rdp import delta_from_rdp, epsilon_from_rdp
 
@@ -50,10 +50,14 @@ class _RdpEngine:
         self.orders = np.asarray(orders, dtype=np.float64)
         self.conversion = conversion
         self.round_rdp = event_rdp(event, self.orders, method=method)
+        self.eps_inf = event_eps_inf(event)  # pure-DP level per round (∞ unless the mechanism is pure DP)
 
     def epsilon(self, rounds: int, delta: float):
         curve = rounds * self.round_rdp if rounds else np.zeros_like(self.orders)
         eps, idx = epsilon_from_rdp(self.orders, curve, delta=delta, conversion=self.conversion)
+        pure = rounds * self.eps_inf if rounds else 0.0
+        if pure < eps:  # basic composition of pure DP, (T·ε∞, 0), is the better bound here
+            return pure, None, []
         if not (math.isfinite(eps) and eps > 0):
             return eps, None, []
         w = edge_warning(self.orders, idx, eps)

@@ -19,7 +19,8 @@ the integrand φ(z)e^{c_α} ≤ φ(z)·exp((1−κ)z²/2), κ = 1 − α(α−1)
 whose mean diverges, so ∞ is returned: the finite orders are exactly α(α−1)S² < γ².
 
 Numerics (log space, stable): E − 1 = 2∫₀^∞ φ(z)·expm1(c_α) dz is integrated on [0, z_max] by
-composite Gauss–Legendre (6 equal panels × 12 nodes, all orders at once; the integrand is smooth),
+composite Gauss–Legendre (panels [0, 1], [1, 2], [2, 4], … up to z_max, 12 nodes each, all orders
+at once; the integrand is smooth),
 the integrand formed as exp(ln φ + ln expm1(c_α)) so nothing overflows. The quadrature error is
 estimated by the difference to the 6-node rule on the same panels (the coarse rule's error, far
 larger than the fine rule's), and that estimate is added. z_max = 9/√κ_min and the neglected tail is
@@ -44,8 +45,8 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _TAIL_SIGMAS = 9.0
 #: Orders above these are left at ∞ here (the caller's generic bound covers them): dp_accounting's
 #: without-replacement bound costs O(α²) per node and order, and such orders rarely attain ε.
-_WOR_MAX_ORDER, _POISSON_MAX_ORDER = 24.0, 64.0
-_PANELS, _NODES = 6, 12  # composite Gauss–Legendre: 6 equal panels on [0, z_max], 12 nodes each
+_WOR_MAX_ORDER, _POISSON_MAX_ORDER = 16.0, 32.0
+_NODES = 12  # Gauss–Legendre nodes per panel
 
 
 def _log_expm1(x: np.ndarray) -> np.ndarray:
@@ -110,7 +111,9 @@ def cauchy_sampled_rdp(orders, *, scheme: str, rate: float, sensitivity: float, 
     def integrand(z: float) -> np.ndarray:
         return 2.0 * np.exp(-0.5 * z * z - _LOG_SQRT_2PI + _log_expm1(log_moments(z)))
 
-    edges = np.linspace(0.0, z_max, _PANELS + 1)
+    # panels [0, 1], [1, 2], [2, 4], … up to z_max: fine where the mass is, wide in the slow tails
+    inner = [2.0**k for k in range(int(math.floor(math.log2(z_max))) + 1) if 2.0**k < z_max]
+    edges = np.array([0.0, *inner, z_max])
 
     def rule(n: int) -> np.ndarray:
         x, w = np.polynomial.legendre.leggauss(n)

@@ -58,28 +58,40 @@ def plan_smallest_N(*, target_epsilon: float, rounds: int, n_max: int = 10**9, *
     def report_at(n: int) -> PrivacyReport:
         return FlorasRunAccountant(N=n, **config).report(rounds=rounds)
 
+    def smallest(lo: int, hi: int, accountant: str) -> int:
+        """Smallest n in (lo, hi] with ε ≤ target, given ε(lo) > target ≥ ε(hi) (bisection; ε falls with N)."""
+        cfg = dict(config, accountant=accountant)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if FlorasRunAccountant(N=mid, **cfg).epsilon(rounds=rounds) <= target_epsilon:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
     lo_report = report_at(K)  # validates the whole configuration before the search
     if lo_report.epsilon <= target_epsilon:
         return PlanResult(K, float(target_epsilon), (K, n_max), lo_report, f"N = K = {K} (γ = 0) already reaches ε ≤ {target_epsilon:g}")
-    hi_report = report_at(n_max)
-    if hi_report.epsilon > target_epsilon:
+    name = config.get("accountant", "rdp")
+    hi = n_max
+    if name == "rdp":
+        # the generic bound is cheap and never below the tight one: its answer brackets the tight search
+        gen = dict(config, accountant="rdp-generic")
+        if FlorasRunAccountant(N=n_max, **gen).epsilon(rounds=rounds) <= target_epsilon:
+            hi = smallest(K, n_max, "rdp-generic")
+    if FlorasRunAccountant(N=hi, **config).epsilon(rounds=rounds) > target_epsilon:
+        hi_report = report_at(n_max)
         return PlanResult(
             None, float(target_epsilon), (K, n_max), hi_report,
             f"no N in [{K}, {n_max}] reaches ε ≤ {target_epsilon:g} after {rounds} rounds "
             f"(ε = {_fmt(hi_report.epsilon)} at N = {n_max})",
         )
-    lo, hi = K, n_max
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        rep = report_at(mid)
-        if rep.epsilon <= target_epsilon:
-            hi, hi_report = mid, rep
-        else:
-            lo = mid
+    hi = smallest(K, hi, name)
+    hi_report = report_at(hi)
     return PlanResult(
         hi, float(target_epsilon), (K, n_max), hi_report,
-        f"smallest N = {hi} (γ = {hi - K}) reaches ε = {_fmt(hi_report.epsilon)} ≤ {target_epsilon:g} after {rounds} rounds; "
-        f"orthonormal sequences then need L ≥ {hi}",
+        f"smallest N = {hi} (γ = {hi - K}) reaches ε = {_fmt(hi_report.epsilon)} ≤ {target_epsilon:g} after {rounds} rounds "
+        f"({name}); orthonormal sequences then need L ≥ {hi}",
     )
 
 
@@ -96,7 +108,7 @@ def largest_sensitivity(*, target_epsilon: float, rounds: int, rel_tol: float = 
         raise ValueError("sensitivity is what largest_sensitivity searches for; do not pass it")
 
     def eps_at(s: float) -> float:
-        return FlorasRunAccountant(sensitivity=s, **config).report(rounds=rounds).epsilon
+        return FlorasRunAccountant(sensitivity=s, **config).epsilon(rounds=rounds)
 
     if config.get("N", 0) - config.get("K", 0) <= 0 and eps_at(1e-300) > target_epsilon:
         return 0.0

@@ -327,15 +327,15 @@ class FlorasRunAccountant:
         """δ(ε) after ``rounds`` rounds (the inverse conversion)."""
         return self._engine.delta_at(_int_at_least("rounds", rounds, 0), epsilon)
 
-    def with_sensitivity(self, sensitivity: float) -> "FlorasRunAccountant":
-        """The same accountant with S replaced (used by the link-level analysis); cached per S."""
+    def with_sensitivity_generic(self, sensitivity: float) -> "FlorasRunAccountant":
+        """The same run with S replaced, under ``rdp-generic`` (the link-level analysis, :mod:`privacy.link`); cached."""
         key = float(sensitivity)
         if key not in self._link_engines:
             self._link_engines[key] = FlorasRunAccountant(
                 K=self.K, N=self.N, M=self.M, d=self.d, normalization=self.normalization, C=self._C, power=self._power,
                 clip_norm=self._clip_norm, level=self.level, relation=self.relation, sampling=self.sampling,
                 delta=self.delta, orders=self._orders, sensitivity=key, conversion=self.conversion,
-                accountant=self.accountant_name, **self._build_args,
+                accountant="rdp-generic", **self._build_args,
             )
         return self._link_engines[key]
 

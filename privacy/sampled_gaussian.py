@@ -48,11 +48,16 @@ def log_moment_int(scheme: str, rate: float, z: float, alpha: int) -> float:
         return math.inf
     if z == math.inf:
         return 0.0
-    if rate == 1.0:
-        return alpha * (alpha - 1) / (2.0 * z * z)
-    if scheme == "poisson":
-        return float(_dpa_rdp._compute_log_a(rate, z, int(alpha)))
-    return float(_dpa_rdp._compute_rdp_sample_wor_gaussian_int(rate, z, int(alpha)))
+    unsampled = alpha * (alpha - 1) / (2.0 * z * z)
+    if rate == 1.0 or unsampled < 1e-12:
+        # sampling never increases the divergence; for huge z dp_accounting's log(e^x − 1) underflows
+        return unsampled
+    try:
+        if scheme == "poisson":
+            return min(unsampled, float(_dpa_rdp._compute_log_a(rate, z, int(alpha))))
+        return min(unsampled, float(_dpa_rdp._compute_rdp_sample_wor_gaussian_int(rate, z, int(alpha))))
+    except (ValueError, OverflowError):
+        return unsampled
 
 
 def log_moment(scheme: str, rate: float, z: float, alpha: float) -> float:

@@ -92,6 +92,9 @@ class SchemeRunAccountant:
                              "replace-one neighbours; use sampling 'poisson' for add-remove)")
         if K < M and sampling == "poisson" and relation != "add-remove":
             raise ValueError("relation must be 'add-remove' with sampling 'poisson' (the bounds assume add/remove neighbours)")
+        if mechanism == "ddgauss" and sampling == "poisson" and K < M:
+            raise ValueError("sampling must be 'without-replacement' for ddgauss: under Poisson sampling the number of "
+                             "contributors, whose noise adds up, is random and can fall below K")
         required, optional = _PARAMS[mechanism]
         missing, unknown = required - set(params), set(params) - required - optional
         if missing or unknown:

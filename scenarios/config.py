@@ -241,15 +241,19 @@ class ScenarioConfig:
         """The :class:`privacy.FlorasRunAccountant` of this scenario (FLORAS only; SPEC §7).
 
         Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
-        ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``.
+        ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``. The
+        accountant is ``rdp`` (conditional-Gaussian bound, SPEC §9.5); the link model (SNR, L, CSIT)
+        makes every report carry the link-level ``epsilon_link`` (privacy/link.py).
         """
         if self.phy.scheme == "sqsgd":
             return self._sqsgd_accountant()
         from privacy import FlorasRunAccountant
+        from privacy.link import LinkModel
 
         t, pr, phy = self.training, self.privacy, self.phy
         try:
             return FlorasRunAccountant(
+                link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.csit),
                 K=t.clients_per_round, N=phy.N, M=self.partition.clients, d=d,
                 normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
                 clip_norm=phy.clip_norm, level=pr.level, relation=pr.relation, sampling="without-replacement",

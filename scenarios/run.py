@@ -211,7 +211,7 @@ class _EpsilonColumn:
     def __call__(self, rounds: int) -> float:
         if self.accountant is None:
             return math.inf
-        return float(self.accountant.report(rounds=rounds).epsilon)
+        return float(self.accountant.epsilon(rounds=rounds))  # the idealised ε; the final report adds epsilon_link
 
 
 # ------------------------------------------------------------------------------ the run
