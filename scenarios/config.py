@@ -268,7 +268,8 @@ class ScenarioConfig:
         "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own; the composed "
         "epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
         "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
-        "the same accountant with K = M"
+        "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
+        "which the clip normalization sends unprotected on the control channel (SPEC §2)"
     )
 
     def _sqsgd_accountant(self):
