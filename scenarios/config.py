@@ -250,7 +250,7 @@ class ScenarioConfig:
             if key is None or len(key) < 16:
                 _fail("run.key_hex", "a hexadecimal string of at least 32 digits (≥ 128 bits)", r.key_hex)
         _int("run.checkpoint_every", r.checkpoint_every, 1)
-        if self.phy.scheme in ("floras", *PRIVATE_BASELINES):
+        if self.phy.scheme in ("floras", "sqsgd", *PRIVATE_BASELINES):
             # The accountant's own checks (e.g. relation vs. sampling), before any data is loaded;
             # d and D are not known yet, so placeholders that pass their range checks are used.
             self.privacy_accountant(d=1, D=t.batch_size)
@@ -265,6 +265,8 @@ class ScenarioConfig:
         accountant is ``rdp`` (conditional-Gaussian bound, SPEC §9.5); the link model (SNR, L, CSIT)
         makes every report carry the link-level ``epsilon_link`` (privacy/link.py).
         """
+        if self.phy.scheme == "sqsgd":
+            return self._sqsgd_accountant()
         from privacy import FlorasRunAccountant
         from privacy.link import LinkModel
 
@@ -283,6 +285,34 @@ class ScenarioConfig:
                 delta=float(pr.delta), local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
                 accountant=pr.accountant,
             )
+        except ValueError as exc:
+            raise ValueError(f"privacy: {exc}") from None
+
+
+    # ---- sqSGD (SPEC §9.3)
+    SQSGD_THREAT_MODEL = (
+        "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own; the composed "
+        "epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
+        "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
+        "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
+        "which the clip normalization sends unprotected on the control channel (SPEC §2)"
+    )
+
+    def _sqsgd_accountant(self):
+        """:class:`privacy.SchemeRunAccountant` ("ldp") of a sqSGD run: pure ε₀ per round (SPEC §9.3).
+
+        Client sampling as for the other schemes: K of M without replacement (replace-one) or Poisson
+        (add/remove), from ``[privacy] relation``. Full local epochs: item level equals client level.
+        """
+        from privacy import SchemeRunAccountant
+
+        t, pr = self.training, self.privacy
+        sampling = "without-replacement" if pr.relation == "replace" else "poisson"
+        try:
+            return SchemeRunAccountant("ldp", K=t.clients_per_round, M=self.partition.clients, level=pr.level,
+                                       relation=pr.relation, sampling=sampling, delta=float(pr.delta),
+                                       threat_model=self.SQSGD_THREAT_MODEL, epsilon0=float(self.phy.epsilon0),
+                                       accountant=pr.accountant)
         except ValueError as exc:
             raise ValueError(f"privacy: {exc}") from None
 

@@ -207,7 +207,7 @@ class _EpsilonColumn:
     def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
         self.accountant = None
-        if phy.scheme not in ("floras", *PRIVATE_BASELINES):
+        if phy.scheme not in ("floras", "sqsgd", *PRIVATE_BASELINES):
             self.assumptions = (
                 f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
@@ -417,7 +417,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
                 "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
                 "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
                 "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, under the scheme's threat model "
-                           "(FLORAS: T1; baselines: privacy_report.threat_model; inf: no privacy noise)",
+                           "(FLORAS: T1; baselines and sqSGD: privacy_report.threat_model; inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup excluded)",
                 "channel_uses": "real channel uses of the round's uplink (SPEC §5): FLORAS (d+1)L, analog d*L or d, "
                                 "digital sum over admitted clients of ceil(bits_k/r_k)",

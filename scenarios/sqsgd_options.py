@@ -33,6 +33,7 @@ def sqsgd_detail(s: dict) -> str:
     def f(v):
         return "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
 
-    return (f"bias={f(s['bias'])} (unbiased ~{f(s['bias_if_unbiased'])}) m={f(s['m'])} kappa={s['kappa']} "
+    return (f"bias={f(s['bias'])} (unbiased ~{f(s['bias_if_unbiased'])}) along sum={f(s['bias_along_sum'])}"
+            f"±{f(s['bias_along_sum_se'])} m={f(s['m'])} kappa={s['kappa']} "
             f"bits/client={s['bits']} uses/round={f(s['channel_uses']['mean'])} admitted mean={f(s['admitted']['mean'])} "
             f"[{s['estimator']}; eps0-LDP vs any observer]")

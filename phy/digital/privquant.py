@@ -30,6 +30,7 @@ m = C(14, 7)(2p − 1)/2^14 = 0.09680 with p = e/(1 + e).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -126,6 +127,14 @@ def _log_m_at_threshold(t: np.ndarray, n: int, levels: int, epsilon0: float) -> 
     return np.minimum(log_m, 0.0)  # m ≤ 1 exactly; removes last-bit rounding above 1
 
 
+@functools.lru_cache(maxsize=64)
+def _agreement_cdf(n: int, levels: int, epsilon0: float, kappa: int) -> np.ndarray:
+    """Cumulative sums of :func:`agreement_pmf` (cached: one mechanism per aggregator; read-only)."""
+    cdf = np.cumsum(agreement_pmf(n, levels=levels, epsilon0=epsilon0, kappa=kappa))
+    cdf.flags.writeable = False
+    return cdf
+
+
 def log_unbiasing_constant(n: int, *, levels: int, epsilon0: float, kappa: int) -> float:
     """ln m, where E[B_{u_j} | v] = m·B_{v_j} (SPEC §9.3)."""
     check_mechanism(n=n, levels=levels, epsilon0=epsilon0, kappa=kappa)
@@ -165,7 +174,7 @@ def privquant(v: np.ndarray, *, levels: int, epsilon0: float, kappa: int, rng: n
     check_mechanism(n=n, levels=levels, epsilon0=epsilon0, kappa=kappa)
     if np.any(v < 0) or np.any(v >= levels):
         raise ValueError(f"level indices must lie in [0, {levels - 1}]")
-    cdf = np.cumsum(agreement_pmf(n, levels=levels, epsilon0=epsilon0, kappa=kappa))
+    cdf = _agreement_cdf(int(n), int(levels), float(epsilon0), int(kappa))
     agreements = np.minimum(np.searchsorted(cdf, rng.random(rows) * cdf[-1], side="right"), n)
     u = (v + rng.integers(1, levels, size=v.shape)) % levels
     for r in range(rows):
