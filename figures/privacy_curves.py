@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privacy.curves import read_curves
+from scenarios.store import read_json
 
 from .common import save_figure
 
@@ -53,7 +53,7 @@ def plot_curves(json_path, out_dir) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    data = read_curves(json_path)
+    data = read_json(json_path, what="privacy curves")
     out_dir = Path(out_dir)
     caption = _common_caption(data)
     paths: list[Path] = []

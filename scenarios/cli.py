@@ -79,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return int(args.handler(args) or 0)
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        text = str(exc)
+        text = text[len("floras "):] if text.startswith("floras ") else text.removeprefix("floras: ")
+        print(f"floras: error: {_one_line(text)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("floras: interrupted; finished work is kept and a rerun resumes", file=sys.stderr)

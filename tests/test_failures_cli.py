@@ -310,14 +310,8 @@ def test_unexpected_failures_are_one_line_too(capsys, monkeypatch):
     def boom(args):
         raise RuntimeError("something unforeseen\nwith a second line")
 
-    monkeypatch.setattr(link_cmd, "run", boom)
+    monkeypatch.setattr(link_cmd, "run", boom)  # register() looks the handler up when the parser is built
     monkeypatch.delenv("FLORAS_DEBUG", raising=False)
-    from scenarios.cli import build_parser
-
-    parser = build_parser()
-    args = parser.parse_args(["link"])
-    args.handler = boom
-    monkeypatch.setattr("scenarios.cli.build_parser", lambda: type("P", (), {"parse_args": lambda self, a: args})())
     assert main(["link"]) == 1
     assert _one_line(capsys) == ("floras: error: internal error: RuntimeError: something unforeseen with a second line "
                                  "(FLORAS_DEBUG=1 shows the traceback)")

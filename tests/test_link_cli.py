@@ -105,3 +105,21 @@ def test_private_baselines_bad_input(extra, message, capsys):
     assert main(["link", "--rounds", "1", *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_json_to_stdout_and_a_key_file_that_is_never_written(tmp_path, capsys, monkeypatch):
+    key_hex = "0f1e2d3c4b5a69788796a5b4c3d2e1f00123456789abcdef"
+    key_file = tmp_path / "key"
+    key_file.write_text(key_hex)
+    key_file.chmod(0o600)
+    monkeypatch.chdir(tmp_path)
+    rc = main(["link", "--scheme", "floras", "--K", "4", "--N", "6", "--L", "8", "--d", "16", "--rounds", "2",
+               "--key-file", str(key_file), "--json", "-"])
+    assert rc == 0 and not (tmp_path / "-").exists()
+    data = json.loads(capsys.readouterr().out)  # only the JSON goes to standard output
+    assert data["parameters"]["key"].startswith("user-supplied (--key-file), key id ")
+    out = tmp_path / "link.json"
+    assert main(["link", "--scheme", "floras", "--K", "4", "--N", "6", "--L", "8", "--d", "16", "--rounds", "2",
+                 "--key-file", str(key_file), "--json", str(out)]) == 0
+    for needle in (key_hex.encode(), key_hex.upper().encode(), bytes.fromhex(key_hex)):
+        assert needle not in out.read_bytes()

@@ -10,11 +10,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +179,40 @@ def test_store_imports_neither_tensorflow_nor_dask_and_figures_do_not_import_the
     assert out.strip() == "[] False"
     for path in (ROOT / "figures").glob("*.py"):
         assert "scenarios.sweep" not in path.read_text(), path
+
+
+TMPFS_SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from scenarios.errors import StorageError
+    from scenarios.store import atomic_write_text
+
+    target = Path(sys.argv[1]) / "summary.csv"
+    atomic_write_text(target, "old complete content\\n")
+    try:
+        atomic_write_text(target, "x" * (256 * 1024))  # larger than the whole file system
+    except StorageError as exc:
+        print(exc)
+    print(repr(target.read_text()), sorted(p.name for p in target.parent.iterdir()))
+""")
+
+
+def _can_mount_tmpfs() -> bool:
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=16k none /mnt"], capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs root and a private mount namespace (unshare -m) for a tiny tmpfs")
+def test_real_full_disk_on_a_tiny_tmpfs(tmp_path):
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    script = tmp_path / "w.py"
+    script.write_text(TMPFS_SCRIPT)
+    out = subprocess.run(["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size=64k none "{mnt}" && '
+                          f'"{sys.executable}" "{script}" "{mnt}"'], env=ENV, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[0] == f"cannot write {mnt}/summary.csv: No space left on device; free space there (finished files are kept; nothing half-written was left)"
+    assert lines[1] == "'old complete content\\n' ['summary.csv']"
