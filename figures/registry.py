@@ -10,6 +10,10 @@ FIGURES = (
     ("fig5", "fig5"),
     ("snr_sweep", "snr_sweep"),
     ("privacy_utility", "privacy_sweep"),
+    ("matched", "matched"),
+    ("matched_xdev", "matched_xdev"),
+    ("matched_budget", "matched_budget"),
+    ("matched_snr", "matched_snr"),
 )
 
 

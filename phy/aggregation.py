@@ -40,7 +40,8 @@ class AggregationResult:
         (0/0 is reported as 0; x/0 as inf).
     diagnostics : mapping str → float
         Scheme-specific per-round values (FLORAS: ``V`` the conditional noise variance;
-        channel inversion: ``admitted``; all: ``nmse``).
+        channel inversion: ``admitted``; all: ``nmse`` and ``channel_uses``, the real channel
+        uses of the round, SPEC §5).
     """
 
     sum_estimate: np.ndarray
@@ -98,6 +99,10 @@ class IdealAggregator:
     def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int = 0):
         self.config = config.validate(K=K, d=d)
         self.K, self.d = K, d
+        from .channel_uses import analog_channel_uses
+
+        # nominal cost of the idealized link: an analog sum of the d entries (SPEC §5)
+        self.channel_uses = analog_channel_uses(d=d, L=config.L, resource=config.resource)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         x = check_updates(updates, K=self.K)
@@ -105,18 +110,21 @@ class IdealAggregator:
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(x.shape[1]), clip_norm=cfg.clip_norm)
         estimate = denormalize(nz.s.sum(axis=0), nz)
         err = relative_error(estimate, x.sum(axis=0))
-        return AggregationResult(estimate, self.K, err, {"nmse": err})
+        return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err})
 
     def describe(self) -> dict:
         return {"scheme": "ideal", **self.config.to_dict()}
 
 
-def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes | None = None) -> Aggregator:
+def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes | None = None,
+                    relation: str = "replace") -> Aggregator:
     """Build the aggregator that ``config.scheme`` names.
 
     ``key`` is the clients' shared secret for the keyed permutation (SPEC §4, FLORAS only,
     ≥ 16 bytes); it is held by the client side of the FLORAS link and never reaches the
-    base-station receiver.
+    base-station receiver. ``relation`` ("replace" or "add-remove", the run's
+    ``[privacy] relation``) fixes the sensitivity S = 2C or C that the noise multiplier of the
+    central and analog Gaussian schemes scales (SPEC §9.1); the other schemes ignore it.
     """
     config.validate(K=K, d=d)
     if config.scheme == "ideal":
@@ -131,4 +139,23 @@ def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes 
         from .channel_inversion import ChannelInversionAggregator
 
         return ChannelInversionAggregator(config, K=K, d=d, seed=seed)
-    raise ValueError(f"scheme must be one of floras, channel-inversion, ideal (got {config.scheme!r})")
+    # ---- private baselines (SPEC §9.1, §9.2)
+    if config.scheme == "central-gaussian":
+        from .central_gaussian import CentralGaussianAggregator
+
+        return CentralGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation)
+    if config.scheme == "analog-gaussian":
+        from .analog_gaussian import AnalogGaussianAggregator
+
+        return AnalogGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation)
+    if config.scheme == "ddgauss":
+        from .digital.ddgauss import DDGaussAggregator
+
+        return DDGaussAggregator(config, K=K, d=d, seed=seed)
+    if config.scheme == "sqsgd":
+        from .digital.sqsgd import SqsgdAggregator
+
+        return SqsgdAggregator(config, K=K, d=d, seed=seed)
+    from .config import SCHEMES
+
+    raise ValueError(f"scheme must be one of {', '.join(SCHEMES)} (got {config.scheme!r})")

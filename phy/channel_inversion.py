@@ -29,6 +29,7 @@ import numpy as np
 
 from .aggregation import AggregationResult, check_updates, relative_error
 from .blocks import chunk_ranges, fill_block_noise
+from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh
 from .normalization import denormalize, normalize
@@ -145,6 +146,7 @@ class ChannelInversionAggregator:
             "skipped": float(k_adm == 0),
             "max_power_ratio": float(rnd.transmit_power.max() / cfg.power),
             "nmse": err,
+            "channel_uses": float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource)),
         }
         return AggregationResult(estimate, k_adm, err, diag), rnd
 

@@ -64,6 +64,7 @@ import numpy as np
 from .aggregation import AggregationResult, check_updates, relative_error
 from .assignment import KeyedAssignment
 from .blocks import BLOCK, block_noise, block_ranges, chunk_ranges
+from .channel_uses import floras_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh, effective_gain
 from .normalization import denormalize, normalize, row_factors
@@ -264,7 +265,7 @@ class FlorasAggregator:
     """FLORAS behind the aggregation interface (SPEC §2 normalization + §6.1 link).
 
     ``aggregate`` returns x̂ = scale·ŝ + Σ_k μ_k (SPEC §2), contributors K, and diagnostics
-    ``V`` (see :mod:`phy.floras`), ``gamma`` and ``nmse`` (= error).
+    ``V`` (see :mod:`phy.floras`), ``gamma``, ``nmse`` (= error) and ``channel_uses`` ((d + 1)·L).
     """
 
     def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, key: bytes):
@@ -284,7 +285,8 @@ class FlorasAggregator:
         rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace)
         estimate = denormalize(rnd.s_hat, nz)
         err = relative_error(estimate, x.sum(axis=0))
-        diag = {"V": rnd.V, "gamma": float(self.link.gamma), "nmse": err}
+        diag = {"V": rnd.V, "gamma": float(self.link.gamma), "nmse": err,
+                "channel_uses": float(floras_channel_uses(d=self.d, L=cfg.L))}
         return AggregationResult(estimate, self.K, err, diag), rnd
 
     def _aggregate_sufficient(self, updates: np.ndarray, *, round_index: int):

@@ -5,7 +5,9 @@ Each round t draws K random unit-power client vectors x_k ~ N(0, I_d) from the k
 fading draw, the same channel. Per round and scheme it records the normalized squared error
 of the estimated sum (the aggregation interface's ``error``); for FLORAS also V and the
 inactive-sequence noise e (in ŝ/b units; not on the sufficient path, which yields ŝ and V only, so
-``path = "auto"`` traces with the fast path here), for channel inversion the admitted count.
+``path = "auto"`` traces with the fast path here), for channel inversion the admitted count, for the
+private baselines (SPEC §9) the admitted count and their per-round diagnostics averaged over
+non-skipped rounds; for every scheme the channel uses per round (SPEC §5).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def _nmse_summary(errors: list[float]) -> dict:
 
 
 def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds: int, seed: int,
-                  key: bytes, progress=None) -> dict:
+                  key: bytes, progress=None, relation: str = "replace") -> dict:
     """Run ``rounds`` rounds of every scheme in ``schemes`` and summarise them.
 
     Parameters
@@ -54,6 +56,7 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
     K, d, rounds : clients, model dimension, Monte-Carlo rounds (all ≥ 1).
     seed : master seed; key : clients' permutation key (FLORAS).
     progress : optional callable(done_rounds, rounds).
+    relation : "replace" or "add-remove", the sensitivity the Gaussian baselines' noise multiplier scales.
 
     Returns
     -------
@@ -67,10 +70,15 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
     for name in dict.fromkeys(schemes):
         cfg = replace(base, scheme=name)
         cfg.validate(K=K, d=d)
-        aggs[name] = make_aggregator(cfg, K=K, d=d, seed=seed, key=key if name == "floras" else None)
+        aggs[name] = make_aggregator(cfg, K=K, d=d, seed=seed, key=key if name == "floras" else None,
+                                     relation=relation)
 
     rec = {name: {"err": [], "time": 0.0, "V": [], "kurt": [], "pooled": [], "admitted": [], "skipped": 0,
-                  "rho": [], "power": []} for name in aggs}
+                  "rho": [], "power": [], "uses": [], "diag": []} for name in aggs}
+    if "sqsgd" in aggs:
+        from .digital.sqsgd_link import SqsgdLinkRecord
+
+        rec["sqsgd"]["sqsgd"] = SqsgdLinkRecord(d)
     keep = min(d, POOLED_ENTRIES_PER_ROUND)
     for t in range(rounds):
         x = stream(seed, "link-client-vectors", t).standard_normal((K, d))
@@ -81,9 +89,12 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 res, trace = agg.aggregate_traced(x, round_index=t, trace=agg.link.trace_path is not None)
             elif name == "channel-inversion":
                 res, trace = agg.aggregate_traced(x, round_index=t)
+            elif name == "sqsgd":  # SPEC §9.3
+                res, trace = agg.aggregate_traced(x, round_index=t)
             else:
                 res, trace = agg.aggregate(x, round_index=t), None
             r["time"] += time.perf_counter() - t0
+            r["uses"].append(res.diagnostics["channel_uses"])
             if name == "floras":
                 r["err"].append(res.error)
                 r["V"].append(trace.V)
@@ -99,6 +110,15 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 else:
                     r["err"].append(res.error)
                     r["rho"].append(trace.rho)
+            elif name in _BASELINE_DIAGNOSTICS:
+                r["admitted"].append(res.contributors)
+                if res.diagnostics.get("skipped", 0.0):
+                    r["skipped"] += 1
+                else:
+                    r["err"].append(res.error)
+                    r["diag"].append({k: res.diagnostics[k] for k in _BASELINE_DIAGNOSTICS[name] if k in res.diagnostics})
+            elif name == "sqsgd":
+                r["sqsgd"].record(res, trace, x)
             else:
                 r["err"].append(res.error)
         if progress is not None:
@@ -107,7 +127,9 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
     out = {}
     for name, agg in aggs.items():
         r = rec[name]
-        summary = {"nmse": _nmse_summary(r["err"]), "seconds_per_round": r["time"] / rounds}
+        uses = np.asarray(r["uses"], dtype=np.float64)
+        summary = {"nmse": _nmse_summary(r["err"]), "seconds_per_round": r["time"] / rounds,
+                   "channel_uses": {"mean": float(uses.mean()), "min": float(uses.min()), "max": float(uses.max())}}
         if name == "floras":
             gamma = agg.link.gamma
             traced = agg.link.trace_path is not None
@@ -155,5 +177,35 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 "max_power_ratio": float(np.max(r["power"])),
                 "nmse_note": "relative to the admitted clients' sum; skipped rounds (K' = 0) excluded",
             })
+        elif name in _BASELINE_DIAGNOSTICS:
+            summary.update(_baseline_summary(agg, r))
+        elif name == "sqsgd":
+            summary.update(r["sqsgd"].summary(agg))
         out[name] = summary
+    return out
+
+
+# ---- private baselines (SPEC §9.1, §9.2): per-round diagnostics averaged over non-skipped rounds
+_BASELINE_DIAGNOSTICS = {
+    "central-gaussian": ("noise_std",),
+    "analog-gaussian": ("rho", "noise_std_target", "receiver_noise_std", "artificial_noise_std", "noise_std_effective",
+                        "receiver_noise_exceeds_target", "max_power_ratio"),
+    "ddgauss": ("grid", "delta2", "local_std_per_client", "redraws", "wrapped_fraction", "bits_per_client"),
+}
+
+
+def _baseline_summary(agg, r: dict) -> dict:
+    adm = np.asarray(r["admitted"])
+    desc = agg.describe()
+    means = {}
+    for key in _BASELINE_DIAGNOSTICS[desc["scheme"]]:
+        vals = [row[key] for row in r["diag"] if key in row]
+        means[key] = float(np.mean(vals)) if vals else None
+    out = {"admitted": {"mean": float(adm.mean()), "min": int(adm.min()), "max": int(adm.max())},
+           "skipped_rounds": r["skipped"], "diagnostics_mean": means}
+    for key in ("threat_model", "relation", "sensitivity", "grid_source", "d_pad"):
+        if key in desc:
+            out[key] = desc[key]
+    if "max_power_ratio" in means:
+        out["max_power_ratio"] = float(np.max([row["max_power_ratio"] for row in r["diag"]])) if r["diag"] else None
     return out

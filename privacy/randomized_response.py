@@ -25,7 +25,7 @@ def randomized_response_rdp(orders, *, epsilon0: float) -> np.ndarray:
     if e == 0.0:
         return np.zeros_like(a)
     lp = -math.log1p(math.exp(-e))  # ln p
-    lq = -math.log1p(math.exp(e))  # ln(1 − p)
+    lq = -(e + math.log1p(math.exp(-e)))  # ln(1 − p) = −ln(1 + e^{ε₀}), without overflow for ε₀ > 709
     terms = np.stack([a * lp + (1.0 - a) * lq, a * lq + (1.0 - a) * lp])
     out = logsumexp(terms, axis=0) / (a - 1.0)
     return np.minimum(np.maximum(out, 0.0), e)

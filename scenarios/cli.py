@@ -32,6 +32,9 @@ COMMAND_MODULES = (
     "scenarios.figures_cmd",
     "scenarios.audit_cmd",
     "scenarios.pir_cmd",
+    "scenarios.calibrate_cmd",
+    "scenarios.tune_cmd",
+    "scenarios.matched_cmd",
 )
 
 

@@ -43,6 +43,8 @@ PARTITIONS = ("iid", "shards", "dirichlet")
 MODELS = ("mlp", "cnn")
 LEVELS = ("client", "item")
 RELATIONS = ("replace", "add-remove")
+EVALUATION_SETS = ("test", "validation")
+ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class DataConfig:
     synthetic_samples: int = 2000
     synthetic_features: int = 20
     synthetic_classes: int = 4
+    validation_fraction: float = 0.0
+    evaluate_on: str = "test"
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,10 @@ class PrivacyConfig:
     delta: float = 1e-5
     level: str = "client"
     relation: str = "replace"
+    accountant: str = "rdp"
+    target_epsilon: float | str | None = None
+    floras_parameter: str = "C"
+    calibrated: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -185,6 +193,10 @@ class ScenarioConfig:
         _int("data.synthetic_samples", d.synthetic_samples, 2)
         _int("data.synthetic_features", d.synthetic_features, 1)
         _int("data.synthetic_classes", d.synthetic_classes, 2)
+        _num("data.validation_fraction", d.validation_fraction, low=0.0, high=1.0, low_open=False)
+        _choice("data.evaluate_on", d.evaluate_on, EVALUATION_SETS)
+        if d.evaluate_on == "validation" and d.validation_fraction == 0.0:
+            _fail("data.validation_fraction", "> 0 when data.evaluate_on = 'validation'", d.validation_fraction)
 
         _choice("partition.kind", p.kind, PARTITIONS)
         _int("partition.clients", p.clients, 1)
@@ -220,6 +232,13 @@ class ScenarioConfig:
         _num("privacy.delta", pr.delta, low=0.0, high=1.0)
         _choice("privacy.level", pr.level, LEVELS)
         _choice("privacy.relation", pr.relation, RELATIONS)
+        _choice("privacy.accountant", pr.accountant, ACCOUNTANTS)
+        _choice("privacy.floras_parameter", pr.floras_parameter, ("C", "N"))
+        from .calibration import parse_target
+
+        parse_target(pr.target_epsilon)
+        if pr.calibrated is not None and not isinstance(pr.calibrated, dict):
+            _fail("privacy.calibrated", "a table written by the calibration (or absent)", pr.calibrated)
 
         _int("run.rounds", r.rounds, 1)
         _int("run.seed", r.seed, 0, 2**63 - 1)
@@ -231,24 +250,32 @@ class ScenarioConfig:
             if key is None or len(key) < 16:
                 _fail("run.key_hex", "a hexadecimal string of at least 32 digits (≥ 128 bits)", r.key_hex)
         _int("run.checkpoint_every", r.checkpoint_every, 1)
-        if self.phy.scheme == "floras":
+        if self.phy.scheme in ("floras", "sqsgd", *PRIVATE_BASELINES):
             # The accountant's own checks (e.g. relation vs. sampling), before any data is loaded;
             # d and D are not known yet, so placeholders that pass their range checks are used.
             self.privacy_accountant(d=1, D=t.batch_size)
         return self
 
     def privacy_accountant(self, *, d: int, D: int):
-        """The :class:`privacy.FlorasRunAccountant` of this scenario (FLORAS only; SPEC §7).
+        """The run's accountant: :class:`privacy.FlorasRunAccountant` for FLORAS (SPEC §7), the
+        :class:`privacy.SchemeRunAccountant` of its own event for the private baselines (SPEC §9).
 
         Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
         ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``. The
         accountant is ``rdp`` (conditional-Gaussian bound, SPEC §9.5); the link model (SNR, L, CSIT)
         makes every report carry the link-level ``epsilon_link`` (privacy/link.py).
         """
+        if self.phy.scheme == "sqsgd":
+            return self._sqsgd_accountant()
         from privacy import FlorasRunAccountant
         from privacy.link import LinkModel
 
         t, pr, phy = self.training, self.privacy, self.phy
+        if phy.scheme in PRIVATE_BASELINES:
+            try:
+                return _baseline_accountant_of(self, d=d)
+            except ValueError as exc:
+                raise ValueError(f"privacy: {exc}") from None
         try:
             return FlorasRunAccountant(
                 link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.csit),
@@ -256,9 +283,80 @@ class ScenarioConfig:
                 normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
                 clip_norm=phy.clip_norm, level=pr.level, relation=pr.relation, sampling="without-replacement",
                 delta=float(pr.delta), local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
+                accountant=pr.accountant,
             )
         except ValueError as exc:
             raise ValueError(f"privacy: {exc}") from None
+
+
+    # ---- sqSGD (SPEC §9.3)
+    SQSGD_THREAT_MODEL = (
+        "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own; the composed "
+        "epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
+        "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
+        "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
+        "which the clip normalization sends unprotected on the control channel (SPEC §2)"
+    )
+
+    def _sqsgd_accountant(self):
+        """:class:`privacy.SchemeRunAccountant` ("ldp") of a sqSGD run: pure ε₀ per round (SPEC §9.3).
+
+        Client sampling as for the other schemes: K of M without replacement (replace-one) or Poisson
+        (add/remove), from ``[privacy] relation``. Full local epochs: item level equals client level.
+        """
+        from privacy import SchemeRunAccountant
+
+        t, pr = self.training, self.privacy
+        sampling = "without-replacement" if pr.relation == "replace" else "poisson"
+        try:
+            return SchemeRunAccountant("ldp", K=t.clients_per_round, M=self.partition.clients, level=pr.level,
+                                       relation=pr.relation, sampling=sampling, delta=float(pr.delta),
+                                       threat_model=self.SQSGD_THREAT_MODEL, epsilon0=float(self.phy.epsilon0),
+                                       accountant=pr.accountant)
+        except ValueError as exc:
+            raise ValueError(f"privacy: {exc}") from None
+
+
+# ---- private baselines (SPEC §9.1, §9.2): each scheme's own event and threat model
+PRIVATE_BASELINES = ("central-gaussian", "analog-gaussian", "ddgauss")
+BASELINE_THREAT_MODELS = {
+    "central-gaussian": "trusted server; outputs only",
+    "analog-gaussian": "T1 and a single-antenna base station (it sees only the superposition; the receiver-noise "
+                       "share of the privacy noise assumes the base station cannot remove it)",
+    "ddgauss": "the server, given secure aggregation (it sees only the modular sum)",
+}
+
+
+def _baseline_accountant_of(config: "ScenarioConfig", *, d: int):
+    """SchemeRunAccountant of a private baseline, in model units (clip norm R = phy.clip_norm).
+
+    Gaussian schemes: σ = z·S·R/C with S = 2C or C, i.e. z·2R or z·R (central); analog: the std every
+    admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`). DDGauss:
+    n = K contributors at σ = dd_local_std and the aggregator's γ (the K′ admitted clients scale their
+    noise by √(K/K′), which the n = K bound covers; see :mod:`phy.digital.ddgauss`).
+    """
+    from privacy import SchemeRunAccountant
+
+    t, pr, phy = config.training, config.privacy, config.phy
+    common = dict(K=t.clients_per_round, M=config.partition.clients, level=pr.level, relation=pr.relation,
+                  sampling="without-replacement", delta=float(pr.delta), threat_model=BASELINE_THREAT_MODELS[phy.scheme],
+                  accountant=pr.accountant)
+    R = float(phy.clip_norm)
+    if phy.scheme == "ddgauss":
+        from phy.digital.ddgauss import resolve_grid
+
+        grid, _ = resolve_grid(phy, K=t.clients_per_round, d=d)
+        return SchemeRunAccountant("ddgauss", **common, d=d, clip_norm=R, grid=grid,
+                                   local_std=float(phy.dd_local_std), beta=float(phy.dd_beta))
+    from phy.central_gaussian import sum_sensitivity
+
+    if phy.scheme == "analog-gaussian":
+        from phy.analog_gaussian import guaranteed_noise_std
+
+        noise = guaranteed_noise_std(phy, d=d, relation=pr.relation) * R / phy.norm_bound(d)
+    else:
+        noise = float(phy.noise_multiplier) * sum_sensitivity(R, pr.relation)
+    return SchemeRunAccountant("gaussian", **common, clip_norm=R, noise_std=noise)
 
 
 def _check_table(name: str, table) -> dict:
@@ -289,8 +387,12 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
     return out
 
 
-def scenario_from_dict(data: dict, overrides: dict | None = None) -> ScenarioConfig:
-    """Build and validate a :class:`ScenarioConfig` from a mapping (e.g. parsed TOML)."""
+def scenario_from_dict(data: dict, overrides: dict | None = None, *, resolve: bool = True) -> ScenarioConfig:
+    """Build and validate a :class:`ScenarioConfig` from a mapping (e.g. parsed TOML).
+
+    With ``resolve`` a ``privacy.target_epsilon`` is calibrated into the scheme's noise key
+    (:func:`scenarios.calibration.resolve_privacy_target`, SPEC §10).
+    """
     if not isinstance(data, dict):
         raise ValueError(f"scenario must be a mapping of tables (got {type(data).__name__})")
     data = apply_overrides(data, overrides)
@@ -307,7 +409,12 @@ def scenario_from_dict(data: dict, overrides: dict | None = None) -> ScenarioCon
         if name == "training" and table.get("local_steps") is not None and "local_epochs" not in table:
             table["local_epochs"] = None
         kwargs[name] = cls(**table)
-    return ScenarioConfig(**kwargs).validate()
+    config = ScenarioConfig(**kwargs)
+    if resolve and config.privacy.target_epsilon is not None:
+        from .calibration import resolve_privacy_target
+
+        return resolve_privacy_target(config)
+    return config.validate()
 
 
 def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioConfig:
@@ -326,5 +433,5 @@ def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioCo
         raise ValueError(f"scenario file {path} is not valid TOML: {exc}") from None
     try:
         return scenario_from_dict(data, overrides)
-    except ValueError as exc:
-        raise ValueError(f"{path.name}: {exc}") from None
+    except ValueError as exc:  # keeps the subclass (e.g. calibration.InfeasibleTarget) for sweeps to record
+        raise type(exc)(f"{path.name}: {exc}") from None

@@ -45,7 +45,8 @@ def run(args) -> int:
     for module_name, sweep in FIGURES:
         sweep_dir = results / sweep
         if not (sweep_dir / "sweep.json").is_file():
-            absent.append(f"{sweep} (floras sweep scenarios/{sweep}.toml)")
+            command = "floras matched" if sweep.startswith("matched") else "floras sweep"  # calibrated sweeps
+            absent.append(f"{sweep} ({command} scenarios/{sweep}.toml)")
             continue
         paths = figure_module(module_name).make(sweep_dir, out)
         made.extend(paths)

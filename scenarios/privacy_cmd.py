@@ -162,9 +162,18 @@ def _config(args) -> dict:
 def _write_json(path: str | None, payload: dict) -> None:
     if path is None:
         return
-    from scenarios.cli_options import write_json_atomic
+    text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    from scenarios.store import atomic_write_text, storage_error
 
-    write_json_atomic(path, payload)
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(exc, "create", path.parent) from None
+    atomic_write_text(path, text)
 
 
 def run(args) -> int:

@@ -8,7 +8,7 @@ Run directory
     (SPEC §5), the FLORAS key's source and identifier (``key``: never the key itself), the definition of every metric, the ε
     assumptions (SPEC §7.4), package versions and the project's git revision.
 ``metrics.csv``
-    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s``;
+    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
     one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
     cell means "does not apply" (V outside FLORAS, admitted outside channel inversion, losses
     and accuracy in rounds skipped by ``training.eval_every``).
@@ -31,12 +31,14 @@ training data by the stream ``(seed, "train-eval-subset")``); ``test_loss`` and
 ``test_accuracy`` are over the whole test set; ``agg_error`` is the aggregator's normalized
 squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
 is the number of clients channel inversion admitted; ``epsilon`` is the ε (at
-``privacy.delta``) spent after that round under threat model T1 for FLORAS and ``inf`` for
-schemes that add no privacy noise; ``wall_time_s`` is the cumulative training wall time since
-the run started (setup and ``tf.function`` tracing excluded; continued across resumes). The setup
-time (data, partition, model, aggregator) and the tracing time (one warm-up call of the training
-and evaluation functions, which does not change results) of a fresh start are recorded in
-``config.json`` under ``timing``.
+``privacy.delta``) spent after that round under threat model T1 for FLORAS, under each private
+baseline's own threat model for the baselines (SPEC §9), and ``inf`` for schemes that add no privacy
+noise; ``wall_time_s`` is the cumulative training wall time since the run started (setup and
+``tf.function`` tracing excluded; continued across resumes). The setup time (data, partition, model,
+aggregator) and the tracing time (one warm-up call of the training and evaluation functions, which
+does not change results) of a fresh start are recorded in ``config.json`` under ``timing``;
+``channel_uses`` is the real channel uses of the round's uplink (SPEC §5; the aggregator's
+``channel_uses`` diagnostic).
 """
 
 from __future__ import annotations
@@ -70,11 +72,12 @@ from scenarios.store import (
     verify_run,
 )
 
-from .config import ScenarioConfig
+from .config import PRIVATE_BASELINES, ScenarioConfig
 
 __all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "read_metrics"]
 
-METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s")
+METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
+                  "channel_uses")
 SNR_DEFINITION = (
     "SNR := P/sigma^2 (SPEC §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
     "seen after despreading with a unit-norm sequence (despread SNR = L*P/sigma^2)"
@@ -202,12 +205,13 @@ def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | Non
 
 # ------------------------------------------------------------------------------ privacy column
 class _EpsilonColumn:
-    """ε after t rounds: FLORAS via :class:`privacy.FlorasRunAccountant`; ∞ for other schemes."""
+    """ε after t rounds from the scheme's own accountant (FLORAS and the private baselines); ∞ for
+    schemes without privacy noise."""
 
     def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
         self.accountant = None
-        if phy.scheme != "floras":
+        if phy.scheme not in ("floras", "sqsgd", *PRIVATE_BASELINES):
             self.assumptions = (
                 f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
@@ -342,6 +346,10 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
         synthetic_features=config.data.synthetic_features,
         synthetic_classes=config.data.synthetic_classes,
     )
+    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (SPEC §10)
+        from fl.validation import carve_validation
+
+        data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
     M, K = config.partition.clients, config.training.clients_per_round
     part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
                           shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
@@ -365,7 +373,8 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
 
     if key is not None and key.simulated:
         warn_simulation_key("this run")
-    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None)
+    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
+                                 relation=config.privacy.relation)
     trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
                                 batch_size=config.training.batch_size, lr=config.training.lr,
                                 local_epochs=config.training.local_epochs, local_steps=config.training.local_steps, seed=seed)
@@ -418,9 +427,12 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
                 "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
                 "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
                 "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
-                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, threat model T1 (inf: no privacy noise)",
+                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, under the scheme's threat model "
+                           "(FLORAS: T1; baselines and sqSGD: privacy_report.threat_model; inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup and tf.function tracing "
                                "excluded; see timing)",
+                "channel_uses": "real channel uses of the round's uplink (SPEC §5): FLORAS (d+1)L, analog d*L or d, "
+                                "digital sum over admitted clients of ceil(bits_k/r_k)",
             },
             "timing": {
                 "setup_s": setup_s,
@@ -461,7 +473,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
                    diag.get("V") if config.phy.scheme == "floras" else None,
                    int(diag["admitted"]) if config.phy.scheme == "channel-inversion" and "admitted" in diag else None,
-                   eps, elapsed]
+                   eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
             line = ",".join(_cell(v) for v in row) + "\n"
             try:
                 fh.write(line)

@@ -74,17 +74,24 @@ def run(args: argparse.Namespace) -> int:
     except NonFiniteModelError as exc:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
+    from scenarios.config import BASELINE_THREAT_MODELS
+
     eps = summary["final_epsilon"]
-    if config.phy.scheme != "floras":
-        eps_text = "inf (no privacy noise)"
-    else:
+    if config.phy.scheme == "sqsgd":  # SPEC §9.3
+        eps_text = (f"{eps:.4g} at delta = {config.privacy.delta:g} (epsilon0 = {config.phy.epsilon0:g}-LDP per round "
+                    "against any observer; composed with client-sampling amplification, see config.json)")
+    elif config.phy.scheme == "floras":
         eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model T1)"
+    elif config.phy.scheme in BASELINE_THREAT_MODELS:  # private baselines (SPEC §9)
+        eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model: {BASELINE_THREAT_MODELS[config.phy.scheme]})"
+    else:
+        eps_text = "inf (no privacy noise)"
     print(
         f"{out}: {summary['rounds']} rounds, scheme {config.phy.scheme}, "
         f"test accuracy {summary['final_test_accuracy']:.4f}, test loss {summary['final_test_loss']:.4f}, "
         f"train loss {summary['final_train_loss']:.4f}, epsilon {eps_text}, {summary['wall_time_s']:.1f} s"
     )
-    if config.phy.scheme == "floras":
+    if config.phy.scheme in ("floras", "sqsgd") or config.phy.scheme in BASELINE_THREAT_MODELS:
         from scenarios.store import read_config
 
         record = read_config(out)

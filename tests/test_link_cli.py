@@ -82,6 +82,36 @@ def test_console_command_prints_no_traceback():
     assert proc.stderr.strip().splitlines()[-1].startswith("floras: error: key-hex")
 
 
+def test_link_private_baselines_json(tmp_path):
+    out = tmp_path / "base.json"
+    rc = main(["link", "--scheme", "central-gaussian", "analog-gaussian", "ddgauss", "floras", "--K", "4", "--N", "6",
+               "--L", "8", "--d", "100", "--rounds", "5", "--normalization", "clip", "--clip-norm", "12",
+               "--noise-multiplier", "0.5", "--local-std", "0.3", "--bits", "12", "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert data["parameters"]["noise_multiplier"] == 0.5 and data["parameters"]["dd_bits"] == 12
+    s = data["schemes"]
+    assert s["floras"]["channel_uses"]["mean"] == 101 * 8
+    assert s["central-gaussian"]["channel_uses"]["mean"] == 100 * 8
+    assert s["central-gaussian"]["threat_model"] == "trusted server; outputs only"
+    assert s["analog-gaussian"]["diagnostics_mean"]["noise_std_effective"] >= s["analog-gaussian"]["diagnostics_mean"]["noise_std_target"]
+    dd = s["ddgauss"]
+    assert dd["d_pad"] == 128 and dd["diagnostics_mean"]["bits_per_client"] == 128 * 12
+    assert dd["channel_uses"]["min"] > 0 and dd["nmse"]["mean"] > 0
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--scheme", "ddgauss"], "normalization must be 'clip' for scheme 'ddgauss' (got 'paper'): its epsilon needs a public clip norm"),
+    (["--scheme", "central-gaussian", "--normalization", "clip", "--clip-norm", "1"], "noise_multiplier must be set"),
+    (["--scheme", "ddgauss", "--normalization", "clip", "--clip-norm", "1", "--bits", "1"], "dd_bits must be an integer"),
+    (["--scheme", "ddgauss", "--normalization", "clip", "--clip-norm", "1", "--beta", "0"], "dd_beta must be"),
+])
+def test_private_baselines_bad_input(extra, message, capsys):
+    assert main(["link", "--rounds", "1", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
 def test_json_to_stdout_and_a_key_file_that_is_never_written(tmp_path, capsys, monkeypatch):
     key_hex = "0f1e2d3c4b5a69788796a5b4c3d2e1f00123456789abcdef"
     key_file = tmp_path / "key"

@@ -1,0 +1,62 @@
+"""Seconds per round of every scheme of the matched comparison (the sweep-time prediction's table).
+
+    python benchmarks/matched_timing.py [--rounds 5] [--datasets digits fashion-mnist]
+
+Runs each scheme for a few rounds (K = 20 of M = 100, MLP, batch 10 on digits / 50 on
+Fashion-MNIST, one local epoch, one thread) through :func:`scenarios.run.run_scenario` and
+prints the median of the per-round wall times after the first round (``wall_time_s``
+differences; setup excluded). The numbers feed ``scenarios/matched_timing.py``; state the
+machine's load (``uptime``) with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
+    os.environ.setdefault(var, "1")
+
+SCHEMES = {
+    "floras": {"phy.scheme": "floras", "phy.N": 32, "phy.L": 32},
+    "channel-inversion": {"phy.scheme": "channel-inversion"},
+    "ideal": {"phy.scheme": "ideal"},
+    "central-gaussian": {"phy.scheme": "central-gaussian", "phy.noise_multiplier": 1.0},
+    "analog-gaussian": {"phy.scheme": "analog-gaussian", "phy.noise_multiplier": 1.0},
+    "ddgauss": {"phy.scheme": "ddgauss", "phy.dd_bits": 16, "phy.dd_local_std": 0.01},
+    "sqsgd": {"phy.scheme": "sqsgd", "phy.sq_ratio": 0.1, "phy.epsilon0": 1.0},
+}
+BASES = {"digits": "scenarios/base/digits_mlp.toml", "fashion-mnist": "scenarios/base/fashion_mlp.toml"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--datasets", nargs="+", default=["digits", "fashion-mnist"])
+    ap.add_argument("--schemes", nargs="+", default=list(SCHEMES))
+    args = ap.parse_args()
+    from scenarios.config import load_scenario
+    from scenarios.run import run_scenario
+    from scenarios.store import read_metrics
+
+    print(f"load: {os.getloadavg()}")
+    for ds in args.datasets:
+        for scheme in args.schemes:
+            over = {"partition.clients": 100, "training.clients_per_round": 20, "run.rounds": args.rounds,
+                    "phy.normalization": "clip", "phy.clip_norm": 1.0, **SCHEMES[scheme]}
+            if ds == "digits":
+                over["training.batch_size"] = 10
+            cfg = load_scenario(BASES[ds], over)
+            with tempfile.TemporaryDirectory() as tmp:
+                run_scenario(cfg, Path(tmp) / "run", progress=False)
+                wall = read_metrics(Path(tmp) / "run")["wall_time_s"]
+            steps = [b - a for a, b in zip(wall, wall[1:])]
+            print(f"{ds:14s} {scheme:18s} {statistics.median(steps):.4f} s/round (first {wall[0]:.3f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""Analog Gaussian AirComp: truncated channel inversion with artificial noise (SPEC §9.1, §6.2).
+
+The link is channel inversion (:class:`phy.channel_inversion.ChannelInversionLink`, both ρ
+rules, both resource conventions) of the clip-normalized vectors; in ŝ units
+
+    ŝ = Σ_{k admitted} s_k + n/√ρ + a,
+
+with receiver noise n of variance σ_n² = σ²/L (equal resource) or σ² (source-literal),
+σ² = P/10^(SNR/10), and artificial noise a = Σ_{k admitted} a_k drawn by the K′ admitted clients,
+a_k ~ N(0, σ_a²/K′·I) (so a ~ N(0, σ_a²·I) whatever K′; K′ is public since admission depends on
+the channel only). The target total std is σ_T = z·S (S = 2C replace-one, C add/remove; z the
+noise multiplier):
+
+    σ_a² = max(0, σ_T² − σ_n²/ρ),    effective total std σ_eff = √(σ_n²/ρ + σ_a²) = max(σ_T, σ_n/√ρ).
+
+If the receiver noise alone exceeds the target, no artificial noise is added and the round
+records the larger effective std (``noise_std_effective`` > ``noise_std_target``, diagnostic
+``receiver_noise_exceeds_target`` = 1). Counting the receiver noise as privacy noise assumes the
+base station cannot remove it (threat model: T1 and a single-antenna base station, which sees
+only the superposition).
+
+Simulation (exact in distribution): the sum a of the K′ independent client draws is drawn as
+one N(0, σ_a²·I) vector in logical blocks keyed by (seed, "analog-gaussian-artificial-noise",
+round, block), so results do not depend on ``chunk_size``. The transmit power of the artificial
+noise (σ_a²/K′ per symbol before inversion) is not inside the power budget P that fixes ρ
+(SPEC §6.2 budgets the data only); ``max_power_ratio`` reports the total including it.
+
+Channel uses: as channel inversion, d·L (equal resource) or d (source-literal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .aggregation import AggregationResult, check_updates, relative_error
+from .blocks import chunk_ranges, fill_block_noise
+from .central_gaussian import sum_sensitivity
+from .channel_inversion import ChannelInversionLink, receiver_noise_variance
+from .channel_uses import analog_channel_uses
+from .config import SNR_DEFINITION, PhyConfig
+from .normalization import denormalize, normalize
+
+__all__ = ["artificial_noise_variance", "guaranteed_noise_std", "AnalogGaussianAggregator"]
+
+
+def artificial_noise_variance(*, target_std: float, receiver_variance: float, rho: float) -> float:
+    """σ_a² = max(0, σ_T² − σ_n²/ρ) in ŝ units (ρ > 0)."""
+    return max(0.0, target_std**2 - receiver_variance / rho)
+
+
+def guaranteed_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
+    """The total noise std [ŝ units] that every admitted round is certain to carry (for the accountant).
+
+    Rule "threshold" (ρ = g_th in every round): exactly max(z·S, σ_n/√g_th). Rule "min-admitted"
+    (ρ = min |h_k|², unbounded above, so the receiver share can be arbitrarily small): z·S.
+    """
+    target = float(config.noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
+    if config.rho_rule == "threshold":
+        return max(target, float(np.sqrt(receiver_noise_variance(config) / config.g_th)))
+    return target
+
+
+class AnalogGaussianAggregator:
+    """Analog Gaussian AirComp behind the aggregation interface; contributors K′ (admitted).
+
+    Diagnostics: ``admitted``, ``rho``, ``skipped``, ``noise_std_target``, ``receiver_noise_std``
+    (σ_n/√ρ), ``artificial_noise_std`` (σ_a), ``noise_std_effective``,
+    ``receiver_noise_exceeds_target``, ``max_power_ratio``, ``channel_uses``, ``nmse`` — noise
+    stds in ŝ units.
+    """
+
+    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, relation: str = "replace"):
+        self.config = config.validate(K=K, d=d)
+        self.K, self.d = int(K), int(d)
+        self.relation = relation
+        self.link = ChannelInversionLink(config, K=K, seed=seed)
+        self.C = config.norm_bound(self.d)
+        self.sensitivity = sum_sensitivity(self.C, relation)
+        self.target_std = float(config.noise_multiplier) * self.sensitivity
+        self.receiver_variance = receiver_noise_variance(config)
+        self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
+
+    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+        x = check_updates(updates, K=self.K)
+        if x.shape[1] != self.d:
+            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        cfg, t = self.config, int(round_index)
+        nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
+        rnd = self.link.run_round(nz.s, round_index=t)  # ŝ = Σ_adm s_k + n/√ρ
+        adm = rnd.admitted
+        k_adm = int(adm.sum())
+        diag = {"admitted": float(k_adm), "rho": rnd.rho, "skipped": float(k_adm == 0),
+                "noise_std_target": self.target_std, "channel_uses": float(self.channel_uses)}
+        if k_adm == 0:
+            err = relative_error(np.zeros(self.d), np.zeros(self.d))
+            diag.update({"receiver_noise_std": 0.0, "artificial_noise_std": 0.0, "noise_std_effective": 0.0,
+                         "receiver_noise_exceeds_target": 0.0, "max_power_ratio": 0.0, "nmse": err})
+            return AggregationResult(np.zeros(self.d), 0, err, diag)
+        var_a = artificial_noise_variance(target_std=self.target_std, receiver_variance=self.receiver_variance, rho=rnd.rho)
+        std_a = float(np.sqrt(var_a))
+        s_hat = rnd.s_hat
+        if std_a > 0:
+            for a, z in chunk_ranges(self.d, cfg.chunk_size):
+                s_hat[a:z] += fill_block_noise(np.empty(z - a), seed=self.link.seed, purpose="analog-gaussian-artificial-noise",
+                                               round_index=t, start=a, std=std_a)
+        estimate = denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
+        err = relative_error(estimate, x[adm].sum(axis=0))
+        rx_std = float(np.sqrt(self.receiver_variance / rnd.rho))
+        power = rnd.transmit_power[adm] + rnd.rho * (var_a / k_adm) / np.abs(rnd.h[adm]) ** 2
+        diag.update({
+            "receiver_noise_std": rx_std, "artificial_noise_std": std_a,
+            "noise_std_effective": float(np.sqrt(rx_std**2 + var_a)),
+            "receiver_noise_exceeds_target": float(rx_std > self.target_std),
+            "max_power_ratio": float(power.max() / cfg.power), "nmse": err,
+        })
+        return AggregationResult(estimate, k_adm, err, diag)
+
+    def describe(self) -> dict:
+        return {
+            "scheme": "analog-gaussian", **self.config.to_dict(), "relation": self.relation,
+            "sensitivity": self.sensitivity, "noise_std_target": self.target_std,
+            "receiver_noise_variance": self.receiver_variance, "snr_definition": SNR_DEFINITION,
+            "resource_convention": self.config.resource,
+            "threat_model": "T1 and a single-antenna base station (sees only the superposition); "
+                            "the receiver-noise share assumes the base station cannot remove it",
+        }

@@ -1,0 +1,192 @@
+"""DDGauss: distributed discrete Gaussian with secure aggregation (SPEC §9.2; Kairouz, Liu & Steinke 2021).
+
+Parameters: clip c = the public clip norm R [model units]; bit width B (modulus m = 2^B); grid γ
+[model units]; local noise std σ [model units]; β (conditional-rounding failure bound, default
+e^{−1/2}); k (standard deviations of the modular sum kept inside the modulus, default 4);
+d_pad = 2^⌈log2 d⌉.
+
+Per round t, client k (of the scheduled K):
+
+1. s_k = clip_c(x_k − μ_k·1) (the ``clip`` normalization with C = c, so its scale is 1; μ_k goes
+   on the control channel, unprotected, as for every scheme), zero-padded to d_pad;
+2. rotation u_k = H·D·s_k (:mod:`phy.digital.rotation`), D from the public per-round stream
+   (seed, "ddgauss-rotation", t);
+3. conditional randomized rounding of u_k/γ: each coordinate rounds up with probability equal
+   to its fractional part; the whole vector is redrawn until ‖ũ_k‖₂ ≤ Δ₂ with
+   Δ₂ = min{c/γ + √d_pad, √((c/γ)² + d_pad/4 + √(2 ln(1/β))·(c/γ + √d_pad/2))};
+4. z_k = ũ_k + N_ℤ(0, (σ_k/γ)²) i.i.d. (exact sampler, :mod:`phy.digital.discrete_gaussian`),
+   reduced mod m into [−m/2, m/2);
+5. the d_pad·B bits of z_k go over the digital uplink (:mod:`phy.digital.uplink`).
+
+Contributors (choice, from SPEC §5): the digital uplink truncates like channel inversion, so
+only the K′ admitted clients (|h_k|² ≥ g_th) send. Admission depends on the channel alone, so K′
+is public, and each admitted client draws its noise with σ_k = σ·√(K/K′): the aggregate noise
+has the variance K·σ² of K contributors at σ, and the RDP bound of SPEC §9.2 at (n = K′, σ_k) is
+at most the bound at (n = K, σ) (l₂ and l₁ are equal, τ is smaller: fewer and smaller terms),
+so the accountant's event DDGaussRound(n = K, σ) bounds every round. K′ = 0: nothing is sent,
+the round is skipped (diagnostic ``skipped`` = 1).
+
+Server: secure aggregation reveals only Σ_k z_k mod m, computed exactly in int64 (each partial
+sum is reduced, so |values| < 2^B ≤ 2^48); it maps the sum into [−m/2, m/2), multiplies by γ,
+undoes the rotation and the padding, and adds Σ_{admitted} μ_k.
+
+Grid from the bit budget (SPEC §9.2) when γ is not given: 2^B = 2k·√(c²n²/d_pad + (γ²/4 + σ²)·n)/γ
+with n = K (an upper bound on the contributors, so the budget holds for every K′ ≤ K), i.e.
+γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²·n)   (needs 2^{2B} > k²·n).
+
+Diagnostics: ``admitted``, ``skipped``, ``grid``, ``local_std_per_client`` (σ_k), ``delta2``,
+``redraws`` (conditional-rounding redraws summed over clients), ``wrapped_fraction`` (fraction
+of the d_pad coordinates whose integer sum left [−m/2, m/2)), ``bits_per_client`` (d_pad·B),
+``channel_uses`` (Σ_{admitted} ⌈d_pad·B / r_k⌉) and ``nmse``.
+
+Randomness: rounding of client k in attempt a from (seed, "ddgauss-rounding", t, k, a); its noise
+from (seed, "ddgauss-noise", t, k). The rotation acts on the whole vector, so ``chunk_size`` does
+not enter (results are trivially chunk-independent).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..aggregation import AggregationResult, check_updates, relative_error
+from ..config import PhyConfig
+from ..fading import draw_rayleigh
+from ..normalization import denormalize, normalize
+from ..randomness import check_seed, stream
+from .discrete_gaussian import sample_discrete_gaussian
+from .rotation import inverse_randomized_hadamard, padded_dimension, rademacher_signs, randomized_hadamard
+from .uplink import DigitalUplink
+
+__all__ = ["grid_from_bits", "resolve_grid", "rounding_norm_bound", "conditional_rounding", "wrap_mod", "modular_sum",
+           "DDGaussAggregator", "MAX_ROUNDING_ATTEMPTS"]
+
+MAX_ROUNDING_ATTEMPTS = 1000
+
+
+def grid_from_bits(*, bits: int, n: int, d: int, clip: float, local_std: float, k_stddevs: float) -> float:
+    """γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²n) [model units] (SPEC §9.2); d is padded here."""
+    d_pad = padded_dimension(d)
+    room = 4.0 ** bits - k_stddevs**2 * n
+    if room <= 0:
+        raise ValueError(f"dd_bits must satisfy 2^(2*dd_bits) > dd_k_stddevs^2 * n = {k_stddevs**2 * n:g} (got dd_bits = {bits})")
+    num = clip**2 * n**2 / d_pad + n * local_std**2
+    if num == 0:
+        raise ValueError("clip norm and dd_local_std cannot both be zero when dd_grid is derived from dd_bits")
+    return 2.0 * k_stddevs * math.sqrt(num) / math.sqrt(room)
+
+
+def resolve_grid(config: PhyConfig, *, K: int, d: int) -> tuple[float, str]:
+    """(γ, where it came from): ``dd_grid`` if set, else :func:`grid_from_bits` with n = K (the aggregator
+    and the accountant both call this, so they use the same γ)."""
+    if config.dd_grid is not None:
+        return float(config.dd_grid), "dd_grid"
+    grid = grid_from_bits(bits=config.dd_bits, n=int(K), d=int(d), clip=float(config.clip_norm),
+                          local_std=float(config.dd_local_std), k_stddevs=float(config.dd_k_stddevs))
+    return grid, f"from the bit budget (B = {config.dd_bits}, k = {config.dd_k_stddevs}, n = K = {K})"
+
+
+def rounding_norm_bound(*, clip: float, grid: float, d: int, beta: float) -> float:
+    """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} (d the padded dimension)."""
+    a = clip / grid
+    return min(a + math.sqrt(d), math.sqrt(a * a + d / 4.0 + math.sqrt(2.0 * math.log(1.0 / beta)) * (a + math.sqrt(d) / 2.0)))
+
+
+def conditional_rounding(u: np.ndarray, *, bound: float, seed: int, round_index: int, client: int) -> tuple[np.ndarray, int]:
+    """Randomized rounding of the scaled vector ``u`` [n] to ℤ^n, redrawn until ‖ũ‖₂ ≤ ``bound``.
+
+    Each coordinate is ⌊u⌋ + Bernoulli(u − ⌊u⌋) (unbiased before conditioning). Returns
+    (ũ int64 [n], redraws). Raises RuntimeError after :data:`MAX_ROUNDING_ATTEMPTS` attempts.
+    """
+    base = np.floor(u)  # integers held exactly in float64 (|u| < 2^53)
+    frac = u - base
+    for attempt in range(MAX_ROUNDING_ATTEMPTS):
+        v = stream(seed, "ddgauss-rounding", round_index, client, attempt).random(u.shape[-1]) < frac
+        v = base + v
+        if float(np.dot(v, v)) <= bound * bound:
+            return v.astype(np.int64), attempt
+    raise RuntimeError(f"conditional rounding failed {MAX_ROUNDING_ATTEMPTS} times (client {client}, round {round_index}): "
+                       "dd_beta too small or dd_grid inconsistent with the clip norm")
+
+
+def wrap_mod(v: np.ndarray, bits: int) -> np.ndarray:
+    """v mod 2^B mapped into [−2^{B−1}, 2^{B−1}) (int64)."""
+    m = np.int64(1) << np.int64(bits)
+    half = m >> np.int64(1)
+    return (np.asarray(v, dtype=np.int64) + half) % m - half
+
+
+def modular_sum(z: np.ndarray, bits: int) -> np.ndarray:
+    """Σ_k z_k mod 2^B in [−2^{B−1}, 2^{B−1}), exactly: rows added one by one, reduced after each add."""
+    z = np.asarray(z, dtype=np.int64)
+    acc = np.zeros(z.shape[-1], dtype=np.int64)
+    for row in z:
+        acc = wrap_mod(acc + row, bits)  # |acc + row| < 2^B ≤ 2^48: no overflow
+    return acc
+
+
+class DDGaussAggregator:
+    """DDGauss behind the aggregation interface (see the module docstring)."""
+
+    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int):
+        self.config = config.validate(K=K, d=d)
+        self.K, self.d = int(K), int(d)
+        self.seed = check_seed(seed)
+        self.d_pad = padded_dimension(self.d)
+        self.clip = float(config.clip_norm)
+        self.local_std = float(config.dd_local_std)
+        self.grid, self.grid_source = resolve_grid(config, K=self.K, d=self.d)
+        self.delta2 = rounding_norm_bound(clip=self.clip, grid=self.grid, d=self.d_pad, beta=float(config.dd_beta))
+        self.bits_per_client = self.d_pad * int(config.dd_bits)
+        self.uplink = DigitalUplink(config, K=self.K, seed=self.seed)
+
+    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+        x = check_updates(updates, K=self.K)
+        if x.shape[1] != self.d:
+            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        cfg, t, B = self.config, int(round_index), int(self.config.dd_bits)
+        h = draw_rayleigh(self.seed, t, K=self.K)
+        link = self.uplink.run_round(self.bits_per_client, round_index=t, h=h)
+        adm = link.admitted
+        k_adm = int(adm.sum())
+        diag = {"admitted": float(k_adm), "skipped": float(k_adm == 0), "grid": self.grid, "delta2": self.delta2,
+                "bits_per_client": float(self.bits_per_client), "channel_uses": float(link.channel_uses)}
+        if k_adm == 0:
+            err = relative_error(np.zeros(self.d), np.zeros(self.d))
+            diag.update({"local_std_per_client": 0.0, "redraws": 0.0, "wrapped_fraction": 0.0, "nmse": err})
+            return AggregationResult(np.zeros(self.d), 0, err, diag)
+        nz = normalize(x, rule="clip", C=self.clip, clip_norm=self.clip)  # s_k = clip_c(x_k − μ_k), scale 1
+        signs = rademacher_signs(self.seed, "ddgauss-rotation", t, n=self.d_pad)
+        sigma_k = self.local_std * math.sqrt(self.K / k_adm)
+        clients = np.flatnonzero(adm)
+        padded = np.zeros((k_adm, self.d_pad))
+        padded[:, : self.d] = nz.s[clients]
+        u = randomized_hadamard(padded, signs) / self.grid
+        z = np.empty((k_adm, self.d_pad), dtype=np.int64)
+        redraws = 0
+        for row, k in enumerate(clients):
+            v, r = conditional_rounding(u[row], bound=self.delta2, seed=self.seed, round_index=t, client=int(k))
+            redraws += r
+            v += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k)), sigma_k / self.grid, (self.d_pad,))
+            z[row] = v
+        true_sum = z.sum(axis=0)  # the integer sum without wrapping (simulator view, for the diagnostic)
+        half = 1 << (B - 1)
+        wrapped = float(np.mean((true_sum < -half) | (true_sum >= half)))
+        agg = modular_sum(wrap_mod(z, B), B)  # what secure aggregation reveals
+        s_hat = inverse_randomized_hadamard(agg.astype(np.float64) * self.grid, signs)[: self.d]
+        estimate = denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
+        err = relative_error(estimate, x[adm].sum(axis=0))
+        diag.update({"local_std_per_client": sigma_k, "redraws": float(redraws), "wrapped_fraction": wrapped, "nmse": err})
+        return AggregationResult(estimate, k_adm, err, diag)
+
+    def describe(self) -> dict:
+        return {
+            "scheme": "ddgauss", **self.config.to_dict(),
+            "d_pad": self.d_pad, "grid": self.grid, "grid_source": self.grid_source, "delta2": self.delta2,
+            "bits_per_client": self.bits_per_client, "modulus": f"2^{self.config.dd_bits}",
+            "contributors": "clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
+                            "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'",
+            "threat_model": "the server, given secure aggregation (it sees only the modular sum)",
+            "uplink": "Shannon-rate TDMA over the shared fading draw (SPEC §5)",
+        }

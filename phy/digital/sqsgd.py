@@ -1,0 +1,197 @@
+"""sqSGD: local differential privacy with subsampling, rotation and quantization (SPEC §9.3).
+
+Per round t and admitted client k (normalization "clip": ‖s_k‖₂ ≤ U with U = C, SPEC §2, §9):
+
+1. coordinates I_k: d̃ = ⌊r·d⌋ of the d indices, uniformly without replacement, from the public
+   stream (seed, "sqsgd-coordinates", t, k);
+2. projection of s_k[I_k] onto the ℓ2 ball of radius U (a no-op under clip normalization, since
+   ‖s_k[I_k]‖ ≤ ‖s_k‖ ≤ U), zero-padded to n = 2^⌈log2 d̃⌉;
+3. rotation y = R·x with R = H_n·A/√n (A Rademacher diagonal from the public stream
+   (seed, "sqsgd-rotation", t, k)); R is orthogonal, so ‖y‖∞ ≤ ‖y‖₂ ≤ U;
+4. unbiased stochastic quantization of the n entries to K_q levels in [−U, U]
+   (:func:`phy.digital.privquant.stochastic_quantize`);
+5. PrivQuant, exactly ε₀-LDP (:func:`phy.digital.privquant.privquant`), whose output u_k is sent.
+
+Server: z_k = B_{u_k}/m (unbiased for the rotated vector), x̃_k = A·H_n·z_k/√n (un-rotate), the
+first d̃ entries scattered back onto I_k; summed over the admitted clients. Estimators:
+``unbiased`` multiplies the sum by d/d̃ (E[ŝ] = Σ_{admitted} s_k, since each coordinate is kept with
+probability d̃/d); ``sparse`` (the source's) does not (E[ŝ] = (d̃/d)·Σ s_k).
+
+Uplink: each admitted client sends ⌈n·log2 K_q⌉ level bits plus a 32-bit seed and a 32-bit norm
+field over the Shannon-rate TDMA uplink of SPEC §5 (:class:`phy.digital.uplink.DigitalUplink`:
+the same fading draw and truncation as channel inversion); clients below the truncation
+threshold send nothing and are not contributors. n = d̃ when d̃ is a power of two; otherwise the
+padded rotation makes every one of the n entries non-zero and all n are sent.
+
+Privacy: each client's message is ε₀-LDP: coordinates and signs are public and data-independent,
+and P(u | v)/P(u | v') ≤ e^{ε₀} for every pair of level vectors, hence also for the mixtures over
+the quantization randomness that P(u | s) and P(u | s') are; the guarantee holds
+against any observer, T1 and T2 (SPEC §7.1). The adaptive norm bound of the source (with its own
+budget ε_s) is not implemented: U is the fixed public bound C.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..aggregation import AggregationResult, check_updates, relative_error
+from ..config import PhyConfig
+from ..fading import draw_rayleigh
+from ..normalization import denormalize, normalize
+from ..randomness import check_seed, stream
+from .hadamard import fwht, next_power_of_two
+from .privquant import best_kappa, check_mechanism, level_bits, privquant, quantization_levels, stochastic_quantize, unbiasing_constant
+from .uplink import DigitalUplink
+
+__all__ = ["SEED_BITS", "NORM_BITS", "SQ_ESTIMATORS", "subsampled_dimension", "sqsgd_bits", "client_coordinates",
+           "client_signs", "rotate", "unrotate", "project_to_ball", "sqsgd_encode", "sqsgd_decode",
+           "SqsgdRound", "SqsgdAggregator"]
+
+SEED_BITS = 32  # the client's public per-round seed (coordinates and rotation signs)
+NORM_BITS = 32  # one float32 norm field per client and round (the source's norm report)
+SQ_ESTIMATORS = ("unbiased", "sparse")
+
+
+def subsampled_dimension(d: int, ratio: float) -> tuple[int, int]:
+    """(d̃, n): d̃ = ⌊r·d⌋ ≥ 1 coordinates and the padded rotation length n = 2^⌈log2 d̃⌉."""
+    d_tilde = int(math.floor(ratio * d))
+    if d_tilde < 1:
+        raise ValueError(f"sq_ratio·d must be ≥ 1 so that at least one coordinate is sent (got {ratio!r}·{d})")
+    return d_tilde, next_power_of_two(d_tilde)
+
+
+def sqsgd_bits(n: int, levels: int) -> int:
+    """Bits per admitted client and round: ⌈n·log2 K_q⌉ + SEED_BITS + NORM_BITS."""
+    return level_bits(n, levels) + SEED_BITS + NORM_BITS
+
+
+def client_coordinates(seed: int, round_index: int, client: int, *, d: int, d_tilde: int) -> np.ndarray:
+    """[d̃] int64 sorted coordinate indices I_k, uniform without replacement (public stream)."""
+    rng = stream(seed, "sqsgd-coordinates", round_index, client)
+    return np.sort(rng.choice(d, size=d_tilde, replace=False))
+
+
+def client_signs(seed: int, round_index: int, client: int, *, n: int) -> np.ndarray:
+    """[n] float64 Rademacher diagonal of A (public stream)."""
+    rng = stream(seed, "sqsgd-rotation", round_index, client)
+    return rng.integers(0, 2, size=n) * 2.0 - 1.0
+
+
+def rotate(x: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """R·x = H_n·(A·x)/√n along the last axis (n = len(signs), a power of two)."""
+    return fwht(x * signs) / math.sqrt(signs.size)
+
+
+def unrotate(y: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """Rᵀ·y = A·H_n·y/√n (R is orthogonal: H_n symmetric, H_n² = n·I, A² = I)."""
+    return signs * fwht(y) / math.sqrt(signs.size)
+
+
+def project_to_ball(x: np.ndarray, radius: float) -> np.ndarray:
+    """x·min(1, U/‖x‖₂): the Euclidean projection onto the ℓ2 ball of radius U."""
+    norm = float(np.linalg.norm(x))
+    return x if norm <= radius else x * (radius / norm)
+
+
+def sqsgd_encode(s: np.ndarray, *, coords: np.ndarray, signs: np.ndarray, levels: int, bound: float,
+                 epsilon0: float, kappa: int, rng_quantize: np.random.Generator,
+                 rng_privatize: np.random.Generator) -> np.ndarray:
+    """Client side: s [d] → privatized level indices u [n] (int64). Steps 2–5 of the module docstring."""
+    n = signs.size
+    x = np.zeros(n)
+    x[: coords.size] = project_to_ball(np.asarray(s, dtype=np.float64)[coords], bound)
+    v = stochastic_quantize(rotate(x, signs), levels=levels, bound=bound, rng=rng_quantize)
+    return privquant(v[None, :], levels=levels, epsilon0=epsilon0, kappa=kappa, rng=rng_privatize)[0]
+
+
+def sqsgd_decode(u: np.ndarray, *, coords: np.ndarray, signs: np.ndarray, grid: np.ndarray, m: float,
+                 d: int) -> np.ndarray:
+    """Server side: u [n] → [d] estimate of s restricted to I (zeros elsewhere), before any d/d̃ scaling."""
+    x_tilde = unrotate(grid[u] / m, signs)
+    out = np.zeros(d)
+    out[coords] = x_tilde[: coords.size]
+    return out
+
+
+@dataclass(frozen=True)
+class SqsgdRound:
+    """One sqSGD round: h [K] complex128, admitted [K] bool, channel_uses (Σ_admitted ⌈bits/r_k⌉),
+    bits per admitted client, and the unscaled server sum ŝ_sparse [d] (√W)."""
+
+    h: np.ndarray
+    admitted: np.ndarray
+    channel_uses: int
+    bits: int
+    s_hat_sparse: np.ndarray
+
+
+class SqsgdAggregator:
+    """sqSGD behind the aggregation interface (SPEC §9, §9.3).
+
+    x̂ = scale·ŝ + Σ_{admitted} μ_k estimates Σ_{admitted} x_k; contributors = K' (admitted).
+    Diagnostics: ``admitted``, ``skipped`` (1 when K' = 0), ``channel_uses``, ``bits`` (per
+    admitted client), ``m``, ``kappa`` and ``nmse``.
+    """
+
+    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int):
+        self.config = config.validate(K=K, d=d)
+        self.K, self.d = int(K), int(d)
+        self.seed = check_seed(seed)
+        cfg = self.config
+        self.d_tilde, self.n = subsampled_dimension(self.d, cfg.sq_ratio)
+        self.bound = cfg.norm_bound(self.d)  # U = C: ‖s_k‖ ≤ C under clip normalization
+        if cfg.kappa is None:
+            self.kappa, self.m = best_kappa(self.n, levels=cfg.sq_levels, epsilon0=float(cfg.epsilon0))
+        else:
+            check_mechanism(n=self.n, levels=cfg.sq_levels, epsilon0=float(cfg.epsilon0), kappa=cfg.kappa)
+            self.kappa = int(cfg.kappa)
+            self.m = unbiasing_constant(self.n, levels=cfg.sq_levels, epsilon0=float(cfg.epsilon0), kappa=self.kappa)
+        self.grid = quantization_levels(cfg.sq_levels, self.bound)
+        self.bits = sqsgd_bits(self.n, cfg.sq_levels)
+        self.uplink = DigitalUplink(cfg, K=self.K, seed=self.seed)
+
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+        """(AggregationResult, SqsgdRound) of one round."""
+        x = check_updates(updates, K=self.K)
+        if x.shape[1] != self.d:
+            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        cfg, t = self.config, int(round_index)
+        nz = normalize(x, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)
+        h = draw_rayleigh(self.seed, t, K=self.K)
+        link = self.uplink.run_round(self.bits, round_index=t, h=h)
+        adm = link.admitted
+        s_hat = np.zeros(self.d)
+        for k in np.flatnonzero(adm):
+            coords = client_coordinates(self.seed, t, int(k), d=self.d, d_tilde=self.d_tilde)
+            signs = client_signs(self.seed, t, int(k), n=self.n)
+            u = sqsgd_encode(nz.s[k], coords=coords, signs=signs, levels=cfg.sq_levels, bound=self.bound,
+                             epsilon0=float(cfg.epsilon0), kappa=self.kappa,
+                             rng_quantize=stream(self.seed, "sqsgd-quantize", t, int(k)),
+                             rng_privatize=stream(self.seed, "sqsgd-privquant", t, int(k)))
+            s_hat += sqsgd_decode(u, coords=coords, signs=signs, grid=self.grid, m=self.m, d=self.d)
+        k_adm = int(adm.sum())
+        trace = SqsgdRound(h, adm, link.channel_uses, self.bits, s_hat.copy())
+        if cfg.sq_estimator == "unbiased":
+            s_hat *= self.d / self.d_tilde
+        estimate = np.zeros(self.d) if k_adm == 0 else denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
+        err = relative_error(estimate, x[adm].sum(axis=0))
+        diag = {"admitted": float(k_adm), "skipped": float(k_adm == 0), "channel_uses": float(link.channel_uses),
+                "bits": float(self.bits), "m": self.m, "kappa": float(self.kappa), "nmse": err}
+        return AggregationResult(estimate, k_adm, err, diag), trace
+
+    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+        return self.aggregate_traced(updates, round_index=round_index)[0]
+
+    def describe(self) -> dict:
+        cfg = self.config
+        return {
+            "scheme": "sqsgd", **cfg.to_dict(), "d_tilde": self.d_tilde, "rotation_length": self.n,
+            "bound_U": self.bound, "kappa_used": self.kappa, "m": self.m, "bits_per_client": self.bits,
+            "mechanism": "PrivQuant, P(u|v) proportional to exp(epsilon0*1[M(u,v) > kappa]); exactly epsilon0-LDP per "
+                         "client and round against any observer (T1 and T2)",
+            "uplink": "Shannon-rate TDMA over the shared fading draw, truncation |h|^2 >= g_th (SPEC §5)",
+            "adaptive_norm": "not implemented (U = C, fixed and public)",
+        }

@@ -1,0 +1,324 @@
+"""Calibration: the noise parameter of a scheme that meets a target ε (SPEC §10), and its symbolic use.
+
+For each scheme one scenario key is searched so that the run's own accountant
+(:meth:`scenarios.config.ScenarioConfig.privacy_accountant`, the same one that writes the run's
+ε column) reports ε ≤ target after ``run.rounds`` rounds at ``privacy.delta``:
+
+================= ================== ============================ =================================
+scheme            key searched       direction                    ε = ∞ (no privacy noise)
+================= ================== ============================ =================================
+floras            ``phy.C`` (fixed N) largest C (S = 2C/b grows)   N = K (γ = 0)
+floras (``N``)    ``phy.N`` (fixed C) smallest integer N ≥ K       N = K
+central-gaussian  ``noise_multiplier`` smallest z                   z = 0
+analog-gaussian   ``noise_multiplier`` smallest z                   z = 0
+ddgauss           ``dd_local_std``    smallest σ (at bit width B)  σ = 0
+sqsgd             ``epsilon0``        largest ε₀                    none: infeasible (ε₀ must be finite)
+ideal, channel-…  —                   only ε = ∞                   the scheme itself
+================= ================== ============================ =================================
+
+Every bound used is monotone in the searched key, so ``privacy.calibration.calibrate`` (Brent's
+method in log space with a safe-side check; an integer bisection for N) finds it to ``REL_TOL``;
+the returned value is always on the feasible side (ε ≤ target). A
+target that no value in the searched range reaches raises :class:`InfeasibleTarget` (a
+ValueError), which sweeps record as "infeasible" instead of dropping the point.
+
+Symbolic use: ``[privacy] target_epsilon = 8`` in a scenario (or ``"inf"``) is resolved by
+:func:`resolve_privacy_target` when the scenario is loaded; the resolved key is written into
+``[phy]`` and both appear in the run's ``config.json`` (``privacy.target_epsilon`` and the
+``phy`` key), with the calibration record under ``privacy.calibrated``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = [
+    "SCHEME_PARAMETER",
+    "THREAT_MODELS",
+    "NON_PRIVATE",
+    "REL_TOL",
+    "Calibration",
+    "InfeasibleTarget",
+    "parse_target",
+    "model_dimension",
+    "calibrate_config",
+    "resolve_privacy_target",
+]
+
+#: scheme → (phy key searched, ε increases with the key?, search range)
+SCHEME_PARAMETER = {
+    "floras": ("C", True, (1e-4, 1e4)),  # C [√W]; ε(C = 1e-4) ≈ 0.004 at K = 20 of M = 100, T = 200, γ = 12
+    "central-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
+    "analog-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
+    "ddgauss": ("dd_local_std", False, (1e-9, 1e9)),
+    "sqsgd": ("epsilon0", True, (1e-3, 50.0)),  # ε₀ per round; the RR curve overflows far beyond
+}
+FLORAS_N_RANGE = 2**14  # N ≤ L for orthonormal sequences; also keeps S/γ where the tight bound evaluates
+NON_PRIVATE = ("ideal", "channel-inversion")
+#: the threat model each scheme's ε covers (CONTRACT; SPEC §10)
+THREAT_MODELS = {
+    "floras": "T1 only (output observer)",
+    "central-gaussian": "trusted server; outputs only",
+    "analog-gaussian": "T1 and a single-antenna base station",
+    "ddgauss": "the server, given secure aggregation",
+    "sqsgd": "any observer (T1 and T2)",
+    "ideal": "none (no privacy noise)",
+    "channel-inversion": "none (no privacy noise)",
+}
+REL_TOL = 1e-5
+#: input shape and classes of each data set (what :func:`fl.data.load_dataset` returns)
+DATA_SHAPES = {"digits": ((8, 8, 1), 10), "fashion-mnist": ((28, 28, 1), 10), "mnist": ((28, 28, 1), 10)}
+#: training examples before any validation split (digits: 1 797 less the stratified test share)
+N_TRAIN = {"fashion-mnist": 60000, "mnist": 60000}
+
+
+class InfeasibleTarget(ValueError):
+    """No value of the scheme's noise parameter in the searched range reaches the target ε."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The outcome of one calibration (JSON keys of ``floras calibrate``)."""
+
+    scheme: str
+    parameter: str
+    value: float | int | None
+    target_epsilon: float
+    achieved_epsilon: float
+    accountant: str
+    threat_model: str
+    delta: float
+    rounds: int
+    noise_multiplier: float | None = None
+    assumptions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        def num(x):
+            return "inf" if isinstance(x, float) and math.isinf(x) else x
+
+        out = {
+            "scheme": self.scheme,
+            "parameter": self.parameter,
+            "value": num(self.value),
+            "target_epsilon": num(self.target_epsilon),
+            "achieved_epsilon": num(self.achieved_epsilon),
+            "accountant": self.accountant,
+            "threat_model": self.threat_model,
+            "delta": self.delta,
+            "rounds": self.rounds,
+            "assumptions": list(self.assumptions),
+        }
+        if self.scheme in ("central-gaussian", "analog-gaussian"):
+            out["noise_multiplier"] = num(self.noise_multiplier)
+        return out
+
+
+def parse_target(value) -> float | None:
+    """``privacy.target_epsilon``: None, a finite number > 0, or ∞ (``"inf"`` or a float)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "∞"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
+        raise ValueError(f"privacy.target_epsilon must be a number > 0 or \"inf\" (got {value!r})")
+    return float(value)
+
+
+def model_dimension(config) -> int:
+    """d of the scenario's model, from the data set's known input shape (no data loaded)."""
+    from fl.models import build_model_spec
+
+    name = config.data.name
+    if name == "synthetic":
+        shape, classes = (config.data.synthetic_features,), config.data.synthetic_classes
+    else:
+        shape, classes = DATA_SHAPES[name]
+    m = config.model
+    return build_model_spec(m.name, input_shape=shape, num_classes=classes, hidden=m.hidden,
+                            channels=m.channels, kernel_size=m.kernel_size).d
+
+
+def _local_dataset_size(config) -> int:
+    """D (examples per client) as the run will have it, without loading the data (item level only)."""
+    d = config.data
+    if d.name == "digits":
+        n = 1797 - round(1797 * d.test_fraction)
+    elif d.name == "synthetic":
+        n = d.synthetic_samples - max(1, round(d.test_fraction * d.synthetic_samples))
+    else:
+        n = N_TRAIN[d.name]
+    n -= round(n * getattr(d, "validation_fraction", 0.0))
+    return max(1, n // config.partition.clients)
+
+
+#: the accountant mechanism (CONTRACT: privacy.SchemeRunAccountant) that covers each scheme
+MECHANISMS = {"floras": "floras", "central-gaussian": "gaussian", "analog-gaussian": "gaussian", "ddgauss": "ddgauss", "sqsgd": "ldp"}
+
+
+def _accountant(config, d: int, D: int):
+    acc = config.privacy_accountant(d=d, D=D)
+    mech = getattr(acc, "mechanism", "floras")
+    if mech != MECHANISMS[config.phy.scheme]:  # e.g. a FLORAS accountant for another scheme: never calibrate on it
+        raise ValueError(f"phy.scheme = {config.phy.scheme!r}: this build has no accountant for it "
+                         f"(privacy_accountant gives the {mech!r} mechanism), so it cannot be calibrated")
+    return acc
+
+
+def _epsilon(acc, rounds: int) -> float:
+    """ε only (no report: FLORAS reports also compute the slower link-level figure)."""
+    return float(acc.epsilon(rounds=rounds)) if hasattr(acc, "epsilon") else float(acc.report(rounds=rounds).epsilon)
+
+
+def _with_phy(config, **phy):
+    return dataclasses.replace(config, phy=dataclasses.replace(config.phy, **phy))
+
+
+def _accountant_name(config, report) -> str:
+    from privacy.engines import ACCOUNTANT_TEXT
+
+    name = config.privacy.accountant
+    return ACCOUNTANT_TEXT.get(name, name)
+
+
+def _search(eps_at, lo: float, hi: float, increasing: bool, target: float, rounds: int) -> tuple[float, float] | None:
+    """The value on the feasible side of ε(v) = target in [lo, hi] (``privacy.calibration.calibrate``), with its ε."""
+    from privacy.calibration import calibrate
+
+    safe = lo if increasing else hi
+    if eps_at(safe) > target:  # also checks the configuration: its errors propagate as they are
+        return None
+
+    class _At:  # the accountant interface calibrate() asks for
+        def __init__(self, v):
+            self.v = v
+
+        def epsilon(self, *, rounds):
+            return eps_at(self.v)
+
+    value = calibrate(_At, target_epsilon=target, rounds=rounds, lower=lo, upper=hi, increasing=increasing, rel_tol=REL_TOL)
+    return value, eps_at(value)
+
+
+def calibrate_config(config, target_epsilon: float, *, d: int | None = None, floras_parameter: str = "C") -> Calibration:
+    """Calibrate ``config``'s scheme to ``target_epsilon`` (see module table); raise InfeasibleTarget.
+
+    ``config`` is a validated :class:`~scenarios.config.ScenarioConfig`; its other keys (K, M,
+    T, δ, relation, clip norm, bit width, …) are held fixed. ``d`` defaults to the model's
+    dimension (:func:`model_dimension`).
+    """
+    target = parse_target(target_epsilon)
+    scheme = config.phy.scheme
+    threat = THREAT_MODELS.get(scheme, "unknown")
+    pr, K = config.privacy, config.training.clients_per_round
+    common = dict(scheme=scheme, target_epsilon=target, threat_model=threat, delta=float(pr.delta), rounds=config.run.rounds)
+    if scheme in NON_PRIVATE:
+        if target != math.inf:
+            raise InfeasibleTarget(f"privacy.target_epsilon = {target:g}: scheme {scheme!r} adds no privacy noise, so only ε = ∞ applies")
+        return Calibration(parameter="none", value=None, achieved_epsilon=math.inf, accountant="none", **common)
+    if scheme not in SCHEME_PARAMETER:
+        raise ValueError(f"phy.scheme must be one of {{{', '.join([*SCHEME_PARAMETER, *NON_PRIVATE])}}} to calibrate (got {scheme!r})")
+    if scheme == "floras" and floras_parameter not in ("C", "N"):
+        raise ValueError(f"privacy.floras_parameter must be one of {{C, N}} (got {floras_parameter!r})")
+    key, increasing, (lo, hi) = SCHEME_PARAMETER[scheme]
+    if scheme == "floras" and floras_parameter == "N":
+        key = "N"
+    if target == math.inf:
+        if scheme == "sqsgd":
+            raise InfeasibleTarget("privacy.target_epsilon = inf: sqSGD has no noiseless setting (ε₀ must be finite)")
+        value = K if key in ("C", "N") else 0.0
+        cand = _with_phy(config, N=K) if key in ("C", "N") else _with_phy(config, **{key: 0.0})
+        return Calibration(parameter="N" if key in ("C", "N") else key, value=value, achieved_epsilon=math.inf,
+                           accountant=_accountant_name(config, None), noise_multiplier=0.0 if key == "noise_multiplier" else None,
+                           assumptions=("ε = ∞: the scheme runs without privacy noise",), **common)
+    d = model_dimension(config) if d is None else int(d)
+    D = _local_dataset_size(config)
+    def at(v):
+        return _accountant(_with_phy(config, **{key: int(v) if key == "N" else float(v)}), d, D)
+
+    def eps_at(v):
+        return _epsilon(at(v), config.run.rounds)
+
+    if key == "N":
+        found = _smallest_integer(eps_at, K, FLORAS_N_RANGE, target)
+    else:
+        found = _search(eps_at, lo, hi, increasing, target, config.run.rounds)
+    if found is None:
+        best = (hi if not increasing else lo) if key != "N" else FLORAS_N_RANGE
+        span = f"[{K}, {FLORAS_N_RANGE}]" if key == "N" else f"[{lo:g}, {hi:g}]"
+        raise InfeasibleTarget(
+            f"privacy.target_epsilon = {target:g}: no phy.{key} in {span} reaches it for "
+            f"scheme {scheme!r} after {config.run.rounds} rounds (ε = {eps_at(best):.4g} at phy.{key} = {best:g})"
+        )
+    value, achieved = found
+    rep = at(value).report(rounds=config.run.rounds)
+    return Calibration(
+        parameter=key, value=int(value) if key == "N" else float(value), achieved_epsilon=achieved,
+        accountant=_accountant_name(config, rep), noise_multiplier=float(value) if key == "noise_multiplier" else None,
+        assumptions=tuple(getattr(rep, "assumptions", ()) or ()), **common,
+    )
+
+
+def _smallest_integer(eps_at, lo: int, hi: int, target: float):
+    if eps_at(lo) <= target:
+        return lo, eps_at(lo)
+    if eps_at(hi) > target:
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if eps_at(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi, eps_at(hi)
+
+
+@lru_cache(maxsize=512)
+def _cached(config_json: str, target: float, floras_parameter: str) -> Calibration:
+    from scenarios.config import scenario_from_dict
+
+    config = scenario_from_dict(json.loads(config_json), resolve=False)
+    return calibrate_config(config, target, floras_parameter=floras_parameter)
+
+
+def _cache_key(config) -> str:
+    """The scenario without the keys that cannot change ε (seed, learning rate, SNR of digital schemes)."""
+    data = config.to_dict()
+    data["run"].pop("seed", None)
+    data["training"].pop("lr", None)
+    if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
+        for key in ("snr_db", "csit", "path", "chunk_size", "g_th", "rho_rule", "sequences", "resource"):
+            data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
+    data["privacy"].pop("target_epsilon", None)
+    data["privacy"].pop("calibrated", None)
+    return json.dumps(data, sort_keys=True)
+
+
+def resolve_privacy_target(config):
+    """Write the calibrated noise parameter of ``privacy.target_epsilon`` into ``[phy]`` (or return ``config``).
+
+    The record (parameter, value, achieved ε, accountant, threat model) goes to
+    ``privacy.calibrated`` so that ``config.json`` carries both the target and the resolved
+    value. Raises :class:`InfeasibleTarget` when the target cannot be met.
+    """
+    target = parse_target(config.privacy.target_epsilon)
+    if target is None:
+        return config.validate()
+    if config.phy.scheme in ("central-gaussian", "analog-gaussian") and config.phy.noise_multiplier is None:
+        config = _with_phy(config, noise_multiplier=1.0)  # any valid value: it is what the calibration sets
+    config = config.validate()
+    cal = _cached(_cache_key(config), target, config.privacy.floras_parameter)
+    phy = {}
+    if cal.parameter == "none":
+        pass
+    elif cal.parameter == "N" and config.phy.scheme == "floras" and target == math.inf:
+        phy["N"] = int(cal.value)
+    else:
+        phy[cal.parameter] = cal.value
+    record = {k: v for k, v in cal.to_dict().items() if k != "assumptions"}
+    out = dataclasses.replace(config, phy=dataclasses.replace(config.phy, **phy),
+                              privacy=dataclasses.replace(config.privacy, calibrated=record))
+    return out.validate()

@@ -1,0 +1,182 @@
+"""The matched comparison at equal (ε, δ) (SPEC §10): plan, predict and record a sweep of calibrated schemes.
+
+A matched sweep file is an ordinary sweep file (:mod:`scenarios.sweep_file`) whose grid sets
+``privacy.target_epsilon``; every grid point is calibrated when it is loaded
+(:mod:`scenarios.calibration`). :func:`plan_sweep` loads one seed of every point, applies the
+tuned learning rate of its case (:mod:`scenarios.tune`), and splits the points into feasible
+ones (run) and infeasible ones (a target the scheme cannot reach, or a finite ε for a scheme
+without privacy noise), which are recorded with their reason in ``matched.json`` next to the
+sweep's ``sweep.json`` and shown as "infeasible" in tables and figures, never dropped.
+
+:func:`predict` gives the run count and the predicted wall time from the per-round table of
+:mod:`scenarios.matched_timing`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from scenarios.calibration import THREAT_MODELS, InfeasibleTarget
+from scenarios.sweep_file import Sweep
+
+__all__ = ["MATCHED_RECORD", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record", "format_plan"]
+
+MATCHED_RECORD = "matched.json"
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """One grid point of a matched sweep after calibration."""
+
+    slug: str
+    label: str | None
+    grid: dict
+    status: str  # "feasible" or "infeasible"
+    reason: str = ""
+    scheme: str = ""
+    threat_model: str = ""
+    calibration: dict | None = None
+    lr: float | None = None
+    dataset: str = ""
+    rounds: int = 0
+    K: int = 0
+    M: int = 0
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _default_loader(base: Path, overrides: dict):
+    from scenarios.config import load_scenario
+
+    return load_scenario(base, overrides)
+
+
+def tuned_for(label: str | None, tuned_lr: dict[str, float] | None) -> float | None:
+    """The tuned η of a case: its own label, else the longest tuned label it extends with "-"
+    (budget cases such as ``floras-none-L64`` reuse the η of ``floras-none``)."""
+    if not tuned_lr or label is None:
+        return None
+    if label in tuned_lr:
+        return float(tuned_lr[label])
+    prefixes = [t for t in tuned_lr if label.startswith(t + "-")]
+    return float(tuned_lr[max(prefixes, key=len)]) if prefixes else None
+
+
+def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
+               loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, list[PlannedPoint]]:
+    """(the sweep restricted to its feasible points, every point planned).
+
+    ``tuned_lr`` maps a case label to its chosen learning rate (``training.lr`` override; see
+    :func:`tuned_for`);
+    other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error).
+    """
+    loader = loader or _default_loader
+    planned, feasible = [], []
+    for point in sweep.points:
+        over = dict(point.overrides)
+        lr = tuned_for(point.label, tuned_lr)
+        if lr is not None:
+            over["training.lr"] = lr
+        pt = dataclasses.replace(point, overrides=over)
+        scheme = str(over.get("phy.scheme", ""))
+        try:
+            cfg = loader(sweep.base, {**over, "run.seed": sweep.seeds[0]})
+        except InfeasibleTarget as exc:
+            planned.append(PlannedPoint(point.slug, point.label, dict(point.grid), "infeasible", reason=str(exc),
+                                        scheme=scheme, threat_model=THREAT_MODELS.get(scheme, ""),
+                                        lr=over.get("training.lr")))
+            continue
+        except ValueError as exc:
+            raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
+        feasible.append(pt)
+        planned.append(PlannedPoint(
+            point.slug, point.label, dict(point.grid), "feasible", scheme=cfg.phy.scheme,
+            threat_model=THREAT_MODELS.get(cfg.phy.scheme, ""), calibration=cfg.privacy.calibrated,
+            lr=float(cfg.training.lr), dataset=cfg.data.name, rounds=cfg.run.rounds,
+            K=cfg.training.clients_per_round, M=cfg.partition.clients,
+        ))
+    return dataclasses.replace(sweep, points=tuple(feasible)), planned
+
+
+@dataclass(frozen=True)
+class Prediction:
+    runs: int
+    infeasible_points: int
+    run_seconds: float  # Σ over runs, one worker
+    workers: int
+
+    @property
+    def wall_seconds(self) -> float:
+        """Runs spread evenly over the workers, plus one TensorFlow start per worker."""
+        from scenarios.matched_timing import WORKER_START_S
+
+        return self.run_seconds / max(1, self.workers) + (WORKER_START_S if self.runs else 0.0)
+
+    def line(self, name: str) -> str:
+        from scenarios.matched_timing import MEASURED_LOAD
+
+        return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run); predicted "
+                f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s) "
+                f"(at the timing table's load average {MEASURED_LOAD}; now {_load()})")
+
+
+def _load() -> str:
+    try:
+        import os
+
+        return f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except OSError:
+        return "unknown"
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def predict(planned: list[PlannedPoint], *, seeds: int, workers: int) -> Prediction:
+    """Run count and predicted time (per-round table of :mod:`scenarios.matched_timing`)."""
+    from scenarios.matched_timing import run_seconds
+
+    runs = 0
+    total = 0.0
+    for p in planned:
+        if p.status != "feasible":
+            continue
+        runs += seeds
+        total += seeds * run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K)
+    return Prediction(runs=runs, infeasible_points=sum(p.status != "feasible" for p in planned),
+                      run_seconds=total, workers=max(1, workers))
+
+
+def matched_record(sweep: Sweep, planned: list[PlannedPoint], *, tuned: dict | None, prediction: Prediction) -> dict:
+    """The ``matched.json`` record: every grid point with its status, calibration and learning rate."""
+    return {
+        "name": sweep.name,
+        "sweep_file": sweep.path.name,
+        "quick": sweep.quick,
+        "seeds": list(sweep.seeds),
+        "tuned_lr": tuned,
+        "prediction": {"runs": prediction.runs, "run_seconds": prediction.run_seconds,
+                       "workers": prediction.workers, "wall_seconds": prediction.wall_seconds},
+        "points": [p.to_dict() for p in planned],
+    }
+
+
+def format_plan(planned: list[PlannedPoint]) -> str:
+    """One line per point: scheme, target ε, calibrated value (or the reason it is infeasible)."""
+    lines = []
+    for p in planned:
+        if p.status == "feasible":
+            cal = p.calibration or {}
+            value = cal.get("value")
+            val = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) and math.isfinite(value) else str(value))
+            lines.append(f"  {p.slug}: {cal.get('parameter', 'none')} = {val} (ε = {cal.get('achieved_epsilon', '∞')}), η = {p.lr:g}")
+        else:
+            lines.append(f"  {p.slug}: infeasible: {p.reason}")
+    return "\n".join(lines)

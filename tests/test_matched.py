@@ -1,0 +1,292 @@
+"""Matched comparison (SPEC §10): calibration, symbolic targets, validation split, tuning, prediction, figures.
+
+Every calibrated value is checked against the accountant itself (or dp_accounting for the
+Gaussian), never against a number the calibration computed: the value must meet the target
+and a value 0.1 % less private must not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privacy import FlorasRunAccountant
+from scenarios.calibration import InfeasibleTarget, calibrate_config, model_dimension
+from scenarios.cli import main
+from scenarios.config import load_scenario, scenario_from_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGITS = ROOT / "scenarios" / "base" / "digits_mlp.toml"
+FLORAS = {"partition.clients": 100, "training.clients_per_round": 20, "run.rounds": 200, "phy.N": 30, "phy.L": 32,
+          "phy.normalization": "clip", "phy.clip_norm": 1.0}
+
+
+def floras_eps(cfg, **change) -> float:
+    """ε of the FLORAS accountant at the given keys (independent of the calibration code)."""
+    phy = replace(cfg.phy, **change)
+    return FlorasRunAccountant(K=20, N=phy.N, M=100, d=model_dimension(cfg), normalization="clip", C=phy.C,
+                               clip_norm=1.0, delta=1e-5).report(rounds=200).epsilon
+
+
+# ------------------------------------------------------------------------------ calibration
+@pytest.fixture
+def narrow_floras_range(monkeypatch):
+    """A narrower search range than the default (the tight FLORAS bound is slow at tiny S/γ); same code path."""
+    import scenarios.calibration as cal
+
+    monkeypatch.setitem(cal.SCHEME_PARAMETER, "floras", ("C", True, (0.3, 10.0)))
+    monkeypatch.setattr(cal, "FLORAS_N_RANGE", 120)
+
+
+def test_floras_clip_bound_meets_the_target_and_is_the_largest(narrow_floras_range):
+    cfg = load_scenario(DIGITS, FLORAS)
+    cal = calibrate_config(cfg, 4.0)
+    assert cal.parameter == "C" and cal.threat_model.startswith("T1")
+    assert floras_eps(cfg, C=cal.value) <= 4.0
+    assert floras_eps(cfg, C=cal.value * 1.001) > 4.0  # not needlessly noisy
+    assert cal.achieved_epsilon == pytest.approx(floras_eps(cfg, C=cal.value), rel=1e-12)
+
+
+def test_floras_smallest_N_at_fixed_C(narrow_floras_range):
+    cfg = load_scenario(DIGITS, {**FLORAS, "phy.C": 1.0, "privacy.floras_parameter": "N"})
+    cal = calibrate_config(cfg, 4.0, floras_parameter="N")
+    n = cal.value
+    assert isinstance(n, int) and floras_eps(cfg, N=n) <= 4.0 < floras_eps(cfg, N=n - 1)
+
+
+def test_unreachable_and_non_private_targets_are_infeasible(narrow_floras_range):
+    cfg = load_scenario(DIGITS, {**FLORAS, "phy.N": 20})  # γ = 0: no Cauchy noise at any C
+    with pytest.raises(InfeasibleTarget, match="no phy.C"):
+        calibrate_config(cfg, 8.0)
+    ideal = load_scenario(DIGITS, {"phy.scheme": "ideal"})
+    with pytest.raises(InfeasibleTarget, match="adds no privacy noise"):
+        calibrate_config(ideal, 8.0)
+    assert calibrate_config(ideal, math.inf).achieved_epsilon == math.inf
+
+
+def test_symbolic_target_is_resolved_and_recorded(narrow_floras_range):
+    cfg = load_scenario(DIGITS, {**FLORAS, "privacy.target_epsilon": 8})
+    assert floras_eps(cfg, C=cfg.phy.C) <= 8.0 < floras_eps(cfg, C=cfg.phy.C * 1.001)
+    rec = cfg.to_dict()["privacy"]
+    assert rec["target_epsilon"] == 8 and rec["calibrated"]["parameter"] == "C"
+    assert rec["calibrated"]["value"] == cfg.phy.C
+    # the stored mapping loads back to the same configuration (what a resumed run compares)
+    assert scenario_from_dict(cfg.to_dict()) == cfg
+    inf = load_scenario(DIGITS, {**FLORAS, "privacy.target_epsilon": "inf"})
+    assert inf.phy.N == 20  # ε = ∞: no privacy noise (γ = 0)
+    with pytest.raises(ValueError, match="privacy.target_epsilon must be"):
+        load_scenario(DIGITS, {**FLORAS, "privacy.target_epsilon": -1})
+
+
+def test_run_records_target_and_resolved_value(tmp_path, narrow_floras_range):
+    from scenarios.run import run_scenario
+
+    cfg = load_scenario(DIGITS, {**FLORAS, "run.rounds": 2, "training.batch_size": 10, "privacy.target_epsilon": 8})
+    run_scenario(cfg, tmp_path / "run", progress=False)
+    stored = json.loads((tmp_path / "run" / "config.json").read_text())["config"]
+    assert stored["privacy"]["target_epsilon"] == 8
+    assert stored["phy"]["C"] == stored["privacy"]["calibrated"]["value"] == cfg.phy.C
+
+
+def gaussian_eps_dp_accounting(z: float) -> float:
+    from dp_accounting import NeighboringRelation, dp_event, rdp
+
+    acc = rdp.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    ev = dp_event.SampledWithoutReplacementDpEvent(100, 20, dp_event.GaussianDpEvent(z))
+    acc.compose(ev, 200)
+    return acc.get_epsilon(1e-5)
+
+
+def test_gaussian_noise_multiplier_done_when(capsys):
+    """Issue 15's check: rdp, K = 20 of M = 100 without replacement, T = 200, δ = 1e-5, ε = 8 → z = 3.744 (±1 %)."""
+    import privacy
+
+    if not hasattr(privacy, "SchemeRunAccountant"):
+        pytest.skip("needs the tight sampled-Gaussian accountant (privacy.SchemeRunAccountant)")
+    assert main(["calibrate", "--scheme", "central-gaussian", "--target-epsilon", "8", "--delta", "1e-5", "--K", "20",
+                 "--M", "100", "--rounds", "200", "--accountant", "rdp", "--json", "-"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"scheme", "parameter", "value", "achieved_epsilon", "accountant", "threat_model", "noise_multiplier"}
+    z = out["noise_multiplier"]
+    assert z == pytest.approx(3.744, rel=0.01)
+    assert gaussian_eps_dp_accounting(z) == pytest.approx(8.0, rel=0.01)  # dp_accounting's own RDP accountant
+    assert gaussian_eps_dp_accounting(z * 0.99) > 8.0
+
+
+def test_calibrate_cli(capsys, tmp_path, narrow_floras_range):
+    assert main(["calibrate", "--scheme", "floras", "--N", "30", "--d", "4810", "--target-epsilon", "8", "--json", "-"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["parameter"] == "C" and out["achieved_epsilon"] <= 8 and out["threat_model"].startswith("T1")
+    path = tmp_path / "cal.json"
+    assert main(["calibrate", "--scheme", "floras", "--N", "20", "--d", "4810", "--target-epsilon", "8", "--json", str(path)]) == 1
+    assert json.loads(path.read_text())["feasible"] is False
+    assert main(["calibrate", "--scheme", "floras", "--target-epsilon", "-2", "--d", "10"]) == 2
+    assert "target_epsilon must be" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ validation split
+def test_validation_split_is_disjoint_from_train_and_test():
+    from fl.data import load_dataset
+    from fl.validation import carve_validation, validation_indices
+
+    data = load_dataset("synthetic", seed=3, synthetic_samples=600, synthetic_features=5, synthetic_classes=3)
+    keep, val = validation_indices(data.y_train, fraction=0.2, seed=3)
+    assert np.intersect1d(keep, val).size == 0 and keep.size + val.size == data.y_train.size
+    for c in range(3):  # stratified: round(0.2 · n_c) of each class
+        assert (data.y_train[val] == c).sum() == round(0.2 * (data.y_train == c).sum())
+    tuned = carve_validation(data, fraction=0.2, seed=3, evaluate_on="validation")
+    rows = lambda x: {r.tobytes() for r in x.reshape(x.shape[0], -1)}  # noqa: E731
+    assert not rows(tuned.x_test) & rows(data.x_test)        # never the test set
+    assert not rows(tuned.x_test) & rows(tuned.x_train)      # not trained on
+    plain = carve_validation(data, fraction=0.2, seed=3)
+    assert np.array_equal(plain.x_test, data.x_test) and plain.x_train.shape[0] == keep.size
+
+
+# ------------------------------------------------------------------------------ tuning
+def test_choose_lr_picks_best_validation_accuracy():
+    from scenarios.tune import choose_lr
+
+    rows = [
+        {"label": "a", "training.lr": 0.01, "final_test_accuracy_mean": 0.50, "seeds_done": 2},
+        {"label": "a", "training.lr": 0.1, "final_test_accuracy_mean": 0.90, "seeds_done": 2},
+        {"label": "a", "training.lr": 0.3, "final_test_accuracy_mean": math.nan, "seeds_done": 0},  # diverged
+        {"label": "b", "training.lr": 0.1, "final_test_accuracy_mean": 0.70, "seeds_done": 1},
+        {"label": "b", "training.lr": 0.01, "final_test_accuracy_mean": 0.70, "seeds_done": 1},
+        {"label": "c", "training.lr": 0.1, "final_test_accuracy_mean": math.nan, "seeds_done": 0},
+    ]
+    got = choose_lr(rows)
+    assert got["a"]["lr"] == 0.1 and got["a"]["validation_accuracy"] == 0.90 and len(got["a"]["grid"]) == 3
+    assert got["b"]["lr"] == 0.01  # tie → the smaller step
+    assert got["c"]["lr"] is None
+
+
+def mini_sweep(tmp_path: Path, rounds: int = 3) -> Path:
+    path = tmp_path / "mini.toml"
+    path.write_text(f'''name = "matched"
+base = "{DIGITS.as_posix()}"
+seeds = [0, 1]
+[overrides]
+"partition.clients" = 100
+"training.clients_per_round" = 20
+"training.batch_size" = 10
+"run.rounds" = {rounds}
+"phy.normalization" = "clip"
+"phy.clip_norm" = 1.0
+"phy.L" = 32
+[grid]
+"privacy.target_epsilon" = [2, 8, "inf"]
+"phy.snr_db" = [20.0, 0.0]
+[[cases]]
+label = "floras-none"
+"phy.scheme" = "floras"
+"phy.N" = 32
+[[cases]]
+label = "ideal"
+"phy.scheme" = "ideal"
+''')
+    return path
+
+
+def test_tune_sweep_uses_the_validation_split_at_one_epsilon(tmp_path, narrow_floras_range):
+    from scenarios.sweep_file import load_sweep
+    from scenarios.tune import tune_sweep
+
+    tune, at = tune_sweep(load_sweep(mini_sweep(tmp_path)), lr_grid=[0.03, 0.3], at_epsilon=8, at_snr_db=0.0)
+    assert at == {"floras-none": "8", "ideal": "inf"}  # ideal has no ε = 8: tuned at ∞
+    assert len(tune.points) == 4
+    for p in tune.points:
+        assert p.overrides["data.evaluate_on"] == "validation" and p.overrides["data.validation_fraction"] == 0.1
+        assert p.overrides["phy.snr_db"] == 0.0
+        load_scenario(tune.base, {**p.overrides, "run.seed": 0})
+
+
+HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses"
+
+
+def rigged_runner(cfg, out_dir, *, resume, progress):
+    """Accuracy peaks at η = 0.1 on the validation split but at η = 0.3 on the test set."""
+    best = 0.1 if cfg.data.evaluate_on == "validation" else 0.3
+    acc = 0.9 - abs(math.log(cfg.training.lr / best)) / 10
+    out_dir = Path(out_dir)
+    (out_dir / "config.json").write_text(json.dumps({"config": cfg.to_dict()}))
+    rows = [HEADER] + [f"{r},1.0,1.0,{acc!r},0.1,,,inf,0.1,1" for r in range(1, cfg.run.rounds + 1)]
+    (out_dir / "metrics.csv").write_text("\n".join(rows) + "\n")
+    (out_dir / "DONE").write_text("")
+    return {}
+
+
+def test_tuning_picks_by_validation_accuracy(tmp_path, capsys, narrow_floras_range):
+    import argparse
+
+    from scenarios.matched_cmd import run_tuning
+    from scenarios.sweep import InProcessExecutor
+    from scenarios.sweep_file import load_sweep
+
+    args = argparse.Namespace(lr_grid="0.03,0.1,0.3", tune_at_epsilon="8", tune_snr_db=20.0, tune_rounds=2, tune_seeds="0,1",
+                              validation_fraction=0.2, quick=False, no_progress=True)
+    chosen = run_tuning(args, load_sweep(mini_sweep(tmp_path)), tmp_path / "res", InProcessExecutor(), 1, runner=rigged_runner)
+    assert chosen == {"floras-none": 0.1, "ideal": 0.1}
+    record = json.loads((tmp_path / "res" / "matched_tune" / "tune.json").read_text())
+    grid = record["choices"]["ideal"]["grid"]
+    assert [g["lr"] for g in grid] == [0.03, 0.1, 0.3] and all(g["seeds_done"] == 2 for g in grid)
+    assert record["tuned_at_epsilon"] == {"floras-none": "8", "ideal": "inf"}
+
+
+# ------------------------------------------------------------------------------ prediction and figures
+def fake_acc(cfg) -> float:
+    eps = cfg.privacy.target_epsilon
+    base = 0.9 if cfg.phy.scheme == "ideal" else (0.6 if eps == "inf" else 0.3 + 0.02 * float(eps))
+    return base - 0.05 * (cfg.phy.snr_db == 0.0) + 0.01 * cfg.run.seed
+
+
+def fake_runner(cfg, out_dir, *, resume, progress):
+    out_dir = Path(out_dir)
+    (out_dir / "config.json").write_text(json.dumps({"config": cfg.to_dict(), "privacy_report": {"assumptions": ["fake"]}}))
+    rows = [HEADER] + [f"{r},1.0,1.0,{fake_acc(cfg)!r},0.1,,,inf,{0.1 * r!r},{320 * r}" for r in range(1, cfg.run.rounds + 1)]
+    (out_dir / "metrics.csv").write_text("\n".join(rows) + "\n")
+    (out_dir / "DONE").write_text("")
+    return {}
+
+
+def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, narrow_floras_range):
+    from scenarios.matched import MATCHED_RECORD, matched_record, plan_sweep, predict
+    from scenarios.matched_timing import RUN_OVERHEAD_S, SECONDS_PER_ROUND, WORKER_START_S
+    from scenarios.store import atomic_write_json
+    from scenarios.sweep import run_sweep
+    from scenarios.sweep_file import load_sweep
+
+    sweep_path = mini_sweep(tmp_path)
+    assert main(["matched", str(sweep_path), "--predict-only", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    # 2 cases × 3 ε × 2 SNR = 12 points; ideal at ε = 2 and 8 (4 points) infeasible; 8 × 2 seeds = 16 runs
+    t = {s: RUN_OVERHEAD_S["digits"] + 3 * SECONDS_PER_ROUND["digits"][s] for s in ("floras", "ideal")}
+    wall = (12 * t["floras"] + 4 * t["ideal"]) / 2 + WORKER_START_S
+    assert "matched: 16 run(s) (4 grid point(s) infeasible, not run)" in out
+    assert f"{wall / 60:.1f} min wall (16 runs)" in out
+    assert "ideal_target-epsilon-8_snr-db-20: infeasible" in out
+
+    sweep = load_sweep(sweep_path)
+    feasible, planned = plan_sweep(sweep, tuned_lr={"floras-none": 0.05, "ideal": 0.2})
+    root = tmp_path / "results"
+    (root / "matched").mkdir(parents=True)
+    atomic_write_json(root / "matched" / MATCHED_RECORD, matched_record(
+        sweep, planned, tuned={"floras-none": 0.05, "ideal": 0.2}, prediction=predict(planned, seeds=2, workers=1)))
+    run_sweep([(feasible, root / "matched")], runner=fake_runner, progress=False, echo=None)
+    figs = tmp_path / "figs"
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    stem = figs / "matched_accuracy_vs_epsilon"
+    assert Path(f"{stem}.png").stat().st_size > 10_000
+    caption = Path(f"{stem}.caption.txt").read_text()
+    for needed in ("δ = 1e-05", "replace relation", "K = 20 of M = 100", "without replacement", "accountant 'rdp'",
+                   "floras-none 0.05", "ideal 0.2", "min–max over seeds"):
+        assert needed in caption
+    table = Path(f"{stem}.table.md").read_text()
+    # FLORAS at ε = 8, 20 dB: seeds 0 and 1 → 46 % and 47 %
+    row = next(line for line in table.splitlines() if line.startswith("| FLORAS, no CSIT [T1"))
+    assert "46.5 [46.0, 47.0] (640 uses; C = " in row.split("|")[3]  # ε = 8 column; uses: mean of 320·r over r = 1..3
+    assert "n/a (no privacy noise" in table
