@@ -130,7 +130,7 @@ def test_scenario_accountant_item_level_from_raw_training_numbers():
         "partition": {"clients": 5},
         "training": {"clients_per_round": 5, "batch_size": 10, "local_steps": 4},
         "phy": {"scheme": "floras", "N": 15, "L": 16, "C": 0.5},
-        "privacy": {"level": "item", "relation": "add-remove", "delta": 1e-6},
+        "privacy": {"level": "item", "relation": "add-remove", "delta": 1e-6, "accountant": "rdp-generic"},
         "run": {"rounds": 50},
     })
     q_touch = 1.0 - (1.0 - 10 / 200) ** 4
@@ -151,7 +151,7 @@ def test_a_floras_run_reports_the_independent_epsilon_every_round(tmp_path):
         "model": {"hidden": [3]},
         "training": {"clients_per_round": 4, "batch_size": 5, "local_steps": 2, "lr": 0.05},
         "phy": {"scheme": "floras", "N": 36, "L": 64, "C": 0.5},
-        "privacy": {"level": "item", "relation": "add-remove", "delta": 1e-5},
+        "privacy": {"level": "item", "relation": "add-remove", "delta": 1e-5, "accountant": "rdp-generic"},
         "run": {"rounds": 3, "seed": 1},
     })
     run_scenario(cfg, tmp_path / "run", progress=False)
