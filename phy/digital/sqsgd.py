@@ -42,7 +42,7 @@ from ..config import PhyConfig
 from ..fading import draw_rayleigh
 from ..normalization import denormalize, normalize
 from ..randomness import check_seed, stream
-from .hadamard import fwht, next_power_of_two
+from .rotation import fwht, padded_dimension
 from .privquant import best_kappa, check_mechanism, level_bits, privquant, quantization_levels, stochastic_quantize, unbiasing_constant
 from .uplink import DigitalUplink
 
@@ -60,7 +60,7 @@ def subsampled_dimension(d: int, ratio: float) -> tuple[int, int]:
     d_tilde = int(math.floor(ratio * d))
     if d_tilde < 1:
         raise ValueError(f"sq_ratio·d must be ≥ 1 so that at least one coordinate is sent (got {ratio!r}·{d})")
-    return d_tilde, next_power_of_two(d_tilde)
+    return d_tilde, padded_dimension(d_tilde)
 
 
 def sqsgd_bits(n: int, levels: int) -> int:
