@@ -10,7 +10,8 @@ Run directory
 ``metrics.csv``
     Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
     one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
-    cell means "does not apply" (V outside FLORAS, admitted outside channel inversion, losses
+    cell means "does not apply" (V outside FLORAS, admitted for schemes whose aggregator reports no
+    admission count, losses
     and accuracy in rounds skipped by ``training.eval_every``).
 ``checkpoint.npz``
     Written atomically every ``run.checkpoint_every`` rounds: the global model (float64), the
@@ -30,7 +31,8 @@ training subset (``training.train_eval_size`` examples drawn once from the parti
 training data by the stream ``(seed, "train-eval-subset")``); ``test_loss`` and
 ``test_accuracy`` are over the whole test set; ``agg_error`` is the aggregator's normalized
 squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
-is the number of clients channel inversion admitted; ``epsilon`` is the ε (at
+is the number of clients the round's uplink admitted (the aggregator's ``admitted`` diagnostic:
+channel inversion, the analog Gaussian baseline, DDGauss, sqSGD); ``epsilon`` is the ε (at
 ``privacy.delta``) spent after that round under threat model T1 for FLORAS, under each private
 baseline's own threat model for the baselines (SPEC §9), and ``inf`` for schemes that add no privacy
 noise; ``wall_time_s`` is the cumulative training wall time since the run started (setup and
@@ -426,7 +428,8 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
                 "test_accuracy": "fraction of the test set classified correctly by the global model after the round",
                 "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
                 "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
-                "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
+                "admitted": "clients admitted by the round's uplink (channel inversion's truncation, the analog baseline's "
+                            "and DDGauss's and sqSGD's admission; empty for schemes that report none)",
                 "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, under the scheme's threat model "
                            "(FLORAS: T1; baselines and sqSGD: privacy_report.threat_model; inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup and tf.function tracing "
@@ -472,7 +475,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
             diag = outcome.diagnostics
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
                    diag.get("V") if config.phy.scheme == "floras" else None,
-                   int(diag["admitted"]) if config.phy.scheme == "channel-inversion" and "admitted" in diag else None,
+                   int(diag["admitted"]) if "admitted" in diag else None,
                    eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
             line = ",".join(_cell(v) for v in row) + "\n"
             try:
