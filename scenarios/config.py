@@ -290,19 +290,13 @@ class ScenarioConfig:
 
 
     # ---- sqSGD (SPEC §9.3)
-    SQSGD_THREAT_MODEL = (
-        "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own; the composed "
-        "epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
-        "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
-        "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
-        "which the clip normalization sends unprotected on the control channel (SPEC §2)"
-    )
-
     def _sqsgd_accountant(self):
         """:class:`privacy.SchemeRunAccountant` ("ldp") of a sqSGD run: pure ε₀ per round (SPEC §9.3).
 
         Client sampling as for the other schemes: K of M without replacement (replace-one) or Poisson
         (add/remove), from ``[privacy] relation``. Full local epochs: item level equals client level.
+        Threat model: the mechanism's default, :data:`privacy.scheme.LDP_THREAT_MODEL`, the one text
+        ``floras privacy --mechanism ldp`` also prints (amplified for T1, K = M for T2).
         """
         from privacy import SchemeRunAccountant
 
@@ -311,7 +305,7 @@ class ScenarioConfig:
         try:
             return SchemeRunAccountant("ldp", K=t.clients_per_round, M=self.partition.clients, level=pr.level,
                                        relation=pr.relation, sampling=sampling, delta=float(pr.delta),
-                                       threat_model=self.SQSGD_THREAT_MODEL, epsilon0=float(self.phy.epsilon0),
+                                       epsilon0=float(self.phy.epsilon0),
                                        accountant=pr.accountant)
         except ValueError as exc:
             raise ValueError(f"privacy: {exc}") from None
