@@ -277,9 +277,7 @@ class FlorasAggregator:
         """(AggregationResult, FlorasRound) of one round."""
         if not trace and self.link.path == "sufficient":
             return self._aggregate_sufficient(updates, round_index=round_index)
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace)

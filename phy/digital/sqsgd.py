@@ -155,9 +155,7 @@ class SqsgdAggregator:
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
         """(AggregationResult, SqsgdRound) of one round."""
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
         nz = normalize(x, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)
         h = draw_rayleigh(self.seed, t, K=self.K)
