@@ -294,9 +294,7 @@ class FlorasAggregator:
         ŝ = Σ_k c_{π(k)} g_k s_k + ν = u@x − (u·μ)·1 + ν with u_k = c_{π(k)}·g_k·f_k: the same ŝ as
         normalizing first and calling the link (to rounding), in three passes over x.
         """
-        x = np.asarray(updates, dtype=np.float64)
-        if x.ndim != 2 or x.shape != (self.K, self.d):
-            raise ValueError(f"updates must be a K×d array with K = {self.K}, d = {self.d} (got shape {x.shape})")
+        x = check_updates(updates, K=self.K, d=self.d)  # the traced path's checks (finite values included)
         cfg, t = self.config, int(round_index)
         rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         active, inactive, g, r_ref, w = self.link.pilots(t)
@@ -308,7 +306,9 @@ class FlorasAggregator:
         err = relative_error(estimate, x.sum(axis=0))
         V = self.link.conditional_variance(r_ref, inactive)
         rnd = FlorasRound(s_hat, active, g, r_ref, V, "sufficient")
-        return AggregationResult(estimate, self.K, err, {"V": V, "gamma": float(self.link.gamma), "nmse": err}), rnd
+        diag = {"V": V, "gamma": float(self.link.gamma), "nmse": err,
+                "channel_uses": float(floras_channel_uses(d=self.d, L=cfg.L))}
+        return AggregationResult(estimate, self.K, err, diag), rnd
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, trace=False)[0]

@@ -86,3 +86,15 @@ def test_every_aggregator_names_the_expected_dimension(scheme, extra):
     agg = make_aggregator(PhyConfig(scheme=scheme, N=6, L=8, **extra), K=3, d=5, seed=0, key=bytes(16))
     with pytest.raises(ValueError, match=r"^updates must .*d = 5.*got.*6"):
         agg.aggregate(np.ones((3, 6)), round_index=0)
+
+
+def test_floras_sufficient_path_refuses_non_finite_updates():
+    """The sufficient-statistic path (aggregate) checks like the traced one: NaN is refused, not propagated."""
+    from phy.aggregation import make_aggregator
+    from phy.config import PhyConfig
+
+    agg = make_aggregator(PhyConfig(scheme="floras", N=6, L=8), K=3, d=5, seed=0, key=bytes(16))
+    x = np.ones((3, 5))
+    x[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"^updates must be finite$"):
+        agg.aggregate(x, round_index=0)
