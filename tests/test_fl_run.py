@@ -15,28 +15,11 @@ from scenarios.cli import main
 from scenarios.config import ScenarioConfig, load_scenario, scenario_from_dict
 from scenarios.run import METRICS_HEADER, run_scenario
 
+from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 
-SMALL = """
-[data]
-name = "digits"
-[partition]
-clients = 20
-[model]
-hidden = [16]
-[training]
-clients_per_round = 5
-lr = 0.1
-batch_size = 10
-[phy]
-scheme = "floras"
-N = 8
-L = 8
-snr_db = 10.0
-[run]
-rounds = 4
-seed = 3
-"""
+SMALL = small_scenario(rounds=4)
 
 
 def _scenario(tmp_path, text=SMALL, name="s.toml"):
