@@ -202,7 +202,7 @@ def test_cli_set_parses_toml_values_and_bare_words():
 
 
 def test_resume_ignores_keys_that_cannot_affect_the_run(tmp_path):
-    from scenarios.run import _config_mismatch, _effective
+    from scenarios.run_dir import _config_mismatch, _effective
 
     a = load_scenario(_scenario(tmp_path)).to_dict()
     b = load_scenario(_scenario(tmp_path), {"model.channels": [4], "partition.alpha": 3.0}).to_dict()
