@@ -70,7 +70,8 @@ from scenarios.store import (
     verify_run,
 )
 
-from .config import PRIVATE_BASELINES, ScenarioConfig
+from .config import ScenarioConfig
+from .scheme_privacy import PRIVATE_BASELINES
 from .run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
     METRICS_HEADER,
     SNR_DEFINITION,
