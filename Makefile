@@ -20,9 +20,11 @@ demo: $(STAMP)
 	$(BIN)/floras sweep scenarios/fig4.toml scenarios/fig5.toml --quick --out results/demo
 	$(BIN)/floras figures --results results/demo --out results/demo/figures
 
-# Link-level comparison of the three aggregation schemes (no learning).
+# Link-level comparison of every aggregation scheme (no learning): FLORAS, channel inversion,
+# ideal, and the private baselines (clip normalization, unit clip norm, noise multiplier 1).
 link: $(STAMP)
-	$(BIN)/floras link --scheme floras channel-inversion ideal
+	$(BIN)/floras link --scheme floras channel-inversion ideal central-gaussian analog-gaussian ddgauss sqsgd \
+		--normalization clip --clip-norm 1 --noise-multiplier 1
 
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest -rs
@@ -38,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/link_throughput.py
 	$(BIN)/python benchmarks/privacy_accountant.py
 	$(BIN)/python benchmarks/fl_round.py
+	$(BIN)/python benchmarks/baselines.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

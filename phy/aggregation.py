@@ -72,13 +72,15 @@ class Aggregator(Protocol):
         ...
 
 
-def check_updates(updates: np.ndarray, *, K: int | None = None) -> np.ndarray:
-    """Validate a K×d array of finite updates and return it as float64."""
+def check_updates(updates: np.ndarray, *, K: int | None = None, d: int | None = None) -> np.ndarray:
+    """Validate a K×d array of finite updates (K, d checked when given) and return it as float64."""
     x = np.asarray(updates, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
         raise ValueError(f"updates must be a K×d array with K ≥ 1 and d ≥ 1 (got shape {x.shape})")
     if K is not None and x.shape[0] != K:
         raise ValueError(f"updates must have K = {K} rows (got {x.shape[0]})")
+    if d is not None and x.shape[1] != d:
+        raise ValueError(f"updates must have d = {d} columns (got {x.shape[1]})")
     if not np.all(np.isfinite(x)):
         raise ValueError("updates must be finite")
     return x

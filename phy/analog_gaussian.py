@@ -81,9 +81,7 @@ class AnalogGaussianAggregator:
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
         nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=t)  # ŝ = Σ_adm s_k + n/√ρ

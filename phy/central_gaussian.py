@@ -59,9 +59,7 @@ class CentralGaussianAggregator:
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
         nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
         s_hat = np.empty(self.d)

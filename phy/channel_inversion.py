@@ -127,9 +127,7 @@ class ChannelInversionAggregator:
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
         """(AggregationResult, ChannelInversionRound) of one round."""
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=round_index)

@@ -277,9 +277,7 @@ class FlorasAggregator:
         """(AggregationResult, FlorasRound) of one round."""
         if not trace and self.link.path == "sufficient":
             return self._aggregate_sufficient(updates, round_index=round_index)
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace)
@@ -296,9 +294,7 @@ class FlorasAggregator:
         ŝ = Σ_k c_{π(k)} g_k s_k + ν = u@x − (u·μ)·1 + ν with u_k = c_{π(k)}·g_k·f_k: the same ŝ as
         normalizing first and calling the link (to rounding), in three passes over x.
         """
-        x = np.asarray(updates, dtype=np.float64)
-        if x.ndim != 2 or x.shape != (self.K, self.d):
-            raise ValueError(f"updates must be a K×d array with K = {self.K}, d = {self.d} (got shape {x.shape})")
+        x = check_updates(updates, K=self.K, d=self.d)  # the traced path's checks (finite values included)
         cfg, t = self.config, int(round_index)
         rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         active, inactive, g, r_ref, w = self.link.pilots(t)
@@ -311,7 +307,7 @@ class FlorasAggregator:
         V = self.link.conditional_variance(r_ref, inactive)
         rnd = FlorasRound(s_hat, active, g, r_ref, V, "sufficient")
         diag = {"V": V, "gamma": float(self.link.gamma), "nmse": err,
-                "channel_uses": float(floras_channel_uses(d=self.d, L=self.config.L))}
+                "channel_uses": float(floras_channel_uses(d=self.d, L=cfg.L))}
         return AggregationResult(estimate, self.K, err, diag), rnd
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:

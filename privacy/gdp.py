@@ -4,10 +4,19 @@ arXiv:1905.02383). Pure functions plus :func:`event_mu`.
 - Gaussian mechanism, ℓ2 sensitivity S, noise σ: exactly μ-GDP with μ = S/σ (DRS Thm 2.7).
 - Composition: μ = √(Σ_t μ_t²) (exact, DRS Cor. 3.3).
 - Subsampling (APPROXIMATE, central limit theorem; DRS Thm 3.5/Cor. 5.4 and seeds/002), noise
-  multiplier z = σ/S, rate p, T rounds:
-  Poisson μ = p√T·√(e^{1/z²} − 1);
-  uniform without replacement μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2).
-  The CLT can underestimate ε (p = 0.2, z = 2.0134, T = 200: 7.03 against 7.31 by PLD).
+  multiplier z = σ/S, rate p, T rounds, each round an independent draw (not shuffling):
+  Poisson, add/remove neighbours, S the add/remove sensitivity (C): μ = p√T·√(e^{1/z²} − 1)
+  (Bu, Dong, Long & Su, HDSR 2020);
+  uniform without replacement (fixed batch, DRS's Sample_m), replace-one neighbours, S the
+  replace-one sensitivity of the sum (2C; the base round is G_{1/z}, DRS Thm 4.2):
+  μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2) (DRS Cor. 5.4 with the symmetrisation
+  min{f_p, f_p⁻¹}**; Bu et al.'s compute_muU). The √2 makes both tend to p√T/z as z → ∞: a
+  replace-one shift of 1/z noise units and an add/remove shift of 1/z give the same leading
+  privacy-loss variance p²/z². Reference (Bu et al.'s published code): p = 256/60000,
+  T = 15·60000/256, z = 1.3, δ = 1e-5 → ε = 1.0685.
+  The CLT is a limit p → 0 with p√T fixed: it can underestimate ε (Poisson p = 0.2, z = 2.0134,
+  T = 200: 7.03 against 7.31 by PLD) or overestimate it (replace-one p = 0.2, z = 3.744, T = 200:
+  3.61 against ≈ 3.19 by numerically composing the dominating pair; the WBK RDP bound gives 8.0).
 - Exact conversion: δ(ε) = Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2) (DRS Cor. 2.13); ε(δ) by root finding.
 """
 
@@ -90,11 +99,13 @@ def event_mu(event, rounds: int) -> tuple[float, bool, str]:
         z = g.noise_std / g.sensitivity
         if isinstance(event, PoissonSampled):
             return clt_mu_poisson(rate=event.rate, noise_multiplier=z, rounds=rounds), True, (
-                "APPROXIMATE: Poisson subsampling by the central limit theorem μ = p√T·√(e^{1/z²} − 1) "
+                "APPROXIMATE: Poisson subsampling (add/remove, z = σ over the add/remove sensitivity) by the central "
+                "limit theorem μ = p√T·√(e^{1/z²} − 1) "
                 "(Dong, Roth & Su 2019, arXiv:1905.02383, Cor. 5.4); can underestimate ε")
         return clt_mu_without_replacement(rate=event.rate, noise_multiplier=z, rounds=rounds), True, (
-            "APPROXIMATE: sampling without replacement by the central limit theorem "
-            "μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2) (seeds/002, SPEC §9.4); can underestimate ε")
+            "APPROXIMATE: sampling without replacement (independent fixed-size draws, replace-one, z = σ over the "
+            "replace-one sensitivity) by the central limit theorem μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2) "
+            "(Dong, Roth & Su 2019, Cor. 5.4; seeds/002, SPEC §9.4); a p → 0 limit, can under- or overestimate ε")
     raise ValueError(
         f"accountant gdp supports Gaussian events only (got {type(event).__name__}"
         + (f" of {type(event.event).__name__}" if hasattr(event, "event") else "") + "); use --accountant rdp or pld")

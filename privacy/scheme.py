@@ -28,7 +28,7 @@ from privacy.events import (
 from privacy.rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders
 from privacy.report import CONVERSION_TEXT, SAMPLINGS, PrivacyReport, _choice, _int_at_least
 
-__all__ = ["MECHANISMS", "SchemeRunAccountant"]
+__all__ = ["MECHANISMS", "LDP_THREAT_MODEL", "THREAT_MODELS", "SchemeRunAccountant"]
 
 MECHANISMS = ("floras", "gaussian", "ddgauss", "ldp")
 _PARAMS = {
@@ -36,12 +36,21 @@ _PARAMS = {
     "ddgauss": ({"d", "clip_norm", "grid", "local_std"}, {"beta"}),
     "ldp": ({"epsilon0"}, {"epsilon_s"}),
 }
-_THREAT = {
+#: sqSGD's (ldp) threat model: the one text of the run's accountant and of ``floras privacy --mechanism ldp``
+LDP_THREAT_MODEL = (
+    "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own (SPEC §9.3); the "
+    "composed epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
+    "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
+    "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
+    "which the clip normalization sends unprotected on the control channel (SPEC §2)"
+)
+#: each mechanism's default threat model (SPEC §7.4, §9)
+THREAT_MODELS = {
     "gaussian": "T1 (output observer; the server adding the noise is trusted, SPEC §9.1): the adversary sees the "
                 "noisy aggregates / global models only",
     "ddgauss": "T1 and an honest-but-curious server behind secure aggregation (SPEC §9.2): it sees only the modular "
                "sum of the clients' noisy, discretized updates",
-    "ldp": "any observer (T1 and T2): each client's message is ε₀-LDP on its own (SPEC §9.3)",
+    "ldp": LDP_THREAT_MODEL,
 }
 
 
@@ -102,7 +111,7 @@ class SchemeRunAccountant:
                              + (f"missing {sorted(missing)}" if missing else f"unknown {sorted(unknown)}"))
         self.K, self.M, self.level, self.relation, self.sampling = K, M, level, relation, sampling
         self.delta, self.conversion, self.params = float(delta), conversion, dict(params)
-        self.threat_model = threat_model or _THREAT[mechanism]
+        self.threat_model = threat_model or THREAT_MODELS[mechanism]
         self._orders = np.unique(check_orders(DEFAULT_ORDERS if orders is None else orders))
         base, self.sensitivity, mech_lines = self._base_event(mechanism, K, relation, params)
         rate = K / M

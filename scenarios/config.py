@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from phy.config import PhyConfig
+from scenarios.scheme_privacy import BASELINE_THREAT_MODELS, PRIVATE_BASELINES  # noqa: F401  (kept importable from here)
 
 __all__ = [
     "DataConfig",
@@ -257,106 +258,12 @@ class ScenarioConfig:
         return self
 
     def privacy_accountant(self, *, d: int, D: int):
-        """The run's accountant: :class:`privacy.FlorasRunAccountant` for FLORAS (SPEC §7), the
-        :class:`privacy.SchemeRunAccountant` of its own event for the private baselines (SPEC §9).
+        """The run's accountant (:func:`scenarios.scheme_privacy.scheme_accountant`): FLORAS's
+        :class:`privacy.FlorasRunAccountant` (SPEC §7), each private baseline's and sqSGD's
+        :class:`privacy.SchemeRunAccountant` (SPEC §9). Errors name ``privacy.*``."""
+        from scenarios.scheme_privacy import scheme_accountant
 
-        Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
-        ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``. The
-        accountant is ``rdp`` (conditional-Gaussian bound, SPEC §9.5); the link model (SNR, L, CSIT)
-        makes every report carry the link-level ``epsilon_link`` (privacy/link.py).
-        """
-        if self.phy.scheme == "sqsgd":
-            return self._sqsgd_accountant()
-        from privacy import FlorasRunAccountant
-        from privacy.link import LinkModel
-
-        t, pr, phy = self.training, self.privacy, self.phy
-        if phy.scheme in PRIVATE_BASELINES:
-            try:
-                return _baseline_accountant_of(self, d=d)
-            except ValueError as exc:
-                raise ValueError(f"privacy: {exc}") from None
-        try:
-            return FlorasRunAccountant(
-                link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.csit),
-                K=t.clients_per_round, N=phy.N, M=self.partition.clients, d=d,
-                normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
-                clip_norm=phy.clip_norm, level=pr.level, relation=pr.relation, sampling="without-replacement",
-                delta=float(pr.delta), local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
-                accountant=pr.accountant,
-            )
-        except ValueError as exc:
-            raise ValueError(f"privacy: {exc}") from None
-
-
-    # ---- sqSGD (SPEC §9.3)
-    SQSGD_THREAT_MODEL = (
-        "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own; the composed "
-        "epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
-        "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
-        "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
-        "which the clip normalization sends unprotected on the control channel (SPEC §2)"
-    )
-
-    def _sqsgd_accountant(self):
-        """:class:`privacy.SchemeRunAccountant` ("ldp") of a sqSGD run: pure ε₀ per round (SPEC §9.3).
-
-        Client sampling as for the other schemes: K of M without replacement (replace-one) or Poisson
-        (add/remove), from ``[privacy] relation``. Full local epochs: item level equals client level.
-        """
-        from privacy import SchemeRunAccountant
-
-        t, pr = self.training, self.privacy
-        sampling = "without-replacement" if pr.relation == "replace" else "poisson"
-        try:
-            return SchemeRunAccountant("ldp", K=t.clients_per_round, M=self.partition.clients, level=pr.level,
-                                       relation=pr.relation, sampling=sampling, delta=float(pr.delta),
-                                       threat_model=self.SQSGD_THREAT_MODEL, epsilon0=float(self.phy.epsilon0),
-                                       accountant=pr.accountant)
-        except ValueError as exc:
-            raise ValueError(f"privacy: {exc}") from None
-
-
-# ---- private baselines (SPEC §9.1, §9.2): each scheme's own event and threat model
-PRIVATE_BASELINES = ("central-gaussian", "analog-gaussian", "ddgauss")
-BASELINE_THREAT_MODELS = {
-    "central-gaussian": "trusted server; outputs only",
-    "analog-gaussian": "T1 and a single-antenna base station (it sees only the superposition; the receiver-noise "
-                       "share of the privacy noise assumes the base station cannot remove it)",
-    "ddgauss": "the server, given secure aggregation (it sees only the modular sum)",
-}
-
-
-def _baseline_accountant_of(config: "ScenarioConfig", *, d: int):
-    """SchemeRunAccountant of a private baseline, in model units (clip norm R = phy.clip_norm).
-
-    Gaussian schemes: σ = z·S·R/C with S = 2C or C, i.e. z·2R or z·R (central); analog: the std every
-    admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`). DDGauss:
-    n = K contributors at σ = dd_local_std and the aggregator's γ (the K′ admitted clients scale their
-    noise by √(K/K′), which the n = K bound covers; see :mod:`phy.digital.ddgauss`).
-    """
-    from privacy import SchemeRunAccountant
-
-    t, pr, phy = config.training, config.privacy, config.phy
-    common = dict(K=t.clients_per_round, M=config.partition.clients, level=pr.level, relation=pr.relation,
-                  sampling="without-replacement", delta=float(pr.delta), threat_model=BASELINE_THREAT_MODELS[phy.scheme],
-                  accountant=pr.accountant)
-    R = float(phy.clip_norm)
-    if phy.scheme == "ddgauss":
-        from phy.digital.ddgauss import resolve_grid
-
-        grid, _ = resolve_grid(phy, K=t.clients_per_round, d=d)
-        return SchemeRunAccountant("ddgauss", **common, d=d, clip_norm=R, grid=grid,
-                                   local_std=float(phy.dd_local_std), beta=float(phy.dd_beta))
-    from phy.central_gaussian import sum_sensitivity
-
-    if phy.scheme == "analog-gaussian":
-        from phy.analog_gaussian import guaranteed_noise_std
-
-        noise = guaranteed_noise_std(phy, d=d, relation=pr.relation) * R / phy.norm_bound(d)
-    else:
-        noise = float(phy.noise_multiplier) * sum_sensitivity(R, pr.relation)
-    return SchemeRunAccountant("gaussian", **common, clip_norm=R, noise_std=noise)
+        return scheme_accountant(self, d=d, D=D)
 
 
 def _check_table(name: str, table) -> dict:

@@ -10,7 +10,8 @@ Run directory
 ``metrics.csv``
     Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
     one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
-    cell means "does not apply" (V outside FLORAS, admitted outside channel inversion, losses
+    cell means "does not apply" (V outside FLORAS, admitted for schemes whose aggregator reports no
+    admission count, losses
     and accuracy in rounds skipped by ``training.eval_every``).
 ``checkpoint.npz``
     Written atomically every ``run.checkpoint_every`` rounds: the global model (float64), the
@@ -30,7 +31,8 @@ training subset (``training.train_eval_size`` examples drawn once from the parti
 training data by the stream ``(seed, "train-eval-subset")``); ``test_loss`` and
 ``test_accuracy`` are over the whole test set; ``agg_error`` is the aggregator's normalized
 squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
-is the number of clients channel inversion admitted; ``epsilon`` is the ε (at
+is the number of clients the round's uplink admitted (the aggregator's ``admitted`` diagnostic:
+channel inversion, the analog Gaussian baseline, DDGauss, sqSGD); ``epsilon`` is the ε (at
 ``privacy.delta``) spent after that round under threat model T1 for FLORAS, under each private
 baseline's own threat model for the baselines (SPEC §9), and ``inf`` for schemes that add no privacy
 noise; ``wall_time_s`` is the cumulative training wall time since the run started (setup and
@@ -46,8 +48,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -56,7 +56,7 @@ import numpy as np
 
 from phy.randomness import stream
 from scenarios.errors import StorageError
-from scenarios.keys import REDACTED, ResolvedKey, resolve_key, warn_simulation_key
+from scenarios.keys import ResolvedKey, resolve_key, warn_simulation_key
 from scenarios.store import (
     CHECKPOINT,
     DONE,
@@ -65,45 +65,28 @@ from scenarios.store import (
     atomic_write_json,
     atomic_write_text,
     check_output_location,
-    read_config,
-    read_metric_rows,
     remove_stale_temporaries,
     storage_error,
     verify_run,
 )
 
-from .config import PRIVATE_BASELINES, ScenarioConfig
+from .config import ScenarioConfig
+from .scheme_privacy import PRIVATE_BASELINES
+from .run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
+    METRICS_HEADER,
+    SNR_DEFINITION,
+    TRAIN_LOSS_DEFINITION,
+    _cell,
+    _disk_estimate,
+    _git_revision,
+    _prepare_out_dir,
+    _redacted,
+    _summary,
+    _versions,
+    read_metrics,
+)
 
 __all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "read_metrics"]
-
-METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
-                  "channel_uses")
-SNR_DEFINITION = (
-    "SNR := P/sigma^2 (SPEC §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
-    "seen after despreading with a unit-norm sequence (despread SNR = L*P/sigma^2)"
-)
-TRAIN_LOSS_DEFINITION = (
-    "mean cross-entropy [nats] of the global model after the round on a fixed subset of the partitioned "
-    "training data (training.train_eval_size examples, stream (seed, 'train-eval-subset'))"
-)
-
-
-# ------------------------------------------------------------------------------ small helpers
-_atomic_write_bytes = atomic_write_bytes
-_atomic_write_text = atomic_write_text
-
-
-def _cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if math.isnan(value):
-            return "nan"
-        return repr(value)
-    return str(value)
 
 
 def derive_key(config: ScenarioConfig) -> ResolvedKey:
@@ -114,93 +97,6 @@ def derive_key(config: ScenarioConfig) -> ResolvedKey:
     (the one derivation from the seed every command uses; reproducible, NOT secret).
     """
     return resolve_key(seed=config.run.seed, scenario_key_hex=config.run.key_hex)
-
-
-def _redacted(config_dict: dict) -> dict:
-    """The scenario as stored: ``run.key_hex`` replaced by ``"<redacted>"``."""
-    out = json.loads(json.dumps(config_dict))
-    if out.get("run", {}).get("key_hex") is not None:
-        out["run"]["key_hex"] = REDACTED
-    return out
-
-
-def _git_revision() -> str:
-    root = Path(__file__).resolve().parents[1]
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
-
-
-def _versions() -> dict:
-    from importlib import metadata
-
-    out = {"python": sys.version.split()[0]}
-    for dist in ("floras-sim", "numpy", "scipy", "tensorflow", "keras", "sionna-no-rt", "scikit-learn", "dp-accounting"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
-
-
-def read_metrics(run_dir: str | os.PathLike) -> list[dict]:
-    """Rows of ``metrics.csv`` as dicts of strings (empty cells as "")."""
-    return read_metric_rows(run_dir)
-
-
-def _summary(rows: list[dict], rounds: int) -> dict:
-    def last(key):
-        for row in reversed(rows):
-            if row.get(key, "") != "":
-                return float(row[key])
-        return float("nan")
-
-    return {
-        "final_test_accuracy": last("test_accuracy"),
-        "final_test_loss": last("test_loss"),
-        "final_train_loss": last("train_loss"),
-        "final_epsilon": last("epsilon"),
-        "rounds": rounds,
-        "wall_time_s": last("wall_time_s"),
-    }
-
-
-def _effective(config_dict: dict) -> dict:
-    """The scenario without keys that cannot affect this run (compared when resuming).
-
-    CNN keys of an MLP (and the reverse), synthetic-data keys of a real data set, the split
-    fraction of IDX data, the shard count outside ``shards`` and α outside ``dirichlet``.
-    """
-    out = json.loads(json.dumps(config_dict))
-    out.get("run", {}).pop("key_hex", None)  # the key is compared by its identifier
-    model, data, part = out.get("model", {}), out.get("data", {}), out.get("partition", {})
-    drop = {"mlp": ("channels", "kernel_size"), "cnn": ("hidden",)}.get(model.get("name"), ())
-    for key in drop:
-        model.pop(key, None)
-    if data.get("name") != "synthetic":
-        for key in ("synthetic_samples", "synthetic_features", "synthetic_classes"):
-            data.pop(key, None)
-    if data.get("name") in ("fashion-mnist", "mnist"):
-        data.pop("test_fraction", None)
-    if part.get("kind") != "shards":
-        part.pop("shards_per_client", None)
-    if part.get("kind") != "dirichlet":
-        part.pop("alpha", None)
-    return out
-
-
-def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | None:
-    for key in sorted(set(stored) | set(current)):
-        a, b = stored.get(key, "<absent>"), current.get(key, "<absent>")
-        if isinstance(a, dict) and isinstance(b, dict):
-            found = _config_mismatch(a, b, f"{prefix}{key}.")
-            if found:
-                return found
-        elif a != b:
-            return f"{prefix}{key} (stored {a!r}, now {b!r})"
-    return None
 
 
 # ------------------------------------------------------------------------------ privacy column
@@ -234,59 +130,6 @@ class _EpsilonColumn:
 
 
 # ------------------------------------------------------------------------------ the run
-def _load_checkpoint(path: Path) -> dict:
-    """The arrays of ``checkpoint.npz``; a truncated or damaged file is a one-line StorageError."""
-    import zipfile
-
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            ckpt = {k: z[k] for k in z.files}
-        for key in ("w", "next_round", "elapsed", "metrics"):
-            ckpt[key]  # noqa: B018 - every field must be present
-    except (zipfile.BadZipFile, OSError, ValueError, KeyError, EOFError) as exc:
-        raise StorageError(f"checkpoint {path} is truncated or damaged ({type(exc).__name__}: {str(exc) or 'unreadable'}); "
-                           f"delete it to restart this run from round 1, or choose another --out") from None
-    return ckpt
-
-
-def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str | None = None) -> tuple[str, dict | None]:
-    """Decide how to start: ("done", None), ("resume", checkpoint) or ("fresh", None)."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ValueError(f"out dir {out_dir} exists and is not a directory")
-    existing = [p for p in out_dir.iterdir() if p.name != ".lock"] if out_dir.is_dir() else []
-    if existing and not resume:
-        raise ValueError(f"out dir {out_dir} is not empty; use --resume to continue the run it holds (or choose another --out)")
-    if not resume:
-        return "fresh", None
-    cfg_path = out_dir / "config.json"
-    ckpt_path = out_dir / CHECKPOINT
-    done = (out_dir / DONE).is_file()
-    if cfg_path.is_file():
-        record = read_config(out_dir)
-        stored = record.get("config", {})
-        diff = _config_mismatch(_effective(stored), _effective(config_dict))
-        if diff:
-            raise ValueError(f"out dir {out_dir} holds a run of a different scenario (differs at {diff}); choose another --out")
-        stored_id = (record.get("key") or {}).get("id") if isinstance(record.get("key"), dict) else None
-        if key_id is not None and stored_id is not None and stored_id != key_id:
-            raise ValueError(f"out dir {out_dir} holds a run made with another permutation key (key id {stored_id}, "
-                             f"now {key_id}); choose another --out")
-    if done:
-        problems = verify_run(out_dir, rounds=config_dict["run"]["rounds"])
-        if not problems:
-            return "done", None
-        (out_dir / DONE).unlink(missing_ok=True)  # marked finished but incomplete: continue or redo it
-    if ckpt_path.is_file():
-        return "resume", _load_checkpoint(ckpt_path)
-    return "fresh", None
-
-
-def _disk_estimate(config: ScenarioConfig, d: int | None) -> int:
-    """Bytes a run writes at most at once: config.json, metrics.csv, and two checkpoints (old + new)."""
-    rows = 256 * config.run.rounds
-    return 256 * 1024 + 3 * rows + 2 * (8 * (d or 0) + 64 * 1024)
-
-
 def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False, progress: bool = True,
                  memory_limit: str | int | None = None) -> dict:
     """Run the whole federated-learning job of ``config`` into ``out_dir``.
@@ -426,7 +269,8 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
                 "test_accuracy": "fraction of the test set classified correctly by the global model after the round",
                 "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
                 "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
-                "admitted": "clients admitted by truncated channel inversion (empty for other schemes)",
+                "admitted": "clients admitted by the round's uplink (channel inversion's truncation, the analog baseline's "
+                            "and DDGauss's and sqSGD's admission; empty for schemes that report none)",
                 "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, under the scheme's threat model "
                            "(FLORAS: T1; baselines and sqSGD: privacy_report.threat_model; inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup and tf.function tracing "
@@ -446,7 +290,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
             "git_revision": _git_revision(),
         }
         atomic_write_json(out_dir / "config.json", record)
-    _atomic_write_text(metrics_path, metrics_text)
+    atomic_write_text(metrics_path, metrics_text)
     (out_dir / DONE).unlink(missing_ok=True)
 
     from tqdm import tqdm
@@ -472,7 +316,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
             diag = outcome.diagnostics
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
                    diag.get("V") if config.phy.scheme == "floras" else None,
-                   int(diag["admitted"]) if config.phy.scheme == "channel-inversion" and "admitted" in diag else None,
+                   int(diag["admitted"]) if "admitted" in diag else None,
                    eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
             line = ",".join(_cell(v) for v in row) + "\n"
             try:
@@ -484,7 +328,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
             if (t + 1) % config.run.checkpoint_every == 0 or last:
                 buf = io.BytesIO()
                 np.savez(buf, w=w, next_round=np.int64(t + 1), elapsed=np.float64(elapsed), metrics=np.str_(metrics_text))
-                _atomic_write_bytes(out_dir / CHECKPOINT, buf.getvalue())
+                atomic_write_bytes(out_dir / CHECKPOINT, buf.getvalue())
             bar.update(1)
             if test_acc is not None:
                 bar.set_postfix(acc=f"{test_acc:.3f}", loss=f"{train_loss:.3f}")

@@ -116,7 +116,7 @@ def run(args) -> int:
 def _check_resources(configs, jobs, *, concurrent: int, memory_limit) -> None:
     """Memory of the largest run × the runs that execute at once, and disk for every run (estimates)."""
     from scenarios.resources import check_memory, model_dimension, training_terms
-    from scenarios.run import _disk_estimate
+    from scenarios.run_dir import _disk_estimate
     from scenarios.store import check_output_location
 
     if not configs:

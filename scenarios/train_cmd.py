@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     except NonFiniteModelError as exc:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
-    from scenarios.config import BASELINE_THREAT_MODELS
+    from scenarios.scheme_privacy import BASELINE_THREAT_MODELS
 
     eps = summary["final_epsilon"]
     if config.phy.scheme == "sqsgd":  # SPEC §9.3

@@ -36,6 +36,11 @@ def test_each_baseline_trains_on_digits_and_records_channel_uses(scheme, tmp_pat
         assert all(u > 0 for u in uses) and len(set(uses)) > 1  # Σ⌈bits/r_k⌉ follows the fading
     else:
         assert uses == [d * 16] * 3  # d·L, equal resource, L = 16
+    admitted = [r["admitted"] for r in rows]
+    if scheme == "central-gaussian":  # an ideal channel: no admission diagnostic
+        assert admitted == [""] * 3
+    else:  # the aggregator's admitted count of the round, 0 ≤ K′ ≤ K = 10
+        assert all(0 <= int(a) <= 10 for a in admitted) and any(int(a) > 0 for a in admitted)
 
 
 @pytest.mark.parametrize("scheme", list(SCHEMES))
@@ -99,3 +104,11 @@ def test_ddgauss_noise_rescaling_keeps_the_n_equals_K_bound():
 def test_add_remove_with_sampling_without_replacement_is_refused_before_any_work():
     with pytest.raises(ValueError, match=r"privacy: relation must be 'replace'"):
         load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.dd_local_std": 0.1, "privacy.relation": "add-remove"})
+
+
+def test_sqsgd_run_records_the_admitted_clients(tmp_path):
+    """metrics.csv's admitted column carries sqSGD's admitted count (K′ ≤ K = 10), not an empty cell."""
+    cfg = load_scenario(QUICK, {"phy.scheme": "sqsgd", **CLIP, "run.rounds": 2, "phy.epsilon0": 5.0})
+    run_scenario(cfg, tmp_path / "sq", progress=False)
+    admitted = [r["admitted"] for r in _rows(tmp_path / "sq")]
+    assert len(admitted) == 2 and all(0 <= int(a) <= 10 for a in admitted) and any(int(a) > 0 for a in admitted)

@@ -19,30 +19,13 @@ from scenarios import keys as keys_module
 from scenarios.cli import main
 from scenarios.store import files as store_files
 
+from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 KEY_HEX = "8f3a5c7e9b1d2f4a6c8e0b2d4f6a8c0e1f2e3d4c5b6a79880123456789abcdef"
 
-SMALL = """
-[data]
-name = "digits"
-[partition]
-clients = 20
-[model]
-hidden = [16]
-[training]
-clients_per_round = 5
-lr = 0.1
-batch_size = 10
-[phy]
-scheme = "floras"
-N = 8
-L = 8
-snr_db = 10.0
-[run]
-rounds = 3
-seed = 3
-"""
+SMALL = small_scenario(rounds=3)
 
 
 def _scenario(tmp_path: Path, text: str = SMALL, name: str = "s.toml") -> Path:

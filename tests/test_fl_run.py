@@ -15,28 +15,11 @@ from scenarios.cli import main
 from scenarios.config import ScenarioConfig, load_scenario, scenario_from_dict
 from scenarios.run import METRICS_HEADER, run_scenario
 
+from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 
-SMALL = """
-[data]
-name = "digits"
-[partition]
-clients = 20
-[model]
-hidden = [16]
-[training]
-clients_per_round = 5
-lr = 0.1
-batch_size = 10
-[phy]
-scheme = "floras"
-N = 8
-L = 8
-snr_db = 10.0
-[run]
-rounds = 4
-seed = 3
-"""
+SMALL = small_scenario(rounds=4)
 
 
 def _scenario(tmp_path, text=SMALL, name="s.toml"):
@@ -219,7 +202,7 @@ def test_cli_set_parses_toml_values_and_bare_words():
 
 
 def test_resume_ignores_keys_that_cannot_affect_the_run(tmp_path):
-    from scenarios.run import _config_mismatch, _effective
+    from scenarios.run_dir import _config_mismatch, _effective
 
     a = load_scenario(_scenario(tmp_path)).to_dict()
     b = load_scenario(_scenario(tmp_path), {"model.channels": [4], "partition.alpha": 3.0}).to_dict()

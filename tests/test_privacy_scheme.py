@@ -11,7 +11,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 
 from privacy import DDGaussRound, RandomizedResponseRound, RdpAccountant, SchemeRunAccountant, SelfComposed, event_rdp
 from privacy.calibration import calibrate, smallest_noise_multiplier
-from privacy.gdp import clt_mu_poisson, gdp_delta, gdp_epsilon
+from privacy.gdp import clt_mu_poisson, clt_mu_without_replacement, gdp_delta, gdp_epsilon
 from scenarios.cli import main
 
 
@@ -52,6 +52,19 @@ def test_gdp_reference_values():
     assert gdp_delta(1.0, 1.0) == pytest.approx(0.12694, abs=1e-5)
     mu = clt_mu_poisson(rate=0.2, noise_multiplier=2.0134, rounds=200)
     assert mu == pytest.approx(0.2 * math.sqrt(200) * math.sqrt(math.expm1(1 / 2.0134**2)), rel=1e-12)
+
+
+def test_gdp_clt_without_replacement_matches_the_published_reference_and_the_large_noise_limit():
+    """Bu, Dong, Long & Su (HDSR 2020), their accountant's uniform-subsampling example: 60 000 records,
+    batch 256, 15 epochs, z = 1.3, δ = 1e-5 → ε = 1.0685. And with the √2 both CLT formulas tend to
+    p√T/z for large z (a missing or doubled √2 gives ratio 1/√2 or √2)."""
+    n, m, epochs = 60000, 256, 15
+    mu = clt_mu_without_replacement(rate=m / n, noise_multiplier=1.3, rounds=epochs * n / m)
+    assert gdp_epsilon(1e-5, mu) == pytest.approx(1.0685, abs=1e-4)
+    for z in (50.0, 500.0):
+        mu_wor = clt_mu_without_replacement(rate=0.1, noise_multiplier=z, rounds=100)
+        assert mu_wor == pytest.approx(0.1 * 10 / z, rel=2 / z)  # p√T/z, correction O(1/z)
+        assert mu_wor == pytest.approx(clt_mu_poisson(rate=0.1, noise_multiplier=z, rounds=100), rel=2 / z)
 
 
 def test_poisson_gaussian_pld_and_clt_reference():

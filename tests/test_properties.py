@@ -111,31 +111,29 @@ INVALID = {
     "run.key_hex": st.one_of(st.binary(max_size=15).map(bytes.hex), st.text(min_size=1, max_size=40).filter(lambda s: not all(c in "0123456789abcdefABCDEF" for c in s)),
                              st.integers(), st.lists(st.text(), max_size=1)),
     "run.checkpoint_every": below(1),
-    # validation split (SPEC §10 tuning) and calibration keys
-    "data.validation_fraction": st.one_of(st.floats(max_value=0.0, allow_nan=False, exclude_max=True),
-                                          st.floats(min_value=1.0, allow_nan=False), NON_FINITE, NOT_NUMBER),
+    # keys of the calibration, the validation split and the SPEC §9 schemes (validated whatever the scheme)
     "data.evaluate_on": not_in(("test", "validation")),
-    "privacy.accountant": not_in(("rdp", "rdp-generic", "pld", "gdp")),
-    "privacy.floras_parameter": not_in(("C", "N")),
-    "privacy.target_epsilon": st.one_of(not_positive().filter(lambda v: v is not None and not isinstance(v, str) and v != math.inf),
-                                        st.text(max_size=4).filter(lambda s: s.strip().lower() not in ("inf", "infinity"))),
-    "privacy.calibrated": st.one_of(st.integers(), st.text(max_size=4), st.lists(st.integers(), max_size=2)),
-    # private baselines (SPEC §9.1, §9.2) and sqSGD (§9.3): ranges are checked whatever the scheme
-    "phy.noise_multiplier": st.one_of(st.floats(max_value=0.0, allow_nan=False, exclude_max=True), NON_FINITE,
-                                      st.text(max_size=3), st.booleans()),
-    "phy.dd_bits": st.one_of(st.integers(max_value=1), st.integers(min_value=49), NOT_INT),
+    "data.validation_fraction": st.one_of(st.floats(max_value=0.0, exclude_max=True, allow_nan=False),
+                                          st.floats(min_value=1.0, allow_nan=False), NON_FINITE, NOT_NUMBER),
+    "phy.dd_beta": outside_open_unit(),
+    "phy.dd_bits": st.one_of(below(2), st.integers(min_value=49)),
     "phy.dd_grid": not_positive().filter(lambda v: v is not None),
-    "phy.dd_local_std": st.one_of(st.floats(max_value=0.0, allow_nan=False, exclude_max=True), NON_FINITE, NOT_NUMBER),
-    "phy.dd_beta": st.one_of(st.floats(max_value=0.0, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
-                             NOT_NUMBER),
     "phy.dd_k_stddevs": not_positive(),
-    "phy.sq_levels": below(2),
-    "phy.sq_ratio": st.one_of(st.floats(max_value=0.0, allow_nan=False), st.floats(min_value=1.0, allow_nan=False,
-                                                                                     exclude_min=True),
-                              NON_FINITE, NOT_NUMBER),
+    "phy.dd_local_std": st.one_of(st.floats(max_value=-1e-12, allow_nan=False), st.integers(max_value=-1), NON_FINITE,
+                                  NOT_NUMBER),
     "phy.epsilon0": not_positive(),
-    "phy.kappa": st.one_of(st.floats(allow_nan=True), st.text(max_size=3), st.booleans()),
+    "phy.kappa": st.one_of(st.floats(allow_nan=True), st.booleans(), st.text(max_size=4)),
+    "phy.noise_multiplier": st.one_of(st.floats(max_value=-1e-12, allow_nan=False), st.integers(max_value=-1),
+                                      NON_FINITE, NOT_NUMBER.filter(lambda v: v is not None)),
     "phy.sq_estimator": not_in(("unbiased", "sparse")),
+    "phy.sq_levels": below(2),
+    "phy.sq_ratio": st.one_of(st.floats(max_value=0.0, allow_nan=False), st.floats(min_value=1.0, exclude_min=True,
+                              allow_nan=False), NON_FINITE, NOT_NUMBER),
+    "privacy.accountant": not_in(("rdp", "rdp-generic", "pld", "gdp")),
+    "privacy.calibrated": st.one_of(st.text(max_size=4), st.integers(), st.floats(), st.lists(st.integers(), max_size=2)),
+    "privacy.floras_parameter": not_in(("C", "N")),
+    "privacy.target_epsilon": st.one_of(st.floats(max_value=0.0, allow_nan=False), st.integers(max_value=0),
+                                        st.text(max_size=4).filter(lambda v: v != "inf")),
 }
 
 VALID = {
@@ -160,7 +158,8 @@ VALID = {
     "training.local_steps": st.integers(1, 10**5),
     "training.eval_every": st.integers(1, 10**6),
     "training.train_eval_size": st.integers(1, 10**7),
-    "phy.scheme": st.sampled_from(("floras", "channel-inversion", "ideal")),  # the others need clip normalization
+    "phy.scheme": st.sampled_from([sc for sc in SCHEMES if sc in ("floras", "channel-inversion", "ideal")]),  # the
+    # private baselines and sqSGD need phy.normalization = "clip" (tests/test_baseline_runs.py)
     "phy.N": st.integers(20, 32),
     "phy.L": st.integers(5, 16).map(lambda k: 2**k),
     "phy.snr_db": st.floats(min_value=-100.0, max_value=200.0),
@@ -182,23 +181,23 @@ VALID = {
     "run.seed": st.integers(0, 2**63 - 1),
     "run.key_hex": st.binary(min_size=16, max_size=40).map(bytes.hex),
     "run.checkpoint_every": st.integers(1, 10**6),
+    "data.evaluate_on": st.just("test"),  # "validation" needs data.validation_fraction > 0
     "data.validation_fraction": st.floats(min_value=0.0, max_value=1.0, exclude_max=True),
-    "data.evaluate_on": st.just("test"),  # "validation" needs validation_fraction > 0
-    "privacy.accountant": st.sampled_from(("rdp", "rdp-generic")),  # pld: no WoR replace-one; gdp: not FLORAS
-    "privacy.floras_parameter": st.sampled_from(("C", "N")),
-    "privacy.target_epsilon": st.none(),  # a number is resolved by calibration (tests/test_matched.py)
-    "privacy.calibrated": st.none(),  # written by the calibration only
-    "phy.noise_multiplier": st.floats(min_value=0.0, max_value=1e6),
+    "phy.dd_beta": st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     "phy.dd_bits": st.integers(2, 48),
     "phy.dd_grid": positive(1e6),
+    "phy.dd_k_stddevs": positive(1e6),
     "phy.dd_local_std": st.floats(min_value=0.0, max_value=1e6),
-    "phy.dd_beta": st.floats(min_value=1e-9, max_value=1.0, exclude_max=True),
-    "phy.dd_k_stddevs": positive(1e3),
-    "phy.sq_levels": st.integers(2, 2**16),
-    "phy.sq_ratio": st.floats(min_value=1e-6, max_value=1.0),
-    "phy.epsilon0": positive(1e4),
-    "phy.kappa": st.integers(-10**6, 10**6),
+    "phy.epsilon0": positive(1e3),
+    "phy.kappa": st.integers(-10**6, 10**6),  # its range [−n, n − 1] is checked once d is known
+    "phy.noise_multiplier": st.floats(min_value=0.0, max_value=1e6),
     "phy.sq_estimator": st.sampled_from(("unbiased", "sparse")),
+    "phy.sq_levels": st.integers(2, 2**16),
+    "phy.sq_ratio": st.floats(min_value=0.0, max_value=1.0, exclude_min=True),
+    "privacy.accountant": st.sampled_from(("rdp", "rdp-generic")),  # pld and gdp refuse FLORAS without replacement
+    "privacy.calibrated": st.just({}),
+    "privacy.floras_parameter": st.sampled_from(("C", "N")),
+    "privacy.target_epsilon": st.just(8.0),  # a valid target calibrates the scheme (seconds): one example
 }
 
 

@@ -108,3 +108,17 @@ def test_randomized_response_rdp_for_large_eps0_is_finite():
         assert np.all(np.isfinite(curve)) and np.all(curve <= eps)
         # D_2 = ln(e^{2ε₀}/(1 + e^{ε₀}) + 1/(e^{ε₀}(1 + e^{ε₀}))) = ε₀ − ln(1 + e^{−ε₀}) + O(e^{−3ε₀}) = ε₀ here
         assert curve[ORDERS.index(2.0)] == pytest.approx(eps, rel=1e-12)
+
+
+def test_ldp_cli_and_run_print_one_threat_model_with_the_t2_caveat(capsys):
+    """floras privacy --mechanism ldp and a sqSGD run carry the same text: amplified for T1, K = M for T2."""
+    from scenarios.cli import main
+    from scenarios.config import scenario_from_dict
+
+    assert main(["privacy", "--mechanism", "ldp", "--epsilon0", "1", "--K", "10", "--M", "50", "--rounds", "3"]) == 0
+    cli_text = capsys.readouterr().out
+    cfg = scenario_from_dict({"partition": {"clients": 50}, "training": {"clients_per_round": 10},
+                              "phy": {"scheme": "sqsgd", "normalization": "clip", "clip_norm": 1.0, "epsilon0": 1.0}})
+    run_threat = cfg.privacy_accountant(d=100, D=30).report(rounds=3).threat_model
+    assert "(T2) gets the unamplified composition" in run_threat and "K = M" in run_threat
+    assert f"threat model: {run_threat}\n" in cli_text

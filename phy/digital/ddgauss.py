@@ -142,9 +142,7 @@ class DDGaussAggregator:
         self.uplink = DigitalUplink(config, K=self.K, seed=self.seed)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg, t, B = self.config, int(round_index), int(self.config.dd_bits)
         h = draw_rayleigh(self.seed, t, K=self.K)
         link = self.uplink.run_round(self.bits_per_client, round_index=t, h=h)

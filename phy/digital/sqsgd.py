@@ -42,7 +42,7 @@ from ..config import PhyConfig
 from ..fading import draw_rayleigh
 from ..normalization import denormalize, normalize
 from ..randomness import check_seed, stream
-from .hadamard import fwht, next_power_of_two
+from .rotation import fwht, padded_dimension
 from .privquant import best_kappa, check_mechanism, level_bits, privquant, quantization_levels, stochastic_quantize, unbiasing_constant
 from .uplink import DigitalUplink
 
@@ -60,7 +60,7 @@ def subsampled_dimension(d: int, ratio: float) -> tuple[int, int]:
     d_tilde = int(math.floor(ratio * d))
     if d_tilde < 1:
         raise ValueError(f"sq_ratio·d must be ≥ 1 so that at least one coordinate is sent (got {ratio!r}·{d})")
-    return d_tilde, next_power_of_two(d_tilde)
+    return d_tilde, padded_dimension(d_tilde)
 
 
 def sqsgd_bits(n: int, levels: int) -> int:
@@ -155,9 +155,7 @@ class SqsgdAggregator:
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
         """(AggregationResult, SqsgdRound) of one round."""
-        x = check_updates(updates, K=self.K)
-        if x.shape[1] != self.d:
-            raise ValueError(f"updates must have d = {self.d} columns (got {x.shape[1]})")
+        x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
         nz = normalize(x, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)
         h = draw_rayleigh(self.seed, t, K=self.K)
