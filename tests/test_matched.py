@@ -290,3 +290,74 @@ def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, na
     row = next(line for line in table.splitlines() if line.startswith("| FLORAS, no CSIT [T1"))
     assert "46.5 [46.0, 47.0] (640 uses; C = " in row.split("|")[3]  # ε = 8 column; uses: mean of 320·r over r = 1..3
     assert "n/a (no privacy noise" in table
+
+
+# ------------------------------------------------------------------------------ CI: the whole pipeline, tiny
+def ci_sweep(tmp_path: Path) -> Path:
+    """2 schemes × 2 ε × 2 SNR × 1 seed × 4 rounds on digits: the matched pipeline in seconds."""
+    path = tmp_path / "ci.toml"
+    path.write_text(f'''name = "matched"
+base = "{DIGITS.as_posix()}"
+seeds = [0]
+[overrides]
+"partition.clients" = 100
+"training.clients_per_round" = 20
+"training.batch_size" = 10
+"run.rounds" = 4
+"phy.normalization" = "clip"
+"phy.clip_norm" = 1.0
+"phy.L" = 32
+"data.validation_fraction" = 0.1
+[grid]
+"privacy.target_epsilon" = [8, "inf"]
+"phy.snr_db" = [20.0, 0.0]
+[[cases]]
+label = "floras-none"
+"phy.scheme" = "floras"
+"phy.N" = 32
+[[cases]]
+label = "central-gaussian"
+"phy.scheme" = "central-gaussian"
+''')
+    return path
+
+
+def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
+    """floras matched: calibrate → tune (validation split) → run (real training) → floras figures, in process."""
+    root, figs = tmp_path / "results", tmp_path / "figs"
+    assert main(["matched", str(ci_sweep(tmp_path)), "--tune", "--lr-grid", "0.1,0.3", "--tune-rounds", "2",
+                 "--workers", "0", "--out", str(root), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    # 8 points; central Gaussian learns the same at 0 dB as at 20 dB: 2 points reused, 6 runs
+    assert "matched: 6 run(s) (0 grid point(s) infeasible, not run, 2 reused from another SNR)" in out
+    assert "floras matched: 6 run(s) finished, 0 already done, 0 failed" in out
+    tune = json.loads((root / "matched_tune" / "tune.json").read_text())
+    assert set(tune["choices"]) == {"floras-none", "central-gaussian"}
+    lr = {k: c["lr"] for k, c in tune["choices"].items()}
+    assert all(v in (0.1, 0.3) for v in lr.values())
+    record = json.loads((root / "matched" / "matched.json").read_text())
+    status = {p["slug"]: p for p in record["points"]}
+    reused = [p for p in record["points"] if p["status"] == "reused"]
+    assert sorted(p["label"] for p in reused) == ["central-gaussian"] * 2
+    for p in reused:
+        src = status[p["reuses"]]
+        assert src["status"] == "feasible" and src["grid"]["phy.snr_db"] == 20.0
+        assert src["grid"]["privacy.target_epsilon"] == p["grid"]["privacy.target_epsilon"]
+    runs = sorted((root / "matched").glob("*_seed0_*"))
+    assert len(runs) == 6 and all((r / "DONE").exists() for r in runs)
+    for r in runs:  # each run used its case's tuned η and the calibrated key of its ε
+        cfg = json.loads((r / "config.json").read_text())["config"]
+        label = "floras-none" if cfg["phy"]["scheme"] == "floras" else "central-gaussian"
+        assert cfg["training"]["lr"] == lr[label]
+        if cfg["privacy"]["target_epsilon"] != "inf":
+            assert cfg["privacy"]["calibrated"]["achieved_epsilon"] <= 8.0
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    assert (figs / "matched_accuracy_vs_epsilon.png").stat().st_size > 10_000
+    table = (figs / "matched_accuracy_vs_epsilon.table.md").read_text()
+    # the 0 dB cell of central Gaussian at ε = 8 is the 20 dB run's final accuracy, read here from metrics.csv
+    (src,) = [r for r in runs if "central-gaussian_target-epsilon-8_snr-db-20" in r.name]
+    acc = 100 * float((src / "metrics.csv").read_text().strip().splitlines()[-1].split(",")[3])
+    zero_db = table.split("## SNR = 0 dB")[1]
+    row = next(line for line in zero_db.splitlines() if line.startswith("| central Gaussian"))
+    assert f"{acc:.1f} [{acc:.1f}, {acc:.1f}] reused from 20 dB" in row
+    assert "Dotted: central Gaussian learn" in (figs / "matched_accuracy_vs_epsilon.caption.txt").read_text()
