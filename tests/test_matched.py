@@ -293,7 +293,7 @@ def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, na
 
 
 # ------------------------------------------------------------------------------ CI: the whole pipeline, tiny
-def ci_sweep(tmp_path: Path) -> Path:
+def ci_sweep(tmp_path: Path, rounds: int = 4) -> Path:
     """2 schemes × 2 ε × 2 SNR × 1 seed × 4 rounds on digits: the matched pipeline in seconds."""
     path = tmp_path / "ci.toml"
     path.write_text(f'''name = "matched"
@@ -303,7 +303,7 @@ seeds = [0]
 "partition.clients" = 100
 "training.clients_per_round" = 20
 "training.batch_size" = 10
-"run.rounds" = 4
+"run.rounds" = {rounds}
 "phy.normalization" = "clip"
 "phy.clip_norm" = 1.0
 "phy.L" = 32
@@ -361,3 +361,25 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
     row = next(line for line in zero_db.splitlines() if line.startswith("| central Gaussian"))
     assert f"{acc:.1f} [{acc:.1f}, {acc:.1f}] reused from 20 dB" in row
     assert "Dotted: central Gaussian learn" in (figs / "matched_accuracy_vs_epsilon.caption.txt").read_text()
+
+
+def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_range):
+    """Each accountant is really applied: the generic RDP bound needs more Gaussian noise (and a smaller
+    FLORAS C) than the tightest one at the same ε; PLD has no construction for sampling without replacement."""
+    from scenarios.matched_accountants import accountant_rows
+    from scenarios.sweep_file import load_sweep
+
+    sweep = load_sweep(ci_sweep(tmp_path, rounds=200))  # T = 200: where the two RDP bounds differ
+    rows = {(r["label"], r["target"]): r for r in accountant_rows(sweep)}
+    assert set(rows) == {("floras-none", 8.0), ("central-gaussian", 8.0)}  # ε = ∞ has no key; first SNR only
+    z = rows[("central-gaussian", 8.0)]
+    assert z["parameter"] == "noise_multiplier" and z["rdp-generic"]["value"] > 1.3 * z["rdp"]["value"]
+    c = rows[("floras-none", 8.0)]
+    assert c["parameter"] == "C" and c["rdp-generic"]["value"] < c["rdp"]["value"]
+    for r in rows.values():
+        assert "without replacement" in r["pld"]["n/a"]
+        assert r["rdp"]["achieved_epsilon"] <= 8.0 and r["rdp-generic"]["achieved_epsilon"] <= 8.0
+    assert main(["matched", str(tmp_path / "ci.toml"), "--calibrate-only", "--accountants", "rdp,rdp-generic"]) == 0
+    out = capsys.readouterr().out
+    assert "| central-gaussian | 8 | noise_multiplier |" in out
+    assert main(["matched", str(tmp_path / "ci.toml"), "--calibrate-only", "--accountants", "rdp,foo"]) == 2
