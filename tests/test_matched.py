@@ -263,11 +263,13 @@ def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, na
     sweep_path = mini_sweep(tmp_path)
     assert main(["matched", str(sweep_path), "--predict-only", "--workers", "2"]) == 0
     out = capsys.readouterr().out
-    # 2 cases × 3 ε × 2 SNR = 12 points; ideal at ε = 2 and 8 (4 points) infeasible; 8 × 2 seeds = 16 runs
+    # 2 cases × 3 ε × 2 SNR = 12 points; ideal at ε = 2 and 8 (4 points) infeasible; ideal at ε = ∞ runs
+    # at 20 dB only (it learns the same at 0 dB: reused); 7 points × 2 seeds = 14 runs
     t = {s: RUN_OVERHEAD_S["digits"] + 3 * SECONDS_PER_ROUND["digits"][s] for s in ("floras", "ideal")}
-    wall = (12 * t["floras"] + 4 * t["ideal"]) / 2 + WORKER_START_S
-    assert "matched: 16 run(s) (4 grid point(s) infeasible, not run)" in out
-    assert f"{wall / 60:.1f} min wall (16 runs)" in out
+    wall = (12 * t["floras"] + 2 * t["ideal"]) / 2 + WORKER_START_S
+    assert "matched: 14 run(s) (4 grid point(s) infeasible, not run, 1 reused from another SNR)" in out
+    assert f"{wall / 60:.1f} min wall (14 runs)" in out
+    assert "ideal_target-epsilon-inf_snr-db-0: reused (ideal_target-epsilon-inf_snr-db-20)" in out
     assert "ideal_target-epsilon-8_snr-db-20: infeasible" in out
 
     sweep = load_sweep(sweep_path)
