@@ -310,7 +310,9 @@ class FlorasAggregator:
         err = relative_error(estimate, x.sum(axis=0))
         V = self.link.conditional_variance(r_ref, inactive)
         rnd = FlorasRound(s_hat, active, g, r_ref, V, "sufficient")
-        return AggregationResult(estimate, self.K, err, {"V": V, "gamma": float(self.link.gamma), "nmse": err}), rnd
+        diag = {"V": V, "gamma": float(self.link.gamma), "nmse": err,
+                "channel_uses": float(floras_channel_uses(d=self.d, L=cfg.L))}  # the same uplink as the chip path
+        return AggregationResult(estimate, self.K, err, diag), rnd
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, trace=False)[0]
