@@ -388,3 +388,17 @@ def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_ran
     out = capsys.readouterr().out
     assert "| central-gaussian | 8 | noise_multiplier |" in out
     assert main(["matched", str(tmp_path / "ci.toml"), "--calibrate-only", "--accountants", "rdp,foo"]) == 2
+
+
+def test_full_sweeps_use_their_measured_timing_settings():
+    """The full sweep files' settings are the ones the timing table measured (an edited batch size or
+    population would silently fall back to the K-linear scaling, which overestimates K = 100 five-fold)."""
+    from scenarios.matched_timing import REFERENCE_K, SECONDS_PER_ROUND_BY_SETTING
+    from scenarios.sweep_file import load_sweep
+
+    for name in ("matched", "matched_budget", "matched_snr"):
+        over = load_sweep(ROOT / "scenarios" / f"{name}.toml").points[0].overrides
+        assert over["training.clients_per_round"] == REFERENCE_K and over["partition.clients"] == 100
+    over = load_sweep(ROOT / "scenarios" / "matched_xdev.toml").points[0].overrides
+    key = ("fashion-mnist", over["training.clients_per_round"], over["partition.clients"], over["training.batch_size"])
+    assert key in SECONDS_PER_ROUND_BY_SETTING
