@@ -38,6 +38,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--datasets", nargs="+", default=["digits", "fashion-mnist"])
     ap.add_argument("--schemes", nargs="+", default=list(SCHEMES))
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="extra overrides (e.g. the cross-device population: partition.clients=1000 "
+                         "training.clients_per_round=100 training.batch_size=20 phy.L=128 phy.N=128)")
     args = ap.parse_args()
     from scenarios.config import load_scenario
     from scenarios.run import run_scenario
@@ -48,6 +51,11 @@ def main() -> None:
         for scheme in args.schemes:
             over = {"partition.clients": 100, "training.clients_per_round": 20, "run.rounds": args.rounds,
                     "phy.normalization": "clip", "phy.clip_norm": 1.0, **SCHEMES[scheme]}
+            for item in args.set:
+                key, _, value = item.partition("=")
+                over[key] = float(value) if "." in value else int(value)
+            if over.get("phy.scheme") != "floras":
+                over.pop("phy.N", None)
             if ds == "digits":
                 over["training.batch_size"] = 10
             cfg = load_scenario(BASES[ds], over)

@@ -5,7 +5,10 @@ and ``matched.json`` with the calibration of every grid point and the points tha
 infeasible). Every curve is labelled with the threat model its ε covers; lines are the mean
 over seeds, bands the min–max range; infeasible points are drawn as × on the axis floor, never
 dropped; the references without privacy noise (ideal, channel inversion) exist at ε = ∞ only
-and are drawn as horizontal lines. ``matched_table.md`` (one table per SNR: accuracy and
+and are drawn as horizontal lines. Points recorded as ``reused`` (a scheme that learns the same at
+every SNR, run at the sweep's first SNR only; :data:`scenarios.matched.SNR_INDEPENDENT`) are
+drawn in the other panels from those runs, dashed, and marked "reused" in the table.
+``matched_table.md`` (one table per SNR: accuracy and
 channel uses per scheme and ε) is written beside the figure.
 """
 
@@ -100,6 +103,16 @@ def points_by(res, key: str) -> dict:
     return out
 
 
+def reused_from(record: dict, res, label: str, snr: float) -> float | None:
+    """The SNR whose runs stand for ``label``'s reused points at ``snr`` (None if it has none)."""
+    slugs = {p["reuses"] for p in record.get("points", [])
+             if p["label"] == label and p["status"] == "reused" and point_snr(p, res) == snr}
+    for p in record.get("points", []):
+        if p["slug"] in slugs:
+            return point_snr(p, res)
+    return None
+
+
 def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Accuracy at equal (ε, δ)") -> list[Path]:
     import matplotlib
 
@@ -114,19 +127,23 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
     fig, axes = plt.subplots(1, len(snrs), figsize=(5.6 * len(snrs), 4.6), squeeze=False)
     for ax, snr in zip(axes[0], snrs):
         for label in labels:
-            sets = sorted((rs for rs in res.runsets if rs.label == label and float(rs.value("phy.snr_db")) == snr),
+            src = reused_from(record, res, label, snr)
+            at = snr if src is None else src
+            sets = sorted((rs for rs in res.runsets if rs.label == label and float(rs.value("phy.snr_db")) == at),
                           key=lambda rs: eps_value(rs.value("privacy.target_epsilon")))
             color, text = COLORS.get(label), curve_label(label, threat_of(record, label))
+            if src is not None:
+                text += f" (runs at {src:g} dB)"
             if label in REFERENCES:
                 for rs in sets:
                     acc = 100 * rs.final("test_accuracy")
-                    ax.axhline(acc.mean(), color=color, ls="--", lw=1, label=text)
+                    ax.axhline(acc.mean(), color=color, ls="--" if src is None else ":", lw=1, label=text)
                     ax.axhspan(acc.min(), acc.max(), color=color, alpha=0.08, lw=0)
                 continue
             if sets:
                 x = np.array([eps_x(eps_value(rs.value("privacy.target_epsilon"))) for rs in sets])
                 acc = [100 * rs.final("test_accuracy") for rs in sets]
-                ax.plot(x, [a.mean() for a in acc], marker="o", color=color, label=text)
+                ax.plot(x, [a.mean() for a in acc], marker="o", color=color, label=text, ls="-" if src is None else ":")
                 if max(len(a) for a in acc) > 1:
                     ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
             bad = [eps_x(eps_value(p["grid"].get("privacy.target_epsilon"))) for p in record.get("points", [])
@@ -144,10 +161,20 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
         ax.grid(True, alpha=0.3)
     axes[0][0].legend(fontsize=6.5, loc="best", framealpha=0.85)
     fig.suptitle(title, fontsize=11)
-    caption = f"{title}: final test accuracy against the target ε. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}"
+    caption = f"{title}: final test accuracy against the target ε. {privacy_caption(res, record)}{reuse_note(record, res)} {SNR_DEFINITION}. {facts(res)}"
     paths = save_figure(fig, out_dir, stem, caption)
     paths.append(write_table(res, record, out_dir, stem))
     return paths
+
+
+def reuse_note(record: dict, res) -> str:
+    """Caption sentence naming the schemes drawn at an SNR from runs at another SNR."""
+    reused = list(dict.fromkeys(p["label"] for p in record.get("points", []) if p["status"] == "reused"))
+    if not reused:
+        return ""
+    return (" Dotted: " + ", ".join(SCHEME_TEXT.get(label, label) for label in reused) + " learn the same at every SNR "
+            "(ideal channel or error-free digital uplink); they ran at one SNR only and those runs are drawn at the others "
+            "(their channel uses do depend on the SNR, SPEC §5).")
 
 
 def facts(res) -> str:
@@ -180,6 +207,13 @@ def write_table(res, record: dict, out_dir: Path, stem: str) -> Path:
         if p["status"] == "infeasible":
             key = (p["label"], point_snr(p, res), eps_value(p["grid"].get("privacy.target_epsilon")))
             rows[key] = ("n/a (no privacy noise: ε = ∞ only)" if p.get("scheme") in REFERENCES else "infeasible", math.nan, {})
+    for p in record.get("points", []):
+        if p["status"] == "reused":
+            src = by_point.get(p["reuses"], {})
+            key = (p["label"], point_snr(p, res), eps_value(p["grid"].get("privacy.target_epsilon")))
+            got = rows.get((p["label"], point_snr(src, res), key[2])) if src else None
+            if got is not None:  # accuracy of the runs at the other SNR; their channel uses are not this SNR's
+                rows[key] = (f"{got[0]} reused from {point_snr(src, res):g} dB", math.nan, got[2])
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds; channel uses per round", ""]
     for snr in sorted({k[1] for k in rows}, reverse=True):
         epss = sorted({k[2] for k in rows if k[1] == snr})

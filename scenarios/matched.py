@@ -8,6 +8,13 @@ ones (run) and infeasible ones (a target the scheme cannot reach, or a finite ε
 without privacy noise), which are recorded with their reason in ``matched.json`` next to the
 sweep's ``sweep.json`` and shown as "infeasible" in tables and figures, never dropped.
 
+Schemes whose learning does not depend on the SNR (:data:`SNR_INDEPENDENT`: the central
+Gaussian on an ideal channel, the error-free digital schemes DDGauss and sqSGD, and the ideal
+reference) run at the first SNR of the sweep's ``phy.snr_db`` grid only; their points at the
+other SNRs are recorded as ``reused`` (with ``reuses``, the slug of the point that ran) and the
+figures draw that run's accuracy there. Only their channel uses depend on the SNR (the digital
+schemes' TDMA rate, SPEC §5), which the tables state.
+
 :func:`predict` gives the run count and the predicted wall time from the per-round table of
 :mod:`scenarios.matched_timing`.
 """
@@ -23,9 +30,11 @@ from typing import Any, Callable
 from scenarios.calibration import THREAT_MODELS, InfeasibleTarget
 from scenarios.sweep_file import Sweep
 
-__all__ = ["MATCHED_RECORD", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record", "format_plan"]
+__all__ = ["MATCHED_RECORD", "SNR_INDEPENDENT", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record", "format_plan"]
 
 MATCHED_RECORD = "matched.json"
+#: schemes whose final accuracy does not depend on phy.snr_db (ideal channel or error-free digital uplink)
+SNR_INDEPENDENT = frozenset({"central-gaussian", "ddgauss", "sqsgd", "ideal"})
 
 
 @dataclass(frozen=True)
@@ -35,8 +44,9 @@ class PlannedPoint:
     slug: str
     label: str | None
     grid: dict
-    status: str  # "feasible" or "infeasible"
+    status: str  # "feasible", "infeasible" or "reused"
     reason: str = ""
+    reuses: str = ""  # status "reused": the slug of the point whose runs stand for this one
     scheme: str = ""
     threat_model: str = ""
     calibration: dict | None = None
@@ -45,6 +55,7 @@ class PlannedPoint:
     rounds: int = 0
     K: int = 0
     M: int = 0
+    batch_size: int = 0
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -77,6 +88,11 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
     """
     loader = loader or _default_loader
     planned, feasible = [], []
+    snr_grid = [float(v) for v in sweep_grid(sweep).get("phy.snr_db", [])]
+    anchors = {}  # (label, other grid values) → slug of the point at the first SNR
+    for point in sweep.points:
+        if snr_grid and float(point.grid["phy.snr_db"]) == snr_grid[0]:
+            anchors[_without_snr(point)] = point.slug
     for point in sweep.points:
         over = dict(point.overrides)
         lr = tuned_for(point.label, tuned_lr)
@@ -93,14 +109,33 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
             continue
         except ValueError as exc:
             raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
-        feasible.append(pt)
+        status, reuses, reason = "feasible", "", ""
+        if cfg.phy.scheme in SNR_INDEPENDENT and snr_grid and float(point.grid["phy.snr_db"]) != snr_grid[0]:
+            status, reuses = "reused", anchors[_without_snr(point)]
+            reason = f"{cfg.phy.scheme} learns the same at every SNR: the runs at {snr_grid[0]:g} dB stand for this point"
+        else:
+            feasible.append(pt)
         planned.append(PlannedPoint(
-            point.slug, point.label, dict(point.grid), "feasible", scheme=cfg.phy.scheme,
+            point.slug, point.label, dict(point.grid), status, reason=reason, reuses=reuses, scheme=cfg.phy.scheme,
             threat_model=THREAT_MODELS.get(cfg.phy.scheme, ""), calibration=cfg.privacy.calibrated,
             lr=float(cfg.training.lr), dataset=cfg.data.name, rounds=cfg.run.rounds,
-            K=cfg.training.clients_per_round, M=cfg.partition.clients,
+            K=cfg.training.clients_per_round, M=cfg.partition.clients, batch_size=cfg.training.batch_size,
         ))
     return dataclasses.replace(sweep, points=tuple(feasible)), planned
+
+
+def sweep_grid(sweep: Sweep) -> dict[str, list]:
+    """The sweep's ``[grid]`` values per key, in file order, as seen from its points."""
+    grid: dict[str, list] = {k: [] for k in sweep.grid_keys}
+    for p in sweep.points:
+        for k in sweep.grid_keys:
+            if p.grid[k] not in grid[k]:
+                grid[k].append(p.grid[k])
+    return grid
+
+
+def _without_snr(point) -> tuple:
+    return (point.label, tuple(sorted((k, str(v)) for k, v in point.grid.items() if k != "phy.snr_db")))
 
 
 @dataclass(frozen=True)
@@ -109,6 +144,7 @@ class Prediction:
     infeasible_points: int
     run_seconds: float  # Σ over runs, one worker
     workers: int
+    reused_points: int = 0
 
     @property
     def wall_seconds(self) -> float:
@@ -120,7 +156,8 @@ class Prediction:
     def line(self, name: str) -> str:
         from scenarios.matched_timing import MEASURED_LOAD
 
-        return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run); predicted "
+        reused = f", {self.reused_points} reused from another SNR" if self.reused_points else ""
+        return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run{reused}); predicted "
                 f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s) "
                 f"(at the timing table's load average {MEASURED_LOAD}; now {_load()})")
 
@@ -149,9 +186,10 @@ def predict(planned: list[PlannedPoint], *, seeds: int, workers: int) -> Predict
         if p.status != "feasible":
             continue
         runs += seeds
-        total += seeds * run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K)
-    return Prediction(runs=runs, infeasible_points=sum(p.status != "feasible" for p in planned),
-                      run_seconds=total, workers=max(1, workers))
+        total += seeds * run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
+                                     batch_size=p.batch_size)
+    return Prediction(runs=runs, infeasible_points=sum(p.status == "infeasible" for p in planned),
+                      run_seconds=total, workers=max(1, workers), reused_points=sum(p.status == "reused" for p in planned))
 
 
 def matched_record(sweep: Sweep, planned: list[PlannedPoint], *, tuned: dict | None, prediction: Prediction) -> dict:
@@ -177,6 +215,8 @@ def format_plan(planned: list[PlannedPoint]) -> str:
             value = cal.get("value")
             val = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) and math.isfinite(value) else str(value))
             lines.append(f"  {p.slug}: {cal.get('parameter', 'none')} = {val} (ε = {cal.get('achieved_epsilon', '∞')}), η = {p.lr:g}")
+        elif p.status == "reused":
+            lines.append(f"  {p.slug}: reused ({p.reuses}): {p.reason}")
         else:
             lines.append(f"  {p.slug}: infeasible: {p.reason}")
     return "\n".join(lines)

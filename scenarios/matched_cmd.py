@@ -6,6 +6,7 @@ Examples::
     floras matched scenarios/matched.toml scenarios/matched_xdev.toml scenarios/matched_budget.toml \
         scenarios/matched_snr.toml --tune                          # the full set (Fashion-MNIST)
     floras matched scenarios/matched.toml --predict-only            # run count and time, nothing run
+    floras matched scenarios/matched.toml --calibrate-only          # key per scheme, ε and accountant
 
 Each grid point's ``privacy.target_epsilon`` is calibrated into its scheme's noise parameter when
 the sweep is loaded; points a scheme cannot reach are listed as infeasible (``matched.json``)
@@ -49,6 +50,10 @@ def register(subparsers) -> None:
     p.add_argument("--tune", action="store_true", help="choose each case's η on a validation split first")
     p.add_argument("--tuned", default=None, metavar="FILE", help="reuse the η of a tune.json")
     p.add_argument("--predict-only", action="store_true", help="print the plan and predicted time; run nothing")
+    p.add_argument("--calibrate-only", action="store_true",
+                   help="print each scheme's calibrated key per target ε under every accountant of --accountants; run nothing")
+    p.add_argument("--accountants", default="rdp,rdp-generic,pld", metavar="A,A,…",
+                   help="accountants of --calibrate-only (default rdp,rdp-generic,pld)")
     add_tune_options(p)
     p.set_defaults(handler=run)
 
@@ -112,6 +117,22 @@ def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) 
     return {label: c["lr"] for label, c in choices.items() if c["lr"] is not None}
 
 
+def calibrate_only(args, sweeps) -> int:
+    """The accountant-sensitivity table of every sweep (calibration only, no training)."""
+    from scenarios.config import ACCOUNTANTS
+
+    from .matched_accountants import accountant_rows, format_accountant_table
+
+    accs = tuple(a.strip() for a in args.accountants.split(",") if a.strip())
+    bad = [a for a in accs if a not in ACCOUNTANTS]
+    if not accs or bad:
+        raise ValueError(f"--accountants must be a comma-separated list of {', '.join(ACCOUNTANTS)} (got {args.accountants!r})")
+    for s in sweeps:
+        print(format_accountant_table(s, accountant_rows(s, accs), accs))
+        print()
+    return 0
+
+
 def run(args) -> int:
     from .matched import MATCHED_RECORD, format_plan, matched_record, plan_sweep, predict
     from .store import atomic_write_json
@@ -127,6 +148,8 @@ def run(args) -> int:
     names = [s.name for s in sweeps]
     if len(set(names)) != len(names):
         raise ValueError(f"sweep names must be distinct, since each writes to <out>/<name> (got {names})")
+    if getattr(args, "calibrate_only", False):
+        return calibrate_only(args, sweeps)
     tuned = read_tuned(args.tuned) if args.tuned else None
     executor = None
     try:

@@ -263,11 +263,13 @@ def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, na
     sweep_path = mini_sweep(tmp_path)
     assert main(["matched", str(sweep_path), "--predict-only", "--workers", "2"]) == 0
     out = capsys.readouterr().out
-    # 2 cases × 3 ε × 2 SNR = 12 points; ideal at ε = 2 and 8 (4 points) infeasible; 8 × 2 seeds = 16 runs
+    # 2 cases × 3 ε × 2 SNR = 12 points; ideal at ε = 2 and 8 (4 points) infeasible; ideal at ε = ∞ runs
+    # at 20 dB only (it learns the same at 0 dB: reused); 7 points × 2 seeds = 14 runs
     t = {s: RUN_OVERHEAD_S["digits"] + 3 * SECONDS_PER_ROUND["digits"][s] for s in ("floras", "ideal")}
-    wall = (12 * t["floras"] + 4 * t["ideal"]) / 2 + WORKER_START_S
-    assert "matched: 16 run(s) (4 grid point(s) infeasible, not run)" in out
-    assert f"{wall / 60:.1f} min wall (16 runs)" in out
+    wall = (12 * t["floras"] + 2 * t["ideal"]) / 2 + WORKER_START_S
+    assert "matched: 14 run(s) (4 grid point(s) infeasible, not run, 1 reused from another SNR)" in out
+    assert f"{wall / 60:.1f} min wall (14 runs)" in out
+    assert "ideal_target-epsilon-inf_snr-db-0: reused (ideal_target-epsilon-inf_snr-db-20)" in out
     assert "ideal_target-epsilon-8_snr-db-20: infeasible" in out
 
     sweep = load_sweep(sweep_path)
@@ -290,3 +292,113 @@ def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, na
     row = next(line for line in table.splitlines() if line.startswith("| FLORAS, no CSIT [T1"))
     assert "46.5 [46.0, 47.0] (640 uses; C = " in row.split("|")[3]  # ε = 8 column; uses: mean of 320·r over r = 1..3
     assert "n/a (no privacy noise" in table
+
+
+# ------------------------------------------------------------------------------ CI: the whole pipeline, tiny
+def ci_sweep(tmp_path: Path, rounds: int = 4) -> Path:
+    """2 schemes × 2 ε × 2 SNR × 1 seed × 4 rounds on digits: the matched pipeline in seconds."""
+    path = tmp_path / "ci.toml"
+    path.write_text(f'''name = "matched"
+base = "{DIGITS.as_posix()}"
+seeds = [0]
+[overrides]
+"partition.clients" = 100
+"training.clients_per_round" = 20
+"training.batch_size" = 10
+"run.rounds" = {rounds}
+"phy.normalization" = "clip"
+"phy.clip_norm" = 1.0
+"phy.L" = 32
+"data.validation_fraction" = 0.1
+[grid]
+"privacy.target_epsilon" = [8, "inf"]
+"phy.snr_db" = [20.0, 0.0]
+[[cases]]
+label = "floras-none"
+"phy.scheme" = "floras"
+"phy.N" = 32
+[[cases]]
+label = "central-gaussian"
+"phy.scheme" = "central-gaussian"
+''')
+    return path
+
+
+def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
+    """floras matched: calibrate → tune (validation split) → run (real training) → floras figures, in process."""
+    root, figs = tmp_path / "results", tmp_path / "figs"
+    assert main(["matched", str(ci_sweep(tmp_path)), "--tune", "--lr-grid", "0.1,0.3", "--tune-rounds", "2",
+                 "--workers", "0", "--out", str(root), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    # 8 points; central Gaussian learns the same at 0 dB as at 20 dB: 2 points reused, 6 runs
+    assert "matched: 6 run(s) (0 grid point(s) infeasible, not run, 2 reused from another SNR)" in out
+    assert "floras matched: 6 run(s) finished, 0 already done, 0 failed" in out
+    tune = json.loads((root / "matched_tune" / "tune.json").read_text())
+    assert set(tune["choices"]) == {"floras-none", "central-gaussian"}
+    lr = {k: c["lr"] for k, c in tune["choices"].items()}
+    assert all(v in (0.1, 0.3) for v in lr.values())
+    record = json.loads((root / "matched" / "matched.json").read_text())
+    status = {p["slug"]: p for p in record["points"]}
+    reused = [p for p in record["points"] if p["status"] == "reused"]
+    assert sorted(p["label"] for p in reused) == ["central-gaussian"] * 2
+    for p in reused:
+        src = status[p["reuses"]]
+        assert src["status"] == "feasible" and src["grid"]["phy.snr_db"] == 20.0
+        assert src["grid"]["privacy.target_epsilon"] == p["grid"]["privacy.target_epsilon"]
+    runs = sorted((root / "matched").glob("*_seed0_*"))
+    assert len(runs) == 6 and all((r / "DONE").exists() for r in runs)
+    for r in runs:  # each run used its case's tuned η and the calibrated key of its ε
+        cfg = json.loads((r / "config.json").read_text())["config"]
+        label = "floras-none" if cfg["phy"]["scheme"] == "floras" else "central-gaussian"
+        assert cfg["training"]["lr"] == lr[label]
+        if cfg["privacy"]["target_epsilon"] != "inf":
+            assert cfg["privacy"]["calibrated"]["achieved_epsilon"] <= 8.0
+        uses = {line.split(",")[-1] for line in (r / "metrics.csv").read_text().strip().splitlines()[1:]}
+        # SPEC §5, every run records channel_uses: FLORAS (d + 1)·L (pilot + d symbols), the Gaussian sum d·L
+        assert uses == {str((4810 + (label == "floras-none")) * 32)}
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    assert (figs / "matched_accuracy_vs_epsilon.png").stat().st_size > 10_000
+    table = (figs / "matched_accuracy_vs_epsilon.table.md").read_text()
+    # the 0 dB cell of central Gaussian at ε = 8 is the 20 dB run's final accuracy, read here from metrics.csv
+    (src,) = [r for r in runs if "central-gaussian_target-epsilon-8_snr-db-20" in r.name]
+    acc = 100 * float((src / "metrics.csv").read_text().strip().splitlines()[-1].split(",")[3])
+    zero_db = table.split("## SNR = 0 dB")[1]
+    row = next(line for line in zero_db.splitlines() if line.startswith("| central Gaussian"))
+    assert f"{acc:.1f} [{acc:.1f}, {acc:.1f}] reused from 20 dB" in row
+    assert "Dotted: central Gaussian learn" in (figs / "matched_accuracy_vs_epsilon.caption.txt").read_text()
+
+
+def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_range):
+    """Each accountant is really applied: the generic RDP bound needs more Gaussian noise (and a smaller
+    FLORAS C) than the tightest one at the same ε; PLD has no construction for sampling without replacement."""
+    from scenarios.matched_accountants import accountant_rows
+    from scenarios.sweep_file import load_sweep
+
+    sweep = load_sweep(ci_sweep(tmp_path, rounds=200))  # T = 200: where the two RDP bounds differ
+    rows = {(r["label"], r["target"]): r for r in accountant_rows(sweep)}
+    assert set(rows) == {("floras-none", 8.0), ("central-gaussian", 8.0)}  # ε = ∞ has no key; first SNR only
+    z = rows[("central-gaussian", 8.0)]
+    assert z["parameter"] == "noise_multiplier" and z["rdp-generic"]["value"] > 1.3 * z["rdp"]["value"]
+    c = rows[("floras-none", 8.0)]
+    assert c["parameter"] == "C" and c["rdp-generic"]["value"] < c["rdp"]["value"]
+    for r in rows.values():
+        assert "without replacement" in r["pld"]["n/a"]
+        assert r["rdp"]["achieved_epsilon"] <= 8.0 and r["rdp-generic"]["achieved_epsilon"] <= 8.0
+    assert main(["matched", str(tmp_path / "ci.toml"), "--calibrate-only", "--accountants", "rdp,rdp-generic"]) == 0
+    out = capsys.readouterr().out
+    assert "| central-gaussian | 8 | noise_multiplier |" in out
+    assert main(["matched", str(tmp_path / "ci.toml"), "--calibrate-only", "--accountants", "rdp,foo"]) == 2
+
+
+def test_full_sweeps_use_their_measured_timing_settings():
+    """The full sweep files' settings are the ones the timing table measured (an edited batch size or
+    population would silently fall back to the K-linear scaling, which overestimates K = 100 five-fold)."""
+    from scenarios.matched_timing import REFERENCE_K, SECONDS_PER_ROUND_BY_SETTING
+    from scenarios.sweep_file import load_sweep
+
+    for name in ("matched", "matched_budget", "matched_snr"):
+        over = load_sweep(ROOT / "scenarios" / f"{name}.toml").points[0].overrides
+        assert over["training.clients_per_round"] == REFERENCE_K and over["partition.clients"] == 100
+    over = load_sweep(ROOT / "scenarios" / "matched_xdev.toml").points[0].overrides
+    key = ("fashion-mnist", over["training.clients_per_round"], over["partition.clients"], over["training.batch_size"])
+    assert key in SECONDS_PER_ROUND_BY_SETTING
