@@ -167,6 +167,16 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
     return paths
 
 
+def finish_single_panel(fig, ax, *, xlabel: str, title: str) -> None:
+    """Axes, grid, legend and title shared by the single-panel matched figures (accuracy in % from 0)."""
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("final test accuracy [%]")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=6.5, loc="best", framealpha=0.85)
+    fig.suptitle(title, fontsize=11)
+
+
 def reuse_note(record: dict, res) -> str:
     """Caption sentence naming the schemes drawn at an SNR from runs at another SNR."""
     reused = list(dict.fromkeys(p["label"] for p in record.get("points", []) if p["status"] == "reused"))

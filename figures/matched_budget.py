@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from .common import SNR_DEFINITION, load_finished, save_figure
-from .matched import COLORS, curve_label, facts, mean_channel_uses, privacy_caption, read_matched, threat_of
+from .matched import COLORS, curve_label, facts, finish_single_panel, mean_channel_uses, privacy_caption, read_matched, threat_of
 
 SWEEP = "matched_budget"
 STEM = "matched_accuracy_vs_channel_uses"
@@ -49,12 +49,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
             ax.plot([xi, xi], [acc.min(), acc.max()], color=color, lw=3, alpha=0.3)
     bad = [p for p in record.get("points", []) if p["status"] == "infeasible"]
     ax.set_xscale("log")
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("channel uses per round (mean over rounds and seeds)")
-    ax.set_ylabel("final test accuracy [%]")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=6.5, loc="best", framealpha=0.85)
-    fig.suptitle("Accuracy against channel budget at ε = 8", fontsize=11)
+    finish_single_panel(fig, ax, xlabel="channel uses per round (mean over rounds and seeds)", title="Accuracy against channel budget at ε = 8")
     note = (" Infeasible budgets (not run): " + ", ".join(p["label"] for p in bad) + ".") if bad else ""
     caption = (f"Final test accuracy against channel uses per round at target ε = 8. {privacy_caption(res, record)}{note} "
                f"{SNR_DEFINITION}. {facts(res)}")

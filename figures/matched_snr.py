@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .common import SNR_DEFINITION, load_finished, save_figure
-from .matched import COLORS, curve_label, facts, privacy_caption, read_matched, reuse_note, threat_of
+from .matched import COLORS, curve_label, facts, finish_single_panel, privacy_caption, read_matched, reuse_note, threat_of
 
 SWEEP = "matched_snr"
 STEM = "matched_accuracy_vs_snr"
@@ -50,11 +50,6 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         if bad:
             ax.plot(bad, [0.0] * len(bad), ls="", marker="x", ms=8, color=color, clip_on=False,
                     label=None if sets else f"{text}: infeasible")
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("SNR = P/σ² [dB]")
-    ax.set_ylabel("final test accuracy [%]")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=6.5, loc="best", framealpha=0.85)
-    fig.suptitle("Accuracy against SNR at ε = 8", fontsize=11)
+    finish_single_panel(fig, ax, xlabel="SNR = P/σ² [dB]", title="Accuracy against SNR at ε = 8")
     caption = f"Final test accuracy against SNR, private schemes at target ε = 8. {privacy_caption(res, record)}{reuse_note(record, res)} {SNR_DEFINITION}. {facts(res)}"
     return save_figure(fig, out_dir, STEM, caption)
