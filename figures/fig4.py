@@ -26,19 +26,23 @@ def _snr_styles(res) -> dict:
     return {s: styles[i % len(styles)] for i, s in enumerate(snrs)}
 
 
-def make(results_dir: Path, out_dir: Path) -> list[Path]:
-    res = load_finished(results_dir)
+def make(results_dir: Path, out_dir: Path, *, res=None, stem: str = STEM,
+         title: str = "FLORAS vs truncated channel inversion (cf. source Fig. 4)", show_lr: bool = False) -> list[Path]:
+    """Draw the figure from ``results_dir`` (or the already loaded and regrouped ``res``);
+    ``show_lr`` names each curve's learning rate (the tuned-η robustness row, :mod:`figures.fig4_tuned`)."""
+    res = res if res is not None else load_finished(results_dir)
     ls = _snr_styles(res)
 
     def label(rs):
         scheme = rs.value("phy.scheme")
-        return f"{SCHEME_NAMES.get(scheme, scheme)}, SNR {float(rs.value('phy.snr_db')):g} dB"
+        lr = f", η = {float(rs.value('training.lr')):g}" if show_lr else ""
+        return f"{SCHEME_NAMES.get(scheme, scheme)}, SNR {float(rs.value('phy.snr_db')):g} dB{lr}"
 
     def style(rs):
         return {"color": SCHEME_COLORS.get(rs.value("phy.scheme")), "linestyle": ls[float(rs.value("phy.snr_db"))], "linewidth": 1.4}
 
     fig = learning_curves(res, curve_label=label, curve_style=style, row_title=case_title,
-                          title="FLORAS vs truncated channel inversion (cf. source Fig. 4)")
+                          title=title)
     rs0 = res.runsets[0]
     resource = rs0.value("phy.resource", "equal")
     head = (
@@ -51,6 +55,6 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                          for rs in res.runsets if rs.value("phy.scheme") == "floras"})
         note = (f"Privacy: ε = ∞ for every curve (channel inversion adds no privacy noise; FLORAS here has "
                 f"γ = N − K = {', '.join(map(str, gammas))}), threat model T1.")
-        return save_figure(fig, out_dir, STEM, head + note)
+        return save_figure(fig, out_dir, stem, head + note)
     short, full = epsilon_caption(res, lambda rs: f"{case_title(rs.label)}, {label(rs)}")
-    return save_figure(fig, out_dir, STEM, head + short, full_caption=head + full)
+    return save_figure(fig, out_dir, stem, head + short, full_caption=head + full)

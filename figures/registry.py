@@ -7,6 +7,7 @@ import importlib
 #: (module under ``figures``, sweep name = results sub-directory)
 FIGURES = (
     ("fig4", "fig4"),
+    ("fig4_tuned", "fig4_tuned"),
     ("fig5", "fig5"),
     ("snr_sweep", "snr_sweep"),
     ("privacy_utility", "privacy_sweep"),

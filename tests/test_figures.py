@@ -22,7 +22,7 @@ from scenarios.cli import main
 from scenarios.sweep import load_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-SWEEPS = ("fig4", "fig5", "snr_sweep", "privacy_sweep")
+SWEEPS = ("fig4", "fig5", "snr_sweep", "privacy_sweep", "fig4_tuned")
 HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s"
 ASSUMPTIONS = "threat model T1 (fake accountant for figure tests)"
 
@@ -65,7 +65,7 @@ def results(tmp_path_factory):
 def test_every_figure_regenerates_from_stored_results(results, tmp_path, capsys):
     out = tmp_path / "figs"
     assert main(["figures", "--results", str(results), "--out", str(out)]) == 0
-    stems = ["fig4_floras_vs_channel_inversion", "fig5_privacy_cost", "snr_sweep_accuracy", "privacy_utility"]
+    stems = ["fig4_floras_vs_channel_inversion", "fig5_privacy_cost", "snr_sweep_accuracy", "privacy_utility", "fig4_tuned_lr"]
     for stem in stems:
         for ext in ("png", "pdf"):
             assert (out / f"{stem}.{ext}").stat().st_size > 10_000
@@ -128,3 +128,25 @@ def test_figures_need_results(tmp_path, capsys):
     assert main(["figures", "--results", str(tmp_path)]) == 2
     assert "--results must contain at least one sweep directory" in capsys.readouterr().err
     assert main(["figures", "--results", str(tmp_path / "absent")]) == 2
+
+
+def test_fig4_tuned_row_groups_cases_by_partition_and_names_each_eta(results, tmp_path, monkeypatch):
+    """The tuned-η sweep's four (partition, scheme) cases are drawn as Fig. 4's two rows, each curve
+    the mean of its own case's runs, labelled with the η stored in that case's configuration."""
+    from figures import fig4, fig4_tuned
+    from figures.common import load_finished
+
+    res = fig4_tuned.regroup_by_partition(load_finished(results / "fig4_tuned"))
+    assert res.labels == ["iid", "non-iid"]
+    assert sorted(rs.point["label"] for rs in load_finished(results / "fig4_tuned").runsets if rs.label.startswith("non-iid")) == [
+        "non-iid-channel-inversion", "non-iid-channel-inversion", "non-iid-floras", "non-iid-floras"]
+    drawn = {}
+    monkeypatch.setattr(fig4, "save_figure", lambda fig, out_dir, stem, caption, **kw: drawn.update(fig=fig, stem=stem) or [])
+    fig4_tuned.make(results / "fig4_tuned", tmp_path)
+    assert drawn["stem"] == "fig4_tuned_lr"
+    axes = drawn["fig"].axes
+    assert len(axes) == 4 and "non-IID" in axes[3].get_title() and "IID" in axes[1].get_title()
+    lines = {l.get_label(): l for l in axes[3].get_lines()}
+    assert sorted(lines) == sorted(f"{name}, SNR {snr} dB, η = 0.005" for name in ("FLORAS", "channel inversion") for snr in (15, 0))
+    rs = next(r for r in res.runsets if r.label == "non-iid" and r.value("phy.scheme") == "floras" and float(r.value("phy.snr_db")) == 0)
+    np.testing.assert_allclose(lines["FLORAS, SNR 0 dB, η = 0.005"].get_ydata(), 100 * rs.metrics["test_accuracy"].mean(axis=0))
