@@ -8,8 +8,9 @@ dropped; the references without privacy noise (ideal, channel inversion) exist a
 and are drawn as horizontal lines. Points recorded as ``reused`` (a scheme that learns the same at
 every SNR, run at the sweep's first SNR only; :data:`scenarios.matched.SNR_INDEPENDENT`) are
 drawn in the other panels from those runs, dashed, and marked "reused" in the table.
-``matched_table.md`` (one table per SNR: accuracy and
-channel uses per scheme and ε) is written beside the figure.
+``<stem>.table.md`` (one table per SNR: accuracy and channel uses per scheme and ε) and
+``<stem>.verdict.md`` (where FLORAS wins, ties and loses: :mod:`figures.matched_verdict`) are
+written beside the figure.
 """
 
 from __future__ import annotations
@@ -164,6 +165,9 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
     caption = f"{title}: final test accuracy against the target ε. {privacy_caption(res, record)}{reuse_note(record, res)} {SNR_DEFINITION}. {facts(res)}"
     paths = save_figure(fig, out_dir, stem, caption)
     paths.append(write_table(res, record, out_dir, stem))
+    from .matched_verdict import write_verdict
+
+    paths.append(write_verdict(res, record, out_dir, stem))
     return paths
 
 

@@ -52,4 +52,6 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                     label=None if sets else f"{text}: infeasible")
     finish_single_panel(fig, ax, xlabel="SNR = P/σ² [dB]", title="Accuracy against SNR at ε = 8")
     caption = f"Final test accuracy against SNR, private schemes at target ε = 8. {privacy_caption(res, record)}{reuse_note(record, res)} {SNR_DEFINITION}. {facts(res)}"
-    return save_figure(fig, out_dir, STEM, caption)
+    from .matched_verdict import write_verdict
+
+    return save_figure(fig, out_dir, STEM, caption) + [write_verdict(res, record, out_dir, STEM)]

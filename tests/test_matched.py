@@ -292,6 +292,27 @@ def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, na
     row = next(line for line in table.splitlines() if line.startswith("| FLORAS, no CSIT [T1"))
     assert "46.5 [46.0, 47.0] (640 uses; C = " in row.split("|")[3]  # ε = 8 column; uses: mean of 320·r over r = 1..3
     assert "n/a (no privacy noise" in table
+    verdict = Path(f"{stem}.verdict.md").read_text()
+    # ε = ∞: FLORAS 60 / 61 % against ideal 90 / 91 % (20 dB); at 0 dB FLORAS 55 / 56 % against ideal's
+    # reused 20 dB runs; Δ standard error √(0.5/2 + 0.5/2) = 0.707 points
+    assert "| 20 | ∞ | FLORAS, no CSIT | 60.5 [60.0, 61.0] | ideal (no privacy) | 90.5 [90.0, 91.0] | -30.0 ± 0.7 | loss |" in verdict
+    assert "| 0 | ∞ | FLORAS, no CSIT | 55.5 [55.0, 56.0] | ideal (no privacy) | 90.5 [90.0, 91.0] | -35.0 ± 0.7 | loss |" in verdict
+    assert "| 20 | 8 | FLORAS, no CSIT | 46.5 [46.0, 47.0] | ideal (no privacy) | infeasible | — | other infeasible |" in verdict
+    assert "| FLORAS, no CSIT | 0 | 0 | 2 | 4 | 0 |" in verdict  # 2 losses (∞ at 20 and 0 dB), 4 infeasible others
+
+
+def test_verdict_rule_ranges_and_standard_error():
+    import numpy as np
+
+    from figures.matched_verdict import compare
+
+    v, d, se = compare(np.array([50.0, 52.0, 54.0]), np.array([40.0, 45.0, 49.0]))
+    assert v == "win" and d == pytest.approx(52.0 - 134 / 3)
+    assert se == pytest.approx(math.sqrt(4.0 / 3 + np.var([40, 45, 49], ddof=1) / 3))
+    assert compare(np.array([50.0, 52.0, 54.0]), np.array([40.0, 45.0, 50.0]))[0] == "tie"  # 50 ≤ 50: ranges touch
+    assert compare(np.array([10.0, 11.0]), np.array([12.0, 30.0]))[0] == "loss"
+    assert compare("infeasible", np.array([1.0]))[0] == "FLORAS infeasible"
+    assert compare(np.array([1.0]), "infeasible")[0] == "other infeasible"
 
 
 # ------------------------------------------------------------------------------ CI: the whole pipeline, tiny
