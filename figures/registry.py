@@ -13,6 +13,7 @@ FIGURES = (
     ("privacy_utility", "privacy_sweep"),
     ("matched", "matched"),
     ("matched_xdev", "matched_xdev"),
+    ("matched_generic", "matched_generic"),
     ("matched_budget", "matched_budget"),
     ("matched_snr", "matched_snr"),
 )

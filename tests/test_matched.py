@@ -417,7 +417,7 @@ def test_full_sweeps_use_their_measured_timing_settings():
     from scenarios.matched_timing import REFERENCE_K, SECONDS_PER_ROUND_BY_SETTING
     from scenarios.sweep_file import load_sweep
 
-    for name in ("matched", "matched_budget", "matched_snr"):
+    for name in ("matched", "matched_budget", "matched_snr", "matched_generic", "fig4_tuned"):
         over = load_sweep(ROOT / "scenarios" / f"{name}.toml").points[0].overrides
         assert over["training.clients_per_round"] == REFERENCE_K and over["partition.clients"] == 100
     over = load_sweep(ROOT / "scenarios" / "matched_xdev.toml").points[0].overrides
