@@ -76,7 +76,7 @@ class DaskExecutor:
                 partial = Path(item.out_dir) / f".{item.name}.partial"
                 partial.mkdir(parents=True, exist_ok=True)
                 err = _record_error(partial, exc, item.record)
-                yield RunOutcome(item.name, "failed", error=err)
+                yield RunOutcome(item.name, "failed", error=err, out_dir=item.out_dir)
 
     def close(self) -> None:
         self.client.close()

@@ -178,5 +178,6 @@ def run(args) -> int:
             executor.close()
     failed = [o for o in outcomes if o.status == "failed"]
     print(f"floras matched: {sum(o.status == 'done' for o in outcomes)} run(s) finished, "
+          f"{sum(o.status == 'copied' for o in outcomes)} copied from identical runs, "
           f"{sum(o.status == 'skipped' for o in outcomes)} already done, {len(failed)} failed")
     return 1 if failed else 0

@@ -89,10 +89,11 @@ class RunTask:
 @dataclass(frozen=True)
 class RunOutcome:
     name: str
-    status: str  # "done", "skipped" or "failed"
+    status: str  # "done", "skipped", "copied" (from an identical run: scenarios.identical) or "failed"
     summary: dict = field(default_factory=dict)
     error: dict | None = None
     seconds: float = 0.0
+    out_dir: str = ""
 
 
 def _limit_threads(threads: int) -> None:
@@ -145,7 +146,7 @@ def execute_run(task: RunTask) -> RunOutcome:
     final = out / task.name
     status = run_status(out, task.name)
     if status == "done":
-        return RunOutcome(task.name, "skipped")
+        return RunOutcome(task.name, "skipped", out_dir=task.out_dir)
     partial = out / f".{task.name}.partial"
     start = time.perf_counter()
     try:
@@ -165,8 +166,8 @@ def execute_run(task: RunTask) -> RunOutcome:
         err = _record_error(partial, exc, task.record) if partial.is_dir() else {"type": type(exc).__name__, "message": str(exc)}
         if not isinstance(exc, Exception):
             raise
-        return RunOutcome(task.name, "failed", error=err, seconds=time.perf_counter() - start)
-    return RunOutcome(task.name, "done", summary=dict(summary or {}), seconds=time.perf_counter() - start)
+        return RunOutcome(task.name, "failed", error=err, seconds=time.perf_counter() - start, out_dir=task.out_dir)
+    return RunOutcome(task.name, "done", summary=dict(summary or {}), seconds=time.perf_counter() - start, out_dir=task.out_dir)
 
 
 # --------------------------------------------------------------------------------------
@@ -305,7 +306,12 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
     if simulated:
         warn_simulation_key("this sweep")
     todo = [t for t in tasks if run_status(Path(t.out_dir), t.name) != "done"]
-    outcomes = [RunOutcome(t.name, "skipped") for t in tasks if t not in todo]
+    outcomes = [RunOutcome(t.name, "skipped", out_dir=t.out_dir) for t in tasks if t not in todo]
+    todo, followers, copies = _split_identical(tasks, todo)
+    if echo and (followers or copies):
+        n = len(copies) + sum(len(f) for f in followers.values())
+        echo(f"{n} run(s) identical to another run of these sweeps (same resolved configuration and seed): "
+             f"copied from it instead of run again (scenarios/identical.py)")
     executor = executor or InProcessExecutor()
     bar = None
     if progress:
@@ -314,8 +320,21 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
         bar = tqdm(total=len(tasks), initial=len(outcomes), unit="run", desc="sweep", file=sys.stderr, dynamic_ncols=True)
     failed = 0
     try:
+        for source, target in copies:
+            outcomes.append(_copy_outcome(source, target))
+            if bar is not None:
+                bar.update(1)
         for outcome in executor.map_unordered(execute_run, todo):
             outcomes.append(outcome)
+            for target in followers.get((outcome.out_dir, outcome.name), []):
+                source = next(t for t in tasks if (t.out_dir, t.name) == (outcome.out_dir, outcome.name))
+                copied = _copy_outcome(source, target) if outcome.status == "done" else RunOutcome(
+                    target.name, "failed", error={"type": "IdenticalRunFailed",
+                                                  "message": f"the identical run {outcome.name} failed: "
+                                                             f"{(outcome.error or {}).get('message', '')}"}, out_dir=target.out_dir)
+                outcomes.append(copied)
+                if bar is not None:
+                    bar.update(1)
             if outcome.status == "failed":
                 failed += 1
                 if echo:
@@ -335,3 +354,42 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
         if echo:
             echo(format_summary(rows, title=f"{sweep.name} ({out})"))
     return outcomes
+
+
+def _split_identical(tasks: list, todo: list) -> tuple[list, dict, list]:
+    """(tasks to execute, {(out_dir, name) of a task executed: identical tasks copied after it},
+    [(finished source, task copied now)]): :mod:`scenarios.identical`."""
+    from scenarios.identical import finished_source, group_identical
+
+    waiting = {(t.out_dir, t.name) for t in todo}
+    followers: dict = {}
+    copies: list = []
+    drop: set = set()
+    for group in group_identical(tasks).values():
+        pending = [t for t in group if (t.out_dir, t.name) in waiting]
+        if not pending:
+            continue
+        source = finished_source(group)
+        if source is not None:
+            copies += [(source, t) for t in pending]
+            drop |= {(t.out_dir, t.name) for t in pending}
+        elif len(pending) > 1:
+            followers[(pending[0].out_dir, pending[0].name)] = pending[1:]
+            drop |= {(t.out_dir, t.name) for t in pending[1:]}
+    return [t for t in todo if (t.out_dir, t.name) not in drop], followers, copies
+
+
+def _copy_outcome(source, target) -> RunOutcome:
+    """Copy ``source``'s finished run to ``target`` (:func:`scenarios.identical.copy_run`) as an outcome."""
+    from scenarios.identical import copy_run
+
+    start = time.perf_counter()
+    try:
+        problems = copy_run(source, target)
+    except (OSError, StorageError) as exc:
+        return RunOutcome(target.name, "failed", error={"type": type(exc).__name__, "message": str(exc)}, out_dir=target.out_dir)
+    if problems:
+        return RunOutcome(target.name, "failed", out_dir=target.out_dir,
+                          error={"type": "StorageError", "message": f"copy of {source.name} is incomplete: {'; '.join(problems)}"})
+    return RunOutcome(target.name, "copied", summary={"copied_from": source.name}, seconds=time.perf_counter() - start,
+                      out_dir=target.out_dir)

@@ -108,7 +108,8 @@ def run(args) -> int:
     failed = [o for o in outcomes if o.status == "failed"]
     done = sum(o.status == "done" for o in outcomes)
     skipped = sum(o.status == "skipped" for o in outcomes)
-    print(f"floras sweep: {done} run(s) finished, {skipped} already done, {len(failed)} failed"
+    copied = sum(o.status == "copied" for o in outcomes)
+    print(f"floras sweep: {done} run(s) finished, {copied} copied from identical runs, {skipped} already done, {len(failed)} failed"
           + (" (error.json in each .partial directory; rerun to retry)" if failed else ""))
     return 1 if failed else 0
 

@@ -1,0 +1,84 @@
+"""Identical runs across the sweeps of one invocation: run once, copy the finished result.
+
+Two runs are *identical* when their fully resolved scenario configurations are equal (every
+key, the seed included: :meth:`scenarios.config.Scenario.to_dict`, compared as canonical JSON).
+A run is a deterministic function of its configuration (SPEC's seeded streams), so the second
+one would only repeat the first. This happens in the matched comparison, whose budget and SNR
+sweeps share their ε = 8, 20 dB points with the main sweep.
+
+The rule :func:`scenarios.sweep.run_sweep` follows, per group of identical runs:
+
+* if one of them is already finished, every unfinished one is copied from it at once;
+* otherwise the first (in sweep order) runs, and the others are copied once it has finished
+  (if it fails, the others are reported failed with the same error and run on the next rerun).
+
+A copy works like a run: its files go into ``.<name>.partial``, it is verified
+(:func:`scenarios.store.verify_run`), and renamed to ``<name>`` atomically. Its
+``sweep_run.json`` is the copy's own record plus ``copied_from`` (the source run's directory,
+relative to the sweep root). The source's ``checkpoint.npz`` is not copied (a finished run has
+no use for it). Key material never enters the identity written anywhere: the identity is only
+held in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterable
+
+from scenarios.store import CHECKPOINT, RUN_RECORD, atomic_write_json, run_status, verify_run
+
+__all__ = ["identity", "group_identical", "copy_run"]
+
+
+def identity(config: Any) -> str | None:
+    """Canonical JSON of a resolved configuration, or None when it cannot be compared
+    (a test's stand-in object without ``to_dict``)."""
+    to_dict = getattr(config, "to_dict", None)
+    if to_dict is None:
+        return None
+    return json.dumps(to_dict(), sort_keys=True, default=str)
+
+
+def group_identical(tasks: Iterable) -> dict[str, list]:
+    """{identity: tasks with that identity, in order} for identities shared by ≥ 2 tasks."""
+    groups: dict[str, list] = {}
+    for t in tasks:
+        key = identity(t.config)
+        if key is not None:
+            groups.setdefault(key, []).append(t)
+    return {k: v for k, v in groups.items() if len(v) > 1}
+
+
+def finished_source(group: list):
+    """The first task of ``group`` whose run is finished, else None."""
+    for t in group:
+        if run_status(Path(t.out_dir), t.name) == "done":
+            return t
+    return None
+
+
+def copy_run(source, target) -> list[str]:
+    """Copy the finished run of task ``source`` into task ``target``'s run directory.
+
+    Returns the problems :func:`scenarios.store.verify_run` finds in the copy (empty: copied and
+    renamed into place). Raises OSError / StorageError on a failed write.
+    """
+    src = Path(source.out_dir) / source.name
+    out = Path(target.out_dir)
+    partial, final = out / f".{target.name}.partial", out / target.name
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    for item in sorted(src.iterdir()):
+        if item.is_file() and item.name not in (CHECKPOINT, RUN_RECORD):
+            shutil.copy2(item, partial / item.name)
+    root = os.path.commonpath([str(src), str(out)])
+    atomic_write_json(partial / RUN_RECORD, {**target.record, "copied_from": os.path.relpath(src, root)})
+    problems = verify_run(partial)
+    if problems:
+        return problems
+    os.replace(partial, final)
+    return []
