@@ -30,7 +30,8 @@ from typing import Any, Callable
 from scenarios.calibration import THREAT_MODELS, InfeasibleTarget
 from scenarios.sweep_file import Sweep
 
-__all__ = ["MATCHED_RECORD", "SNR_INDEPENDENT", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record", "format_plan"]
+__all__ = ["MATCHED_RECORD", "SNR_INDEPENDENT", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
+           "format_plan", "count_identical"]
 
 MATCHED_RECORD = "matched.json"
 #: schemes whose final accuracy does not depend on phy.snr_db (ideal channel or error-free digital uplink)
@@ -56,9 +57,14 @@ class PlannedPoint:
     K: int = 0
     M: int = 0
     batch_size: int = 0
+    #: the resolved configuration with ``run.seed`` left out (:func:`scenarios.identical.identity`);
+    #: held in memory only (it may contain a key), never written
+    identity: str = dataclasses.field(default="", repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        d.pop("identity")
+        return d
 
 
 def _default_loader(base: Path, overrides: dict):
@@ -120,8 +126,41 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
             threat_model=THREAT_MODELS.get(cfg.phy.scheme, ""), calibration=cfg.privacy.calibrated,
             lr=float(cfg.training.lr), dataset=cfg.data.name, rounds=cfg.run.rounds,
             K=cfg.training.clients_per_round, M=cfg.partition.clients, batch_size=cfg.training.batch_size,
+            identity=_seedless_identity(cfg),
         ))
     return dataclasses.replace(sweep, points=tuple(feasible)), planned
+
+
+def _seedless_identity(cfg) -> str:
+    from scenarios.identical import identity
+
+    run = getattr(cfg, "run", None)
+    if run is None:
+        return ""
+    return identity(dataclasses.replace(cfg, run=dataclasses.replace(run, seed=0))) or ""
+
+
+def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]]) -> list[tuple[int, float]]:
+    """Per sweep, in order: (runs copied from an identical run of an earlier sweep or point, and
+    their predicted seconds), the rule of :mod:`scenarios.identical` applied to the plans."""
+    from scenarios.matched_timing import run_seconds
+
+    seen: set = set()
+    out = []
+    for sweep, planned in plans:
+        copies, seconds = 0, 0.0
+        for p in planned:
+            if p.status != "feasible":
+                continue
+            for seed in sweep.seeds:
+                key = (p.identity, seed)
+                if p.identity and key in seen:
+                    copies += 1
+                    seconds += run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
+                                           batch_size=p.batch_size)
+                seen.add(key)
+        out.append((copies, seconds))
+    return out
 
 
 def sweep_grid(sweep: Sweep) -> dict[str, list]:
@@ -145,6 +184,10 @@ class Prediction:
     run_seconds: float  # Σ over runs, one worker
     workers: int
     reused_points: int = 0
+    copied: int = 0  # runs identical to a run planned before them: copied, not run (in ``runs``, not in the time)
+
+    def without_copies(self, copies: int, seconds: float) -> "Prediction":
+        return dataclasses.replace(self, copied=copies, run_seconds=self.run_seconds - seconds)
 
     @property
     def wall_seconds(self) -> float:
@@ -157,6 +200,7 @@ class Prediction:
         from scenarios.matched_timing import MEASURED_LOAD
 
         reused = f", {self.reused_points} reused from another SNR" if self.reused_points else ""
+        reused += f", {self.copied} copied from identical runs" if self.copied else ""
         return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run{reused}); predicted "
                 f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s) "
                 f"(at the timing table's load average {MEASURED_LOAD}; now {_load()})")
@@ -200,7 +244,7 @@ def matched_record(sweep: Sweep, planned: list[PlannedPoint], *, tuned: dict | N
         "quick": sweep.quick,
         "seeds": list(sweep.seeds),
         "tuned_lr": tuned,
-        "prediction": {"runs": prediction.runs, "run_seconds": prediction.run_seconds,
+        "prediction": {"runs": prediction.runs, "copied": prediction.copied, "run_seconds": prediction.run_seconds,
                        "workers": prediction.workers, "wall_seconds": prediction.wall_seconds},
         "points": [p.to_dict() for p in planned],
     }

@@ -134,7 +134,7 @@ def calibrate_only(args, sweeps) -> int:
 
 
 def run(args) -> int:
-    from .matched import MATCHED_RECORD, format_plan, matched_record, plan_sweep, predict
+    from .matched import MATCHED_RECORD, count_identical, format_plan, matched_record, plan_sweep, predict
     from .store import atomic_write_json
     from .sweep import lock_sweep_dirs, run_sweep
     from .sweep_file import load_sweep
@@ -160,9 +160,12 @@ def run(args) -> int:
         for s in sweeps:
             feasible, planned = plan_sweep(s, tuned_lr=tuned)
             pred = predict(planned, seeds=len(s.seeds), workers=workers if args.scheduler is None else 1)
-            print(pred.line(s.name))
-            print(format_plan(planned))
             plans.append((s, feasible, planned, pred))
+        for i, (copies, seconds) in enumerate(count_identical([(p[0], p[2]) for p in plans])):
+            s, feasible, planned, pred = plans[i]
+            plans[i] = (s, feasible, planned, pred.without_copies(copies, seconds))
+            print(plans[i][3].line(s.name))
+            print(format_plan(planned))
         total = sum(p[3].wall_seconds for p in plans)
         print(f"floras matched: predicted total {total / 60:.1f} min wall ({sum(p[3].runs for p in plans)} runs)")
         if args.predict_only:

@@ -423,3 +423,24 @@ def test_full_sweeps_use_their_measured_timing_settings():
     over = load_sweep(ROOT / "scenarios" / "matched_xdev.toml").points[0].overrides
     key = ("fashion-mnist", over["training.clients_per_round"], over["partition.clients"], over["training.batch_size"])
     assert key in SECONDS_PER_ROUND_BY_SETTING
+
+
+def test_prediction_counts_runs_copied_from_an_identical_earlier_sweep(tmp_path, capsys, narrow_floras_range):
+    """A second sweep whose ε = 8, 20 dB FLORAS points equal the first sweep's: its 2 runs (2 seeds)
+    are copied (scenarios/identical.py), so the prediction keeps them in the count but not in the time."""
+    from scenarios.matched_timing import RUN_OVERHEAD_S, SECONDS_PER_ROUND, WORKER_START_S
+
+    first = mini_sweep(tmp_path)
+    second = tmp_path / "second.toml"
+    text = first.read_text().replace('name = "matched"', 'name = "matched_second"')
+    text = text.replace('"privacy.target_epsilon" = [2, 8, "inf"]\n"phy.snr_db" = [20.0, 0.0]',
+                        '"privacy.target_epsilon" = [8, 16]\n"phy.snr_db" = [20.0]')
+    second.write_text(text.split("[[cases]]\nlabel = \"ideal\"")[0])  # FLORAS only
+    assert main(["matched", str(first), str(second), "--predict-only", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    t = RUN_OVERHEAD_S["digits"] + 3 * SECONDS_PER_ROUND["digits"]["floras"]
+    line = next(l for l in out.splitlines() if l.startswith("matched_second:"))
+    assert "4 run(s) (0 grid point(s) infeasible, not run, 2 copied from identical runs)" in line
+    seconds = 2 * t  # ε = 16's two runs; ε = 8's two are copies
+    assert f"predicted 0:00:{round(seconds):02d} of run time" in line
+    assert f"{round(seconds / 2 + WORKER_START_S) // 60}:{round(seconds / 2 + WORKER_START_S) % 60:02d} wall" in line
