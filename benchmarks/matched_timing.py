@@ -1,12 +1,18 @@
 """Seconds per round of every scheme of the matched comparison (the sweep-time prediction's table).
 
     python benchmarks/matched_timing.py [--rounds 5] [--datasets digits fashion-mnist]
+    python benchmarks/matched_timing.py --from-results results     # from a finished sweep's runs
 
 Runs each scheme for a few rounds (K = 20 of M = 100, MLP, batch 10 on digits / 50 on
 Fashion-MNIST, one local epoch, one thread) through :func:`scenarios.run.run_scenario` and
 prints the median of the per-round wall times after the first round (``wall_time_s``
 differences; setup excluded). The numbers feed ``scenarios/matched_timing.py``; state the
 machine's load (``uptime``) with them.
+
+``--from-results DIR`` measures nothing: it reads every finished run under ``DIR/<sweep>/`` and
+prints, per (data set, K, M, batch size, training.eval_every) and scheme, the median over runs
+of the last round's ``wall_time_s`` divided by the rounds (the runs' own training and
+aggregation time, setup and tracing excluded; runs copied from an identical run are skipped).
 """
 
 from __future__ import annotations
@@ -41,7 +47,10 @@ def main() -> None:
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                     help="extra overrides (e.g. the cross-device population: partition.clients=1000 "
                          "training.clients_per_round=100 training.batch_size=20 phy.L=128 phy.N=128)")
+    ap.add_argument("--from-results", default=None, metavar="DIR", help="read finished runs instead of running")
     args = ap.parse_args()
+    if args.from_results:
+        return from_results(Path(args.from_results))
     from scenarios.config import load_scenario
     from scenarios.run import run_scenario
     from scenarios.store import read_metrics
@@ -64,6 +73,27 @@ def main() -> None:
                 wall = read_metrics(Path(tmp) / "run")["wall_time_s"]
             steps = [b - a for a, b in zip(wall, wall[1:])]
             print(f"{ds:14s} {scheme:18s} {statistics.median(steps):.4f} s/round (first {wall[0]:.3f} s)", flush=True)
+
+
+def from_results(root: Path) -> None:
+    """Per-round wall time of every finished run under ``root``/<sweep>/ (see the module docstring)."""
+    import json
+
+    from scenarios.store import is_finished, read_config, read_metrics
+
+    groups: dict = {}
+    for run in sorted(root.glob("*/*/")):
+        if not is_finished(run) or "copied_from" in json.loads((run / "sweep_run.json").read_text() or "{}"):
+            continue
+        c = read_config(run).get("config", {})
+        wall = read_metrics(run)["wall_time_s"]
+        key = (c["data"]["name"], c["training"]["clients_per_round"], c["partition"]["clients"],
+               c["training"]["batch_size"], c["training"].get("eval_every", 1), c["phy"]["scheme"])
+        groups.setdefault(key, []).append(wall[-1] / len(wall))
+    print(f"{'data set':14s} {'K':>4s} {'M':>5s} {'B':>3s} {'eval':>4s} {'scheme':18s} {'s/round':>8s} runs")
+    for key, values in sorted(groups.items()):
+        ds, K, M, B, ev, scheme = key
+        print(f"{ds:14s} {K:4d} {M:5d} {B:3d} {ev:4d} {scheme:18s} {statistics.median(values):8.4f} {len(values)}")
 
 
 if __name__ == "__main__":
