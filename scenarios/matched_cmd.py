@@ -112,7 +112,8 @@ def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) 
                                                     validation_fraction=args.validation_fraction))
     for label, c in choices.items():
         grid_txt = ", ".join(f"{g['lr']:g}: {100 * g['validation_accuracy']:.1f} %" for g in c["grid"])
-        print(f"  {label}: η = {c['lr']} (validation accuracy at ε = {tuned_at.get(label)}; {grid_txt})")
+        edge = ("; at the edge of the grid: the best η may lie outside it, extend --lr-grid" if c.get("at_edge") else "")
+        print(f"  {label}: η = {c['lr']} (validation accuracy at ε = {tuned_at.get(label)}; {grid_txt}){edge}")
     print(f"floras tune: choices in {out / TUNE_RECORD}")
     return {label: c["lr"] for label, c in choices.items() if c["lr"] is not None}
 

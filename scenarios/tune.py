@@ -109,6 +109,9 @@ def choose_lr(rows: list[dict]) -> dict:
         best = max(ok, key=lambda g: (g["validation_accuracy"], -g["lr"]))
         entry["lr"] = best["lr"]
         entry["validation_accuracy"] = best["validation_accuracy"]
+        lrs = [g["lr"] for g in entry["grid"]]
+        # the best η is the grid's smallest or largest: the optimum may lie outside the grid
+        entry["at_edge"] = len(lrs) > 1 and best["lr"] in (min(lrs), max(lrs))
     return out
 
 

@@ -163,6 +163,7 @@ def test_choose_lr_picks_best_validation_accuracy():
     assert got["a"]["lr"] == 0.1 and got["a"]["validation_accuracy"] == 0.90 and len(got["a"]["grid"]) == 3
     assert got["b"]["lr"] == 0.01  # tie → the smaller step
     assert got["c"]["lr"] is None
+    assert not got["a"]["at_edge"] and got["b"]["at_edge"]  # a: 0.1, inside its grid; b: 0.01, its smallest
 
 
 def mini_sweep(tmp_path: Path, rounds: int = 3) -> Path:
