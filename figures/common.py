@@ -160,11 +160,15 @@ def load_results(directory: str | Path) -> SweepResults:
     return res
 
 
+class NoFinishedRuns(ValueError):
+    """A sweep directory exists but none of its runs has finished yet."""
+
+
 def load_finished(results_dir: str | Path) -> SweepResults:
-    """:func:`load_results`, refusing a directory that holds no finished run."""
+    """:func:`load_results`, refusing a directory that holds no finished run (:class:`NoFinishedRuns`)."""
     res = load_results(results_dir)
     if not res.runsets:
-        raise ValueError(f"results directory {results_dir} has no finished runs")
+        raise NoFinishedRuns(f"results directory {results_dir} has no finished runs")
     return res
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .matched import SCHEME_TEXT, eps_value, point_snr
+from .matched import REFERENCES, SCHEME_TEXT, eps_value, point_snr
 
 STEM_SUFFIX = ".verdict.md"
 VERDICTS = ("win", "tie", "loss", "other infeasible", "FLORAS infeasible")
@@ -79,8 +79,8 @@ def verdict_rows(res, record: dict) -> list[dict]:
                     continue
                 for o in others:
                     b = acc.get((o, snr, eps))
-                    if b is None or (isinstance(a, str) and isinstance(b, str)):
-                        continue
+                    if b is None or (isinstance(a, str) and isinstance(b, str)) or (isinstance(b, str) and o in REFERENCES):
+                        continue  # a reference without privacy noise exists at ε = ∞ only: nothing to compare
                     verdict, diff, se = compare(a, b)
                     rows.append({"snr_db": snr, "epsilon": eps, "floras": f, "other": o, "verdict": verdict,
                                  "floras_acc": a, "other_acc": b, "diff": diff, "se": se})

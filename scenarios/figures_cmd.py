@@ -32,6 +32,7 @@ def run(args) -> int:
     import os
 
     os.environ.setdefault("MPLBACKEND", "Agg")
+    from figures.common import NoFinishedRuns
     from figures.registry import FIGURES, figure_module
 
     results = Path(args.results)
@@ -48,7 +49,11 @@ def run(args) -> int:
             command = "floras matched" if sweep.startswith("matched") else "floras sweep"  # calibrated sweeps
             absent.append(f"{sweep} ({command} scenarios/{sweep}.toml)")
             continue
-        paths = figure_module(module_name).make(sweep_dir, out)
+        try:
+            paths = figure_module(module_name).make(sweep_dir, out)
+        except NoFinishedRuns:  # a sweep still running (or not started): the others are drawn
+            absent.append(f"{sweep} (no finished run yet in {sweep_dir})")
+            continue
         made.extend(paths)
         print(f"{module_name}: " + ", ".join(str(p) for p in paths if p.suffix != ".txt"))
     made.extend(_stored_json_figures(results, out, absent))

@@ -150,3 +150,18 @@ def test_fig4_tuned_row_groups_cases_by_partition_and_names_each_eta(results, tm
     assert sorted(lines) == sorted(f"{name}, SNR {snr} dB, η = 0.005" for name in ("FLORAS", "channel inversion") for snr in (15, 0))
     rs = next(r for r in res.runsets if r.label == "non-iid" and r.value("phy.scheme") == "floras" and float(r.value("phy.snr_db")) == 0)
     np.testing.assert_allclose(lines["FLORAS, SNR 0 dB, η = 0.005"].get_ydata(), 100 * rs.metrics["test_accuracy"].mean(axis=0))
+
+
+def test_a_sweep_without_finished_runs_is_listed_not_fatal(results, tmp_path, capsys):
+    """While a sweep is still running its directory holds only sweep.json: the other figures are drawn."""
+    import shutil
+
+    root = tmp_path / "res"
+    shutil.copytree(results / "fig4", root / "fig4")
+    (root / "fig5").mkdir()
+    shutil.copy(results / "fig5" / "sweep.json", root / "fig5" / "sweep.json")  # no run finished
+    assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "figs" / "fig4_floras_vs_channel_inversion.png").is_file()
+    assert not (tmp_path / "figs" / "fig5_privacy_cost.png").exists()
+    assert f"fig5 (no finished run yet in {root / 'fig5'})" in out
