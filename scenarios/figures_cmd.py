@@ -46,7 +46,8 @@ def run(args) -> int:
     for module_name, sweep in FIGURES:
         sweep_dir = results / sweep
         if not (sweep_dir / "sweep.json").is_file():
-            command = "floras matched" if sweep.startswith("matched") else "floras sweep"  # calibrated sweeps
+            # calibrated or tuned sweeps run with floras matched
+            command = "floras matched" if sweep.startswith("matched") or sweep == "fig4_tuned" else "floras sweep"
             absent.append(f"{sweep} ({command} scenarios/{sweep}.toml)")
             continue
         try:
