@@ -199,8 +199,24 @@ def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values.mean(axis=0), values.min(axis=0), values.max(axis=0)
 
 
-def plot_band(ax, x, values: np.ndarray, *, scale: float = 1.0, **style) -> None:
-    """Mean line and min–max band of ``values`` [n_seeds, T] against ``x``."""
+def evaluated_rounds(rs: RunSet) -> np.ndarray:
+    """Mask of the rounds whose losses and accuracy were computed: every ``training.eval_every``-th
+    round and the last (the others hold no value, SPEC: docs/fl.md)."""
+    every = int(rs.value("training.eval_every", 1) or 1)
+    rounds = np.asarray(rs.rounds, dtype=np.int64)
+    return (rounds % every == 0) | (rounds == rounds[-1])
+
+
+def plot_band(ax, x, values: np.ndarray, *, scale: float = 1.0, keep: np.ndarray | None = None, **style) -> None:
+    """Mean line and min–max band of ``values`` [n_seeds, T] against ``x``.
+
+    ``keep`` (a mask over T, :func:`evaluated_rounds`) leaves out the rounds that were not
+    evaluated, so the line joins the evaluated rounds instead of breaking into invisible pieces;
+    a NaN in an evaluated round (a diverged loss) still breaks the line.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if keep is not None:
+        x, values = np.asarray(x)[keep], values[:, keep]
     mean, lo, hi = mean_band(values * scale)
     (line,) = ax.plot(x, mean, **style)
     if values.shape[0] > 1:
@@ -318,7 +334,8 @@ def learning_curves(
             for rs in res.runsets:
                 if rs.label != label:
                     continue
-                plot_band(ax, rs.rounds, rs.metrics[col], scale=scale, label=curve_label(rs), **curve_style(rs))
+                plot_band(ax, rs.rounds, rs.metrics[col], scale=scale, keep=evaluated_rounds(rs), label=curve_label(rs),
+                          **curve_style(rs))
             ax.set_xlabel("communication round t")
             ax.set_ylabel(ylabel)
             ax.set_title(f"({next(letters)}) {row_title(label)}: {'training loss' if c == 0 else 'test accuracy'}", fontsize=10)

@@ -165,3 +165,29 @@ def test_a_sweep_without_finished_runs_is_listed_not_fatal(results, tmp_path, ca
     assert (tmp_path / "figs" / "fig4_floras_vs_channel_inversion.png").is_file()
     assert not (tmp_path / "figs" / "fig5_privacy_cost.png").exists()
     assert f"fig5 (no finished run yet in {root / 'fig5'})" in out
+
+
+def test_curves_join_the_rounds_that_were_evaluated():
+    """With training.eval_every = 10 the skipped rounds hold no value; the line joins rounds 10, 20, …
+    and the last, and a NaN in an evaluated round (divergence) is kept."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from figures.common import RunSet, evaluated_rounds, plot_band
+
+    rounds = np.arange(1.0, 26.0)
+    acc = np.full((2, 25), np.nan)
+    acc[:, 9::10] = [[0.5, 0.6], [0.7, 0.8]]
+    acc[:, -1] = [0.65, 0.85]
+    rs = RunSet(point={"overrides": {"training.eval_every": 10}}, seeds=[0, 1],
+                metrics={"round": np.stack([rounds, rounds]), "test_accuracy": acc}, configs=[], run_dirs=[])
+    keep = evaluated_rounds(rs)
+    assert np.flatnonzero(keep).tolist() == [9, 19, 24]
+    fig, ax = plt.subplots()
+    plot_band(ax, rs.rounds, acc, scale=100.0, keep=keep)
+    line = ax.get_lines()[0]
+    np.testing.assert_allclose(line.get_xdata(), [10, 20, 25])
+    np.testing.assert_allclose(line.get_ydata(), [60, 70, 75])
+    plt.close(fig)
