@@ -139,6 +139,21 @@ def test_ddgauss_default_k_wraps_nothing_on_link_vectors():
         assert res.diagnostics["wrapped_fraction"] == 0.0
 
 
+def test_wrap_mod_is_the_centred_residue():
+    """wrap_mod(v, B) ≡ v (mod 2^B) and lies in [−2^{B−1}, 2^{B−1}), negatives and the int64 range included."""
+    from phy.digital.ddgauss import wrap_mod
+
+    rng = np.random.default_rng(7)
+    for bits in (1, 8, 16, 48):
+        m, half = 1 << bits, 1 << (bits - 1)
+        v = np.concatenate([rng.integers(-(1 << 60), 1 << 60, size=5000), np.arange(-2 * m, 2 * m + 1, max(1, m // 64)),
+                            [half - 1, half, -half, -half - 1]])
+        w = wrap_mod(v, bits)
+        assert w.min() >= -half and w.max() < half
+        assert np.all((v - w) % m == 0)
+        assert np.array_equal(w, np.array([((int(x) + half) % m) - half for x in v]))
+
+
 def test_ddgauss_channel_uses_and_contributors_follow_the_digital_uplink():
     K, d, B, snr_db, g_th = 12, 700, 10, 5.0, 0.5
     agg = make_aggregator(_dd(dd_bits=B, snr_db=snr_db, g_th=g_th, dd_local_std=0.1), K=K, d=d, seed=6)

@@ -111,10 +111,14 @@ def conditional_rounding(u: np.ndarray, *, bound: float, seed: int, round_index:
 
 
 def wrap_mod(v: np.ndarray, bits: int) -> np.ndarray:
-    """v mod 2^B mapped into [−2^{B−1}, 2^{B−1}) (int64)."""
+    """v mod 2^B mapped into [−2^{B−1}, 2^{B−1}) (int64).
+
+    ((v + 2^{B−1}) mod 2^B) − 2^{B−1}, the mod taken as a bit mask: in two's complement
+    x & (2^B − 1) equals x mod 2^B ∈ [0, 2^B) for negative x too (an integer division is ~4× slower).
+    """
     m = np.int64(1) << np.int64(bits)
     half = m >> np.int64(1)
-    return (np.asarray(v, dtype=np.int64) + half) % m - half
+    return ((np.asarray(v, dtype=np.int64) + half) & (m - np.int64(1))) - half
 
 
 def modular_sum(z: np.ndarray, bits: int) -> np.ndarray:
