@@ -35,16 +35,20 @@ def accuracies(res, record: dict) -> dict:
     for rs in res.runsets:
         key = (rs.label, float(rs.value("phy.snr_db", math.nan)), eps_value(rs.value("privacy.target_epsilon")))
         out[key] = 100.0 * np.asarray(rs.final("test_accuracy"), dtype=float)
-    by_slug = {p["slug"]: p for p in record.get("points", [])}
+    runs = {rs.point.get("slug"): rs for rs in res.runsets}
+
+    def target(p) -> float:  # a grid value, else the sweep-wide override (e.g. ε = 8 in the SNR sweep)
+        if "privacy.target_epsilon" in p["grid"]:
+            return eps_value(p["grid"]["privacy.target_epsilon"])
+        src = runs.get(p.get("reuses") or p["slug"])
+        return eps_value(src.value("privacy.target_epsilon")) if src is not None else math.nan
+
     for p in record.get("points", []):
-        key = (p["label"], point_snr(p, res), eps_value(p["grid"].get("privacy.target_epsilon")))
+        key = (p["label"], point_snr(p, res), target(p))
         if p["status"] == "infeasible":
             out[key] = "infeasible"
-        elif p["status"] == "reused" and p.get("reuses") in by_slug:
-            src = by_slug[p["reuses"]]
-            got = out.get((p["label"], point_snr(src, res), key[2]))
-            if got is not None:
-                out[key] = got
+        elif p["status"] == "reused" and p.get("reuses") in runs:
+            out[key] = 100.0 * np.asarray(runs[p["reuses"]].final("test_accuracy"), dtype=float)
     return out
 
 
