@@ -1,14 +1,18 @@
 """Per-round wall times that the matched sweeps' time prediction uses (measured, see below).
 
-Measured with ``python benchmarks/matched_timing.py --rounds 6`` (median per-round wall time
-after the first round, one thread per run) on the development machine, 2 cores shared with
-other jobs, load average 5.9–7.4 during the measurement:
-
-* the matched setting, K = 20 of M = 100 (MLP 64-64-10 on digits with batch 10, 784-200-10 on
-  Fashion-MNIST with batch 50, one local epoch, L = 32);
-* the cross-device setting, K = 100 of M = 1 000 on Fashion-MNIST (batch 20, L = N = 128), with
-  ``--rounds 4 --set partition.clients=1000 training.clients_per_round=100
-  training.batch_size=20 phy.L=128 phy.N=128``.
+* Fashion-MNIST, the matched setting (K = 20 of M = 100, MLP 784-200-10, batch 50, one local epoch,
+  L = 32, test accuracy every 10 rounds and at the last): the median over the finished runs of the
+  full matched sweeps and their tuning runs (matched, matched_budget, matched_snr; 3 seeds, 200
+  rounds) of the last round's ``wall_time_s`` / rounds, from
+  ``python benchmarks/matched_timing.py --from-results results``; 2 local workers with one
+  thread each on 2 cores, load average 2.5–3 (and 12 % of the CPU stolen by the hypervisor at
+  times). Runs that evaluate every round cost ~30 % more per round (measured: 0.116 against
+  0.079 s/round at 2 threads, central Gaussian, 30 rounds).
+* digits (MLP 64-64-10, batch 10) and the cross-device setting, K = 100 of M = 1 000 on
+  Fashion-MNIST (batch 20, L = N = 128), with ``python benchmarks/matched_timing.py --rounds 6``
+  (``--rounds 4 --set partition.clients=1000 training.clients_per_round=100
+  training.batch_size=20 phy.L=128 phy.N=128`` for the latter): median per-round wall time after
+  the first round, one thread per run, 2 cores shared with other jobs, load average 5.9–7.4.
 
 Round time is not linear in K: training a round costs about the same in both settings (5 400
 examples in 300 local steps against 10 800 examples in 220 steps; ideal 0.40 against 0.23–0.32
@@ -29,17 +33,16 @@ __all__ = ["MEASURED_LOAD", "SECONDS_PER_ROUND", "SECONDS_PER_ROUND_BY_SETTING",
            "WORKER_START_S", "REFERENCE_K", "run_seconds"]
 
 REFERENCE_K = 20
-MEASURED_LOAD = "5.9–7.4 on 2 cores"
-#: dataset → scheme → seconds per round at K = 20 of M = 100 (one thread, loaded machine);
-#: Fashion-MNIST ideal: the larger of two measurements (0.23 and 0.32 s)
+MEASURED_LOAD = "2.5–3 (Fashion-MNIST, K = 20) and 5.9–7.4 (digits, K = 100) on 2 cores"
+#: dataset → scheme → seconds per round at K = 20 of M = 100 (one thread per run)
 SECONDS_PER_ROUND = {
     "digits": {
         "floras": 0.0053, "channel-inversion": 0.0060, "ideal": 0.0043, "central-gaussian": 0.0042,
         "analog-gaussian": 0.0087, "ddgauss": 0.0305, "sqsgd": 0.0263,
     },
-    "fashion-mnist": {
-        "floras": 0.3020, "channel-inversion": 0.3314, "ideal": 0.3237, "central-gaussian": 0.2248,
-        "analog-gaussian": 0.2870, "ddgauss": 0.9248, "sqsgd": 0.2728,
+    "fashion-mnist": {  # measured from the full sweeps' runs (see above)
+        "floras": 0.1683, "channel-inversion": 0.2519, "ideal": 0.1663, "central-gaussian": 0.1877,
+        "analog-gaussian": 0.2207, "ddgauss": 1.6852, "sqsgd": 0.2896,
     },
 }
 SECONDS_PER_ROUND["mnist"] = SECONDS_PER_ROUND["fashion-mnist"]  # same sizes (28×28, 60 000 examples)
