@@ -354,7 +354,7 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
     out = capsys.readouterr().out
     # 8 points; central Gaussian learns the same at 0 dB as at 20 dB: 2 points reused, 6 runs
     assert "matched: 6 run(s) (0 grid point(s) infeasible, not run, 2 reused from another SNR)" in out
-    assert "floras matched: 6 run(s) finished, 0 already done, 0 failed" in out
+    assert "floras matched: 6 run(s) finished, 0 copied from identical runs, 0 already done, 0 failed" in out
     tune = json.loads((root / "matched_tune" / "tune.json").read_text())
     assert set(tune["choices"]) == {"floras-none", "central-gaussian"}
     lr = {k: c["lr"] for k, c in tune["choices"].items()}

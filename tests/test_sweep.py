@@ -310,7 +310,7 @@ def test_quick_sweep_end_to_end_with_the_real_runner(tmp_path, capsys):
     assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0",
                  "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
-    assert "6 run(s) finished, 0 already done, 0 failed" in text
+    assert "6 run(s) finished, 0 copied from identical runs, 0 already done, 0 failed" in text
     assert "ε assumptions (all grid points):" in text and "T1" in text
     rows = summarize(out / "snr_sweep")
     assert len(rows) == 6 and all(r["seeds_done"] == 1 for r in rows)
@@ -322,7 +322,7 @@ def test_quick_sweep_end_to_end_with_the_real_runner(tmp_path, capsys):
     # a rerun does nothing but rewrite the summary
     assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0",
                  "--out", str(out), "--no-progress"]) == 0
-    assert "0 run(s) finished, 6 already done" in capsys.readouterr().out
+    assert "0 run(s) finished, 0 copied from identical runs, 6 already done" in capsys.readouterr().out
     assert main(["figures", "--results", str(out), "--out", str(tmp_path / "figs")]) == 0
     assert (tmp_path / "figs" / "snr_sweep_accuracy.png").stat().st_size > 10_000
 
