@@ -309,7 +309,7 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
     outcomes = [RunOutcome(t.name, "skipped", out_dir=t.out_dir) for t in tasks if t not in todo]
     todo, followers, copies = _split_identical(tasks, todo)
     if echo and (followers or copies):
-        n = len(copies) + sum(len(f) for f in followers.values())
+        n = len(copies) + sum(len(targets) for _, targets in followers.values())
         echo(f"{n} run(s) identical to another run of these sweeps (same resolved configuration and seed): "
              f"copied from it instead of run again (scenarios/identical.py)")
     executor = executor or InProcessExecutor()
@@ -326,8 +326,8 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
                 bar.update(1)
         for outcome in executor.map_unordered(execute_run, todo):
             outcomes.append(outcome)
-            for target in followers.get((outcome.out_dir, outcome.name), []):
-                source = next(t for t in tasks if (t.out_dir, t.name) == (outcome.out_dir, outcome.name))
+            source, targets = followers.get((outcome.out_dir, outcome.name), (None, []))
+            for target in targets:
                 copied = _copy_outcome(source, target) if outcome.status == "done" else RunOutcome(
                     target.name, "failed", error={"type": "IdenticalRunFailed",
                                                   "message": f"the identical run {outcome.name} failed: "
@@ -357,7 +357,7 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
 
 
 def _split_identical(tasks: list, todo: list) -> tuple[list, dict, list]:
-    """(tasks to execute, {(out_dir, name) of a task executed: identical tasks copied after it},
+    """(tasks to execute, {(out_dir, name) of a task executed: (that task, identical tasks copied after it)},
     [(finished source, task copied now)]): :mod:`scenarios.identical`."""
     from scenarios.identical import finished_source, group_identical
 
@@ -374,7 +374,7 @@ def _split_identical(tasks: list, todo: list) -> tuple[list, dict, list]:
             copies += [(source, t) for t in pending]
             drop |= {(t.out_dir, t.name) for t in pending}
         elif len(pending) > 1:
-            followers[(pending[0].out_dir, pending[0].name)] = pending[1:]
+            followers[(pending[0].out_dir, pending[0].name)] = (pending[0], pending[1:])
             drop |= {(t.out_dir, t.name) for t in pending[1:]}
     return [t for t in todo if (t.out_dir, t.name) not in drop], followers, copies
 
