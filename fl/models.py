@@ -6,10 +6,17 @@ client axis K and the input batch is ``[K, B, *input_shape]``, so the K schedule
 models are evaluated together:
 
 - dense layers: batched matrix products ``h[k] @ W[k]`` (``tf.matmul`` over the K axis);
-- convolutions: one grouped convolution — the K clients' inputs are laid side by side on the
-  channel axis (``[B, H, W, K·C_in]``) and the K filter banks are concatenated on the output
-  axis (``[kh, kw, C_in, K·C_out]``), so ``tf.nn.conv2d`` applies filter bank k only to
-  client k's channels (measured on CPU: faster than clients unrolled in one graph).
+- convolutions: one plain ``tf.nn.conv2d`` per client, unrolled over the static client axis in
+  the same graph (``tf.stack([conv2d(h[k], W[k]) for k in range(K)])``); pooling, bias and ReLU
+  run on all K clients at once (``[K·B, H, W, C]``). Only kernels that every TensorFlow build has
+  are used (Eigen's convolution and its two gradients on CPU, cuDNN on GPU), so training runs
+  with oneDNN on or off (``TF_ENABLE_ONEDNN_OPTS``, which TensorFlow turns on by default only on
+  CPUs with AVX-512-class features). A grouped convolution (clients side by side on the channel
+  axis) would need the gradient of a grouped ``conv2d``, which only oneDNN implements on CPU, and
+  measured slower than the unrolled form even where it exists; a depthwise convolution with a
+  reduction over input channels, and im2col patches with a batched matrix product, also
+  measured slower (docs/fl.md, "Batched CNN kernels"; ``benchmarks/fl_round.py`` reports the
+  candidates). The graph grows linearly with K: tracing is paid once per trainer.
 
 The global model is the K = 1 case of the same function. :meth:`ModelSpec.keras_model` builds
 the equivalent Keras model (same weight shapes and order), used by the per-client ``fit``
@@ -37,9 +44,26 @@ import numpy as np
 
 from phy.randomness import stream
 
-__all__ = ["MODELS", "ParamSpec", "ModelSpec", "build_model_spec"]
+__all__ = ["MODELS", "ParamSpec", "ModelSpec", "build_model_spec", "conv2d_per_client"]
 
 MODELS = ("mlp", "cnn")
+
+
+def conv2d_per_client(h, kernel):
+    """K clients' "same"-padded, stride-1 convolutions, each with its own filter bank.
+
+    ``h`` ``[K, B, H, W, C_in]`` and ``kernel`` ``[K, kh, kw, C_in, C_out]`` (K static) give
+    ``y[k] = conv2d(h[k], kernel[k])``, ``[K, B, H, W, C_out]``: one ``tf.nn.conv2d`` per client
+    in the same graph, so the forward pass and both gradients use the default kernels of every
+    TensorFlow build (module docstring) and client k's result is exactly what training it alone
+    computes.
+    """
+    import tensorflow as tf
+
+    K = kernel.shape[0]
+    if K is None:
+        raise ValueError("the batched CNN needs a static number of clients (kernel.shape[0] is unknown)")
+    return tf.stack([tf.nn.conv2d(h[k], kernel[k], strides=1, padding="SAME") for k in range(K)])
 
 
 @dataclass(frozen=True)
@@ -138,13 +162,16 @@ class ModelSpec:
         return out
 
     # ------------------------------------------------------------------ forward pass
-    def logits(self, params, x):
+    def logits(self, params, x, conv=None):
         """Batched forward pass.
 
         Parameters
         ----------
         params : list of tf.Tensor, each ``[K, *ParamSpec.shape]`` float32
         x : tf.Tensor ``[K, B, *input_shape]`` float32
+        conv : callable, optional
+            Replacement for :func:`conv2d_per_client` with its signature (``benchmarks/fl_round.py``
+            compares candidate kernels through it); training always uses the default.
 
         Returns
         -------
@@ -162,20 +189,16 @@ class ModelSpec:
                 if i < n - 1:
                     h = tf.nn.relu(h)
             return h
-        # CNN: grouped convolution over the client axis.
+        # CNN: one plain convolution per client (unrolled over the static K), the rest batched.
         Kc = params[0].shape[0]  # static number of clients
         h = x
-        c_in = self.input_shape[2]
         for i, c in enumerate(self.channels):
             kernel, bias = params[2 * i], params[2 * i + 1]
-            _, _, Hh, Ww, _ = h.shape
-            xi = tf.reshape(tf.transpose(h, [1, 2, 3, 0, 4]), [B, Hh, Ww, Kc * c_in])
-            wi = tf.reshape(tf.transpose(kernel, [1, 2, 3, 0, 4]), [self.kernel_size, self.kernel_size, c_in, Kc * c])
-            y = tf.nn.conv2d(xi, wi, strides=1, padding="SAME")
-            y = tf.nn.relu(y + tf.reshape(bias, [Kc * c]))
-            y = tf.nn.max_pool2d(y, ksize=2, strides=2, padding="VALID")
-            h = tf.transpose(tf.reshape(y, [B, Hh // 2, Ww // 2, Kc, c]), [3, 0, 1, 2, 4])
-            c_in = c
+            y = (conv or conv2d_per_client)(h, kernel)
+            y = tf.nn.relu(y + bias[:, None, None, None, :])
+            _, _, Hh, Ww, _ = y.shape
+            y = tf.nn.max_pool2d(tf.reshape(y, [Kc * B, Hh, Ww, c]), ksize=2, strides=2, padding="VALID")
+            h = tf.reshape(y, [Kc, B, Hh // 2, Ww // 2, c])
         h = tf.reshape(h, [K, B, -1])
         return tf.matmul(h, params[-2]) + params[-1][:, None, :]
 

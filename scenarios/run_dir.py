@@ -76,7 +76,19 @@ def _versions() -> dict:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             out[dist] = "not installed"
+    out["tensorflow_onednn"] = _onednn_state()
     return out
+
+
+def _onednn_state() -> str:
+    """Whether TensorFlow runs its oneDNN CPU kernels ("on"/"off"; results differ by float32 rounding)."""
+    if "tensorflow" not in sys.modules:
+        return "unknown (TensorFlow not imported)"
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+    except ImportError:
+        return "unknown"
+    return "on" if _pywrap_util_port.IsMklEnabled() else "off"
 
 
 def read_metrics(run_dir: str | os.PathLike) -> list[dict]:
