@@ -12,7 +12,13 @@ turn), medians reported, so the ratios are comparable under a varying machine lo
 * ``floor``: the same forward + backward products of one round as plain batched TensorFlow ops on
   fixed tensors (no batch gather, no parameter update, no host copies). MLP: the five batched
   matrix products per step (x·W1, h·W2, hᵀ·δ2, δ2·W2ᵀ, xᵀ·δ1); CNN: the loss gradient of the
-  batched forward pass (grouped convolutions) on a fixed batch;
+  batched forward pass (one convolution per client, unrolled) on a fixed batch;
+* ``conv_candidates`` (CNN only): the floor's forward + backward with each batched-convolution
+  kernel tried — one plain conv2d per client unrolled in the graph (what ``fl.models`` uses), one
+  grouped conv2d (clients on the channel axis; its gradient exists only in oneDNN's CPU kernels,
+  so it is reported as failed where oneDNN is off), a depthwise conv2d summed over input
+  channels, im2col patches with a batched matrix product; run it with ``TF_ENABLE_ONEDNN_OPTS=0``
+  and ``=1`` to see both CPU configurations (the header records which one ran);
 * ``floras_round_N{20,30}``: a whole learning round of the run loop (training, FLORAS aggregation
   with the default path at L = 32, 15 dB, evaluation on the test set and a 10 000-example training
   subset) and ``channel_share`` = time in ``aggregator.aggregate`` / round time; for comparison the
@@ -22,6 +28,9 @@ Usage::
 
     python benchmarks/fl_round.py [--reps 7] [--models mlp cnn] [--json FILE]
     python benchmarks/fl_round.py --dataset digits --clients 10 --per-round 4 --reps 1   # tiny check
+
+A model that fails prints its error; the others' rows are still printed and written to ``--json``
+(rewritten atomically after each model), and the exit status is then 1.
 
 Prints the machine load (``os.getloadavg``), the TensorFlow devices and thread settings.
 Needs the Fashion-MNIST IDX files (docs/fl.md) unless ``--dataset digits``.
@@ -37,6 +46,19 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
+
+
+def _onednn():
+    from tensorflow.python.util import _pywrap_util_port
+
+    return "on" if _pywrap_util_port.IsMklEnabled() else "off"
+
+
+def _error_line(exc) -> str:
+    """The informative line of an exception (TensorFlow's start with "Graph execution error:")."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    useful = [ln for ln in lines if not ln.endswith(":") and not ln.startswith(("Detected at node", "File "))]
+    return (useful or lines or [""])[0][:300]
 
 
 def _median(v):
@@ -82,7 +104,55 @@ class CompiledPerClient:
         return out
 
 
-def _floor_fn(spec, trainer, K, B, S):
+def _grouped_conv(h, kernel):
+    """Clients side by side on the channel axis, one grouped conv2d (its gradient needs oneDNN on CPU)."""
+    import tensorflow as tf
+
+    Kc, B, H, W, cin = h.shape
+    k, c = kernel.shape[1], kernel.shape[-1]
+    B = tf.shape(h)[1]
+    xi = tf.reshape(tf.transpose(h, [1, 2, 3, 0, 4]), [B, H, W, Kc * cin])
+    wi = tf.reshape(tf.transpose(kernel, [1, 2, 3, 0, 4]), [k, k, cin, Kc * c])
+    y = tf.nn.conv2d(xi, wi, strides=1, padding="SAME")
+    return tf.transpose(tf.reshape(y, [B, H, W, Kc, c]), [3, 0, 1, 2, 4])
+
+
+def _depthwise_conv(h, kernel):
+    """A depthwise conv2d (channel multiplier C_out) over [B, H, W, K·C_in], summed over C_in."""
+    import tensorflow as tf
+
+    Kc, _, H, W, cin = h.shape
+    k, c = kernel.shape[1], kernel.shape[-1]
+    B = tf.shape(h)[1]
+    xi = tf.reshape(tf.transpose(h, [1, 2, 3, 0, 4]), [B, H, W, Kc * cin])
+    wi = tf.reshape(tf.transpose(kernel, [1, 2, 0, 3, 4]), [k, k, Kc * cin, c])
+    y = tf.nn.depthwise_conv2d(xi, wi, strides=[1, 1, 1, 1], padding="SAME")
+    y = tf.reduce_sum(tf.reshape(y, [B, H, W, Kc, cin, c]), axis=4)
+    return tf.transpose(y, [3, 0, 1, 2, 4])
+
+
+def _patches_conv(h, kernel):
+    """im2col (tf.image.extract_patches) and one batched matrix product over the client axis."""
+    import tensorflow as tf
+
+    Kc, _, H, W, cin = h.shape
+    k, c = kernel.shape[1], kernel.shape[-1]
+    B = tf.shape(h)[1]
+    cols = tf.image.extract_patches(tf.reshape(h, [Kc * B, H, W, cin]), sizes=[1, k, k, 1], strides=[1, 1, 1, 1],
+                                    rates=[1, 1, 1, 1], padding="SAME")
+    y = tf.matmul(tf.reshape(cols, [Kc, B * H * W, k * k * cin]), tf.reshape(kernel, [Kc, k * k * cin, c]))
+    return tf.reshape(y, [Kc, B, H, W, c])
+
+
+def conv_candidates():
+    """Batched-CNN convolution kernels compared in the CNN row (the library's first)."""
+    from fl.models import conv2d_per_client
+
+    return {"unrolled_per_client (fl.models)": conv2d_per_client, "grouped_conv2d": _grouped_conv,
+            "depthwise_sum": _depthwise_conv, "im2col_patches_matmul": _patches_conv}
+
+
+def _floor_fn(spec, trainer, K, B, S, conv=None):
     """A tf.function running the round's forward+backward products on fixed tensors."""
     import tensorflow as tf
 
@@ -115,7 +185,7 @@ def _floor_fn(spec, trainer, K, B, S):
         for _ in tf.range(S):
             with tf.GradientTape() as tape:
                 tape.watch(params)
-                logits = spec.logits(params, x)
+                logits = spec.logits(params, x, conv=conv)
                 total = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
             grads = tape.gradient(total, params)
             acc += tf.add_n([tf.reduce_sum(g[0]) for g in grads])
@@ -141,6 +211,20 @@ def bench_model(name, args, ds, part):
     trainer = VectorizedTrainer(spec, client_x=cx, client_y=cy, batch_size=B, lr=lr, local_epochs=1, seed=seed)
     peer = CompiledPerClient(spec, trainer, lr)
     floor, floor_what = _floor_fn(spec, trainer, K, B, trainer.steps)
+    candidates, cand_errors, cand_diff = {}, {}, {}
+    if name == "cnn":  # forward + backward of the same fixed batch with each convolution kernel
+        base = None
+        for cname, conv in conv_candidates().items():
+            fn, _ = _floor_fn(spec, trainer, K, B, trainer.steps, conv=conv)
+            try:
+                value = float(fn())  # traces and runs once; a kernel missing on this build fails here
+            except Exception as exc:  # noqa: BLE001 - a failing candidate is reported, the others measured
+                cand_errors[cname] = f"{type(exc).__name__}: {_error_line(exc)}"
+                print(f"conv candidate {cname}: {cand_errors[cname]}")
+                continue
+            base = value if base is None else base
+            cand_diff[cname] = abs(value - base) / max(abs(base), 1e-30)
+            candidates[cname] = fn
     model = spec.keras_model()
     model.compile(optimizer=keras.optimizers.SGD(learning_rate=lr),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -191,6 +275,7 @@ def bench_model(name, args, ds, part):
     for N in runs:
         floras_round(N, 0)
     times = {"batched": [], "compiled_per_client": [], "keras_fit": [], "floor": []}
+    cand_times: dict[str, list[float]] = {}
     for rep in range(1, args.reps + 1):
         clients = sample_clients(seed=seed, round_index=rep, M=M, K=K)
         for kind in times:
@@ -206,6 +291,10 @@ def bench_model(name, args, ds, part):
             else:
                 fit_round(rep)
             times[kind].append(time.perf_counter() - t0)
+        for cname, fn in candidates.items():
+            t0 = time.perf_counter()
+            float(fn())
+            cand_times.setdefault(cname, []).append(time.perf_counter() - t0)
         for N, r in runs.items():
             dt, seen = floras_round(N, rep)
             r["round"].append(dt)
@@ -221,6 +310,11 @@ def bench_model(name, args, ds, part):
                       "compiled_per_client_over_batched": med["compiled_per_client"] / med["batched"],
                       "batched_over_floor": med["batched"] / med["floor"]},
            "floras": {}}
+    if name == "cnn":
+        out["conv_candidates"] = {
+            "what": "forward + backward of one round's steps on a fixed batch with each convolution kernel (s)",
+            "seconds": {c: _median(v) for c, v in cand_times.items()},
+            "relative_diff_of_summed_gradients": cand_diff, "errors": cand_errors}
     for N, r in runs.items():
         rt, ch, fc = _median(r["round"]), _median(r["channel"]), _median(r["fast_channel"])
         out["floras"][f"N{N}"] = {"path": r["path"], "round_s": rt, "channel_s": ch,
@@ -264,13 +358,26 @@ def main() -> None:
             "cpus": os.cpu_count(), "gpus": gpus, "tensorflow": tf.__version__,
             "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads() or "default",
             "thread_env": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")},
+            "onednn": _onednn(), "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
             "load_before": list(os.getloadavg())}
     print(json.dumps(head))
-    results = [bench_model(name, args, ds, part) for name in args.models]
+    results, failed = [], []
+    for name in args.models:
+        try:
+            results.append(bench_model(name, args, ds, part))
+        except Exception as exc:  # noqa: BLE001 - one failing model must not lose the others' rows
+            msg = f"{type(exc).__name__}: {_error_line(exc)}"
+            print(f"model {name}: FAILED ({msg})")
+            failed.append({"model": name, "error": msg})
+        head["load_after"] = list(os.getloadavg())
+        if args.json_path:
+            _write_json(args.json_path, {**head, "models": results, "failed": failed})
     head["load_after"] = list(os.getloadavg())
     print(f"load average after: {head['load_after']}  (cpus {head['cpus']}, gpus {gpus or 'none'})")
     print(f"{'model':5} {'d':>7} {'batched':>8} {'compiled':>9} {'fit':>7} {'floor':>7} "
           f"{'fit/b':>6} {'comp/b':>7} {'b/floor':>8}   FLORAS round (channel share, fast path share)")
+    for r in failed:
+        print(f"{r['model']:5} FAILED: {r['error']}")
     for r in results:
         s, q = r["seconds"], r["ratios"]
         fl = "  ".join(f"N={k[1:]}: {v['round_s']:.3f}s ({100 * v['channel_share']:.1f}%, {100 * v['fast_path_share_if_used']:.1f}%)"
@@ -280,9 +387,24 @@ def main() -> None:
               f"{q['batched_over_floor']:>8.2f}   {fl}")
     print("seconds: medians of interleaved repetitions, local training of K clients only (FLORAS round: training + "
           "aggregation with the default path + evaluation)")
+    for r in results:
+        for cname, sec in r.get("conv_candidates", {}).get("seconds", {}).items():
+            print(f"  {r['model']} conv candidate {cname:34} {sec:8.4f} s  "
+                  f"({sec / r['seconds']['compiled_per_client']:.2f}x the compiled per-client loop)")
+        for cname, err in r.get("conv_candidates", {}).get("errors", {}).items():
+            print(f"  {r['model']} conv candidate {cname:34} FAILED: {err}")
     if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as fh:
-            json.dump({**head, "models": results}, fh, indent=2)
+        _write_json(args.json_path, {**head, "models": results, "failed": failed})
+    if failed:
+        raise SystemExit(1)
+
+
+def _write_json(path, payload):
+    """Write the results so far atomically (a temporary beside the target, then a rename)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=2)
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":
