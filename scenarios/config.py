@@ -118,7 +118,7 @@ class RunConfig:
 
     rounds: int = 200
     seed: int = 0
-    key_hex: str | None = None
+    key_hex: str | None = field(default=None, repr=False)  # never in a repr (tracebacks, logs, error.json)
     checkpoint_every: int = 1
 
 

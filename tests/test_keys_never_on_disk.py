@@ -166,3 +166,24 @@ def test_key_hex_and_key_file_together_are_refused(tmp_path, capsys):
     line = _error_line(capsys)
     assert "--key-hex and --key-file must not both be given" in line and KEY_HEX not in line
     assert not out.exists()
+
+
+def test_a_failing_sweep_run_writes_no_key_in_its_error_record(tmp_path, monkeypatch):
+    """A run that fails writes ``error.json`` (message, traceback); the key is in neither, nor in a config repr."""
+    from scenarios.config import load_scenario
+    from scenarios.sweep import load_sweep, run_sweep
+
+    _scenario(tmp_path, rounds=1)
+    config = load_scenario(tmp_path / "s.toml", {"run.key_hex": KEY_HEX})
+    assert KEY_HEX not in repr(config) and KEY_HEX not in str(config)
+    sweep = tmp_path / "f.toml"
+    sweep.write_text('name = "f"\nbase = "s.toml"\nseeds = [0]\n')
+    monkeypatch.setenv("FLORAS_KEY_HEX", KEY_HEX)
+
+    def runner(config, out_dir, *, resume, progress):
+        raise RuntimeError(f"simulated failure of {config!r}")
+
+    out = tmp_path / "results" / "f"
+    outcomes = run_sweep(load_sweep(sweep), out, runner=runner, progress=False, echo=None)
+    assert [o.status for o in outcomes] == ["failed"]
+    assert list(out.rglob("error.json")) and _leaks(tmp_path / "results") == []
