@@ -109,11 +109,15 @@ def test_a_sweep_varying_the_key_is_refused_in_one_line(tmp_path, capsys, where)
     assert not out.exists()
 
 
-def test_a_sweep_with_the_key_in_the_environment_writes_no_key(tmp_path, monkeypatch):
+@pytest.mark.parametrize("source", ["environment", "overrides"])
+def test_a_sweep_with_a_fixed_key_writes_no_key(tmp_path, monkeypatch, source):
+    """The key from FLORAS_KEY_HEX, or constant in ``[overrides]``: no name or file holds it."""
     _scenario(tmp_path, rounds=1)
     sweep = tmp_path / "e.toml"
-    sweep.write_text('name = "e"\nbase = "s.toml"\nseeds = [0]\n[grid]\n"phy.snr_db" = [10.0]\n')
-    monkeypatch.setenv("FLORAS_KEY_HEX", KEY_HEX)
+    fixed = f'[overrides]\n"run.key_hex" = "{KEY_HEX}"\n' if source == "overrides" else ""
+    sweep.write_text('name = "e"\nbase = "s.toml"\nseeds = [0]\n' + fixed + '[grid]\n"phy.snr_db" = [10.0]\n')
+    if source == "environment":
+        monkeypatch.setenv("FLORAS_KEY_HEX", KEY_HEX)
     out = tmp_path / "results"
     assert main(["sweep", str(sweep), "--out", str(out), "--workers", "0", "--no-progress"]) == 0
     assert (out / "e" / "summary.csv").exists()
