@@ -59,14 +59,36 @@ def check_key(key: bytes) -> bytes:
     return bytes(key)
 
 
+def describe_key_text(text) -> str:
+    """What may be said of a rejected key: its length and character classes, never its characters."""
+    if not isinstance(text, str):
+        return f"got a {type(text).__name__}, not a string"
+    n = len(text)
+    hexd = sum(c in "0123456789abcdefABCDEF" for c in text)
+    space = sum(c.isspace() for c in text)
+    other = n - hexd - space
+    parts = [f"{n} character{'s' if n != 1 else ''}", f"{hexd} hex digit{'s' if hexd != 1 else ''}"]
+    if space:
+        parts.append(f"{space} whitespace")
+    if other:
+        parts.append(f"{other} other (not 0-9, a-f, A-F)")
+    return "got " + ", ".join(parts)
+
+
 def key_from_hex(text: str) -> bytes:
-    """Parse a hexadecimal key (≥ 32 hex digits, i.e. ≥ 16 bytes)."""
+    """Parse a hexadecimal key (≥ 32 hex digits, i.e. ≥ 16 bytes).
+
+    A rejected key is described by :func:`describe_key_text` (length, character classes) and
+    never echoed: an almost-right key is almost the key.
+    """
     try:
         key = bytes.fromhex(text)
-    except ValueError:
-        raise ValueError(f"key-hex must be an even number of hexadecimal digits, at least {2 * MIN_KEY_BYTES} (got {text!r})") from None
+    except (ValueError, TypeError):
+        raise ValueError(f"key-hex must be an even number of hexadecimal digits, at least {2 * MIN_KEY_BYTES} "
+                         f"({describe_key_text(text)})") from None
     if len(key) < MIN_KEY_BYTES:
-        raise ValueError(f"key-hex must be at least {2 * MIN_KEY_BYTES} hex digits ({MIN_KEY_BYTES} bytes) (got {len(text)} digits)")
+        raise ValueError(f"key-hex must be at least {2 * MIN_KEY_BYTES} hex digits ({MIN_KEY_BYTES} bytes) "
+                         f"({describe_key_text(text)})")
     return key
 
 

@@ -118,7 +118,7 @@ class RunConfig:
 
     rounds: int = 200
     seed: int = 0
-    key_hex: str | None = None
+    key_hex: str | None = field(default=None, repr=False)  # never in a repr (tracebacks, logs, error.json)
     checkpoint_every: int = 1
 
 
@@ -249,7 +249,11 @@ class ScenarioConfig:
             except ValueError:
                 key = None
             if key is None or len(key) < 16:
-                _fail("run.key_hex", "a hexadecimal string of at least 32 digits (≥ 128 bits)", r.key_hex)
+                from phy.assignment import describe_key_text
+
+                # never echoed (an almost-right key is almost the key): its length and characters only
+                raise ValueError("run.key_hex must be a hexadecimal string of at least 32 digits (≥ 128 bits), "
+                                 f"an even number of them ({describe_key_text(r.key_hex)})")
         _int("run.checkpoint_every", r.checkpoint_every, 1)
         if self.phy.scheme in ("floras", "sqsgd", *PRIVATE_BASELINES):
             # The accountant's own checks (e.g. relation vs. sampling), before any data is loaded;

@@ -71,7 +71,7 @@ class ResolvedKey:
 
 def read_key_file(path: str | os.PathLike) -> bytes:
     """The key in ``path`` (hex digits); refused if group/others may read or write the file."""
-    from phy.assignment import key_from_hex
+    from phy.assignment import describe_key_text, key_from_hex
 
     path = Path(path)
     try:
@@ -90,17 +90,19 @@ def read_key_file(path: str | os.PathLike) -> bytes:
     try:
         return key_from_hex("".join(text.split()))
     except ValueError:
-        raise ValueError(f"key file {path} must hold at least 32 hexadecimal digits (≥ 128 bits)") from None
+        raise ValueError(f"key file {path} must hold at least 32 hexadecimal digits (≥ 128 bits), an even number "
+                         f"of them ({describe_key_text(''.join(text.split()))})") from None
 
 
 def _from_hex(text: str, origin: str) -> bytes:
-    from phy.assignment import key_from_hex
+    from phy.assignment import describe_key_text, key_from_hex
 
     try:
         return key_from_hex(text.strip())
     except ValueError:
-        # the message must not echo the (possibly almost right) key
-        raise ValueError(f"{origin} must be at least 32 hex digits (≥ 128 bits), an even number of them") from None
+        # the message must not echo the (possibly almost right) key: its length and characters only
+        raise ValueError(f"{origin} must be at least 32 hex digits (≥ 128 bits), an even number of them "
+                         f"({describe_key_text(text.strip())})") from None
 
 
 def resolve_key(*, seed: int, key_hex: str | None = None, key_file: str | os.PathLike | None = None,
@@ -110,7 +112,8 @@ def resolve_key(*, seed: int, key_hex: str | None = None, key_file: str | os.Pat
 
     env = os.environ if environ is None else environ
     if key_hex is not None and key_file is not None:
-        raise ValueError("key-hex and key-file must not both be given (choose one key source)")
+        raise ValueError("--key-hex and --key-file must not both be given: choose one key source "
+                         "(--key-file keeps the key out of the process list)")
     if key_file is not None:
         return ResolvedKey(read_key_file(key_file), USER_SUPPLIED, "--key-file")
     if key_hex is not None:

@@ -10,6 +10,10 @@ readable (case label and grid values), ``hash`` the first 8 hex digits of SHA-25
 base scenario's file name and every override of the run (seed included; a ``run.key_hex``
 enters by its key identifier only, never the key), so an edited grid never reuses a
 directory that was run with other settings.
+
+A ``[grid]`` or ``[[cases]]`` entry may not set ``run.key_hex``: grid values name run
+directories and fill ``summary.csv`` and ``sweep.json``, so a varied key would be written to
+disk. Such a sweep file is refused; pass the key with ``--key-file`` or ``FLORAS_KEY_HEX``.
 """
 
 from __future__ import annotations
@@ -119,6 +123,15 @@ def _check_dotted(key: str, where: str) -> None:
         _fail(where, "key 'run.seed' must not be overridden here: list the seeds in `seeds`")
 
 
+KEY_GRID_ERROR = ("must not set run.key_hex (the permutation key would be written into run-directory names, "
+                  "summary.csv and sweep.json); pass the key with --key-file or FLORAS_KEY_HEX instead")
+
+
+def _refuse_key(table: dict, where: str) -> None:
+    if "run.key_hex" in table:
+        _fail(where, KEY_GRID_ERROR)
+
+
 def _check_value(key: str, value: Any, where: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         _fail(where, f"value of {key!r} must be finite (got {value!r})")
@@ -141,6 +154,7 @@ def _check_overrides(table: Any, where: str) -> dict[str, Any]:
 def _check_grid(table: Any, where: str) -> dict[str, list]:
     if not isinstance(table, dict):
         _fail(where, f"must be a table mapping dotted keys to lists of values (got {type(table).__name__})")
+    _refuse_key(table, where)
     for key, values in table.items():
         _check_dotted(key, f"{where}:")
         if not isinstance(values, list) or not values:
@@ -170,6 +184,7 @@ def _check_cases(cases: Any, where: str) -> list[tuple[str | None, dict[str, Any
         if label in labels:
             _fail(f"{where}[{i}].label", f"{label!r} is used twice")
         labels.add(label)
+        _refuse_key(case, f"{where}[{i}]")
         out.append((label, _check_overrides(case, f"{where}[{i}]")))
     return out
 

@@ -153,6 +153,8 @@ def test_full_disk_on_link_json_leaves_no_file(tmp_path, capsys, monkeypatch):
     (["link", "--d", "1000000000", "--rounds", "1"], "K×d client updates (×4) 596 GiB"),  # 4·8·20·1e9 B
     (["link", "--L", "65536", "--rounds", "1", "--d", "10"], "sequence set (walsh-hadamard, L=65536, N=30) 32 GiB"),  # 8·L²
     (["audit", "--threat", "T2", "--L", "65536", "--trials", "4"], "sequence set (walsh-hadamard, L=65536, N=30) 32 GiB"),
+    (["audit", "--threat", "T1", "--trials", "10000000000"], "game scores (2 worlds × --trials 10000000000) 149 GiB"),
+    (["audit", "--threat", "T2", "--rounds", "100000000"], "--rounds 100000000 T2 round views kept for linking 1.07 TiB"),
 ])
 def test_sizes_over_the_limit_are_refused_with_the_estimate(argv, needle, capsys, monkeypatch):
     monkeypatch.setenv("FLORAS_MEMORY_LIMIT", "1G")

@@ -68,8 +68,25 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where the system allows (``/proc``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)  # elsewhere: set and restore at once
+    os.umask(old)
+    return old
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o644) -> Path:
     """Write ``data`` to ``path`` atomically (unique temporary, fsync, rename, fsync folder).
+
+    The file gets ``mode`` less the process umask (``mkstemp`` makes its temporary 0600
+    whatever the umask, so the mode is set explicitly): under ``umask 077`` results are 0600.
 
     Raises :class:`scenarios.errors.StorageError` (one line, path and reason) on any
     :class:`OSError`; the temporary file is removed and an existing ``path`` is unchanged.
@@ -83,7 +100,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, mode: int = 0o64
     try:
         try:
             _write_all(fd, data)
-            os.fchmod(fd, mode)
+            os.fchmod(fd, mode & ~current_umask() & 0o7777)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -1,7 +1,8 @@
 """Exclusive directory locks: one writer per run directory and per sweep directory.
 
 A lock is ``fcntl.flock(LOCK_EX | LOCK_NB)`` on the file ``<directory>/.lock``, which holds
-the owner's PID and command for the error message. The kernel drops a flock when its process
+the owner's PID, host name and start time (UTC) for the error message, and nothing else: never
+the command line, which may carry a key (``--key-hex=…``). The kernel drops a flock when its process
 dies, so a lock file left by a killed process (a *stale* lock) is simply taken over: it is the
 flock, not the file's existence, that counts. After taking the flock the holder checks that
 the file it locked is still the one at the path (a releasing owner unlinks it), so two
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-import sys
+import socket
+import time
 from pathlib import Path
 
 from scenarios.errors import BusyError, StorageError
@@ -87,7 +89,7 @@ class DirectoryLock:
                 os.close(fd)
                 continue
             os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()} {' '.join(sys.argv[:3])}\n".encode("utf-8", "replace"))
+            os.write(fd, _owner_line().encode("ascii", "replace"))
             self._fd = fd
             return self
         raise BusyError(f"{self.what} {self.directory}: could not take its lock (it kept changing owner)")
@@ -118,6 +120,12 @@ class DirectoryLock:
         self.release(remove_directory_if_empty=exc_type is not None)
 
 
+def _owner_line() -> str:
+    """``"<pid> host=<name> since=<UTC time>"``: what a lock file holds (no command line, no key)."""
+    host = "".join(c for c in socket.gethostname() if c.isalnum() or c in ".-_") or "unknown"
+    return f"{os.getpid()} host={host} since={time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n"
+
+
 def _read_owner(fd: int) -> str:
     try:
         text = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()
@@ -125,5 +133,9 @@ def _read_owner(fd: int) -> str:
         text = ""
     if not text:
         return "another process"
-    pid, _, cmd = text.partition(" ")
-    return f"PID {pid}" + (f" ({cmd})" if cmd else "")
+    pid, _, rest = text.partition(" ")
+    if not pid.isdigit():
+        return "another process"
+    fields = dict(f.split("=", 1) for f in rest.split() if "=" in f)
+    where = ", ".join(f"{k} {fields[k]}" for k in ("host", "since") if k in fields)
+    return f"PID {pid}" + (f" ({where})" if where else "")
