@@ -1,4 +1,4 @@
-"""Noise levels and laws predicted from the formula of docs/model.mds and the raw configuration (issue 16, item 1).
+"""Noise levels and laws predicted from the formulas of docs/model.md and the raw configuration (issue 16, item 1).
 
 Every expected value here is computed in the test from the numbers a user types (P, SNR in dB,
 L, N, K, g_th, resource convention) and model §5–§6; none is read from an attribute the code under

@@ -1,6 +1,6 @@
 """FLORAS sufficient-statistic path (model §6.1 "Sufficient-statistic path") against the fast path.
 
-Noise levels are predicted from the formula of docs/model.md and the raw configuration numbers (P, SNR in dB, L):
+Noise levels are predicted from the formulas of docs/model.md and the raw configuration numbers (P, SNR in dB, L):
 conditionally on the N pilot outputs r^s, ŝ^i − Σ_k (b·g_k/r^s_{π(k)})·s_k^i is N(0, v) i.i.d. over i with
 v = (P·σ²/L)·Σ_j (r_j^s)^{−2}, b = √P, σ² = P/10^(SNR/10).
 
