@@ -1,4 +1,4 @@
-"""Aggregation time per round of every scheme at the Fashion-MNIST MLP's size d = 159 010 (SPEC §9).
+"""Aggregation time per round of every scheme at the Fashion-MNIST MLP's size d = 159 010 (model §9).
 
 For each scheme — FLORAS, channel inversion, ideal, central Gaussian, analog Gaussian and DDGauss
 (with its stages: rotation of the K padded vectors, conditional rounding, discrete-Gaussian

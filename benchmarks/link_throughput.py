@@ -1,4 +1,4 @@
-"""Time and peak memory per round of the FLORAS sufficient, fast and chip-level paths (SPEC §6.1).
+"""Time and peak memory per round of the FLORAS sufficient, fast and chip-level paths (model §6.1).
 
 For d ∈ {10⁴, 10⁵, 10⁶}, K = 20, N = 30, L = 32 it measures, each configuration in its own
 subprocess:

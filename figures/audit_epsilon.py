@@ -1,4 +1,4 @@
-"""Empirical ε lower bounds (T1, T2) beside the T1 accountant's ε upper bound (SPEC §7.5).
+"""Empirical ε lower bounds (T1, T2) beside the T1 accountant's ε upper bound (model §7.5).
 
 Reads only stored ``floras audit --json`` files from a results directory (one file per
 threat model and configuration, e.g. N ∈ {20, 21, 25, 30} at K = 20) and draws ε against
@@ -90,6 +90,6 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         f"T1 statistic: Cauchy likelihood ratio of the released estimate; T2 statistic: the canary's cosine over the base "
         f"station's per-sequence decodes from the raw signals. Accountant (T1 only; it does not bound T2): "
         f"{up0['accountant']}, {up0['conversion']} conversion, relation {up0['relation']}, one round, the canary scheduled "
-        f"(no sampling amplification), per-round multivariate Cauchy RDP bound (SPEC §7.2). μ_k is released unprotected."
+        f"(no sampling amplification), per-round multivariate Cauchy RDP bound (model §7.2). μ_k is released unprotected."
     )
     return save_figure(fig, Path(out_dir), "audit_epsilon", caption)

@@ -1,4 +1,4 @@
-"""Active-sequence detection by a curious base station (T2): ROC against SNR (SPEC §7.1, §7.5).
+"""Active-sequence detection by a curious base station (T2): ROC against SNR (model §7.1, §7.5).
 
 Reads only stored ``floras audit --threat T2 --sweep-snr-db …`` JSON files (key
 ``detection_sweep``) from a results directory; draws

@@ -13,8 +13,8 @@ Conventions shared by every figure:
   cut to the shortest;
 * each figure is saved as PNG (150 dpi) and PDF, with its caption in the figure and in a
   ``.caption.txt`` side file;
-* the caption states the SNR definition (SPEC §5), the data set, seeds, rounds and, where ε
-  appears, its assumptions (SPEC §7.4).
+* the caption states the SNR definition (model §5), the data set, seeds, rounds and, where ε
+  appears, its assumptions (model §7.4).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ __all__ = [
     "mean_band",
 ]
 
-SNR_DEFINITION = "SNR = P/σ² (per-symbol transmit power over the noise variance; despread SNR = L·P/σ², SPEC §5)"
+SNR_DEFINITION = "SNR = P/σ² (per-symbol transmit power over the noise variance; despread SNR = L·P/σ², model §5)"
 BAND_NOTE = "lines: mean over seeds; bands: min–max over seeds"
 
 
@@ -201,7 +201,7 @@ def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def evaluated_rounds(rs: RunSet) -> np.ndarray:
     """Mask of the rounds whose losses and accuracy were computed: every ``training.eval_every``-th
-    round and the last (the others hold no value, SPEC: docs/fl.md)."""
+    round and the last (the others hold no value, see docs/fl.md)."""
     every = int(rs.value("training.eval_every", 1) or 1)
     rounds = np.asarray(rs.rounds, dtype=np.int64)
     return (rounds % every == 0) | (rounds == rounds[-1])
@@ -232,7 +232,7 @@ def dataset_name(res: SweepResults) -> str:
 
 
 def epsilon_caption(res: SweepResults, label_of: Callable[[RunSet], str]) -> tuple[str, str]:
-    """(short, full) statements of the ε assumptions stored with the runs (SPEC §7.4).
+    """(short, full) statements of the ε assumptions stored with the runs (model §7.4).
 
     ``short`` holds the clauses shared by every curve (threat model, relation, sensitivity,
     sampling, normalization caveats, δ, accountant, conversion); ``full`` adds each curve's

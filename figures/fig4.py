@@ -1,4 +1,4 @@
-"""Fig. 4 of the source: FLORAS against truncated channel inversion (SPEC §8).
+"""Fig. 4 of the source: FLORAS against truncated channel inversion (model §8).
 
 Four panels: (a) training loss and (b) test accuracy with IID clients, (c) and (d) the same
 non-IID; one curve per scheme × SNR (colour: scheme, line style: SNR). Reads the results of

@@ -1,4 +1,4 @@
-"""Fig. 5 of the source: the cost of privacy, γ = N − K ∈ {0, 1, 5, 10} at 20 dB (SPEC §8).
+"""Fig. 5 of the source: the cost of privacy, γ = N − K ∈ {0, 1, 5, 10} at 20 dB (model §8).
 
 Four panels: (a) training loss and (b) test accuracy with IID clients, (c) and (d) the same
 non-IID; one curve per γ, with the final ε of that configuration in the legend. Reads the

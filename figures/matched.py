@@ -1,4 +1,4 @@
-"""Matched comparison (SPEC §10): final test accuracy against the target ε, one panel per SNR.
+"""Matched comparison (model §10): final test accuracy against the target ε, one panel per SNR.
 
 Reads the stored results of ``scenarios/matched.toml`` only (``sweep.json``, the finished runs,
 and ``matched.json`` with the calibration of every grid point and the points that are
@@ -188,7 +188,7 @@ def reuse_note(record: dict, res) -> str:
         return ""
     return (" Dotted: " + ", ".join(SCHEME_TEXT.get(label, label) for label in reused) + " learn the same at every SNR "
             "(ideal channel or error-free digital uplink); they ran at one SNR only and those runs are drawn at the others "
-            "(their channel uses do depend on the SNR, SPEC §5).")
+            "(their channel uses do depend on the SNR, model §5).")
 
 
 def facts(res) -> str:

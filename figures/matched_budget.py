@@ -1,4 +1,4 @@
-"""Matched comparison at ε = 8: final test accuracy against the real channel uses per round (SPEC §5, §10).
+"""Matched comparison at ε = 8: final test accuracy against the real channel uses per round (model §5, §10).
 
 Reads ``scenarios/matched_budget.toml``'s results only. Each case is one channel budget of one
 scheme (L for FLORAS and analog Gaussian, B for DDGauss, (r, K_q) for sqSGD); the x value is

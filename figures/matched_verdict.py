@@ -1,4 +1,4 @@
-"""Where FLORAS wins, ties and loses in a matched sweep (SPEC §10), read from stored results only.
+"""Where FLORAS wins, ties and loses in a matched sweep (model §10), read from stored results only.
 
 For every SNR and target ε of a matched sweep, each FLORAS case (labels ``floras-…``) is set
 against every other scheme at the same point, on final test accuracy over seeds:

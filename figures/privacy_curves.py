@@ -1,9 +1,9 @@
-"""Privacy curves: ε against γ/S for several T, and ε against T, client and item level (SPEC §7).
+"""Privacy curves: ε against γ/S for several T, and ε against T, client and item level (model §7).
 
 Reads only the JSON that :func:`privacy.curves.compute_curves` wrote (``floras privacy curves
 --out DIR`` does both). Writes ``privacy_eps_vs_gamma`` and ``privacy_eps_vs_rounds`` as PNG and
 PDF with a caption (in the figure and in ``.caption.txt``) that states every assumption of
-SPEC §7.4. ε = ∞ is not drawn: a curve starts at the first γ/S (or T) where ε is finite.
+model §7.4. ε = ∞ is not drawn: a curve starts at the first γ/S (or T) where ε is finite.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _common_caption(data: dict) -> str:
         f"K = {s['K']} of M = {s['M']} clients sampled uniformly without replacement per round "
         f"(Wang, Balle & Kasiviswanathan 2019, Thm 9, replace-one). δ = {s['delta']:g}. "
         f"Per-round noise: isotropic multivariate Cauchy of scale γ = N − K; per-round RDP bound "
-        f"−ln(1 − α(α−1)S²/γ²)/(2(α−1)) (SPEC §7.2), so ε depends on γ and S only through γ/S. "
+        f"−ln(1 − α(α−1)S²/γ²)/(2(α−1)) (model §7.2), so ε depends on γ and S only through γ/S. "
         f"S = 2C/b (replace one client's data or one record); paper normalization at full power has S = 2√d "
         f"(γ = 10, d = 10⁵: γ/S ≈ 0.016) and C_max must be treated as public; μ_k is released unprotected. "
         f"Client level: relation replace. Item level: one record added/removed, E = {it['local_steps']} local steps, "

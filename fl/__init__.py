@@ -1,4 +1,4 @@
-"""The learning side of the simulator (SPEC §1, §2, §8).
+"""The learning side of the simulator (model §1, §2, §8).
 
 :mod:`fl.data` (Fashion-MNIST / MNIST IDX files, scikit-learn digits, a synthetic task),
 :mod:`fl.partition` (IID, label shards, Dirichlet; equal client sizes), :mod:`fl.models`

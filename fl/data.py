@@ -1,4 +1,4 @@
-"""Data sets for the federated-learning experiments (SPEC §8).
+"""Data sets for the federated-learning experiments (model §8).
 
 Three sources, all returned as a :class:`Dataset` with pixels (or features) scaled to [0, 1]
 and integer labels:

@@ -1,4 +1,4 @@
-"""The federated round: client sampling, local training, aggregation, FedAvg step (SPEC §1).
+"""The federated round: client sampling, local training, aggregation, FedAvg step (model §1).
 
 Round t (0-based ``round_index``; reported as round t + 1):
 
@@ -27,7 +27,7 @@ __all__ = ["sample_clients", "NonFiniteModelError", "RoundOutcome", "FederatedAv
 
 
 def sample_clients(*, seed: int, round_index: int, M: int, K: int) -> np.ndarray:
-    """K distinct client ids from [0, M), uniform without replacement, ``[K] int64`` (SPEC §1)."""
+    """K distinct client ids from [0, M), uniform without replacement, ``[K] int64`` (model §1)."""
     if not 1 <= K <= M:
         raise ValueError(f"K must be an integer in [1, M = {M}] (got {K})")
     return stream(seed, "client-sampling", round_index).choice(M, size=K, replace=False).astype(np.int64)

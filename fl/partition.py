@@ -1,6 +1,6 @@
-"""Partitions of a training set over M clients (SPEC §1, §8).
+"""Partitions of a training set over M clients (model §1, §8).
 
-Every client receives the same number D of examples (SPEC §1 choice: equal sizes); a
+Every client receives the same number D of examples (model §1 choice: equal sizes); a
 partition is an ``[M, D] int64`` array of row indices into the training set, disjoint
 across clients. The remaining ``n − M·D`` examples are unused. All partitions are pure
 functions of (labels, M, parameters, seed), drawn from the stream ``(seed, "partition")``.
@@ -8,7 +8,7 @@ functions of (labels, M, parameters, seed), drawn from the stream ``(seed, "part
 ``iid``
     A uniform permutation of the n examples; client m gets entries ``[m·D, (m+1)·D)``,
     D = ⌊n/M⌋.
-``shards`` (SPEC §8)
+``shards`` (model §8)
     Keep ``M·S·z`` examples (z = ⌊n/(M·S)⌋, S shards per client) chosen uniformly, sort them by
     label (ties in random order), cut the sorted list into M·S shards of z consecutive
     examples, and give each client S shards chosen by a uniform permutation of the shards.
@@ -55,7 +55,7 @@ def iid_partition(labels: np.ndarray, M: int, *, seed: int) -> np.ndarray:
 
 
 def shard_partition(labels: np.ndarray, M: int, *, seed: int, shards_per_client: int = 2) -> np.ndarray:
-    """Label-sorted shards, ``shards_per_client`` per client (SPEC §8); returns ``[M, D] int64``."""
+    """Label-sorted shards, ``shards_per_client`` per client (model §8); returns ``[M, D] int64``."""
     if isinstance(shards_per_client, bool) or not isinstance(shards_per_client, (int, np.integer)) or shards_per_client < 1:
         raise ValueError(f"partition.shards_per_client must be an integer ≥ 1 (got {shards_per_client!r})")
     labels = _check_m(labels, M, per_client_min=shards_per_client)

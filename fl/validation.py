@@ -4,7 +4,7 @@
 first ``round(fraction·n_c)`` of a permutation drawn from the stream ``(seed, "validation-split")``)
 and keeps them apart. A run with ``data.validation_fraction > 0`` trains on the rest; with
 ``data.evaluate_on = "validation"`` its evaluation columns (``test_loss``, ``test_accuracy``)
-are measured on the validation examples and the test set is not touched at all (SPEC §10:
+are measured on the validation examples and the test set is not touched at all (model §10:
 learning rates are chosen on a validation split).
 """
 

@@ -1,7 +1,7 @@
-"""The one aggregation interface between the learning loop and the uplink (SPEC §1, §6).
+"""The one aggregation interface between the learning loop and the uplink (model §1, §6).
 
 The FL server hands the K scheduled clients' model differentials x_k (a K×d array, model
-units) and the round index to an :class:`Aggregator`; the aggregator normalizes (SPEC §2),
+units) and the round index to an :class:`Aggregator`; the aggregator normalizes (model §2),
 sends the normalized vectors over its uplink, estimates their sum, de-normalizes and
 returns an :class:`AggregationResult`. All randomness of the round is drawn from streams
 keyed by ``(seed, purpose, round, ...)`` (see :mod:`phy.randomness`), so the result is a
@@ -41,7 +41,7 @@ class AggregationResult:
     diagnostics : mapping str → float
         Scheme-specific per-round values (FLORAS: ``V`` the conditional noise variance;
         channel inversion: ``admitted``; all: ``nmse`` and ``channel_uses``, the real channel
-        uses of the round, SPEC §5).
+        uses of the round, model §5).
     """
 
     sum_estimate: np.ndarray
@@ -96,14 +96,14 @@ def relative_error(estimate: np.ndarray, target: np.ndarray) -> float:
 
 
 class IdealAggregator:
-    """Noise-free FedAvg with the same normalization (SPEC §6.3): ŝ = Σ_k s_k exactly."""
+    """Noise-free FedAvg with the same normalization (model §6.3): ŝ = Σ_k s_k exactly."""
 
     def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int = 0):
         self.config = config.validate(K=K, d=d)
         self.K, self.d = K, d
         from .channel_uses import analog_channel_uses
 
-        # nominal cost of the idealized link: an analog sum of the d entries (SPEC §5)
+        # nominal cost of the idealized link: an analog sum of the d entries (model §5)
         self.channel_uses = analog_channel_uses(d=d, L=config.L, resource=config.resource)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
@@ -122,11 +122,11 @@ def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes 
                     relation: str = "replace") -> Aggregator:
     """Build the aggregator that ``config.scheme`` names.
 
-    ``key`` is the clients' shared secret for the keyed permutation (SPEC §4, FLORAS only,
+    ``key`` is the clients' shared secret for the keyed permutation (model §4, FLORAS only,
     ≥ 16 bytes); it is held by the client side of the FLORAS link and never reaches the
     base-station receiver. ``relation`` ("replace" or "add-remove", the run's
     ``[privacy] relation``) fixes the sensitivity S = 2C or C that the noise multiplier of the
-    central and analog Gaussian schemes scales (SPEC §9.1); the other schemes ignore it.
+    central and analog Gaussian schemes scales (model §9.1); the other schemes ignore it.
     """
     config.validate(K=K, d=d)
     if config.scheme == "ideal":
@@ -141,7 +141,7 @@ def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes 
         from .channel_inversion import ChannelInversionAggregator
 
         return ChannelInversionAggregator(config, K=K, d=d, seed=seed)
-    # ---- private baselines (SPEC §9.1, §9.2)
+    # ---- private baselines (model §9.1, §9.2)
     if config.scheme == "central-gaussian":
         from .central_gaussian import CentralGaussianAggregator
 

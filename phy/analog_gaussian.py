@@ -1,4 +1,4 @@
-"""Analog Gaussian AirComp: truncated channel inversion with artificial noise (SPEC §9.1, §6.2).
+"""Analog Gaussian AirComp: truncated channel inversion with artificial noise (model §9.1, §6.2).
 
 The link is channel inversion (:class:`phy.channel_inversion.ChannelInversionLink`, both ρ
 rules, both resource conventions) of the clip-normalized vectors; in ŝ units
@@ -23,7 +23,7 @@ Simulation (exact in distribution): the sum a of the K′ independent client dra
 one N(0, σ_a²·I) vector in logical blocks keyed by (seed, "analog-gaussian-artificial-noise",
 round, block), so results do not depend on ``chunk_size``. The transmit power of the artificial
 noise (σ_a²/K′ per symbol before inversion) is not inside the power budget P that fixes ρ
-(SPEC §6.2 budgets the data only); ``max_power_ratio`` reports the total including it.
+(model §6.2 budgets the data only); ``max_power_ratio`` reports the total including it.
 
 Channel uses: as channel inversion, d·L (equal resource) or d (source-literal).
 """

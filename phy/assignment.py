@@ -1,4 +1,4 @@
-"""Keyed random-permutation assignment of sequences to clients (SPEC §4; source §V-D).
+"""Keyed random-permutation assignment of sequences to clients (model §4; source §V-D).
 
 All scheduled clients share a secret key (≥ 128 bits) that the base station does not know.
 In round t every client derives
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 DOMAIN_TAG = b"floras-sim/keyed-permutation/v1"
-MIN_KEY_BYTES = 16  # 128 bits, SPEC §4
+MIN_KEY_BYTES = 16  # 128 bits, model §4
 _SIMULATION_KEY_TAG = b"floras-sim/simulation-only-key/v1 (public constant: NOT a secret)"
 _KEY_ID_LABEL = b"floras-sim/key-identifier/v1"
 
@@ -109,7 +109,7 @@ def _check_round(round_index: int) -> int:
 
 
 def round_seed(key: bytes, round_index: int) -> bytes:
-    """seed_t = HMAC-SHA256(key, DOMAIN_TAG ‖ t): 32 bytes (SPEC §4)."""
+    """seed_t = HMAC-SHA256(key, DOMAIN_TAG ‖ t): 32 bytes (model §4)."""
     key = check_key(key)
     t = _check_round(round_index)
     return hmac.new(key, DOMAIN_TAG + t.to_bytes(8, "big"), hashlib.sha256).digest()

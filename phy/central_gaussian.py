@@ -1,7 +1,7 @@
-"""Central Gaussian aggregation: DP-FedAvg with a trusted server (SPEC §9.1).
+"""Central Gaussian aggregation: DP-FedAvg with a trusted server (model §9.1).
 
 Ideal aggregation of the clip-normalized vectors plus server-side Gaussian noise, in the units of
-the estimate of Σ s_k (‖s_k‖₂ ≤ C, SPEC §2):
+the estimate of Σ s_k (‖s_k‖₂ ≤ C, model §2):
 
     ŝ = Σ_{k=1}^{K} s_k + n,   n ~ N(0, σ_c²·I_d),   σ_c = z·S,
 
@@ -13,7 +13,7 @@ utility ceiling at a given ε.
 
 Channel uses (choice, a nominal cost): the link is idealized (error-free, every client
 contributes), so the round is charged what an analog over-the-air sum of the d entries costs,
-d·L (equal resource) or d (source-literal), as for channel inversion (SPEC §5).
+d·L (equal resource) or d (source-literal), as for channel inversion (model §5).
 
 Noise is drawn in logical blocks keyed by (seed, "central-gaussian-noise", round, block)
 (:mod:`phy.blocks`), so results do not depend on ``chunk_size``.
@@ -36,7 +36,7 @@ RELATIONS = ("replace", "add-remove")
 
 
 def sum_sensitivity(C: float, relation: str) -> float:
-    """ℓ2 sensitivity of Σ_k s_k with ‖s_k‖₂ ≤ C: 2C ("replace") or C ("add-remove") (SPEC §9.1)."""
+    """ℓ2 sensitivity of Σ_k s_k with ‖s_k‖₂ ≤ C: 2C ("replace") or C ("add-remove") (model §9.1)."""
     if relation == "replace":
         return 2.0 * float(C)
     if relation == "add-remove":

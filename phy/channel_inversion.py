@@ -1,4 +1,4 @@
-"""Truncated channel inversion, the source's baseline (SPEC §6.2).
+"""Truncated channel inversion, the source's baseline (model §6.2).
 
 Needs full CSIT: client k knows h_k (block fading, :mod:`phy.fading`, the same draw FLORAS
 sees for the same (seed, round)).
@@ -12,7 +12,7 @@ sees for the same (seed, round)).
   ``min-admitted`` ρ = min_{admitted} |h_k|² (instantaneous).
 - Noise variance of n per aggregated symbol: σ²/L under the equal-resource convention (the
   symbol is repeated over L chips and matched-filtered) or σ² (``source-literal``, one channel
-  use per symbol), σ² = P/10^(SNR/10), SNR := P/σ² (SPEC §5).
+  use per symbol), σ² = P/10^(SNR/10), SNR := P/σ² (model §5).
 - Estimate: ŝ = y/√ρ; the server knows who transmitted and de-normalizes with the admitted
   clients' means. K' = 0: nothing is received, the round leaves the model unchanged and is
   logged (diagnostic ``skipped`` = 1).

@@ -1,4 +1,4 @@
-"""Channel uses of one aggregation round, per scheme (SPEC §5).
+"""Channel uses of one aggregation round, per scheme (model §5).
 
 One "channel use" is one real chip (a real-valued symbol interval at per-chip SNR P/σ²):
 

@@ -1,11 +1,11 @@
-"""Physical-layer configuration (SPEC §3–§6), validated in one place.
+"""Physical-layer configuration (model §3–§6), validated in one place.
 
 All fields are plain typed values so the configuration loads from TOML. ``validate(K=, d=)``
 checks everything that depends on the number of scheduled clients K and the model
 dimension d, and raises :class:`ValueError` whose message names the parameter and the
 allowed range, before any work starts.
 
-SNR convention (SPEC §5): SNR := P/σ², with P the per-symbol average transmit power and σ²
+SNR convention (model §5): SNR := P/σ², with P the per-symbol average transmit power and σ²
 the noise variance that a unit-norm despreading sequence sees as σ²/L (so the despread SNR
 is L·P/σ²). ``resource = "equal"`` gives every scheme L chips per aggregated symbol;
 ``"source-literal"`` gives the non-spread scheme one channel use (noise variance σ²).
@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, fields
 
 __all__ = ["PhyConfig", "SNR_DEFINITION", "SCHEMES", "CLIP_ONLY_SCHEMES", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RHO_RULES", "RESOURCES"]
 
-SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), SPEC §5"
+SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), model §5"
 SCHEMES = ("floras", "channel-inversion", "ideal", "central-gaussian", "analog-gaussian", "ddgauss", "sqsgd")
-# private baselines whose epsilon needs the public clip norm (SPEC §9): normalization "clip" only
+# private baselines whose epsilon needs the public clip norm (model §9): normalization "clip" only
 CLIP_ONLY_SCHEMES = ("central-gaussian", "analog-gaussian", "ddgauss")
 DD_BITS_MAX = 48  # scaled coordinates stay exact in float64 and modular sums in int64
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
@@ -29,7 +29,7 @@ PATHS = ("auto", "fast", "chip", "sufficient")
 RHO_RULES = ("threshold", "min-admitted")
 RESOURCES = ("equal", "source-literal")
 NORMALIZATIONS = ("paper", "clip")
-SQ_ESTIMATORS = ("unbiased", "sparse")  # sqSGD server estimators (SPEC §9.3)
+SQ_ESTIMATORS = ("unbiased", "sparse")  # sqSGD server estimators (model §9.3)
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -60,17 +60,17 @@ class PhyConfig:
         Sequence length in chips; orthonormal families need N ≤ L, Walsh–Hadamard needs L a
         power of two.
     snr_db : float
-        SNR = P/σ² in dB (SPEC §5).
+        SNR = P/σ² in dB (model §5).
     sequences : {"walsh-hadamard", "random-orthonormal", "pn"}
         "pn" is non-orthogonal: the FLORAS estimator is then biased (reported, not refused).
     csit : {"none", "phase"}
         FLORAS effective gain g_k = Re(h_k) (none) or |h_k| (phase pre-rotation, Remark 2).
     path : {"auto", "fast", "chip", "sufficient"}
-        FLORAS implementation (SPEC §6.1). "auto": on orthonormal A the sufficient-statistic path
+        FLORAS implementation (model §6.1). "auto": on orthonormal A the sufficient-statistic path
         for untraced rounds (learning runs, sweeps) and the fast path for traced rounds (link
         summaries); the chip path otherwise. "sufficient" yields ŝ and V only (no traces).
     normalization : {"paper", "clip"}
-        SPEC §2.
+        model §2.
     C : float or None
         Norm bound of s_k [√W]; None means √(d·P).
     clip_norm : float or None
@@ -80,13 +80,13 @@ class PhyConfig:
     g_th : float
         Channel-inversion truncation threshold on |h_k|² (> 0).
     rho_rule : {"threshold", "min-admitted"}
-        ρ = g_th, or ρ = min over admitted clients of |h_k|² (SPEC §6.2).
+        ρ = g_th, or ρ = min over admitted clients of |h_k|² (model §6.2).
     resource : {"equal", "source-literal"}
-        Equal-resource convention of SPEC §5.
+        Equal-resource convention of model §5.
     chunk_size : int
         Entries of the d data slots processed at once (memory bound; does not change results).
 
-    Private baselines (SPEC §9; every one requires ``normalization = "clip"``):
+    Private baselines (model §9; every one requires ``normalization = "clip"``):
 
     noise_multiplier : float or None
         z ≥ 0 (central-gaussian, analog-gaussian): total noise std of the estimate of Σ s_k is z·S,
@@ -94,7 +94,7 @@ class PhyConfig:
     dd_bits : int
         B, bits per coordinate of DDGauss (modulus 2^B), 2 ≤ B ≤ 48.
     dd_grid : float or None
-        γ, the rounding grid [model units]; None: from the bit budget (SPEC §9.2).
+        γ, the rounding grid [model units]; None: from the bit budget (model §9.2).
     dd_local_std : float
         σ ≥ 0, each client's discrete-Gaussian noise std [model units].
     dd_beta : float
@@ -102,7 +102,7 @@ class PhyConfig:
     dd_k_stddevs : float
         k > 0, standard deviations of the modular sum kept inside the modulus (default 4).
     sq_levels, sq_ratio, epsilon0, kappa, sq_estimator
-        sqSGD (SPEC §9.3): K_q ≥ 2 quantization levels, subsampling ratio r ∈ (0, 1]
+        sqSGD (model §9.3): K_q ≥ 2 quantization levels, subsampling ratio r ∈ (0, 1]
         (d̃ = ⌊r·d⌋ ≥ 1), per-round LDP budget ε₀ > 0, cap κ (integer in [−n, n − 1], n the
         padded rotation length; None → the κ that maximizes m) and the server estimator
         ("unbiased": scaled by d/d̃; "sparse": the source's). Requires normalization = "clip".
@@ -123,14 +123,14 @@ class PhyConfig:
     rho_rule: str = "threshold"
     resource: str = "equal"
     chunk_size: int = 65536
-    # ---- private baselines (SPEC §9.1, §9.2)
+    # ---- private baselines (model §9.1, §9.2)
     noise_multiplier: float | None = None
     dd_bits: int = 16
     dd_grid: float | None = None
     dd_local_std: float = 0.0
     dd_beta: float = math.exp(-0.5)
     dd_k_stddevs: float = 4.0
-    # sqSGD (SPEC §9.3)
+    # sqSGD (model §9.3)
     sq_levels: int = 2
     sq_ratio: float = 1.0
     epsilon0: float = 1.0
@@ -151,11 +151,11 @@ class PhyConfig:
 
     @property
     def noise_variance(self) -> float:
-        """σ² = P / 10^(snr_db/10) [W] (SPEC §5)."""
+        """σ² = P / 10^(snr_db/10) [W] (model §5)."""
         return self.power / 10.0 ** (self.snr_db / 10.0)
 
     def norm_bound(self, d: int) -> float:
-        """C, defaulting to √(d·P) (SPEC §2)."""
+        """C, defaulting to √(d·P) (model §2)."""
         return math.sqrt(d * self.power) if self.C is None else float(self.C)
 
     def validate(self, *, K: int, d: int | None = None) -> "PhyConfig":
@@ -200,7 +200,7 @@ class PhyConfig:
         return self
 
     def _validate_private_baselines(self, *, K: int, d: int | None) -> None:
-        """Checks of the private baselines' keys (SPEC §9); called by :meth:`validate`."""
+        """Checks of the private baselines' keys (model §9); called by :meth:`validate`."""
         if self.scheme in CLIP_ONLY_SCHEMES and self.normalization != "clip":
             raise ValueError(
                 f"normalization must be 'clip' for scheme {self.scheme!r} (got {self.normalization!r}): its epsilon "
@@ -231,7 +231,7 @@ class PhyConfig:
                            local_std=float(self.dd_local_std), k_stddevs=float(self.dd_k_stddevs))
 
     def _validate_sqsgd(self, d: int | None) -> None:
-        """sqSGD keys (SPEC §9.3): ranges always; κ's range and d̃ ≥ 1 once d is known."""
+        """sqSGD keys (model §9.3): ranges always; κ's range and d̃ ≥ 1 once d is known."""
         _int_at_least("sq_levels", self.sq_levels, 2)
         if isinstance(self.sq_ratio, bool) or not isinstance(self.sq_ratio, (int, float)) \
                 or not math.isfinite(self.sq_ratio) or not 0 < self.sq_ratio <= 1:

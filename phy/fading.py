@@ -1,4 +1,4 @@
-"""Rayleigh block fading through Sionna, keyed by (seed, round) (SPEC §5).
+"""Rayleigh block fading through Sionna, keyed by (seed, round) (model §5).
 
 h_k ~ CN(0, 1) i.i.d. over the K clients, constant over the d + 1 slots of one round
 (reference slot included). The draw uses Sionna's
@@ -11,7 +11,7 @@ function of (seed, round) that generator is reset, under a lock, from the keyed 
 numbers; pinning it keeps results independent of an accelerator). TensorFlow and Sionna are imported
 lazily, on the first draw, so importing :mod:`phy` stays light.
 
-Effective real gain (SPEC §5): without CSIT g_k = Re(h_k) ~ N(0, 1/2); with phase-only CSIT
+Effective real gain (model §5): without CSIT g_k = Re(h_k) ~ N(0, 1/2); with phase-only CSIT
 (source Remark 2) client k pre-rotates by e^{−j∠h_k} and g_k = |h_k| (Rayleigh, E g² = 1).
 """
 

@@ -1,6 +1,6 @@
-"""FLORAS uplink (SPEC §6.1): clients' transmit chain, block-fading channel, BS receiver.
+"""FLORAS uplink (model §6.1): clients' transmit chain, block-fading channel, BS receiver.
 
-Signal model (SPEC §5, §6.1), real-valued, per round t:
+Signal model (model §5, §6.1), real-valued, per round t:
 
 - Assignment: client k (base-station index ι_k = k) uses column a_k := A[:, π_t(k)] of the public
   set A ∈ R^{L×N} (keyed permutation, :mod:`phy.assignment`; client side only).
@@ -8,7 +8,7 @@ Signal model (SPEC §5, §6.1), real-valued, per round t:
   g_k = Re(h_k) (``csit="none"``) or |h_k| (``csit="phase"``), shared by all d + 1 slots.
 - Reference slot:  y_s = Σ_k g_k·b·a_k + n_s ∈ R^L,  b = √P.
 - Data slot i:     y_i = Σ_k g_k·s_k^i·a_k + n_i ∈ R^L,  i = 1..d.
-- Noise: i.i.d. N(0, σ²/L) per chip, σ² = P / 10^(SNR/10); SNR := P/σ² (SPEC §5), so the despread
+- Noise: i.i.d. N(0, σ²/L) per chip, σ² = P / 10^(SNR/10); SNR := P/σ² (model §5), so the despread
   SNR is L·P/σ².
 - Receiver (:class:`phy.receiver.Receiver`, knows A and b only): ŝ^i = b·Σ_{j=1}^{N} r_j^i / r_j^s.
 
@@ -23,7 +23,7 @@ Three implementations:
     takes it exactly then.
 
 ``sufficient``
-    SPEC §6.1 "Sufficient-statistic path", exact in distribution when AᵀA = I. Draws the N despread
+    model §6.1 "Sufficient-statistic path", exact in distribution when AᵀA = I. Draws the N despread
     reference outputs r^s from the same keyed stream as ``fast`` (so the active set, the gains,
     r^s and V are identical to the fast path sample by sample), then, conditionally on r^s,
 
@@ -75,12 +75,12 @@ from .sequences import is_orthonormal, make_sequences, orthogonality_defect
 __all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path", "SUFFICIENT_BLOCK"]
 
 SUFFICIENT_BLOCK = 16 * BLOCK  # entries of ν per keyed stream on the sufficient path (fewer, longer streams)
-_TRACE_ERROR = ("trace: the sufficient path yields ŝ and V only, not the per-sequence outputs (SPEC §6.1); "
+_TRACE_ERROR = ("trace: the sufficient path yields ŝ and V only, not the per-sequence outputs (model §6.1); "
                 "use path = 'fast', 'chip' or 'auto' for link traces")
 
 
 def resolve_path(path: str, *, orthonormal: bool, trace: bool = False) -> str:
-    """The FLORAS implementation to use for a round (SPEC §6.1).
+    """The FLORAS implementation to use for a round (model §6.1).
 
     "auto" → "chip" unless AᵀA = I; with AᵀA = I, "fast" when a trace is wanted and
     "sufficient" otherwise. "fast" and "sufficient" are exact only when AᵀA = I, and
@@ -237,7 +237,7 @@ class FlorasLink:
     def add_sufficient_noise(self, out: np.ndarray, w: np.ndarray, *, round_index: int) -> np.ndarray:
         """out += ν, ν^i ~ N(0, (σ²/L)·Σ_j c_j²) i.i.d. (c_j = b/r_j^s): the receiver noise of ŝ given r^s.
 
-        Σ_j c_j·(a_jᵀn_i) with a_jᵀn_i i.i.d. N(0, σ²/L) (AᵀA = I) is that Gaussian (SPEC §6.1); ν is drawn
+        Σ_j c_j·(a_jᵀn_i) with a_jᵀn_i i.i.d. N(0, σ²/L) (AᵀA = I) is that Gaussian (model §6.1); ν is drawn
         in keyed blocks ``(seed, "floras-sufficient-noise", t, m)`` of SUFFICIENT_BLOCK entries.
         """
         std = self.noise_std * float(np.sqrt(np.dot(w, w)))
@@ -262,9 +262,9 @@ class FlorasLink:
 
 
 class FlorasAggregator:
-    """FLORAS behind the aggregation interface (SPEC §2 normalization + §6.1 link).
+    """FLORAS behind the aggregation interface (model §2 normalization + §6.1 link).
 
-    ``aggregate`` returns x̂ = scale·ŝ + Σ_k μ_k (SPEC §2), contributors K, and diagnostics
+    ``aggregate`` returns x̂ = scale·ŝ + Σ_k μ_k (model §2), contributors K, and diagnostics
     ``V`` (see :mod:`phy.floras`), ``gamma``, ``nmse`` (= error) and ``channel_uses`` ((d + 1)·L).
     """
 

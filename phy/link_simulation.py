@@ -1,4 +1,4 @@
-"""Monte-Carlo link-level comparison of the aggregation schemes (SPEC §5, §6).
+"""Monte-Carlo link-level comparison of the aggregation schemes (model §5, §6).
 
 Each round t draws K random unit-power client vectors x_k ~ N(0, I_d) from the keyed stream
 ``(seed, "link-client-vectors", t)``; every scheme sees the same vectors and, through the keyed
@@ -6,8 +6,8 @@ fading draw, the same channel. Per round and scheme it records the normalized sq
 of the estimated sum (the aggregation interface's ``error``); for FLORAS also V and the
 inactive-sequence noise e (in ŝ/b units; not on the sufficient path, which yields ŝ and V only, so
 ``path = "auto"`` traces with the fast path here), for channel inversion the admitted count, for the
-private baselines (SPEC §9) the admitted count and their per-round diagnostics averaged over
-non-skipped rounds; for every scheme the channel uses per round (SPEC §5).
+private baselines (model §9) the admitted count and their per-round diagnostics averaged over
+non-skipped rounds; for every scheme the channel uses per round (model §5).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ POOLED_ENTRIES_PER_ROUND = 2000  # entries per round kept for the pooled Cauchy 
 
 
 def resource_statement(resource: str, L: int) -> str:
-    """One line stating the resource convention of SPEC §5."""
+    """One line stating the resource convention of model §5."""
     if resource == "equal":
         return (f"equal resource: every scheme spends L = {L} chips per aggregated symbol "
                 f"(channel inversion repeats its symbol; matched-filter noise variance sigma^2/L)")
@@ -89,7 +89,7 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
                 res, trace = agg.aggregate_traced(x, round_index=t, trace=agg.link.trace_path is not None)
             elif name == "channel-inversion":
                 res, trace = agg.aggregate_traced(x, round_index=t)
-            elif name == "sqsgd":  # SPEC §9.3
+            elif name == "sqsgd":  # model §9.3
                 res, trace = agg.aggregate_traced(x, round_index=t)
             else:
                 res, trace = agg.aggregate(x, round_index=t), None
@@ -136,7 +136,7 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
             summary.update({"path": agg.link.trace_path or agg.link.path, "gamma": gamma,
                             "orthonormal": agg.link.orthonormal,
                             "estimator_biased": not agg.link.orthonormal})
-            if gamma > 0 and not traced:  # sufficient path: ŝ and V only (SPEC §6.1)
+            if gamma > 0 and not traced:  # sufficient path: ŝ and V only (model §6.1)
                 summary["inactive_noise"] = {
                     "units": "V is the per-entry conditional variance in (s_hat/b)^2 (b = sqrt(P))",
                     "cauchy_scale": None,
@@ -185,7 +185,7 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
     return out
 
 
-# ---- private baselines (SPEC §9.1, §9.2): per-round diagnostics averaged over non-skipped rounds
+# ---- private baselines (model §9.1, §9.2): per-round diagnostics averaged over non-skipped rounds
 _BASELINE_DIAGNOSTICS = {
     "central-gaussian": ("noise_std",),
     "analog-gaussian": ("rho", "noise_std_target", "receiver_noise_std", "artificial_noise_std", "noise_std_effective",

@@ -1,4 +1,4 @@
-"""Transmit-side normalization and server-side de-normalization (SPEC §2).
+"""Transmit-side normalization and server-side de-normalization (model §2).
 
 Two rules:
 
@@ -6,7 +6,7 @@ Two rules:
     μ_k = mean of the d entries of x_k; C_max = max_k ‖x_k − μ_k·1‖₂ over the K scheduled
     clients; s_k = C·(x_k − μ_k·1)/C_max, so ‖s_k‖₂ ≤ C. De-normalization:
     x̂ = (C_max/C)·ŝ + (Σ_k μ_k)·1. C_max depends on every scheduled client's data: the
-    sensitivity of SPEC §7 holds only if C_max is treated as public (listed by the
+    sensitivity of model §7 holds only if C_max is treated as public (listed by the
     privacy report).
 ``clip``
     A fixed public clip norm R: s_k = (C/R)·clip_R(x_k − μ_k·1), clip_R(v) = v·min(1, R/‖v‖₂).
@@ -14,7 +14,7 @@ Two rules:
     released unprotected.
 
 Units: x_k is in model units; s_k is in transmit-amplitude units (√W) with ‖s_k‖₂ ≤ C and
-per-symbol average power ‖s_k‖²/d ≤ P when C = √(d·P) (the default, SPEC §2).
+per-symbol average power ‖s_k‖²/d ≤ P when C = √(d·P) (the default, model §2).
 """
 
 from __future__ import annotations
@@ -131,6 +131,6 @@ def _explicit_factors(x, *, rule, C, clip_norm):
 
 
 def denormalize(s_hat: np.ndarray, normalized: Normalized, *, mu_sum: float | None = None) -> np.ndarray:
-    """x̂ = scale·ŝ + (Σ μ_k)·1 (SPEC §2). ``mu_sum`` overrides Σ_k μ_k (e.g. admitted clients only)."""
+    """x̂ = scale·ŝ + (Σ μ_k)·1 (model §2). ``mu_sum`` overrides Σ_k μ_k (e.g. admitted clients only)."""
     total_mu = float(normalized.mu.sum()) if mu_sum is None else float(mu_sum)
     return normalized.scale * np.asarray(s_hat, dtype=np.float64) + total_mu

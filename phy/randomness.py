@@ -1,4 +1,4 @@
-"""Randomness keyed by logical indices (SPEC §1, §5; project convention).
+"""Randomness keyed by logical indices (model §1, §5; project convention).
 
 Every random draw of a simulation comes from a generator that is a pure function of
 ``(master_seed, purpose, *indices)`` — for example ``(seed, "fading", round)`` or
@@ -6,7 +6,7 @@ Every random draw of a simulation comes from a generator that is a pure function
 size, the processing path, the order in which work is done or how it is split across
 workers: the same logical draw always comes from the same stream.
 
-The secret permutation key of SPEC §4 is *not* derived from the master seed; it is a
+The secret permutation key of model §4 is *not* derived from the master seed; it is a
 separate secret (see :mod:`phy.assignment`).
 
 Streams use numpy's counter-based Philox bit generator seeded through

@@ -1,8 +1,8 @@
-"""The base-station FLORAS receiver (SPEC §6.1 step 4).
+"""The base-station FLORAS receiver (model §6.1 step 4).
 
 The receiver knows the public sequence matrix A ∈ R^{L×N} and the reference amplitude
 b = √P, and it is handed received signals (chip level) or despread outputs (fast path). It is
-never given the clients' key nor the permutation π_t (SPEC §4): its constructor and methods
+never given the clients' key nor the permutation π_t (model §4): its constructor and methods
 have no parameter for them, and it works from A and y alone.
 
 For every j ∈ {0..N−1} it despreads with a_j (r_j = a_jᵀ y) and forms the ratio estimator
@@ -10,7 +10,7 @@ For every j ∈ {0..N−1} it despreads with a_j (r_j = a_jᵀ y) and forms the 
     ŝ^i = b · Σ_{j=0}^{N−1} r_j^i / r_j^s,
 
 where r^s is the despread reference slot. Inactive sequences contribute b·z_{j,i}/w_j
-(Cauchy noise with shared denominators, SPEC §6.1).
+(Cauchy noise with shared denominators, model §6.1).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Spreading-sequence sets (SPEC §3).
+"""Spreading-sequence sets (model §3).
 
 A set is the matrix A = [a_1 … a_N] ∈ R^{L×N} (float64, dimensionless) of N unique unit-norm
 columns. FLORAS needs orthonormal columns, AᵀA = I_N, which requires N ≤ L.
@@ -18,7 +18,7 @@ Families
     exceed L. With this family the FLORAS ratio estimator is biased (cross-correlation of the
     sequences); the simulator reports it (see :func:`orthogonality_defect`) rather than refuse.
 
-The set A is public: the base station knows it (SPEC §4).
+The set A is public: the base station knows it (model §4).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def pseudo_noise(*, L: int, N: int, seed: int) -> np.ndarray:
 
 
 def make_sequences(family: str, *, L: int, N: int, seed: int = 0) -> np.ndarray:
-    """The [L, N] float64 sequence matrix of ``family`` ∈ :data:`FAMILIES` (SPEC §3)."""
+    """The [L, N] float64 sequence matrix of ``family`` ∈ :data:`FAMILIES` (model §3)."""
     if family == "walsh-hadamard":
         return walsh_hadamard(L=L, N=N)
     if family == "random-orthonormal":

@@ -1,4 +1,4 @@
-"""Pure statistics of the FLORAS inactive-sequence noise (SPEC §6.1).
+"""Pure statistics of the FLORAS inactive-sequence noise (model §6.1).
 
 - Per entry across rounds: e^i ~ Cauchy(0, γ), γ = N − K (source Lemma 1).
 - Within a round, conditionally on the shared denominators: e ~ N(0, V·I_d), so the sample

@@ -1,4 +1,4 @@
-"""Privacy accounting for FLORAS under threat model T1 (SPEC §7). Never imports TensorFlow.
+"""Privacy accounting for FLORAS under threat model T1 (model §7). Never imports TensorFlow.
 
 Layers: :mod:`privacy.events` (frozen descriptions of mechanisms), :mod:`privacy.rdp` (pure RDP
 mathematics: Cauchy bound, exact scalar Cauchy, Gaussian, sampling bounds, conversions),
@@ -6,7 +6,7 @@ mathematics: Cauchy bound, exact scalar Cauchy, Gaussian, sampling bounds, conve
 (S from the normalization), :mod:`privacy.run` (:class:`FlorasRunAccountant`),
 :mod:`privacy.scheme` (:class:`SchemeRunAccountant`, any mechanism), :mod:`privacy.engines`
 (accountants rdp, rdp-generic, pld, gdp), :mod:`privacy.sampled_gaussian`, :mod:`privacy.floras_tight`
-(SPEC §9.5), :mod:`privacy.pld`, :mod:`privacy.gdp`, :mod:`privacy.ddgauss`,
+(model §9.5), :mod:`privacy.pld`, :mod:`privacy.gdp`, :mod:`privacy.ddgauss`,
 :mod:`privacy.randomized_response`, :mod:`privacy.calibration`, :mod:`privacy.planning`,
 :mod:`privacy.report` and :mod:`privacy.link` (link-level ε at finite SNR).
 """

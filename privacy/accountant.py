@@ -33,7 +33,7 @@ from privacy.events import (
 __all__ = ["METHODS", "RdpAccountant", "event_rdp", "event_eps_inf", "edge_warning", "clear_cache"]
 
 #: How sampled events are evaluated: ``tight`` uses the mechanism-specific bound where one
-#: exists (sampled Gaussian: dp_accounting; sampled FLORAS round: SPEC §9.5) and the generic bound
+#: exists (sampled Gaussian: dp_accounting; sampled FLORAS round: model §9.5) and the generic bound
 #: otherwise; ``generic`` uses the generic bounds (WBK 2019 Thm 9, Zhu & Wang 2019 Thm 6) always.
 METHODS = ("tight", "generic")
 

@@ -1,4 +1,4 @@
-"""Calibration: the parameter value that meets a target ε (SPEC §7.3 planning, §10 matched comparison).
+"""Calibration: the parameter value that meets a target ε (model §7.3 planning, §10 matched comparison).
 
 :func:`calibrate` is a bracketing root finder over one real parameter (like dp_accounting's
 ``mechanism_calibration``): it assumes ε is monotone in the parameter (``increasing``: ε grows

@@ -1,4 +1,4 @@
-"""Privacy curves for the figures: ε against γ/S for several T and ε against T (SPEC §7).
+"""Privacy curves for the figures: ε against γ/S for several T and ε against T (model §7).
 
 Computed here through :class:`privacy.FlorasRunAccountant` and stored as a small JSON file;
 ``figures/privacy_curves.py`` only reads that file. Every quantity depends on γ and S only

@@ -1,4 +1,4 @@
-"""RDP of one DDGauss round (SPEC §9.2; Kairouz, Liu & Steinke 2021, arXiv:2102.06387, Thm 1 / Prop. 14).
+"""RDP of one DDGauss round (model §9.2; Kairouz, Liu & Steinke 2021, arXiv:2102.06387, Thm 1 / Prop. 14).
 
 Units: c, γ, σ in model units; Δ₂ (:attr:`privacy.events.DDGaussRound.delta2`) in grid units.
 With n contributors (noise of the sum N_ℤ(0, n(σ/γ)²) per coordinate), d the padded dimension::

@@ -1,4 +1,4 @@
-"""Per-round accounting engines: one event, ε after t rounds, under a named accountant (SPEC §7.3, §9.4, §9.5).
+"""Per-round accounting engines: one event, ε after t rounds, under a named accountant (model §7.3, §9.4, §9.5).
 
 =============== ========================================================================= ===========
 accountant      what it computes                                                          exact?
@@ -29,11 +29,11 @@ ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
 ACCOUNTANT_TEXT = {
     "rdp": "rdp: Rényi DP with mechanism-specific sampling bounds where they exist (sampled Gaussian: dp_accounting, "
            "Mironov–Talwar–Zhang 2019 arXiv:1908.10530 / WBK 2019 arXiv:1808.00087 Thm 27; sampled FLORAS: "
-           "conditional-Gaussian V-average, SPEC §9.5), generic bounds otherwise; composition by addition",
+           "conditional-Gaussian V-average, model §9.5), generic bounds otherwise; composition by addition",
     "rdp-generic": "rdp-generic: Rényi DP with the generic sampling bounds only (WBK 2019 arXiv:1808.00087 Thm 9; "
                    "Zhu & Wang 2019 Thm 6); composition by addition",
     "pld": "pld: privacy-loss distribution with pessimistic (connect-the-dots) discretization, FFT composition "
-           "(dp_accounting; FLORAS as a pessimistic V-mixture of Gaussian PLDs, SPEC §9.5)",
+           "(dp_accounting; FLORAS as a pessimistic V-mixture of Gaussian PLDs, model §9.5)",
     "gdp": "gdp: Gaussian DP (Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002), exact μ → (ε, δ) conversion",
 }
 

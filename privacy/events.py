@@ -42,7 +42,7 @@ class PrivacyEvent:
 
 @dataclass(frozen=True)
 class CauchyRound(PrivacyEvent):
-    """One FLORAS release under T1: Σ_k s_k/b plus isotropic multivariate Cauchy noise (SPEC §7.2).
+    """One FLORAS release under T1: Σ_k s_k/b plus isotropic multivariate Cauchy noise (model §7.2).
 
     Attributes
     ----------
@@ -80,7 +80,7 @@ class GaussianRound(PrivacyEvent):
 
 @dataclass(frozen=True)
 class DDGaussRound(PrivacyEvent):
-    """One DDGauss round: n clients' discretized, rotated updates plus discrete Gaussian noise (SPEC §9.2).
+    """One DDGauss round: n clients' discretized, rotated updates plus discrete Gaussian noise (model §9.2).
 
     Attributes
     ----------
@@ -129,7 +129,7 @@ class DDGaussRound(PrivacyEvent):
 
     @property
     def delta2(self) -> float:
-        """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} in grid units (SPEC §9.2)."""
+        """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} in grid units (model §9.2)."""
         r, d = self.clip / self.grid, float(self.d_pad)
         return min(r + math.sqrt(d), math.sqrt(r * r + d / 4.0 + math.sqrt(2.0 * math.log(1.0 / self.beta)) * (r + math.sqrt(d) / 2.0)))
 
@@ -139,7 +139,7 @@ class RandomizedResponseRound(PrivacyEvent):
     """A pure ε₀-DP (local DP) round; accounted with the RDP of binary randomized response of the same ε₀.
 
     Binary randomized response is the worst case among ε₀-DP pairs for every Rényi order, so its
-    curve bounds any ε₀-DP mechanism (SPEC §9.3).
+    curve bounds any ε₀-DP mechanism (model §9.3).
     """
 
     epsilon0: float
@@ -153,7 +153,7 @@ class SampledWithoutReplacement(PrivacyEvent):
     """``event`` run on ``sample_size`` of ``population_size`` elements drawn uniformly without replacement.
 
     Evaluated with the mechanism-specific bound where one exists (Gaussian: WBK 2019 Thm 27;
-    FLORAS Cauchy: the conditional-Gaussian mixture of SPEC §9.5) and otherwise with Wang, Balle &
+    FLORAS Cauchy: the conditional-Gaussian mixture of model §9.5) and otherwise with Wang, Balle &
     Kasiviswanathan 2019 (arXiv:1808.00087, Thm 9); neighbouring relation replace-one. For client sampling: sample_size = K, population_size = M.
     """
 
@@ -181,7 +181,7 @@ class PoissonSampled(PrivacyEvent):
     """``event`` run on a Poisson subsample: every element kept independently with probability ``rate``.
 
     Evaluated with the mechanism-specific bound where one exists (Gaussian: Mironov, Talwar & Zhang
-    2019, arXiv:1908.10530; FLORAS Cauchy: SPEC §9.5) and otherwise with Zhu & Wang 2019 (ICML,
+    2019, arXiv:1908.10530; FLORAS Cauchy: model §9.5) and otherwise with Zhu & Wang 2019 (ICML,
     Thm 6); neighbouring relation add/remove.
     """
 

@@ -1,13 +1,13 @@
-"""Conditional-Gaussian RDP of the sampled FLORAS round (SPEC §9.5): a pure function.
+"""Conditional-Gaussian RDP of the sampled FLORAS round (model §9.5): a pure function.
 
 Given V = Σ_{j inactive} 1/w_j² the FLORAS release is Gaussian of variance V, V ~ Lévy(0, γ²)
-independent of the data (SPEC §6.1); (ŝ/b, V) is the sampled Gaussian mechanism with noise
+independent of the data (model §6.1); (ŝ/b, V) is the sampled Gaussian mechanism with noise
 multiplier √V/S, and ŝ/b alone is its post-processing. With V = γ²/Z², Z ~ N(0, 1)::
 
     RDP_α ≤ (1/(α−1))·ln E_Z[exp(c_α(γ/(S|Z|)))],   c_α(z) = (α−1)·ρ_α(z),
 
 ρ_α the tight sampled-Gaussian RDP (:mod:`privacy.sampled_gaussian`). Without sampling
-c_α = α(α−1)S²Z²/(2γ²) and the expectation is the closed form of SPEC §7.2. Fractional orders
+c_α = α(α−1)S²Z²/(2γ²) and the expectation is the closed form of model §7.2. Fractional orders
 with sampling use the convexity of c_α in α (interpolation between the neighbouring integers,
 an upper bound; WBK 2019 Cor. 10), because dp_accounting's fractional-order Poisson series does
 not converge for every noise multiplier the V-average visits; the caller takes the minimum with
@@ -58,7 +58,7 @@ def _log_expm1(x: np.ndarray) -> np.ndarray:
 
 def cauchy_sampled_rdp(orders, *, scheme: str, rate: float, sensitivity: float, gamma: float,
                        epsrel: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
-    """(RDP curve, numerical error bound) [n] float64 of the sampled FLORAS round (SPEC §9.5).
+    """(RDP curve, numerical error bound) [n] float64 of the sampled FLORAS round (model §9.5).
 
     Parameters
     ----------

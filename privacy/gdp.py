@@ -1,4 +1,4 @@
-"""Gaussian differential privacy (μ-GDP, f-DP) for Gaussian events (SPEC §9.4; seeds/002; Dong, Roth & Su 2019,
+"""Gaussian differential privacy (μ-GDP, f-DP) for Gaussian events (model §9.4; seeds/002; Dong, Roth & Su 2019,
 arXiv:1905.02383). Pure functions plus :func:`event_mu`.
 
 - Gaussian mechanism, ℓ2 sensitivity S, noise σ: exactly μ-GDP with μ = S/σ (DRS Thm 2.7).
@@ -105,7 +105,7 @@ def event_mu(event, rounds: int) -> tuple[float, bool, str]:
         return clt_mu_without_replacement(rate=event.rate, noise_multiplier=z, rounds=rounds), True, (
             "APPROXIMATE: sampling without replacement (independent fixed-size draws, replace-one, z = σ over the "
             "replace-one sensitivity) by the central limit theorem μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2) "
-            "(Dong, Roth & Su 2019, Cor. 5.4; seeds/002, SPEC §9.4); a p → 0 limit, can under- or overestimate ε")
+            "(Dong, Roth & Su 2019, Cor. 5.4; seeds/002, model §9.4); a p → 0 limit, can under- or overestimate ε")
     raise ValueError(
         f"accountant gdp supports Gaussian events only (got {type(event).__name__}"
         + (f" of {type(event.event).__name__}" if hasattr(event, "event") else "") + "); use --accountant rdp or pld")

@@ -1,15 +1,15 @@
-"""Link-level (ε, δ) of FLORAS at finite SNR (issue 10, item 5(a); SPEC §6.1, §7.2).
+"""Link-level (ε, δ) of FLORAS at finite SNR (issue 10, item 5(a); model §6.1, §7.2).
 
 In the simulated link, active client k's term is c_k·s_k/b with c_k = g_k b/(g_k b + w_k)
 (g_k the effective gain, w_k = a_jᵀn_s ~ N(0, σ²/L) the pilot noise on its sequence), which is
 unbounded. Conditionally on all pilot outputs, ŝ^i/b = Σ_k c_k s_k^i/b + N(0, V + V_act) with
-V ~ Lévy(0, γ²) from the inactive sequences and V_act ≥ 0 from the active ones (SPEC §6.1,
+V ~ Lévy(0, γ²) from the inactive sequences and V_act ≥ 0 from the active ones (model §6.1,
 sufficient-statistic path); the c_k and V are independent of the data.
 
 Statement: fix c_max. On the event G = {|c_{t,k}| ≤ c_max for every round t and active slot k},
 revealing the c's and V leaves, in every round, a mixture over the (data-independent) slot
 assignment of Gaussian mechanisms with variance ≥ V and shift ≤ c_max·S. Its RDP is at most the
-Cauchy bound of SPEC §7.2 with sensitivity c_max·S (the extra variance V_act is post-processing,
+Cauchy bound of model §7.2 with sensitivity c_max·S (the extra variance V_act is post-processing,
 the slot mixture cannot raise the divergence by joint convexity), and sampling is amplified by the
 generic bounds (WBK 2019 Thm 9 / Zhu & Wang 2019 Thm 6), which need only the base curve: the
 Gaussian-specific sampled bounds assume one Gaussian with a common shift, which the slot mixture
@@ -19,7 +19,7 @@ P(Gᶜ) ≤ T·K·P(|c| > c_max) (union bound), so the link is (ε, δ' + T·K·
 P(|c| > c_max) is computed by one-dimensional quadrature (relative tolerance 1e-10) from the
 exact distributions: with u = g·√(L·SNR), n ~ N(0, 1), c = u/(u + n) and
 P(|c| > c) = E_u[Φ(|u|/c − |u|) − Φ(−|u| − |u|/c)]; g ~ N(0, ½) without CSIT, g = |h| Rayleigh
-(E g² = 1) with phase CSIT (SPEC §5). ε_link is minimized over c_max on the levels where
+(E g² = 1) with phase CSIT (model §5). ε_link is minimized over c_max on the levels where
 T·K·P(|c| > c_max) = f·δ, f ∈ {0.5, 0.3, 0.1, 0.03, 0.01, 10⁻³}.
 """
 
@@ -40,7 +40,7 @@ FRACTIONS = (0.5, 0.3, 0.1, 0.03, 0.01, 1e-3)
 
 @dataclass(frozen=True)
 class LinkModel:
-    """The link the active factors c_k come from: SNR = P/σ² in dB (SPEC §5), chips L, CSIT mode."""
+    """The link the active factors c_k come from: SNR = P/σ² in dB (model §5), chips L, CSIT mode."""
 
     snr_db: float
     L: int = 32
@@ -108,7 +108,7 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float, dict]:
         if eps < best[0] or first:
             best, first = (eps, c, p), False
     eps, c, p = best
-    snr = f"SNR = {link.snr_db:g} dB (P/σ², SPEC §5), L = {link.L}, CSIT {link.csit}"
+    snr = f"SNR = {link.snr_db:g} dB (P/σ², model §5), L = {link.L}, CSIT {link.csit}"
     if c is None:
         text = f"link level ({snr}): no truncation level c_max gives T·K·P(|c_k| > c_max) below δ; ε_link = ∞"
         return math.inf, {"c_max": None, "exceed_probability": None, "delta_truncation": None, "assumptions": [text]}

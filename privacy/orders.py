@@ -1,4 +1,4 @@
-"""Rényi orders: the one check every RDP curve applies to its ``orders`` argument (SPEC §7.2)."""
+"""Rényi orders: the one check every RDP curve applies to its ``orders`` argument (model §7.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Planning for FLORAS runs (SPEC §7.3): the smallest N, or the largest S, that meets a target ε.
+"""Planning for FLORAS runs (model §7.3): the smallest N, or the largest S, that meets a target ε.
 
 Both search over :class:`privacy.run.FlorasRunAccountant` with whatever accountant the caller
 names (``accountant=`` in ``config``); ε is monotone in N and in S for every accountant.

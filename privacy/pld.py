@@ -1,4 +1,4 @@
-"""Privacy-loss-distribution (PLD) accounting through dp_accounting (SPEC §9.4, §9.5).
+"""Privacy-loss-distribution (PLD) accounting through dp_accounting (model §9.4, §9.5).
 
 :func:`event_pld` turns an event into a ``dp_accounting`` ``PrivacyLossDistribution`` built with
 pessimistic discretization (the connect-the-dots construction of Doroshenko, Ghazi, Kamath,
@@ -7,7 +7,7 @@ floating-point error of the FFT composition.
 
 - Gaussian, unsampled or Poisson-sampled (add/remove; Koskela, Jälkö & Honkela 2020,
   arXiv:1906.03049, and dp_accounting's construction).
-- FLORAS round (SPEC §9.5): with V revealed the privacy loss of (V, ŝ/b) is that of ŝ/b given V,
+- FLORAS round (model §9.5): with V revealed the privacy loss of (V, ŝ/b) is that of ŝ/b given V,
   so the PLD is the V-mixture of Gaussian PLDs of standard deviation √V = γ/|Z|. The range of |Z|
   is cut into panels [z_i, z_{i+1}] of probability w_i = 2(Φ(z_{i+1}) − Φ(z_i)) and every V in a
   panel is replaced by the smallest one, γ²/z_{i+1}² (less noise dominates by post-processing:

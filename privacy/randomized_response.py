@@ -1,4 +1,4 @@
-"""RDP of binary randomized response with parameter ε₀, the worst case of every pure ε₀-DP pair (SPEC §9.3).
+"""RDP of binary randomized response with parameter ε₀, the worst case of every pure ε₀-DP pair (model §9.3).
 
 With p = e^{ε₀}/(1 + e^{ε₀}) the pair is (Bern(p), Bern(1 − p)) and::
 

@@ -1,4 +1,4 @@
-"""Rényi-DP curves of the mechanisms the simulator accounts for (SPEC §7.2–§7.3): pure functions.
+"""Rényi-DP curves of the mechanisms the simulator accounts for (model §7.2–§7.3): pure functions.
 
 Every curve function takes ``orders``, a 1-D float64 array of Rényi orders α > 1, and returns a
 float64 array of the same shape holding ε(α) in nats; ``math.inf`` where the bound diverges.
@@ -61,7 +61,7 @@ def _check_nonneg(name: str, value: float) -> float:
 
 
 def cauchy_rdp_bound(orders, *, sensitivity: float, gamma: float) -> np.ndarray:
-    """Per-round RDP upper bound of the FLORAS release under T1 (SPEC §7.2, derived).
+    """Per-round RDP upper bound of the FLORAS release under T1 (model §7.2, derived).
 
     The release is ŝ/b = Σ_k s_k/b + e, e isotropic multivariate Cauchy of scale γ. Revealing
     V (e | V ~ N(0, V·I_d), 1/V ~ Gamma(½, rate γ²/2)) and averaging the Gaussian divergence
@@ -144,7 +144,7 @@ def _legendre_log_quad(nu: float, w: float) -> float:
 
 
 def cauchy_scalar_rdp(orders, *, sensitivity: float, gamma: float) -> np.ndarray:
-    """Exact RDP of the one-dimensional Cauchy mechanism (scalar release), SPEC §7.2.
+    """Exact RDP of the one-dimensional Cauchy mechanism (scalar release), model §7.2.
 
     D_α(Cauchy(0, γ) ‖ Cauchy(S, γ)) = ln E/(α−1), E = (1/2π)∫(A + B cos φ)^{α−1} dφ
     = P_{α−1}(1 + δ²/2), δ = S/γ, A = 1 + δ²/2, B = √(A² − 1) (derived: x = γ tan(φ/2) maps the

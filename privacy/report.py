@@ -1,4 +1,4 @@
-"""Privacy reports (SPEC §7.4) and the shared input checks of the run accountants.
+"""Privacy reports (model §7.4) and the shared input checks of the run accountants.
 
 :class:`PrivacyReport` is what every run accountant returns: ε with every assumption (threat
 model, neighbouring relation, sensitivity and how obtained, sampling, normalization caveats, δ,
@@ -19,7 +19,7 @@ __all__ = ["SAMPLINGS", "THREAT_MODEL_T1", "ACCOUNTANT_NAME", "CONVERSION_TEXT",
 SAMPLINGS = ("without-replacement", "poisson")
 THREAT_MODEL_T1 = (
     "T1 (output observer): the adversary sees only the server's per-round estimates ŝ_t / the global "
-    "models; this bound says nothing about T2 (a base station that keeps the raw received signals, SPEC §7.1)"
+    "models; this bound says nothing about T2 (a base station that keeps the raw received signals, model §7.1)"
 )
 ACCOUNTANT_NAME = "rdp"
 CONVERSION_TEXT = {
@@ -37,7 +37,7 @@ def _fmt(x: float) -> str:
 
 @dataclass(frozen=True)
 class PrivacyReport:
-    """ε after some rounds, with every assumption of SPEC §7.4.
+    """ε after some rounds, with every assumption of model §7.4.
 
     Attributes
     ----------

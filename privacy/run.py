@@ -1,10 +1,10 @@
-"""Accounting for a FLORAS federated-learning run (SPEC §7.1–§7.4) and planning.
+"""Accounting for a FLORAS federated-learning run (model §7.1–§7.4) and planning.
 
 :class:`FlorasRunAccountant` turns the run's configuration into one per-round privacy event
 (Cauchy noise of scale γ = N − K, sensitivity from the normalization, client and record
 sampling), evaluates its RDP curve once, and answers ``report(rounds=t)`` by composing t rounds
 (RDP × t) and converting to (ε, δ). Every :class:`PrivacyReport` carries the assumptions of
-SPEC §7.4. :func:`plan_smallest_N` inverts the question.
+model §7.4. :func:`plan_smallest_N` inverts the question.
 
 Sampling chains (which published bound applies to which configuration; neighbouring relations
 as each source assumes them):
@@ -20,7 +20,7 @@ item   Poisson        either     [record sampling] ∘ Cauchy(S = 2C/b); no clie
 ====== ============== ========== ===========================================================
 
 Record sampling at item level: E ≥ 1 full local epochs (``local_steps=None``) use every record,
-q_touch = 1, no amplification (item level equals client level, SPEC §7.3). With E local steps of
+q_touch = 1, no amplification (item level equals client level, model §7.3). With E local steps of
 batch B from D records, each step's batch is taken as Poisson-style (every record independently
 with probability q = B/D), so q_touch = 1 − (1 − q)^E and the record is touched independently of
 the others; under add-remove this is amplified by Zhu & Wang 2019, Thm 6. A record change
@@ -57,7 +57,7 @@ def __getattr__(name):  # planning lives in privacy.planning; kept importable fr
     raise AttributeError(name)
 
 class FlorasRunAccountant:
-    """Privacy accounting for a FLORAS run under threat model T1 (SPEC §7).
+    """Privacy accounting for a FLORAS run under threat model T1 (model §7).
 
     All arguments are keyword-only. K scheduled of M clients, N sequences (γ = N − K), model
     dimension d; normalization, C (None: √(d·P)), power P, clip_norm R (``clip`` only); level
@@ -65,8 +65,8 @@ class FlorasRunAccountant:
     ``without-replacement`` or ``poisson``; δ; for item level, local_steps E (None: full local
     epochs, q_touch = 1), batch_size B and local_dataset_size D; orders (default grid of 100).
     ``sensitivity`` overrides the derived S; ``conversion`` is ``tight`` (default) or ``standard``.
-    ``accountant``: ``rdp`` (default; the conditional-Gaussian bound of SPEC §9.5 for sampled
-    rounds), ``rdp-generic`` (the generic sampling bounds, the accountant before SPEC §9.5) or
+    ``accountant``: ``rdp`` (default; the conditional-Gaussian bound of model §9.5 for sampled
+    rounds), ``rdp-generic`` (the generic sampling bounds, the accountant before model §9.5) or
     ``pld`` (Poisson or no sampling only); ``gdp`` has no FLORAS form and is refused.
     ``link``: a :class:`privacy.link.LinkModel` (SNR, L, CSIT) adds the link-level ε_link of the
     simulated finite-SNR link to every report (:mod:`privacy.link`).
@@ -176,7 +176,7 @@ class FlorasRunAccountant:
             (
                 f"noise: isotropic multivariate Cauchy of scale γ = N − K = {N} − {K} = {self.gamma} per round; "
                 "per-round RDP bound ε(α) = −ln(1 − α(α−1)S²/γ²)/(2(α−1)) if α(α−1)S² < γ², else ∞ "
-                "(SPEC §7.2, derived; valid for every d, tight as d grows)"
+                "(model §7.2, derived; valid for every d, tight as d grows)"
             ),
             *sampling_lines,
             *sens.caveats,
@@ -244,13 +244,13 @@ class FlorasRunAccountant:
         if self.accountant_name == "rdp-generic":
             return generic
         if self.accountant_name == "pld":
-            return ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; SPEC §9.5)"
+            return ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; model §9.5)"
                     if scheme == "poisson" else "no sampling amplification (the PLD accountant has none without replacement)")
         tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
                  if scheme == "without-replacement" else
                  "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")
         return (
-            f"amplification by the conditional-Gaussian bound (SPEC §9.5): given V the round is the {tight} with "
+            f"amplification by the conditional-Gaussian bound (model §9.5): given V the round is the {tight} with "
             "noise multiplier √V/S, averaged over V ~ Lévy(0, γ²) in log space (quadrature error added), "
             f"taking the smaller of it and the generic bound, {generic}, order by order"
         )
@@ -292,7 +292,7 @@ class FlorasRunAccountant:
         return self._engine.epsilon(rounds, self.delta)[0]
 
     def report(self, *, rounds: int) -> PrivacyReport:
-        """(ε, δ) after ``rounds`` rounds with every assumption (SPEC §7.4), plus ε_link when a link is set."""
+        """(ε, δ) after ``rounds`` rounds with every assumption (model §7.4), plus ε_link when a link is set."""
         rounds = _int_at_least("rounds", rounds, 0)
         eps, best, warnings = self._engine.epsilon(rounds, self.delta)
         warnings = list(warnings)
@@ -350,7 +350,7 @@ class FlorasRunAccountant:
     def _divergence_text(self) -> str:
         S, g = self.sensitivity, float(self.gamma)
         if g == 0.0:
-            return "γ = N − K = 0: no Cauchy noise, ε = ∞ (SPEC §7.2)"
+            return "γ = N − K = 0: no Cauchy noise, ε = ∞ (model §7.2)"
         r = (g / S) ** 2
         alpha_max = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * r))
         lower = math.log(1.0 / self.delta) / r

@@ -1,4 +1,4 @@
-"""Tight RDP of the sampled Gaussian mechanism, through dp_accounting (SPEC §7.3, §9.1, §9.5): pure functions.
+"""Tight RDP of the sampled Gaussian mechanism, through dp_accounting (model §7.3, §9.1, §9.5): pure functions.
 
 The noise multiplier z = σ/S is the noise standard deviation in units of the ℓ2 sensitivity S
 of the neighbouring relation the sampling scheme assumes.

@@ -1,4 +1,4 @@
-"""A run accountant generic over the privacy mechanism (SPEC §7.4, §9.1–§9.5, §10).
+"""A run accountant generic over the privacy mechanism (model §7.4, §9.1–§9.5, §10).
 
 :class:`SchemeRunAccountant` builds one per-round event from the mechanism's parameters, samples
 it (K of M clients without replacement under replace-one, or Poisson under add/remove), and
@@ -10,7 +10,7 @@ mechanism  parameters                                per-round event
 ========== ========================================= =============================================
 floras     those of :class:`FlorasRunAccountant`     Cauchy round (delegated to FlorasRunAccountant)
 gaussian   clip_norm, noise_std (units of the sum)   Gaussian, S = 2·clip_norm (replace) or clip_norm
-ddgauss    d, clip_norm, grid, local_std, beta       DDGauss bound with n = K contributors (SPEC §9.2)
+ddgauss    d, clip_norm, grid, local_std, beta       DDGauss bound with n = K contributors (model §9.2)
 ldp        epsilon0 [, epsilon_s]                    pure ε₀(+ε_s) round as randomized response (§9.3)
 ========== ========================================= =============================================
 """
@@ -38,17 +38,17 @@ _PARAMS = {
 }
 #: sqSGD's (ldp) threat model: the one text of the run's accountant and of ``floras privacy --mechanism ldp``
 LDP_THREAT_MODEL = (
-    "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own (SPEC §9.3); the "
+    "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own (model §9.3); the "
     "composed epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
     "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
     "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
-    "which the clip normalization sends unprotected on the control channel (SPEC §2)"
+    "which the clip normalization sends unprotected on the control channel (model §2)"
 )
-#: each mechanism's default threat model (SPEC §7.4, §9)
+#: each mechanism's default threat model (model §7.4, §9)
 THREAT_MODELS = {
-    "gaussian": "T1 (output observer; the server adding the noise is trusted, SPEC §9.1): the adversary sees the "
+    "gaussian": "T1 (output observer; the server adding the noise is trusted, model §9.1): the adversary sees the "
                 "noisy aggregates / global models only",
-    "ddgauss": "T1 and an honest-but-curious server behind secure aggregation (SPEC §9.2): it sees only the modular "
+    "ddgauss": "T1 and an honest-but-curious server behind secure aggregation (model §9.2): it sees only the modular "
                "sum of the clients' noisy, discretized updates",
     "ldp": LDP_THREAT_MODEL,
 }
@@ -63,7 +63,7 @@ def _num(name: str, value, *, positive: bool) -> float:
 
 
 class SchemeRunAccountant:
-    """ε of a federated run of ``mechanism`` after t rounds, with every assumption (SPEC §7.4).
+    """ε of a federated run of ``mechanism`` after t rounds, with every assumption (model §7.4).
 
     Keyword arguments: K of M clients per round, ``level`` (client or item: item level equals
     client level here, full local epochs assumed), ``relation`` (replace or add-remove), ``sampling``
@@ -149,11 +149,11 @@ class SchemeRunAccountant:
                 f"sensitivity: Δ₂ = {ev.delta2:.6g} grid units after conditional rounding (β = {ev.beta:.6g}, d_pad = {ev.d_pad}), "
                 f"γΔ₂ = {ev.grid * ev.delta2:.6g} in model units{'; replace-one doubles l₁ and l₂' if factor == 2 else ''}",
                 f"noise: n = K = {K} clients each add N_ℤ(0, (σ/γ)²) with σ = {ev.local_std:.6g}, γ = {ev.grid:.6g}; RDP bound of "
-                "Kairouz, Liu & Steinke 2021 (arXiv:2102.06387, Thm 1 / Prop. 14; SPEC §9.2); sampling by the generic bounds",
+                "Kairouz, Liu & Steinke 2021 (arXiv:2102.06387, Thm 1 / Prop. 14; model §9.2); sampling by the generic bounds",
             ]
         e0 = _num("epsilon0", p["epsilon0"], positive=False)
         ev = RandomizedResponseRound(epsilon0=e0)
-        lines = [f"each round is pure ε₀-LDP with ε₀ = {e0:.6g}, accounted as binary randomized response (SPEC §9.3)"]
+        lines = [f"each round is pure ε₀-LDP with ε₀ = {e0:.6g}, accounted as binary randomized response (model §9.3)"]
         if p.get("epsilon_s") is not None:
             es = _num("epsilon_s", p["epsilon_s"], positive=False)
             ev = Composed((ev, RandomizedResponseRound(epsilon0=es)))

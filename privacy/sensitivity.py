@@ -1,4 +1,4 @@
-"""Sensitivity of the FLORAS release from the normalization (SPEC §2, §7.2): one function.
+"""Sensitivity of the FLORAS release from the normalization (model §2, §7.2): one function.
 
 Units: the release is ŝ/b = Σ_k s_k/b + e with b = √P the reference amplitude, ‖s_k‖₂ ≤ C.
 
@@ -9,7 +9,7 @@ Units: the release is ŝ/b = Σ_k s_k/b + e with b = √P the reference amplitud
   still transmits, its s_k moves within the ball: S = 2C/b.
 
 Both normalizations give ‖s_k‖₂ ≤ C; the clip norm R changes the model-unit scale, not S. The
-caveats each normalization carries (SPEC §2) are returned with the number.
+caveats each normalization carries (model §2) are returned with the number.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ LEVELS = ("client", "item")
 
 @dataclass(frozen=True)
 class Sensitivity:
-    """S (dimensionless), how it was obtained, and the normalization caveats (SPEC §2, §7.4)."""
+    """S (dimensionless), how it was obtained, and the normalization caveats (model §2, §7.4)."""
 
     value: float
     C: float
@@ -51,9 +51,9 @@ def release_sensitivity(
     power: float = 1.0,
     clip_norm: float | None = None,
 ) -> Sensitivity:
-    """ℓ2 sensitivity S of Σ_k s_k/b under ``relation`` at ``level`` (SPEC §7.2).
+    """ℓ2 sensitivity S of Σ_k s_k/b under ``relation`` at ``level`` (model §7.2).
 
-    C = None means √(d·P) (every client at full average power, SPEC §2); b = √P.
+    C = None means √(d·P) (every client at full average power, model §2); b = √P.
     S = 2C/b, except client-level add/remove where S = C/b.
     """
     if normalization not in NORMALIZATIONS:
@@ -79,15 +79,15 @@ def release_sensitivity(
         S, rule = 2.0 * C_val / b, "S = 2C/b (one record added/removed moves that client's s_k within the ball ‖s‖₂ ≤ C)"
     else:
         S, rule = 2.0 * C_val / b, f"S = 2C/b (one {'record' if level == 'item' else 'client'}'s data replaced: s_k moves within the ball ‖s‖₂ ≤ C)"
-    derivation = f"{rule}; {c_how}; b = √P = {b:.6g}; S = {S:.6g} (SPEC §7.2)"
+    derivation = f"{rule}; {c_how}; b = √P = {b:.6g}; S = {S:.6g} (model §7.2)"
     caveats = [
-        "μ_k (each client's mean update) travels on the error-free control channel and is released unprotected (SPEC §2)"
+        "μ_k (each client's mean update) travels on the error-free control channel and is released unprotected (model §2)"
     ]
     if normalization == "paper":
         caveats.insert(
             0,
             "paper normalization: C_max = max_k ‖x_k − μ_k·1‖₂ depends on every scheduled client's data; "
-            "S holds only if C_max is treated as public (SPEC §2)",
+            "S holds only if C_max is treated as public (model §2)",
         )
     else:
         caveats.insert(0, f"clip normalization with public clip norm R = {float(clip_norm):.6g}: ‖s_k‖₂ ≤ C by construction")

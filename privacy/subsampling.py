@@ -1,4 +1,4 @@
-"""Generic amplification-by-subsampling bounds on Rényi DP (SPEC §7.3): pure functions.
+"""Generic amplification-by-subsampling bounds on Rényi DP (model §7.3): pure functions.
 
 Each bound turns the RDP curve of a base mechanism, given at the integer orders 2…α, into the
 RDP curve of the same mechanism run on a uniformly subsampled dataset; both are stated at

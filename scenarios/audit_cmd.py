@@ -1,4 +1,4 @@
-"""``floras audit``: what the base station and the model's consumers can learn (SPEC §7.1, §7.5).
+"""``floras audit``: what the base station and the model's consumers can learn (model §7.1, §7.5).
 
 Example::
 

@@ -1,4 +1,4 @@
-"""``floras calibrate``: the noise parameter of a scheme that meets a target ε (SPEC §10).
+"""``floras calibrate``: the noise parameter of a scheme that meets a target ε (model §10).
 
 Usage::
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "calibrate", help="noise parameter of a scheme that meets a target ε (SPEC §10)",
+        "calibrate", help="noise parameter of a scheme that meets a target ε (model §10)",
         description=__doc__.split("\n\n")[0].replace("``", ""), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--scheme", required=True, help="floras, central-gaussian, analog-gaussian, ddgauss or sqsgd")

@@ -1,4 +1,4 @@
-"""Calibration: the noise parameter of a scheme that meets a target ε (SPEC §10), and its symbolic use.
+"""Calibration: the noise parameter of a scheme that meets a target ε (model §10), and its symbolic use.
 
 For each scheme one scenario key is searched so that the run's own accountant
 (:meth:`scenarios.config.ScenarioConfig.privacy_accountant`, the same one that writes the run's
@@ -59,7 +59,7 @@ SCHEME_PARAMETER = {
 }
 FLORAS_N_RANGE = 2**14  # N ≤ L for orthonormal sequences; also keeps S/γ where the tight bound evaluates
 NON_PRIVATE = ("ideal", "channel-inversion")
-#: the threat model each scheme's ε covers (CONTRACT; SPEC §10)
+#: the threat model each scheme's ε covers (CONTRACT; model §10)
 THREAT_MODELS = {
     "floras": "T1 only (output observer)",
     "central-gaussian": "trusted server; outputs only",

@@ -48,7 +48,10 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
+    from scenarios.version import __version__
+
     parser = Parser(prog="floras", description="Private wireless federated learning simulator (FLORAS).")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name in COMMAND_MODULES:

@@ -50,7 +50,7 @@ ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
 
 @dataclass(frozen=True)
 class DataConfig:
-    """``[data]``: which data set (SPEC §8)."""
+    """``[data]``: which data set (model §8)."""
 
     name: str = "digits"
     dir: str | None = None
@@ -64,7 +64,7 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class PartitionConfig:
-    """``[partition]``: M clients and how the training set is split (SPEC §1, §8)."""
+    """``[partition]``: M clients and how the training set is split (model §1, §8)."""
 
     kind: str = "iid"
     clients: int = 100
@@ -84,7 +84,7 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """``[training]``: K clients per round and local SGD (SPEC §1).
+    """``[training]``: K clients per round and local SGD (model §1).
 
     Exactly one of ``local_epochs`` and ``local_steps`` is set; a file that gives
     ``local_steps`` and not ``local_epochs`` gets ``local_epochs = None``.
@@ -101,7 +101,7 @@ class TrainingConfig:
 
 @dataclass(frozen=True)
 class PrivacyConfig:
-    """``[privacy]``: parameters of the ε column (SPEC §7)."""
+    """``[privacy]``: parameters of the ε column (model §7)."""
 
     delta: float = 1e-5
     level: str = "client"
@@ -263,8 +263,8 @@ class ScenarioConfig:
 
     def privacy_accountant(self, *, d: int, D: int):
         """The run's accountant (:func:`scenarios.scheme_privacy.scheme_accountant`): FLORAS's
-        :class:`privacy.FlorasRunAccountant` (SPEC §7), each private baseline's and sqSGD's
-        :class:`privacy.SchemeRunAccountant` (SPEC §9). Errors name ``privacy.*``."""
+        :class:`privacy.FlorasRunAccountant` (model §7), each private baseline's and sqSGD's
+        :class:`privacy.SchemeRunAccountant` (model §9). Errors name ``privacy.*``."""
         from scenarios.scheme_privacy import scheme_accountant
 
         return scheme_accountant(self, d=d, D=D)
@@ -302,7 +302,7 @@ def scenario_from_dict(data: dict, overrides: dict | None = None, *, resolve: bo
     """Build and validate a :class:`ScenarioConfig` from a mapping (e.g. parsed TOML).
 
     With ``resolve`` a ``privacy.target_epsilon`` is calibrated into the scheme's noise key
-    (:func:`scenarios.calibration.resolve_privacy_target`, SPEC §10).
+    (:func:`scenarios.calibration.resolve_privacy_target`, model §10).
     """
     if not isinstance(data, dict):
         raise ValueError(f"scenario must be a mapping of tables (got {type(data).__name__})")

@@ -1,4 +1,4 @@
-"""Where the clients' permutation key comes from, and what of it may be stored (SPEC §4).
+"""Where the clients' permutation key comes from, and what of it may be stored (model §4).
 
 The key is the clients' secret; the base station, and so anything in a results directory,
 must not reveal it. Stored records therefore carry only the key's *source* and its

@@ -1,4 +1,4 @@
-"""``floras link``: Monte-Carlo link-level comparison of the aggregation schemes (SPEC §5, §6).
+"""``floras link``: Monte-Carlo link-level comparison of the aggregation schemes (model §5, §6).
 
 Example::
 
@@ -38,17 +38,17 @@ def register(subparsers) -> None:
     p.add_argument("--sequences", choices=SEQUENCE_FAMILIES, default="walsh-hadamard")
     p.add_argument("--normalization", choices=NORMALIZATIONS, default="paper")
     p.add_argument("--clip-norm", type=float, default=None, help="R for --normalization clip")
-    p.add_argument("--resource", choices=RESOURCES, default="equal", help="resource convention (SPEC §5)")
+    p.add_argument("--resource", choices=RESOURCES, default="equal", help="resource convention (model §5)")
     p.add_argument("--g-th", type=float, default=0.01, help="channel-inversion truncation threshold on |h|^2 (> 0)")
     p.add_argument("--rho-rule", choices=RHO_RULES, default="threshold")
     p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
     add_baseline_options(p)
-    add_sqsgd_options(p)  # sqSGD (SPEC §9.3)
+    add_sqsgd_options(p)  # sqSGD (model §9.3)
     add_key_and_json_options(p, json_help="write the summary as JSON")
     p.set_defaults(handler=run)
 
 
-# ---- private baselines (SPEC §9.1, §9.2)
+# ---- private baselines (model §9.1, §9.2)
 DEFAULT_SCHEMES = ("floras", "channel-inversion", "ideal")
 
 
@@ -126,7 +126,7 @@ def format_table(summary: dict) -> str:
                      f"{_fmt(s['channel_uses']['mean']):>11} {s['seconds_per_round']:>9.2g}  {detail}")
     lines.append("")
     lines.append("NMSE = ||x_hat - sum x||^2 / ||sum x||^2 per round (schemes with truncation: admitted clients' sum)")
-    lines.append("uses/round = real channel uses per round (SPEC §5): FLORAS (d+1)L, analog d*L or d, digital sum ceil(bits/r_k)")
+    lines.append("uses/round = real channel uses per round (model §5): FLORAS (d+1)L, analog d*L or d, digital sum ceil(bits/r_k)")
     return "\n".join(lines)
 
 

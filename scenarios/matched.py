@@ -1,4 +1,4 @@
-"""The matched comparison at equal (ε, δ) (SPEC §10): plan, predict and record a sweep of calibrated schemes.
+"""The matched comparison at equal (ε, δ) (model §10): plan, predict and record a sweep of calibrated schemes.
 
 A matched sweep file is an ordinary sweep file (:mod:`scenarios.sweep_file`) whose grid sets
 ``privacy.target_epsilon``; every grid point is calibrated when it is loaded
@@ -13,7 +13,7 @@ Gaussian on an ideal channel, the error-free digital schemes DDGauss and sqSGD, 
 reference) run at the first SNR of the sweep's ``phy.snr_db`` grid only; their points at the
 other SNRs are recorded as ``reused`` (with ``reuses``, the slug of the point that ran) and the
 figures draw that run's accuracy there. Only their channel uses depend on the SNR (the digital
-schemes' TDMA rate, SPEC §5), which the tables state.
+schemes' TDMA rate, model §5), which the tables state.
 
 :func:`predict` gives the run count and the predicted wall time from the per-round table of
 :mod:`scenarios.matched_timing`.

@@ -1,4 +1,4 @@
-"""Accountant sensitivity of a matched sweep (SPEC §10 (a)/(b), issue 15): the calibrated key of every
+"""Accountant sensitivity of a matched sweep (model §10 (a)/(b), issue 15): the calibrated key of every
 scheme and target ε under each accountant, without training.
 
 For every case of a matched sweep and every finite target ε of its grid (at the first value of

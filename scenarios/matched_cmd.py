@@ -1,4 +1,4 @@
-"""``floras matched``: the matched comparison at equal (ε, δ): calibrate, predict, run (SPEC §10).
+"""``floras matched``: the matched comparison at equal (ε, δ): calibrate, predict, run (model §10).
 
 Examples::
 

@@ -1,5 +1,5 @@
 """``floras pir``: costs of federated submodel learning with private information retrieval
-against the naive scheme, and its verification (seed 004; SPEC §9.6).
+against the naive scheme, and its verification (seed 004; model §9.6).
 
 Usage::
 
@@ -47,7 +47,7 @@ def run(args) -> int:
     rows = cost_table(rs=args.r, ss=args.s, Ns=args.N, q=q, snr_dbs=args.snr_db, g_th=args.g_th)
     payload = {"parameters": {"r": args.r, "s": args.s, "N": args.N, "field_bits": args.field_bits, "q": q,
                               "snr_db": args.snr_db, "g_th": args.g_th},
-               "conventions": {"snr": "SNR = P/sigma^2 (SPEC §5)", "guarantee": GUARANTEE, "link": LINK_CONVENTION},
+               "conventions": {"snr": "SNR = P/sigma^2 (model §5)", "guarantee": GUARANTEE, "link": LINK_CONVENTION},
                "rows": rows}
     if args.verify:
         payload["verify"] = verify_all(r=args.r[0], s=args.s[0], N=args.N[0], field_bits=args.field_bits,

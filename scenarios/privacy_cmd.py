@@ -1,4 +1,4 @@
-"""``floras privacy``: ε of a federated run (FLORAS, Gaussian, DDGauss, LDP), planning, privacy curves (SPEC §7, §9).
+"""``floras privacy``: ε of a federated run (FLORAS, Gaussian, DDGauss, LDP), planning, privacy curves (model §7, §9).
 
 Usage::
 
@@ -15,7 +15,7 @@ Usage::
 ddgauss, the smallest local noise scale; for ldp, the largest ε₀ meeting the target. FLORAS with
 ``--snr-db`` adds the link-level ε_link of the simulated link at that SNR (:mod:`privacy.link`).
 
-The first form prints ε with every assumption (SPEC §7.4); ``--sensitivity`` overrides the S
+The first form prints ε with every assumption (model §7.4); ``--sensitivity`` overrides the S
 derived from the normalization. ``plan`` prints the smallest N that reaches the target ε, or says
 that none in the searched range does. ``curves`` computes ε against γ and against T through the
 accountant, stores them as JSON and draws the figures (PNG and PDF).
@@ -66,7 +66,7 @@ def register(subparsers) -> None:
     p.add_argument("--noise-multiplier", type=float, default=None, help="gaussian: noise std = Z × sensitivity")
     p.add_argument("--grid", type=float, default=None, help="ddgauss: grid step γ (or give --bits)")
     p.add_argument("--local-std", type=float, default=None, help="ddgauss: each client's noise scale σ (model units)")
-    p.add_argument("--bits", type=int, default=None, help="ddgauss: bit width B; γ from the bit budget (SPEC §9.2)")
+    p.add_argument("--bits", type=int, default=None, help="ddgauss: bit width B; γ from the bit budget (model §9.2)")
     p.add_argument("--beta", type=float, default=math.exp(-0.5), help="ddgauss: β of the conditional rounding (e^-1/2)")
     p.add_argument("--k-stddevs", type=float, default=4.0, help="ddgauss: standard deviations kept in the modulus (4)")
     p.add_argument("--epsilon0", type=float, default=None, help="ldp: per-round pure ε₀")
@@ -101,7 +101,7 @@ def _link(args):
 
 
 def _ddgauss_grid(args, n: int, local_std: float) -> float:
-    """γ from the bit budget 2^B = 2k·√(c²n²/d + (γ²/4 + σ²)·n)/γ (SPEC §9.2), solved for γ."""
+    """γ from the bit budget 2^B = 2k·√(c²n²/d + (γ²/4 + σ²)·n)/γ (model §9.2), solved for γ."""
     if args.grid is not None:
         return _finite("grid", args.grid, allow_zero=False)
     if args.bits is None:

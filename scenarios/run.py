@@ -5,8 +5,8 @@ Run directory
 ``config.json``
     The resolved scenario (``config``; ``run.key_hex`` replaced by ``"<redacted>"``), the seed, derived sizes (d, M, D, K, local steps),
     the data source and partition summary, the aggregator's description, the SNR definition
-    (SPEC §5), the FLORAS key's source and identifier (``key``: never the key itself), the definition of every metric, the ε
-    assumptions (SPEC §7.4), package versions and the project's git revision.
+    (model §5), the FLORAS key's source and identifier (``key``: never the key itself), the definition of every metric, the ε
+    assumptions (model §7.4), package versions and the project's git revision.
 ``metrics.csv``
     Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
     one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
@@ -34,12 +34,12 @@ squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy 
 is the number of clients the round's uplink admitted (the aggregator's ``admitted`` diagnostic:
 channel inversion, the analog Gaussian baseline, DDGauss, sqSGD); ``epsilon`` is the ε (at
 ``privacy.delta``) spent after that round under threat model T1 for FLORAS, under each private
-baseline's own threat model for the baselines (SPEC §9), and ``inf`` for schemes that add no privacy
+baseline's own threat model for the baselines (model §9), and ``inf`` for schemes that add no privacy
 noise; ``wall_time_s`` is the cumulative training wall time since the run started (setup and
 ``tf.function`` tracing excluded; continued across resumes). The setup time (data, partition, model,
 aggregator) and the tracing time (one warm-up call of the training and evaluation functions, which
 does not change results) of a fresh start are recorded in ``config.json`` under ``timing``;
-``channel_uses`` is the real channel uses of the round's uplink (SPEC §5; the aggregator's
+``channel_uses`` is the real channel uses of the round's uplink (model §5; the aggregator's
 ``channel_uses`` diagnostic).
 """
 
@@ -90,7 +90,7 @@ __all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "re
 
 
 def derive_key(config: ScenarioConfig) -> ResolvedKey:
-    """The FLORAS clients' shared key (SPEC §4) with its source and identifier.
+    """The FLORAS clients' shared key (model §4) with its source and identifier.
 
     By :func:`scenarios.keys.resolve_key`: ``FLORAS_KEY_FILE`` / ``FLORAS_KEY_HEX``, else
     ``run.key_hex``, else the simulation-only key of :func:`phy.assignment.simulation_key`
@@ -189,7 +189,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
         synthetic_features=config.data.synthetic_features,
         synthetic_classes=config.data.synthetic_classes,
     )
-    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (SPEC §10)
+    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (model §10)
         from fl.validation import carve_validation
 
         data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
@@ -275,7 +275,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
                            "(FLORAS: T1; baselines and sqSGD: privacy_report.threat_model; inf: no privacy noise)",
                 "wall_time_s": "cumulative training wall time [s] since the run started (setup and tf.function tracing "
                                "excluded; see timing)",
-                "channel_uses": "real channel uses of the round's uplink (SPEC §5): FLORAS (d+1)L, analog d*L or d, "
+                "channel_uses": "real channel uses of the round's uplink (model §5): FLORAS (d+1)L, analog d*L or d, "
                                 "digital sum over admitted clients of ceil(bits_k/r_k)",
             },
             "timing": {

@@ -28,7 +28,7 @@ __all__ = ["METRICS_HEADER", "SNR_DEFINITION", "TRAIN_LOSS_DEFINITION", "read_me
 METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
                   "channel_uses")
 SNR_DEFINITION = (
-    "SNR := P/sigma^2 (SPEC §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
+    "SNR := P/sigma^2 (model §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
     "seen after despreading with a unit-norm sequence (despread SNR = L*P/sigma^2)"
 )
 TRAIN_LOSS_DEFINITION = (

@@ -1,4 +1,4 @@
-"""Each scheme's privacy accountant and threat model for a run (SPEC §7, §9): the dispatch behind
+"""Each scheme's privacy accountant and threat model for a run (model §7, §9): the dispatch behind
 :meth:`scenarios.config.ScenarioConfig.privacy_accountant`.
 
 FLORAS: :class:`privacy.FlorasRunAccountant` (threat model T1, with the link model's ε_link);
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["PRIVATE_BASELINES", "BASELINE_THREAT_MODELS", "scheme_accountant"]
 
 
-# ---- private baselines (SPEC §9.1, §9.2): each scheme's own event and threat model
+# ---- private baselines (model §9.1, §9.2): each scheme's own event and threat model
 PRIVATE_BASELINES = ("central-gaussian", "analog-gaussian", "ddgauss")
 BASELINE_THREAT_MODELS = {
     "central-gaussian": "trusted server; outputs only",
@@ -60,14 +60,14 @@ def _baseline_accountant_of(config: "ScenarioConfig", *, d: int):
 
 
 def scheme_accountant(config: "ScenarioConfig", *, d: int, D: int):
-    """The run's accountant: :class:`privacy.FlorasRunAccountant` for FLORAS (SPEC §7), the
-    :class:`privacy.SchemeRunAccountant` of its own event for the private baselines and sqSGD (SPEC §9).
+    """The run's accountant: :class:`privacy.FlorasRunAccountant` for FLORAS (model §7), the
+    :class:`privacy.SchemeRunAccountant` of its own event for the private baselines and sqSGD (model §9).
 
-    Client sampling is uniform without replacement (SPEC §1); ``local_steps`` is None in
+    Client sampling is uniform without replacement (model §1); ``local_steps`` is None in
     ``local_epochs`` mode (every record is used: q_touch = 1). Errors name ``privacy.*``. The
-    accountant is ``rdp`` (conditional-Gaussian bound, SPEC §9.5); the link model (SNR, L, CSIT)
+    accountant is ``rdp`` (conditional-Gaussian bound, model §9.5); the link model (SNR, L, CSIT)
     makes every report carry the link-level ``epsilon_link`` (privacy/link.py). sqSGD: pure ε₀-LDP
-    rounds (SPEC §9.3).
+    rounds (model §9.3).
     """
     if config.phy.scheme == "sqsgd":
         return _sqsgd_accountant(config)
@@ -94,7 +94,7 @@ def scheme_accountant(config: "ScenarioConfig", *, d: int, D: int):
 
 
 def _sqsgd_accountant(config: "ScenarioConfig"):
-    """:class:`privacy.SchemeRunAccountant` ("ldp") of a sqSGD run: pure ε₀ per round (SPEC §9.3).
+    """:class:`privacy.SchemeRunAccountant` ("ldp") of a sqSGD run: pure ε₀ per round (model §9.3).
 
     Client sampling as for the other schemes: K of M without replacement (replace-one) or Poisson
     (add/remove), from ``[privacy] relation``. Full local epochs: item level equals client level.

@@ -1,4 +1,4 @@
-"""``floras link`` options of the sqSGD scheme (SPEC §9.3); argparse and the standard library only.
+"""``floras link`` options of the sqSGD scheme (model §9.3); argparse and the standard library only.
 
 ``--sq-levels`` K_q ≥ 2, ``--sq-ratio`` r ∈ (0, 1], ``--epsilon0`` ε₀ > 0 (per client and round),
 ``--kappa`` (integer; default: the κ that maximizes m), ``--sq-estimator`` {unbiased, sparse}; the

@@ -77,12 +77,12 @@ def run(args: argparse.Namespace) -> int:
     from scenarios.scheme_privacy import BASELINE_THREAT_MODELS
 
     eps = summary["final_epsilon"]
-    if config.phy.scheme == "sqsgd":  # SPEC §9.3
+    if config.phy.scheme == "sqsgd":  # model §9.3
         eps_text = (f"{eps:.4g} at delta = {config.privacy.delta:g} (epsilon0 = {config.phy.epsilon0:g}-LDP per round "
                     "against any observer; composed with client-sampling amplification, see config.json)")
     elif config.phy.scheme == "floras":
         eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model T1)"
-    elif config.phy.scheme in BASELINE_THREAT_MODELS:  # private baselines (SPEC §9)
+    elif config.phy.scheme in BASELINE_THREAT_MODELS:  # private baselines (model §9)
         eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model: {BASELINE_THREAT_MODELS[config.phy.scheme]})"
     else:
         eps_text = "inf (no privacy noise)"

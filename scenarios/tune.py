@@ -1,4 +1,4 @@
-"""Learning-rate selection on a validation split (SPEC §10: each scheme at its best η from a small grid).
+"""Learning-rate selection on a validation split (model §10: each scheme at its best η from a small grid).
 
 For every case (scheme) of a matched sweep, :func:`tune_sweep` builds a small sweep: the case's
 grid point at one ε and SNR (``at_epsilon``, ``at_snr_db``; a scheme without privacy noise, or

@@ -1,4 +1,4 @@
-"""``floras tune``: each case's learning rate chosen on a validation split (SPEC §10; never the test set).
+"""``floras tune``: each case's learning rate chosen on a validation split (model §10; never the test set).
 
 Example::
 

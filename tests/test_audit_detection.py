@@ -1,4 +1,4 @@
-"""T2 measurements: active-sequence detection, per-client decoding, linking (SPEC §7.1, §7.5)."""
+"""T2 measurements: active-sequence detection, per-client decoding, linking (model §7.1, §7.5)."""
 
 import dataclasses
 
@@ -39,7 +39,7 @@ def test_np_threshold_gives_the_nominal_false_alarm_on_noise(kind):
 
 @pytest.mark.parametrize("csit", ["none", "phase"])
 def test_theoretical_detection_probability_matches_direct_sampling(csit):
-    """P_D formula/quadrature vs r = g·b + n sampled from the SPEC §5 gain law."""
+    """P_D formula/quadrature vs r = g·b + n sampled from the model §5 gain law."""
     b, nv, n = 1.0, 0.05, 200_000
     g = stream(2, "audit-test-pd", 0).standard_normal((n, 2)) * np.sqrt(0.5)
     gain = g[:, 0] if csit == "none" else np.hypot(g[:, 0], g[:, 1])

@@ -1,4 +1,4 @@
-"""Distinguishing games on FLORAS rounds (SPEC §7.5) and the ``floras audit`` command."""
+"""Distinguishing games on FLORAS rounds (model §7.5) and the ``floras audit`` command."""
 
 import json
 

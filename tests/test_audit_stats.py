@@ -1,4 +1,4 @@
-"""Clopper–Pearson intervals and the empirical ε lower bound (SPEC §7.5) on cases with known answers."""
+"""Clopper–Pearson intervals and the empirical ε lower bound (model §7.5) on cases with known answers."""
 
 import math
 

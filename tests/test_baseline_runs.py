@@ -1,4 +1,4 @@
-"""floras train with the private baselines (SPEC §9): runs, channel uses column, validation before work."""
+"""floras train with the private baselines (model §9): runs, channel uses column, validation before work."""
 
 import csv
 import math

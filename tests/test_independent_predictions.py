@@ -1,7 +1,7 @@
-"""Noise levels and laws predicted from SPEC's formulas and the raw configuration (issue 16, item 1).
+"""Noise levels and laws predicted from the formulas of docs/model.md and the raw configuration (issue 16, item 1).
 
 Every expected value here is computed in the test from the numbers a user types (P, SNR in dB,
-L, N, K, g_th, resource convention) and SPEC §5–§6; none is read from an attribute the code under
+L, N, K, g_th, resource convention) and model §5–§6; none is read from an attribute the code under
 test computed (``noise_std``, ``noise_variance``, ``gamma``, ``rho`` …). The realised random
 quantities (the round's reference outputs r^s, its gains, its admitted set) are data, not
 parameters, and may be used.
@@ -31,7 +31,7 @@ Z = 5.0  # standard errors allowed: two-sided false-alarm probability 6e-7 per c
 
 
 def sigma2(P, snr_db):
-    """σ² = P / 10^(SNR/10) (SPEC §5, SNR := P/σ²), from the raw numbers."""
+    """σ² = P / 10^(SNR/10) (model §5, SNR := P/σ²), from the raw numbers."""
     return P / 10.0 ** (snr_db / 10.0)
 
 
@@ -43,7 +43,7 @@ def _vectors(K, d, t):
 @pytest.mark.parametrize("path", ["fast", "chip"])
 @pytest.mark.parametrize("P, snr_db, L", [(1.0, 10.0, 32), (4.0, 3.0, 16)])
 def test_floras_data_noise_variance_from_raw_config(path, P, snr_db, L):
-    """SPEC §6.1 sufficient statistic: given r^s, ŝ^i − Σ_k (b g_k / r^s_{π(k)}) s_k^i ~ N(0, (b²σ²/L)·Σ_j (r_j^s)^−2).
+    """model §6.1 sufficient statistic: given r^s, ŝ^i − Σ_k (b g_k / r^s_{π(k)}) s_k^i ~ N(0, (b²σ²/L)·Σ_j (r_j^s)^−2).
 
     Holds for any γ with orthonormal A (per-chip noise N(0, σ²/L), unit-norm a_j). σ² and b = √P are
     computed here from P and the SNR in dB; a wrong per-chip noise level (×√2, ×2, σ² instead of
@@ -57,7 +57,7 @@ def test_floras_data_noise_variance_from_raw_config(path, P, snr_db, L):
         s = _vectors(K, d, t)
         r = link.run_round(s, round_index=t)
         h = draw_rayleigh(3, t, K=K)  # the keyed fading draw (its law is tested in test_phy_fading)
-        g = np.real(h)  # csit = "none": g_k = Re(h_k), SPEC §5
+        g = np.real(h)  # csit = "none": g_k = Re(h_k), model §5
         active_term = (math.sqrt(b2) * g / r.r_ref[r.active]) @ s
         var = b2 * s2 / L * np.sum(r.r_ref ** -2.0)
         z.append((r.s_hat - active_term) / math.sqrt(var))
@@ -117,7 +117,7 @@ def test_inactive_noise_scale_is_n_minus_k(inactive_rounds):
 
 
 def test_conditional_variance_is_levy_with_scale_gamma_squared(inactive_rounds):
-    """V ~ Lévy(0, γ²) (SPEC §6.1): 1/V ~ Gamma(½, rate γ²/2), so E[1/V] = 1/γ² with SD √2/γ².
+    """V ~ Lévy(0, γ²) (model §6.1): 1/V ~ Gamma(½, rate γ²/2), so E[1/V] = 1/γ² with SD √2/γ².
 
     A factor c in γ moves the mean of 1/V by 1/c²: a factor √2 halves it, ≈ 6 SE at n = 300 for Z = 5
     (a factor 2 quarters it).
@@ -132,7 +132,7 @@ def test_conditional_variance_is_levy_with_scale_gamma_squared(inactive_rounds):
 @pytest.mark.parametrize("resource, per_symbol", [("equal", lambda s2, L: s2 / L), ("source-literal", lambda s2, L: s2)])
 @pytest.mark.parametrize("rule", ["threshold", "min-admitted"])
 def test_channel_inversion_error_variance_from_raw_config(resource, per_symbol, rule):
-    """ŝ − Σ_adm s_k = n/√ρ, n ~ N(0, σ²/L) (equal resource) or N(0, σ²) (source literal), SPEC §5, §6.2.
+    """ŝ − Σ_adm s_k = n/√ρ, n ~ N(0, σ²/L) (equal resource) or N(0, σ²) (source literal), model §5, §6.2.
 
     ρ from the raw threshold (ρ = g_th) or from the keyed fading draw (ρ = min_adm |h_k|²), computed
     here; the admitted set from |h_k|² ≥ g_th, computed here too.

@@ -56,7 +56,7 @@ def test_empty_or_wrongly_shaped_updates_are_refused_by_name(shape):
 
 @pytest.mark.parametrize("rule", ["paper", "clip"])
 def test_constant_updates_normalize_to_zero_and_come_back_as_their_means(rule):
-    """Every centred update is 0 (each client's entries equal): nothing to transmit, s = 0, the means return (SPEC §2)."""
+    """Every centred update is 0 (each client's entries equal): nothing to transmit, s = 0, the means return (model §2)."""
     x = np.array([[2.0, 2.0, 2.0], [-1.0, -1.0, -1.0]])
     nz = normalize(x, rule=rule, C=3.0, clip_norm=1.0)
     np.testing.assert_array_equal(nz.s, 0.0)

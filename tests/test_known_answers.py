@@ -1,9 +1,9 @@
 """Known answers for everything keyed (issue 16, item 3): a change of algorithm must update the fixture.
 
 ``tests/fixtures/known_answers.json`` pins, for fixed inputs, the keyed permutation π_t (explicit
-key, several rounds, SPEC §4), a client's batch order over several local epochs (fl.training),
-the fading draw (SPEC §5), one logical block of noise (phy.blocks), one keyed stream
-(phy.randomness) and the keyed sequence sets (SPEC §3). Regenerate with ``python tests/fixtures/make_known_answers.py`` only when the
+key, several rounds, model §4), a client's batch order over several local epochs (fl.training),
+the fading draw (model §5), one logical block of noise (phy.blocks), one keyed stream
+(phy.randomness) and the keyed sequence sets (model §3). Regenerate with ``python tests/fixtures/make_known_answers.py`` only when the
 change is intended, and say so in the commit. The permutation is pinned for an explicit key, not
 for a key derived from a seed (that derivation is a separate, replaceable choice).
 """
@@ -109,7 +109,7 @@ def test_keyed_stream_known_answer():
 
 
 def test_keyed_sequence_sets_known_answer():
-    """The keyed random-orthonormal set (QR with the signs fixed by diag(R)) and the pn set (SPEC §3)."""
+    """The keyed random-orthonormal set (QR with the signs fixed by diag(R)) and the pn set (model §3)."""
     fx = FIXTURE["sequences"]
     kw = dict(L=fx["L"], N=fx["N"], seed=fx["seed"])
     np.testing.assert_allclose(random_orthonormal(**kw), fx["random_orthonormal"], rtol=0, atol=1e-13)

@@ -1,4 +1,4 @@
-"""Matched comparison (SPEC §10): calibration, symbolic targets, validation split, tuning, prediction, figures.
+"""Matched comparison (model §10): calibration, symbolic targets, validation split, tuning, prediction, figures.
 
 Every calibrated value is checked against the accountant itself (or dp_accounting for the
 Gaussian), never against a number the calibration computed: the value must meet the target
@@ -376,7 +376,7 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
         if cfg["privacy"]["target_epsilon"] != "inf":
             assert cfg["privacy"]["calibrated"]["achieved_epsilon"] <= 8.0
         uses = {line.split(",")[-1] for line in (r / "metrics.csv").read_text().strip().splitlines()[1:]}
-        # SPEC §5, every run records channel_uses: FLORAS (d + 1)·L (pilot + d symbols), the Gaussian sum d·L
+        # model §5, every run records channel_uses: FLORAS (d + 1)·L (pilot + d symbols), the Gaussian sum d·L
         assert uses == {str((4810 + (label == "floras-none")) * 32)}
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
     assert (figs / "matched_accuracy_vs_epsilon.png").stat().st_size > 10_000

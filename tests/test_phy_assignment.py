@@ -1,4 +1,4 @@
-"""Keyed random-permutation assignment (SPEC §4) and the key-free receiver API."""
+"""Keyed random-permutation assignment (model §4) and the key-free receiver API."""
 
 import hashlib
 import hmac

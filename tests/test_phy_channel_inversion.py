@@ -1,4 +1,4 @@
-"""Truncated channel inversion (SPEC §6.2)."""
+"""Truncated channel inversion (model §6.2)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Encoders of the digital schemes: randomized Walsh–Hadamard rotation and the discrete Gaussian (SPEC §9.2)."""
+"""Encoders of the digital schemes: randomized Walsh–Hadamard rotation and the discrete Gaussian (model §9.2)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Shannon-rate TDMA uplink and per-scheme channel uses (SPEC §5)."""
+"""Shannon-rate TDMA uplink and per-scheme channel uses (model §5)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Rayleigh block fading through Sionna (SPEC §5)."""
+"""Rayleigh block fading through Sionna (model §5)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""FLORAS link (SPEC §6.1): recovery, Cauchy inactive noise, conditional Gaussianity, paths, chunks."""
+"""FLORAS link (model §6.1): recovery, Cauchy inactive noise, conditional Gaussianity, paths, chunks."""
 
 from dataclasses import replace
 

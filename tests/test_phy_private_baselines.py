@@ -1,4 +1,4 @@
-"""Private aggregation baselines (SPEC §9.1, §9.2) against closed forms from the raw configuration."""
+"""Private aggregation baselines (model §9.1, §9.2) against closed forms from the raw configuration."""
 
 import math
 from dataclasses import replace
@@ -180,7 +180,7 @@ def _configs():
     }
 
 
-# FLORAS is not in the list: its Cauchy error has no mean (SPEC §6.1), so "unbiased" has no meaning there
+# FLORAS is not in the list: its Cauchy error has no mean (model §6.1), so "unbiased" has no meaning there
 @pytest.mark.parametrize("scheme", ["central-gaussian", "analog-gaussian", "ddgauss", "channel-inversion"])
 def test_unbiased(scheme):
     K, d, rounds = 6, 256, 60

@@ -1,4 +1,4 @@
-"""Spreading-sequence sets (SPEC §3)."""
+"""Spreading-sequence sets (model §3)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""sqSGD (SPEC §9.3): exact ε₀-LDP of PrivQuant, the unbiasing constant m, the samplers,
+"""sqSGD (model §9.3): exact ε₀-LDP of PrivQuant, the unbiasing constant m, the samplers,
 unbiasedness of the whole pipeline, bits and channel uses, bad inputs."""
 
 import itertools
@@ -35,7 +35,7 @@ def brute_force_pmf(v, *, K, eps, kappa):
 
 
 def test_reference_m_of_spec():
-    # d̃ = 15, K_q = 2, ε₀ = 1, κ = 0: m = C(14, 7)(2p − 1)/2^14 with p = e/(1 + e) (SPEC §9.3)
+    # d̃ = 15, K_q = 2, ε₀ = 1, κ = 0: m = C(14, 7)(2p − 1)/2^14 with p = e/(1 + e) (model §9.3)
     p = math.e / (1.0 + math.e)
     expected = math.comb(14, 7) * (2 * p - 1) / 2**14
     assert expected == pytest.approx(0.09680, abs=5e-6)

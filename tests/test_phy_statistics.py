@@ -1,4 +1,4 @@
-"""Statistics helpers for the inactive-sequence noise (SPEC §6.1)."""
+"""Statistics helpers for the inactive-sequence noise (model §6.1)."""
 
 import numpy as np
 from scipy import stats

@@ -1,6 +1,6 @@
-"""FLORAS sufficient-statistic path (SPEC §6.1 "Sufficient-statistic path") against the fast path.
+"""FLORAS sufficient-statistic path (model §6.1 "Sufficient-statistic path") against the fast path.
 
-Noise levels are predicted from SPEC's formula and the raw configuration numbers (P, SNR in dB, L):
+Noise levels are predicted from the formulas of docs/model.md and the raw configuration numbers (P, SNR in dB, L):
 conditionally on the N pilot outputs r^s, ŝ^i − Σ_k (b·g_k/r^s_{π(k)})·s_k^i is N(0, v) i.i.d. over i with
 v = (P·σ²/L)·Σ_j (r_j^s)^{−2}, b = √P, σ² = P/10^(SNR/10).
 
@@ -84,7 +84,7 @@ def test_sufficient_path_matches_fast_path_in_distribution(setting):
         assert stats.ks_2samp(stat["fast"], stat["sufficient"]).pvalue > LEVEL
         assert stats.ks_2samp(stat["fast"], bad).pvalue < LEVEL  # the test has power against a factor 2
     np.testing.assert_array_equal(V["fast"], V["sufficient"])
-    if N > K:  # V ~ Lévy(0, γ²) (SPEC §6.1)
+    if N > K:  # V ~ Lévy(0, γ²) (model §6.1)
         assert stats.kstest(V["sufficient"], "levy", args=(0, (N - K) ** 2)).pvalue > LEVEL
 
 

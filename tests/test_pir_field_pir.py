@@ -1,4 +1,4 @@
-"""privacy.pir: prime field, split MDS code and the Sun–Jafar PIR (SPEC §9.6)."""
+"""privacy.pir: prime field, split MDS code and the Sun–Jafar PIR (model §9.6)."""
 
 from fractions import Fraction
 from itertools import permutations

@@ -1,9 +1,9 @@
-"""privacy.pir: exhaustive privacy check, the linkage attack across iterations, channel uses (SPEC §9.6, §5).
+"""privacy.pir: exhaustive privacy check, the linkage attack across iterations, channel uses (model §9.6, §5).
 
 Findings these tests pin down (docs/submodel_pir.md): the Sun–Jafar queries and the masked upload
 are independent of the trained row d; the source's MDS-coded exclusive data is not (it leaks d
 whenever the update is nonzero), the additively shared variant is; and across iterations one
-database recovers every earlier d from consecutive uploads, so SPEC §9.6's "zero mutual
+database recovers every earlier d from consecutive uploads, so model §9.6's "zero mutual
 information between the row index and each database's view" holds only per iteration.
 """
 
@@ -27,7 +27,7 @@ def test_three_databases_shared_is_private():
 
 
 def test_source_mds_exclusive_data_leaks_the_row():
-    """SPEC §9.6 (from seed 004) claims zero mutual information with the (r+s, r+s) MDS-coded
+    """model §9.6 (from seed 004) claims zero mutual information with the (r+s, r+s) MDS-coded
     exclusive data; the exhaustive check finds the view depends on d exactly when Δ_t ≠ 0."""
     res = check_uploads(r=2, s=4, N=2, q=7, exclusive="mds")
     assert not res.passed

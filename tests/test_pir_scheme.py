@@ -1,4 +1,4 @@
-"""privacy.pir: the submodel-learning iterations, their counted costs and the source's totals (SPEC §9.6)."""
+"""privacy.pir: the submodel-learning iterations, their counted costs and the source's totals (model §9.6)."""
 
 from fractions import Fraction
 
@@ -14,7 +14,7 @@ def beta(r, N):
 
 
 def source_total(r, s, N):
-    """SPEC §9.6: 2r + (3 + β + rN)·s."""
+    """model §9.6: 2r + (3 + β + rN)·s."""
     return 2 * r + (3 + beta(r, N) + r * N) * s
 
 

@@ -1,4 +1,4 @@
-"""Events, composition algebra and the accountant's contract (SPEC §7.3; STYLE: events vs accountant)."""
+"""Events, composition algebra and the accountant's contract (model §7.3; STYLE: events vs accountant)."""
 
 import math
 

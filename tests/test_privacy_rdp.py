@@ -1,4 +1,4 @@
-"""Closed forms and bounds of privacy.rdp against independent numerics (SPEC §7.2–§7.3)."""
+"""Closed forms and bounds of privacy.rdp against independent numerics (model §7.2–§7.3)."""
 
 import math
 

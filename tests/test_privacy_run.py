@@ -1,4 +1,4 @@
-"""FlorasRunAccountant reports, sensitivity, planning and the ``floras privacy`` command (SPEC §7.2–§7.4)."""
+"""FlorasRunAccountant reports, sensitivity, planning and the ``floras privacy`` command (model §7.2–§7.4)."""
 
 import json
 import math

@@ -17,7 +17,7 @@ from scenarios.cli import main
 
 def test_ddgauss_reference_and_replace_one():
     ev = DDGaussRound(n=100, d=256, clip=10.0, grid=0.05, local_std=5.0, beta=math.exp(-0.5), relation="add-remove")
-    r = 10 / 0.05  # SPEC §9.2: Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))}
+    r = 10 / 0.05  # model §9.2: Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))}
     assert ev.delta2 == pytest.approx(min(r + 16, math.sqrt(r * r + 64 + 1.0 * (r + 8))), rel=1e-12)
     assert ev.delta2 == pytest.approx(200.679, abs=1e-3)
     acc = SchemeRunAccountant("ddgauss", K=100, M=100, relation="add-remove", d=256, clip_norm=10.0, grid=0.05,

@@ -1,4 +1,4 @@
-"""Tight accounting: sampled-Gaussian RDP, FLORAS conditional-Gaussian bound (SPEC §9.5), link level (issue 10)."""
+"""Tight accounting: sampled-Gaussian RDP, FLORAS conditional-Gaussian bound (model §9.5), link level (issue 10)."""
 
 import math
 
@@ -82,7 +82,7 @@ def test_floras_issue_reference_new_below_old():
     new = FlorasRunAccountant(**kw).report(rounds=200)
     old = FlorasRunAccountant(accountant="rdp-generic", **kw).report(rounds=200)
     assert new.epsilon == pytest.approx(5.0, abs=0.1) and old.epsilon == pytest.approx(8.0, abs=0.15)
-    assert new.accountant == "rdp" and "SPEC §9.5" in " ".join(new.assumptions)
+    assert new.accountant == "rdp" and "model §9.5" in " ".join(new.assumptions)
     assert np.all(FlorasRunAccountant(**kw).round_rdp <= FlorasRunAccountant(accountant="rdp-generic", **kw).round_rdp)
 
 
@@ -144,7 +144,7 @@ def test_link_level_epsilon_is_reported_and_never_below_the_idealised_one():
 
 def test_floras_pld_mixture_is_a_tight_upper_bound_for_one_round():
     # One unsampled round with V revealed: δ(ε) = E_Z[δ_G(ε; μ = S|Z|/γ)] exactly, δ_G the Gaussian
-    # hockey-stick curve Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (SPEC §9.4); the pessimistic mixture must not be below it.
+    # hockey-stick curve Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (model §9.4); the pessimistic mixture must not be below it.
     from scipy import integrate
 
     from privacy.pld import cauchy_mixture_pld
@@ -165,7 +165,7 @@ def test_floras_pld_mixture_is_a_tight_upper_bound_for_one_round():
 def test_tiny_sensitivity_gives_a_finite_epsilon_below_the_unsampled_closed_form(S):
     """γ = 12, K = 20 of M = 100, T = 200: tiny S/γ (noise multipliers γ/(S|Z|) up to 10¹⁰, where
     dp_accounting's without-replacement bound raises "math domain error") gives a finite ε ≥ 0, at most
-    the unsampled conditional-Gaussian closed form of SPEC §7.2 composed T times on the same order grid,
+    the unsampled conditional-Gaussian closed form of model §7.2 composed T times on the same order grid,
     in well under a second."""
     import time
 
@@ -189,7 +189,7 @@ def test_tiny_sensitivity_gives_a_finite_epsilon_below_the_unsampled_closed_form
     kappa = 1.0 - alphas * (alphas - 1.0) * (S / gamma) ** 2
     ok = kappa > 0
     a = alphas[ok]
-    rdp = -np.log(kappa[ok]) / (2.0 * (a - 1.0))  # SPEC §7.2: (1/(α−1))·ln E[exp(α(α−1)S²Z²/(2γ²))]
+    rdp = -np.log(kappa[ok]) / (2.0 * (a - 1.0))  # model §7.2: (1/(α−1))·ln E[exp(α(α−1)S²Z²/(2γ²))]
     ref = max(0.0, float(np.min(T * rdp + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0))))
     assert math.isfinite(eps) and 0.0 <= eps <= ref + 1e-9
     if S >= 1e-3:

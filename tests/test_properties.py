@@ -111,7 +111,7 @@ INVALID = {
     "run.key_hex": st.one_of(st.binary(max_size=15).map(bytes.hex), st.text(min_size=1, max_size=40).filter(lambda s: not all(c in "0123456789abcdefABCDEF" for c in s)),
                              st.integers(), st.lists(st.text(), max_size=1)),
     "run.checkpoint_every": below(1),
-    # keys of the calibration, the validation split and the SPEC §9 schemes (validated whatever the scheme)
+    # keys of the calibration, the validation split and the model §9 schemes (validated whatever the scheme)
     "data.evaluate_on": not_in(("test", "validation")),
     "data.validation_fraction": st.one_of(st.floats(max_value=0.0, exclude_max=True, allow_nan=False),
                                           st.floats(min_value=1.0, allow_nan=False), NON_FINITE, NOT_NUMBER),

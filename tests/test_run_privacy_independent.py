@@ -1,8 +1,8 @@
 """Run-level ε against values computed from first principles in the test (issue 16, item 2).
 
 For each configuration the reference ε is built here by hand from the raw numbers (K, M, N, C, P,
-B, D, E, T, δ): the per-round Rényi curve from SPEC §7.2's closed form (or the Gaussian's
-αS²/(2σ²)), the sampling rate from SPEC §7.3 (client rate K/M, record rate
+B, D, E, T, δ): the per-round Rényi curve from model §7.2's closed form (or the Gaussian's
+αS²/(2σ²)), the sampling rate from model §7.3 (client rate K/M, record rate
 q_touch = 1 − (1 − B/D)^E), the Poisson amplification bound transcribed from Zhu & Wang 2019,
 Thm 6, composition over T rounds by multiplication, and the tight conversion of Canonne–Kamath–
 Steinke 2020 / Balle et al. 2020 written out. dp_accounting evaluates the events it supports
@@ -31,7 +31,7 @@ REL = 1e-9
 
 # ------------------------------------------------------------------ first-principles pieces
 def cauchy_round(alpha, S, gamma):
-    """SPEC §7.2: ε(α) = −ln(1 − α(α−1)S²/γ²)/(2(α−1)) when α(α−1)S² < γ², else ∞."""
+    """model §7.2: ε(α) = −ln(1 − α(α−1)S²/γ²)/(2(α−1)) when α(α−1)S² < γ², else ∞."""
     x = alpha * (alpha - 1.0) * S * S / (gamma * gamma)
     return math.inf if x >= 1.0 else -math.log1p(-x) / (2.0 * (alpha - 1.0))
 
@@ -101,7 +101,7 @@ def test_floras_client_level_poisson_sampling():
 
 @pytest.mark.parametrize("sampling, M", [("poisson", 100), ("without-replacement", 20)])
 def test_floras_item_level_local_steps_uses_q_touch(sampling, M):
-    """Item add/remove with E local steps of B of D records: q_touch = 1 − (1 − B/D)^E (SPEC §7.3).
+    """Item add/remove with E local steps of B of D records: q_touch = 1 − (1 − B/D)^E (model §7.3).
 
     ``poisson`` applies no client amplification at item level; ``without-replacement`` with M = K
     samples every client (rate 1). Either way the event is Poisson record sampling at q_touch of the

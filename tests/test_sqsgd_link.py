@@ -1,4 +1,4 @@
-"""``floras link --scheme sqsgd``: JSON fields, the two estimators' bias, and bad inputs (SPEC §9.3)."""
+"""``floras link --scheme sqsgd``: JSON fields, the two estimators' bias, and bad inputs (model §9.3)."""
 
 import json
 import math

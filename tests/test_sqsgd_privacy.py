@@ -1,4 +1,4 @@
-"""sqSGD privacy, mechanism side (SPEC §9.3): the exact Rényi divergences of PrivQuant never exceed
+"""sqSGD privacy, mechanism side (model §9.3): the exact Rényi divergences of PrivQuant never exceed
 binary randomized response's with the same ε₀, and reach it (n = 1, K_q = 2), so the RR curve is
 the tightest per-round RDP valid for every configuration."""
 
@@ -52,7 +52,7 @@ def conversion_overhead(delta):
     return math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
 
 
-# ---- accounting side (privacy.RandomizedResponseRound, privacy.SchemeRunAccountant; SPEC §9.3)
+# ---- accounting side (privacy.RandomizedResponseRound, privacy.SchemeRunAccountant; model §9.3)
 def test_rdp_of_the_pure_eps0_round_is_randomized_responses():
     from privacy import RandomizedResponseRound, event_rdp
 

@@ -1,4 +1,4 @@
-"""DDGauss: distributed discrete Gaussian with secure aggregation (SPEC §9.2; Kairouz, Liu & Steinke 2021).
+"""DDGauss: distributed discrete Gaussian with secure aggregation (model §9.2; Kairouz, Liu & Steinke 2021).
 
 Parameters: clip c = the public clip norm R [model units]; bit width B (modulus m = 2^B); grid γ
 [model units]; local noise std σ [model units]; β (conditional-rounding failure bound, default
@@ -18,10 +18,10 @@ Per round t, client k (of the scheduled K):
    reduced mod m into [−m/2, m/2);
 5. the d_pad·B bits of z_k go over the digital uplink (:mod:`phy.digital.uplink`).
 
-Contributors (choice, from SPEC §5): the digital uplink truncates like channel inversion, so
+Contributors (choice, from model §5): the digital uplink truncates like channel inversion, so
 only the K′ admitted clients (|h_k|² ≥ g_th) send. Admission depends on the channel alone, so K′
 is public, and each admitted client draws its noise with σ_k = σ·√(K/K′): the aggregate noise
-has the variance K·σ² of K contributors at σ, and the RDP bound of SPEC §9.2 at (n = K′, σ_k) is
+has the variance K·σ² of K contributors at σ, and the RDP bound of model §9.2 at (n = K′, σ_k) is
 at most the bound at (n = K, σ) (l₂ and l₁ are equal, τ is smaller: fewer and smaller terms),
 so the accountant's event DDGaussRound(n = K, σ) bounds every round. K′ = 0: nothing is sent,
 the round is skipped (diagnostic ``skipped`` = 1).
@@ -30,7 +30,7 @@ Server: secure aggregation reveals only Σ_k z_k mod m, computed exactly in int6
 sum is reduced, so |values| < 2^B ≤ 2^48); it maps the sum into [−m/2, m/2), multiplies by γ,
 undoes the rotation and the padding, and adds Σ_{admitted} μ_k.
 
-Grid from the bit budget (SPEC §9.2) when γ is not given: 2^B = 2k·√(c²n²/d_pad + (γ²/4 + σ²)·n)/γ
+Grid from the bit budget (model §9.2) when γ is not given: 2^B = 2k·√(c²n²/d_pad + (γ²/4 + σ²)·n)/γ
 with n = K (an upper bound on the contributors, so the budget holds for every K′ ≤ K), i.e.
 γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²·n)   (needs 2^{2B} > k²·n).
 
@@ -66,7 +66,7 @@ MAX_ROUNDING_ATTEMPTS = 1000
 
 
 def grid_from_bits(*, bits: int, n: int, d: int, clip: float, local_std: float, k_stddevs: float) -> float:
-    """γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²n) [model units] (SPEC §9.2); d is padded here."""
+    """γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²n) [model units] (model §9.2); d is padded here."""
     d_pad = padded_dimension(d)
     room = 4.0 ** bits - k_stddevs**2 * n
     if room <= 0:
@@ -190,5 +190,5 @@ class DDGaussAggregator:
             "contributors": "clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
                             "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'",
             "threat_model": "the server, given secure aggregation (it sees only the modular sum)",
-            "uplink": "Shannon-rate TDMA over the shared fading draw (SPEC §5)",
+            "uplink": "Shannon-rate TDMA over the shared fading draw (model §5)",
         }

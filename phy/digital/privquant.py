@@ -1,4 +1,4 @@
-"""PrivQuant: unbiased K_q-level quantization and its exactly ε₀-LDP privatization (SPEC §9.3).
+"""PrivQuant: unbiased K_q-level quantization and its exactly ε₀-LDP privatization (model §9.3).
 
 Pure functions; the sqSGD client/server pipeline that uses them is :mod:`phy.digital.sqsgd`.
 
@@ -6,7 +6,7 @@ Quantization (source §3.1). Levels B_l = −U + l·Δ, l = 0..K_q−1, Δ = 2U/
 y ∈ [B_l, B_{l+1}] is rounded up to B_{l+1} with probability (y − B_l)/Δ and down otherwise, so
 E[B_v] = y. Levels are handled by their indices v ∈ {0..K_q−1}^n.
 
-Privatization (reconstruction of the lost cap probability, SPEC §9.3). With the agreement score
+Privatization (reconstruction of the lost cap probability, model §9.3). With the agreement score
 M(u, v) = #{j: u_j = v_j} − #{j: u_j ≠ v_j} = 2a − n (a = number of agreements),
 
     P(u | v) = exp(ε₀·1[M(u, v) > κ]) / Z,   Z = Σ_a C(n, a)(K_q − 1)^{n−a} e^{ε₀·1[2a − n > κ]}.
@@ -24,7 +24,7 @@ E[(a − np)·1[a ≥ t]] = (1 − p)·t·b(t; n, p) this is, without cancellati
 
     m = (e^{ε₀} − 1)·t·b(t; n, p) / (n·(1 + (e^{ε₀} − 1)·T)),
 
-evaluated in log space. Reference (SPEC §9.3): n = 15, K_q = 2, ε₀ = 1, κ = 0 gives
+evaluated in log space. Reference (model §9.3): n = 15, K_q = 2, ε₀ = 1, κ = 0 gives
 m = C(14, 7)(2p − 1)/2^14 = 0.09680 with p = e/(1 + e).
 """
 
@@ -136,7 +136,7 @@ def _agreement_cdf(n: int, levels: int, epsilon0: float, kappa: int) -> np.ndarr
 
 
 def log_unbiasing_constant(n: int, *, levels: int, epsilon0: float, kappa: int) -> float:
-    """ln m, where E[B_{u_j} | v] = m·B_{v_j} (SPEC §9.3)."""
+    """ln m, where E[B_{u_j} | v] = m·B_{v_j} (model §9.3)."""
     check_mechanism(n=n, levels=levels, epsilon0=epsilon0, kappa=kappa)
     t = agreement_threshold(n, kappa)
     return float(_log_m_at_threshold(np.array([t]), int(n), int(levels), float(epsilon0))[0])

@@ -1,4 +1,4 @@
-"""Randomized Walsh–Hadamard rotation over the last axis (SPEC §9.2, §9.3).
+"""Randomized Walsh–Hadamard rotation over the last axis (model §9.2, §9.3).
 
 The rotation of a vector x ∈ R^n (n a power of two) is
 

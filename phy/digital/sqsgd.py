@@ -1,6 +1,6 @@
-"""sqSGD: local differential privacy with subsampling, rotation and quantization (SPEC §9.3).
+"""sqSGD: local differential privacy with subsampling, rotation and quantization (model §9.3).
 
-Per round t and admitted client k (normalization "clip": ‖s_k‖₂ ≤ U with U = C, SPEC §2, §9):
+Per round t and admitted client k (normalization "clip": ‖s_k‖₂ ≤ U with U = C, model §2, §9):
 
 1. coordinates I_k: d̃ = ⌊r·d⌋ of the d indices, uniformly without replacement, from the public
    stream (seed, "sqsgd-coordinates", t, k);
@@ -18,7 +18,7 @@ first d̃ entries scattered back onto I_k; summed over the admitted clients. Est
 probability d̃/d); ``sparse`` (the source's) does not (E[ŝ] = (d̃/d)·Σ s_k).
 
 Uplink: each admitted client sends ⌈n·log2 K_q⌉ level bits plus a 32-bit seed and a 32-bit norm
-field over the Shannon-rate TDMA uplink of SPEC §5 (:class:`phy.digital.uplink.DigitalUplink`:
+field over the Shannon-rate TDMA uplink of model §5 (:class:`phy.digital.uplink.DigitalUplink`:
 the same fading draw and truncation as channel inversion); clients below the truncation
 threshold send nothing and are not contributors. n = d̃ when d̃ is a power of two; otherwise the
 padded rotation makes every one of the n entries non-zero and all n are sent.
@@ -26,7 +26,7 @@ padded rotation makes every one of the n entries non-zero and all n are sent.
 Privacy: each client's message is ε₀-LDP: coordinates and signs are public and data-independent,
 and P(u | v)/P(u | v') ≤ e^{ε₀} for every pair of level vectors, hence also for the mixtures over
 the quantization randomness that P(u | s) and P(u | s') are; the guarantee holds
-against any observer, T1 and T2 (SPEC §7.1). The adaptive norm bound of the source (with its own
+against any observer, T1 and T2 (model §7.1). The adaptive norm bound of the source (with its own
 budget ε_s) is not implemented: U is the fixed public bound C.
 """
 
@@ -129,7 +129,7 @@ class SqsgdRound:
 
 
 class SqsgdAggregator:
-    """sqSGD behind the aggregation interface (SPEC §9, §9.3).
+    """sqSGD behind the aggregation interface (model §9, §9.3).
 
     x̂ = scale·ŝ + Σ_{admitted} μ_k estimates Σ_{admitted} x_k; contributors = K' (admitted).
     Diagnostics: ``admitted``, ``skipped`` (1 when K' = 0), ``channel_uses``, ``bits`` (per
@@ -190,6 +190,6 @@ class SqsgdAggregator:
             "bound_U": self.bound, "kappa_used": self.kappa, "m": self.m, "bits_per_client": self.bits,
             "mechanism": "PrivQuant, P(u|v) proportional to exp(epsilon0*1[M(u,v) > kappa]); exactly epsilon0-LDP per "
                          "client and round against any observer (T1 and T2)",
-            "uplink": "Shannon-rate TDMA over the shared fading draw, truncation |h|^2 >= g_th (SPEC §5)",
+            "uplink": "Shannon-rate TDMA over the shared fading draw, truncation |h|^2 >= g_th (model §5)",
             "adaptive_norm": "not implemented (U = C, fixed and public)",
         }

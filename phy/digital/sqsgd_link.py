@@ -1,4 +1,4 @@
-"""Link-level record of the sqSGD scheme for ``floras link`` (SPEC §5, §9.3).
+"""Link-level record of the sqSGD scheme for ``floras link`` (model §5, §9.3).
 
 Per round: the NMSE, the error vector x̂_t − Σ_{admitted} x_t (for the bias), the channel uses.
 Summary fields (JSON): ``nmse`` {mean, median, rounds}, ``bias`` = ‖mean_t(x̂_t − x_t)‖ / rms_t‖x_t‖

@@ -1,12 +1,12 @@
-"""Shannon-rate TDMA uplink: the channel uses of a round of bits (SPEC §5, "Digital uplink").
+"""Shannon-rate TDMA uplink: the channel uses of a round of bits (model §5, "Digital uplink").
 
-Model (choice of SPEC §5, an optimistic bound):
+Model (choice of model §5, an optimistic bound):
 
 - the same block-fading draw h_k ~ CN(0, 1) as every other scheme for the same (seed, round)
   (:func:`phy.fading.draw_rayleigh`) and the same truncation as channel inversion: client k is
   admitted iff |h_k|² ≥ g_th (without truncation the mean airtime is infinite);
 - each admitted client sends its bits error-free at the Shannon rate of a real channel use at
-  per-chip SNR P/σ² (the SNR definition of SPEC §5):
+  per-chip SNR P/σ² (the SNR definition of model §5):
 
       r_k = ½·log2(1 + |h_k|²·P/σ²)   [bits per real channel use];
 
@@ -74,7 +74,7 @@ class DigitalUplinkRound:
 class DigitalUplink:
     """The Shannon-rate TDMA uplink of K scheduled clients over Rayleigh block fading.
 
-    Uses ``config.snr_db`` (SNR = P/σ², SPEC §5) and ``config.g_th``; the fading draw is the
+    Uses ``config.snr_db`` (SNR = P/σ², model §5) and ``config.g_th``; the fading draw is the
     one every scheme sees for the same (seed, round).
     """
 

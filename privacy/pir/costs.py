@@ -1,5 +1,5 @@
 """Costs of one iteration of federated submodel learning with PIR against the naive scheme
-(seed 004 §IV; SPEC §9.6): symbols of F_q, channel uses (SPEC §5), field multiplications.
+(seed 004 §IV; model §9.6): symbols of F_q, channel uses (model §5), field multiplications.
 
 Symbols per iteration (β = Σ_{k=1}^{r−1} N^{−k}, per-symbol rates: exact for any s as rates,
 integral when N^r divides s):
@@ -14,11 +14,11 @@ data up). With the project's "shared" exclusive data (additive shares of a_t, se
 :mod:`privacy.pir.submodel`) the r of each exclusive transfer becomes N·r:
 2N·r + (3 + β + rN)·s. The queries (index lists) are not in these totals.
 
-Channel uses (SPEC §5, digital uplink, a choice and an optimistic bound): bits = symbols·log2 q
+Channel uses (model §5, digital uplink, a choice and an optimistic bound): bits = symbols·log2 q
 sent error-free at the Shannon rate r(g) = ½·log2(1 + g·P/σ²) of the client's faded link,
 g = |h|² ~ Exp(1) (Rayleigh), the client admitted only if g ≥ g_th. The expected airtime of an
 admitted client is bits·E[1/r(g) | g ≥ g_th], computed by numerical integration (scipy quad)
-of ∫_{g_th}^∞ e^{−g}/r(g) dg / e^{−g_th}; the ⌈·⌉ of SPEC §5 adds less than one channel use per
+of ∫_{g_th}^∞ e^{−g}/r(g) dg / e^{−g_th}; the ⌈·⌉ of model §5 adds less than one channel use per
 transmission and is left out. Downloads use the same link model (a reciprocal link, a choice).
 
 Client multiplications per iteration (training excluded): "mds" 2(r + s)² + s + 2r·s (decode and

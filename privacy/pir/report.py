@@ -1,4 +1,4 @@
-"""What ``floras pir`` computes: the cost table and the verification (SPEC §9.6).
+"""What ``floras pir`` computes: the cost table and the verification (model §9.6).
 
 Pure functions returning plain dicts (JSON-ready) and their text form; the command module only
 parses options and prints.
@@ -28,7 +28,7 @@ GUARANTEE = ("hides the index d of the trained submodel from each single databas
              "source's MDS exclusive data ('pir') leaks d once the update is nonzero; across iterations "
              "a database that keeps the uploads recovers every earlier d (linkage); update values are not hidden")
 LINK_CONVENTION = ("bits = symbols·log2 q at the Shannon rate ½·log2(1 + |h|²·P/σ²) per real channel use "
-                   "(SPEC §5 digital uplink, SNR = P/σ²), |h|² ~ Exp(1) admitted iff ≥ g_th; expected airtime "
+                   "(model §5 digital uplink, SNR = P/σ²), |h|² ~ Exp(1) admitted iff ≥ g_th; expected airtime "
                    "of an admitted client by numerical integration (scipy quad), ⌈·⌉ ignored (< 1 use per "
                    "transfer); downloads over the same link (a reciprocal-link choice)")
 
@@ -127,7 +127,7 @@ def _n(x: float) -> str:
 
 def format_costs(rows: list[dict]) -> str:
     first = rows[0]
-    lines = [f"federated submodel learning with PIR (SPEC §9.6), per iteration; symbols of F_q, q = {first['q']} "
+    lines = [f"federated submodel learning with PIR (model §9.6), per iteration; symbols of F_q, q = {first['q']} "
              f"({first['symbol_bits']:.2f} bits/symbol)",
              f"  guarantee: {GUARANTEE}",
              f"  link: {LINK_CONVENTION}; g_th = {first['g_th']} (P(admitted) = {first['p_admitted']:.3f})",

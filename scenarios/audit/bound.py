@@ -1,4 +1,4 @@
-"""Empirical lower bound on ε from a distinguishing game (SPEC §7.5).
+"""Empirical lower bound on ε from a distinguishing game (model §7.5).
 
 Input: the scores of an attack's test statistic on i.i.d. trials of two neighbouring
 worlds — world 0 (e.g. the canary update is present) and world 1 (the canary is replaced).

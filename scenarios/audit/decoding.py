@@ -1,7 +1,7 @@
-"""Per-client decoding by a curious base station (SPEC §7.1 T2, §7.5).
+"""Per-client decoding by a curious base station (model §7.1 T2, §7.5).
 
 For each sequence j the base station forms v_j = b·r_j^i / r_j^s (all d data slots). For the
-sequence of an active client k (orthonormal set, SPEC §6.1)
+sequence of an active client k (orthonormal set, model §6.1)
 
     v_j − s_k = (b·n_i − s_k·n_s) / (g_k·b + n_s),   n_i ~ N(0, (σ²/L)·I_d), n_s ~ N(0, σ²/L),
 

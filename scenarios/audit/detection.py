@@ -1,7 +1,7 @@
-"""Active-sequence detection from the reference slot (SPEC §7.1 T2, §7.5).
+"""Active-sequence detection from the reference slot (model §7.1 T2, §7.5).
 
 The base station despreads the reference slot with every a_j: r_j^s = a_jᵀ y_s. With an
-orthonormal set (SPEC §6.1)
+orthonormal set (model §6.1)
 
     inactive j:  r_j^s = n_j ~ N(0, σ²/L)
     active j:    r_j^s = g_k·b + n_j,   g_k = Re(h_k) ~ N(0, ½)  (no CSIT)

@@ -1,4 +1,4 @@
-"""The audit of SPEC §7.5 as one JSON-ready experiment (used by ``floras audit``).
+"""The audit of model §7.5 as one JSON-ready experiment (used by ``floras audit``).
 
 :func:`measure_t2` — what a curious base station (T2) learns from the raw signals: active-sequence
 detection (rates at the default NP threshold with Clopper–Pearson intervals, top-K accuracy,
@@ -36,7 +36,7 @@ from .linking import LINK_METHODS, link_rounds, linking_success, persistent_upda
 
 __all__ = ["measure_t2", "detection_sweep", "accountant_upper", "run_audit", "SNR_DEFINITION"]
 
-SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L·P/σ²), SPEC §5"
+SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L·P/σ²), model §5"
 
 
 def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConfig, K: int, false_alarm: float,
@@ -198,7 +198,7 @@ def accountant_upper(*, K: int, N: int, d: int, C: float | None, power: float, c
     if sequences == "pn":
         out["assumptions"].append(
             "WARNING: non-orthogonal (pn) sequences: the inactive-sequence noise is not the isotropic Cauchy "
-            "release of SPEC §7.2, so neither epsilon nor epsilon_link is a valid bound for the simulated link"
+            "release of model §7.2, so neither epsilon nor epsilon_link is a valid bound for the simulated link"
         )
         out["epsilon_link"] = "inf"
     return out

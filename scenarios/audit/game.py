@@ -1,15 +1,15 @@
-"""Distinguishing game between neighbouring inputs of one FLORAS round (SPEC §7.5).
+"""Distinguishing game between neighbouring inputs of one FLORAS round (model §7.5).
 
 Setup (decided here; the auditor may choose the worst case, since a DP guarantee holds for
 every pair of neighbouring inputs):
 
 - K scheduled clients, model dimension d, ``clip`` normalization with public clip norm R
-  (SPEC §2; its sensitivity needs no assumption on C_max). s_k = (C/R)·clip_R(x_k − μ_k).
+  (model §2; its sensitivity needs no assumption on C_max). s_k = (C/R)·clip_R(x_k − μ_k).
 - The canary is client 0 with x_c = R·u, u a fixed zero-mean unit vector (so ‖s_c‖ = C).
 - The K − 1 background clients hold fixed zero-mean updates orthogonal to u, of norm R/2,
   known to the adversary.
 - World 0: the canary is present. World 1 (``neighbour``):
-  ``replace`` — its update is replaced by −x_c (‖Δs‖ = 2C: S = 2C/b, SPEC §7.2, replacement);
+  ``replace`` — its update is replaced by −x_c (‖Δs‖ = 2C: S = 2C/b, model §7.2, replacement);
   ``zero``    — its update is replaced by 0 (the client still sends its reference slot;
   ‖Δs‖ = C: S = C/b).
 - Trial i of world w is round 2i + w: fresh fading, noise, permutation and (T1) Cauchy noise.
@@ -17,7 +17,7 @@ every pair of neighbouring inputs):
 Test statistics (large ⇒ "world 1"):
 
 T1 (the adversary sees x̂, hence ŝ = (x̂ − Σμ_k)·C/R, and knows the background):
-    y = ŝ/b − Σ_{k≠c} s_k/b; under the idealized release of SPEC §7.2, y = s_c^{(w)}/b + e with
+    y = ŝ/b − Σ_{k≠c} s_k/b; under the idealized release of model §7.2, y = s_c^{(w)}/b + e with
     e isotropic multivariate Cauchy of scale γ = N − K, density ∝ (γ² + ‖·‖²)^{−(d+1)/2}.
     The Neyman–Pearson statistic of world 1 against world 0 is the log-likelihood ratio
         Λ = ((d+1)/2)·[ln(γ² + ‖y − μ₀‖²) − ln(γ² + ‖y − μ₁‖²)],  μ_w = s_c^{(w)}/b,

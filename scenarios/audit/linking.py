@@ -1,4 +1,4 @@
-"""Linking clients across rounds by a curious base station (SPEC §4, §7.1 T2, §7.5).
+"""Linking clients across rounds by a curious base station (model §4, §7.1 T2, §7.5).
 
 The keyed permutation gives every round a fresh, uniformly random assignment of sequences to
 clients, so the sequence index carries no information about who sent it. The base station can
@@ -11,7 +11,7 @@ still try to follow a client from round t to round t + 1 by what it decodes:
     :func:`scipy.optimize.linear_sum_assignment`).
 ``pilot``
     Match by the reference amplitude |r_j^s| (a channel fingerprint): minimum total
-    |ln|r_j^s(t)| − ln|r_l^s(t+1)||. Under the simulator's fading, i.i.d. across rounds (SPEC §5),
+    |ln|r_j^s(t)| − ln|r_l^s(t+1)||. Under the simulator's fading, i.i.d. across rounds (model §5),
     it carries no information; with channels correlated across rounds it would.
 ``index``
     Predict that a client keeps its sequence index.

@@ -1,4 +1,4 @@
-"""What a curious base station receives in one FLORAS round (SPEC §6.1, §7.1 T2).
+"""What a curious base station receives in one FLORAS round (model §6.1, §7.1 T2).
 
 The T2 adversary knows the public sequence set A and the reference amplitude b, and it sees
 the raw chips of the reference slot and of every data slot. :class:`T2Uplink` produces them by
@@ -7,11 +7,11 @@ composing the physical-layer blocks of :mod:`phy` — the sequence set
 (:class:`phy.assignment.KeyedAssignment`), Sionna Rayleigh block fading keyed by (seed, round)
 (:func:`phy.fading.draw_rayleigh`, :func:`phy.fading.effective_gain`) and the receiver's
 despreading (:meth:`phy.receiver.Receiver.despread`) — around the chip-level superposition of
-SPEC §6.1:
+model §6.1:
 
     y_s = Σ_k g_k·b·a_{π_t(k)} + n_s ∈ R^L,      y_i = Σ_k g_k·s_k^i·a_{π_t(k)} + n_i ∈ R^L,
 
-with n i.i.d. N(0, σ²/L) per chip, σ² = P/10^(SNR/10) (SNR := P/σ², SPEC §5), and the despread
+with n i.i.d. N(0, σ²/L) per chip, σ² = P/10^(SNR/10) (SNR := P/σ², model §5), and the despread
 outputs r^s = Aᵀy_s [N], r^i = Aᵀy_i [N, d].
 
 Split of knowledge: :class:`BaseStationView` holds only what the base station has (A, b, the
@@ -41,7 +41,7 @@ __all__ = ["BaseStationView", "RoundTruth", "T2Uplink"]
 
 @dataclass(frozen=True)
 class BaseStationView:
-    """One round as the curious base station sees it (SPEC §7.1 T2).
+    """One round as the curious base station sees it (model §7.1 T2).
 
     Attributes
     ----------
@@ -65,7 +65,7 @@ class BaseStationView:
     K: int
 
     def decodes(self) -> np.ndarray:
-        """Per-sequence decodes v_j = b·r_j^i / r_j^s, [N, d] float64 (SPEC §7.1: s_k up to noise for active j)."""
+        """Per-sequence decodes v_j = b·r_j^i / r_j^s, [N, d] float64 (model §7.1: s_k up to noise for active j)."""
         return self.b * self.r_data / self.r_ref[:, None]
 
 

@@ -1,4 +1,4 @@
-"""Exact binomial confidence intervals and the (ε, δ) hypothesis-testing bound (SPEC §7.5).
+"""Exact binomial confidence intervals and the (ε, δ) hypothesis-testing bound (model §7.5).
 
 Pure functions, vectorized over arrays of counts.
 

@@ -2,7 +2,7 @@
 
 Reads only through :mod:`scenarios.store.runs` (verified finished runs); writes
 ``summary.csv`` through the atomic writer. Also the privacy statement a run stored
-(SPEC §7.4), shared with the figures.
+(model §7.4), shared with the figures.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def privacy_statement(config: dict) -> dict:
 
     Returns ``{"clauses": [str, ...], "warnings": [str, ...], "alpha": float or NaN}``:
     ``clauses`` are the assumptions of the ε after the last round (``privacy_report``;
-    SPEC §7.4: threat model, relation, sensitivity, sampling, normalization caveats, δ, α,
+    model §7.4: threat model, relation, sensitivity, sampling, normalization caveats, δ, α,
     accountant), ``alpha`` the Rényi order at which ε was attained.
     """
     report = config.get("privacy_report")
