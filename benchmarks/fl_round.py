@@ -1,4 +1,4 @@
-"""Seconds per federated round and the compute floor, K = 20 of M = 100 on Fashion-MNIST (SPEC §1, §8).
+"""Seconds per federated round and the compute floor, K = 20 of M = 100 on Fashion-MNIST (model §1, §8).
 
 Measured in ONE process, repetitions interleaved (every repetition runs every contender once, in
 turn), medians reported, so the ratios are comparable under a varying machine load:

@@ -1,4 +1,4 @@
-"""Models by name, written so that K clients' copies run as one batched computation (SPEC §1).
+"""Models by name, written so that K clients' copies run as one batched computation (model §1).
 
 A :class:`ModelSpec` lists the parameter tensors of an architecture (in Keras's weight order)
 and gives one forward pass over *stacked* parameters: every parameter carries a leading

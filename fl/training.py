@@ -1,4 +1,4 @@
-"""Local training of the K scheduled clients, all together (SPEC §1).
+"""Local training of the K scheduled clients, all together (model §1).
 
 Client k starts from the global model w_t and runs mini-batch SGD with learning rate η and
 batch size B on its own D examples,
@@ -6,7 +6,7 @@ batch size B on its own D examples,
     w ← w − η · ∇ (1/B) Σ_{(x,y) ∈ batch} CE(softmax(f(w; x)), y),
 
 for E local epochs (``local_epochs``) or E local steps (``local_steps``), and reports the
-model differential x_k = w^k_{t+1} − w_t (SPEC §1).
+model differential x_k = w^k_{t+1} − w_t (model §1).
 
 Batch order: every round t, client m (its global id) shuffles its D examples with the stream
 ``(seed, "data-order", t, m)``, one fresh permutation per epoch; each epoch is cut into

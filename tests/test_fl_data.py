@@ -1,4 +1,4 @@
-"""Data sets and partitions (SPEC §1, §8): loaders, sizes, disjointness, label skew."""
+"""Data sets and partitions (model §1, §8): loaders, sizes, disjointness, label skew."""
 
 import gzip
 import struct

@@ -1,4 +1,4 @@
-"""Batched client training (SPEC §1): equals sequential training, matches Keras, FedAvg step."""
+"""Batched client training (model §1): equals sequential training, matches Keras, FedAvg step."""
 
 import numpy as np
 import pytest
