@@ -12,10 +12,10 @@ turn), medians reported, so the ratios are comparable under a varying machine lo
 * ``floor``: the same forward + backward products of one round as plain batched TensorFlow ops on
   fixed tensors (no batch gather, no parameter update, no host copies). MLP: the five batched
   matrix products per step (x·W1, h·W2, hᵀ·δ2, δ2·W2ᵀ, xᵀ·δ1); CNN: the loss gradient of the
-  batched forward pass (one convolution per client, unrolled) on a fixed batch;
-* ``conv_candidates`` (CNN only): the floor's forward + backward with each batched-convolution
-  kernel tried — one plain conv2d per client unrolled in the graph (what ``fl.models`` uses), one
-  grouped conv2d (clients on the channel axis; its gradient exists only in oneDNN's CPU kernels,
+  batched forward pass (one network per client, unrolled) on a fixed batch;
+* ``conv_candidates`` (CNN only): the floor's forward + backward with each batched-CNN form
+  tried — every client's network written out on its own in one graph (what ``fl.models`` uses),
+  one plain conv2d per client with pooling batched over K·B, one grouped conv2d (clients on the channel axis; its gradient exists only in oneDNN's CPU kernels,
   so it is reported as failed where oneDNN is off), a depthwise conv2d summed over input
   channels, im2col patches with a batched matrix product; run it with ``TF_ENABLE_ONEDNN_OPTS=0``
   and ``=1`` to see both CPU configurations (the header records which one ran);
@@ -144,11 +144,16 @@ def _patches_conv(h, kernel):
     return tf.reshape(y, [Kc, B, H, W, c])
 
 
-def conv_candidates():
-    """Batched-CNN convolution kernels compared in the CNN row (the library's first)."""
-    from fl.models import conv2d_per_client
+def _unrolled_conv(h, kernel):
+    """One plain conv2d per client, stacked (the rest of the network batched over K·B)."""
+    import tensorflow as tf
 
-    return {"unrolled_per_client (fl.models)": conv2d_per_client, "grouped_conv2d": _grouped_conv,
+    return tf.stack([tf.nn.conv2d(h[k], kernel[k], strides=1, padding="SAME") for k in range(kernel.shape[0])])
+
+
+def conv_candidates():
+    """Batched-CNN kernels compared in the CNN row; None is the library's (one network per client)."""
+    return {"per_client_networks (fl.models)": None, "unrolled_conv2d_only": _unrolled_conv, "grouped_conv2d": _grouped_conv,
             "depthwise_sum": _depthwise_conv, "im2col_patches_matmul": _patches_conv}
 
 

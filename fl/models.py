@@ -6,17 +6,19 @@ client axis K and the input batch is ``[K, B, *input_shape]``, so the K schedule
 models are evaluated together:
 
 - dense layers: batched matrix products ``h[k] @ W[k]`` (``tf.matmul`` over the K axis);
-- convolutions: one plain ``tf.nn.conv2d`` per client, unrolled over the static client axis in
-  the same graph (``tf.stack([conv2d(h[k], W[k]) for k in range(K)])``); pooling, bias and ReLU
-  run on all K clients at once (``[K·B, H, W, C]``). Only kernels that every TensorFlow build has
-  are used (Eigen's convolution and its two gradients on CPU, cuDNN on GPU), so training runs
-  with oneDNN on or off (``TF_ENABLE_ONEDNN_OPTS``, which TensorFlow turns on by default only on
-  CPUs with AVX-512-class features). A grouped convolution (clients side by side on the channel
-  axis) would need the gradient of a grouped ``conv2d``, which only oneDNN implements on CPU, and
-  measured slower than the unrolled form even where it exists; a depthwise convolution with a
-  reduction over input channels, and im2col patches with a batched matrix product, also
-  measured slower (docs/fl.md, "Batched CNN kernels"; ``benchmarks/fl_round.py`` reports the
-  candidates). The graph grows linearly with K: tracing is paid once per trainer.
+- CNN: each client's whole network (convolutions, bias, ReLU, pooling, the dense layer) is
+  written out once per client, unrolled over the static client axis in the same graph, and only
+  the K logits are stacked. Only kernels that every TensorFlow build has are used (Eigen's
+  convolution and its two gradients on CPU, cuDNN on GPU), so training runs with oneDNN on or off
+  (``TF_ENABLE_ONEDNN_OPTS``, which TensorFlow turns on by default only on CPUs with
+  AVX-512-class features), and client k's computation is exactly the one of training it alone.
+  Measured against the alternatives (docs/fl.md, "Batched CNN kernels";
+  ``benchmarks/fl_round.py`` reports them): a grouped ``conv2d`` (clients side by side on the
+  channel axis) needs the gradient of a grouped convolution, which only oneDNN implements on
+  CPU, and was slower even there; unrolling only the convolutions (pooling batched over K·B),
+  a depthwise convolution summed over input channels and im2col patches with a batched matrix
+  product were slower with oneDNN on and off. The graph grows linearly with K; it is traced once
+  per trainer.
 
 The global model is the K = 1 case of the same function. :meth:`ModelSpec.keras_model` builds
 the equivalent Keras model (same weight shapes and order), used by the per-client ``fit``
@@ -44,26 +46,9 @@ import numpy as np
 
 from phy.randomness import stream
 
-__all__ = ["MODELS", "ParamSpec", "ModelSpec", "build_model_spec", "conv2d_per_client"]
+__all__ = ["MODELS", "ParamSpec", "ModelSpec", "build_model_spec"]
 
 MODELS = ("mlp", "cnn")
-
-
-def conv2d_per_client(h, kernel):
-    """K clients' "same"-padded, stride-1 convolutions, each with its own filter bank.
-
-    ``h`` ``[K, B, H, W, C_in]`` and ``kernel`` ``[K, kh, kw, C_in, C_out]`` (K static) give
-    ``y[k] = conv2d(h[k], kernel[k])``, ``[K, B, H, W, C_out]``: one ``tf.nn.conv2d`` per client
-    in the same graph, so the forward pass and both gradients use the default kernels of every
-    TensorFlow build (module docstring) and client k's result is exactly what training it alone
-    computes.
-    """
-    import tensorflow as tf
-
-    K = kernel.shape[0]
-    if K is None:
-        raise ValueError("the batched CNN needs a static number of clients (kernel.shape[0] is unknown)")
-    return tf.stack([tf.nn.conv2d(h[k], kernel[k], strides=1, padding="SAME") for k in range(K)])
 
 
 @dataclass(frozen=True)
@@ -170,8 +155,10 @@ class ModelSpec:
         params : list of tf.Tensor, each ``[K, *ParamSpec.shape]`` float32
         x : tf.Tensor ``[K, B, *input_shape]`` float32
         conv : callable, optional
-            Replacement for :func:`conv2d_per_client` with its signature (``benchmarks/fl_round.py``
-            compares candidate kernels through it); training always uses the default.
+            CNN only: a batched convolution ``conv(h [K, B, H, W, C_in], kernel [K, kh, kw, C_in,
+            C_out]) -> [K, B, H, W, C_out]`` ("same" padding, stride 1); the network is then run
+            layer by layer over all K clients with it (``benchmarks/fl_round.py`` compares
+            candidate kernels this way). Training uses the default (None): one network per client.
 
         Returns
         -------
@@ -189,13 +176,31 @@ class ModelSpec:
                 if i < n - 1:
                     h = tf.nn.relu(h)
             return h
-        # CNN: one plain convolution per client (unrolled over the static K), the rest batched.
-        Kc = params[0].shape[0]  # static number of clients
+        if conv is not None:
+            return self._cnn_layered(params, x, conv)
+        # CNN: every client's network written out on its own (unrolled over the static K).
+        Kc = params[0].shape[0]
+        if Kc is None:
+            raise ValueError("the batched CNN needs a static number of clients (params[0].shape[0] is unknown)")
+        out = []
+        for k in range(Kc):
+            h = x[k]
+            for i in range(len(self.channels)):
+                h = tf.nn.conv2d(h, params[2 * i][k], strides=1, padding="SAME")
+                h = tf.nn.max_pool2d(tf.nn.relu(h + params[2 * i + 1][k]), ksize=2, strides=2, padding="VALID")
+            h = tf.reshape(h, [B, -1])
+            out.append(tf.matmul(h, params[-2][k]) + params[-1][k])
+        return tf.stack(out)
+
+    def _cnn_layered(self, params, x, conv):
+        """CNN with a batched convolution ``conv(h [K,B,H,W,C_in], kernel [K,kh,kw,C_in,C_out])``."""
+        import tensorflow as tf
+
+        K, B = tf.shape(x)[0], tf.shape(x)[1]
+        Kc = params[0].shape[0]
         h = x
         for i, c in enumerate(self.channels):
-            kernel, bias = params[2 * i], params[2 * i + 1]
-            y = (conv or conv2d_per_client)(h, kernel)
-            y = tf.nn.relu(y + bias[:, None, None, None, :])
+            y = tf.nn.relu(conv(h, params[2 * i]) + params[2 * i + 1][:, None, None, None, :])
             _, _, Hh, Ww, _ = y.shape
             y = tf.nn.max_pool2d(tf.reshape(y, [Kc * B, Hh, Ww, c]), ksize=2, strides=2, padding="VALID")
             h = tf.reshape(y, [Kc, B, Hh // 2, Ww // 2, c])
