@@ -107,7 +107,8 @@ def plot_by(directory: str | Path, *, by: str, y: str = "test_accuracy", x: str 
     ax.set_title(f"{directory.name}: {y} by {by}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(title=by, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, title_fontsize=8)
-    fig.text(0.01, 0.01, "lines: mean over runs; bands: min–max over runs", fontsize=7)
+    ax.text(1.02, 0.0, "lines: mean over runs\nbands: min–max over runs", transform=ax.transAxes,
+            fontsize=7, va="bottom", ha="left")  # beside the axes, under the legend
     n_lines = len(ax.get_lines())
 
     out = Path(out_dir) if out_dir is not None else directory.resolve().parent / "figures"
