@@ -94,7 +94,11 @@ def run(args) -> int:
         payload = {"scheme": args.scheme, "parameter": None, "value": None, "target_epsilon": args.target_epsilon,
                    "feasible": False, "reason": str(exc)}
         _emit(args.json, payload)
-        print(f"floras calibrate: infeasible: {exc}", file=sys.stderr)
+        import textwrap
+
+        # wrapped: no terminal line over 200 characters (the JSON keeps the reason whole)
+        print(textwrap.fill(f"floras calibrate: infeasible: {exc}", width=200, subsequent_indent="  ",
+                            break_long_words=False, break_on_hyphens=False), file=sys.stderr)
         return 1
     payload = {**cal.to_dict(), "feasible": True}
     _emit(args.json, payload, text=_text(cal, verbose=args.verbose, json_path=args.json))
