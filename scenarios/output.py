@@ -37,7 +37,7 @@ def privacy_line(*, epsilon, delta, threat_model, accountant, where: str | Path 
         head = "privacy: ε = ∞ (no privacy noise)"
     else:
         name = str(accountant or "?").split(":", 1)[0]  # "rdp: Rényi DP with …" → "rdp"
-        head = (f"privacy: ε = {_eps(epsilon)} at δ = {float(delta):g}, threat model {shorten(threat_model or '?', 40)}, "
+        head = (f"privacy: ε = {_eps(epsilon)} at δ = {float(delta):g}, threat model {shorten(str(threat_model or '?').split(': ', 1)[0], 40)}, "
                 f"accountant {shorten(name, 30)}")
     if where is None:
         return shorten(head, MAX_LINE)
