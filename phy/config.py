@@ -143,7 +143,11 @@ class PhyConfig:
         known = {f.name for f in fields(cls)}
         for key in data:
             if key not in known:
-                raise ValueError(f"unknown key {where}.{key} (allowed: {', '.join(sorted(known))})")
+                from difflib import get_close_matches
+
+                close = get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+                hint = f" (did you mean {where}.{close[0]}?)" if close else ""
+                raise ValueError(f"unknown key {where}.{key}{hint} (allowed: {', '.join(sorted(known))})")
         return cls(**data)
 
     def to_dict(self) -> dict:

@@ -49,6 +49,8 @@ def register(subparsers) -> None:
     p.add_argument("--dd-k-stddevs", type=float, default=None, help="DDGauss: standard deviations kept in the modulus")
     p.add_argument("--sq-levels", type=int, default=None, help="sqSGD: quantization levels K_q")
     p.add_argument("--sq-ratio", type=float, default=None, help="sqSGD: coordinate ratio r")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the full assumptions of ε (default: one privacy line; --json keeps them all)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the result as JSON ('-': standard output)")
     p.set_defaults(handler=run)
 
@@ -92,10 +94,14 @@ def run(args) -> int:
         payload = {"scheme": args.scheme, "parameter": None, "value": None, "target_epsilon": args.target_epsilon,
                    "feasible": False, "reason": str(exc)}
         _emit(args.json, payload)
-        print(f"floras calibrate: infeasible: {exc}", file=sys.stderr)
+        import textwrap
+
+        # wrapped: no terminal line over 200 characters (the JSON keeps the reason whole)
+        print(textwrap.fill(f"floras calibrate: infeasible: {exc}", width=200, subsequent_indent="  ",
+                            break_long_words=False, break_on_hyphens=False), file=sys.stderr)
         return 1
     payload = {**cal.to_dict(), "feasible": True}
-    _emit(args.json, payload, text=_text(cal))
+    _emit(args.json, payload, text=_text(cal, verbose=args.verbose, json_path=args.json))
     return 0
 
 
@@ -106,12 +112,22 @@ def _target(text: str):
         return text
 
 
-def _text(cal) -> str:
+def _text(cal, *, verbose: bool = False, json_path: str | None = None) -> str:
+    from .output import privacy_line
+
     eps = "∞" if math.isinf(cal.achieved_epsilon) else f"{cal.achieved_epsilon:.6g}"
     value = "—" if cal.value is None else f"{cal.value:.6g}"
     lines = [f"{cal.scheme}: {cal.parameter} = {value} reaches ε = {eps} ≤ {cal.target_epsilon:g} at δ = {cal.delta:g} "
-             f"after {cal.rounds} rounds", f"threat model: {cal.threat_model}", f"accountant: {cal.accountant}"]
-    lines += [f"  - {a}" for a in cal.assumptions]
+             f"after {cal.rounds} rounds"]
+    if not verbose:
+        where = json_path if json_path not in (None, "-") else "--verbose or --json FILE"
+        lines.append(privacy_line(epsilon=cal.achieved_epsilon, delta=cal.delta, threat_model=cal.threat_model,
+                                  accountant=cal.accountant, where=where))
+        return "\n".join(lines)
+    lines += [f"threat model: {cal.threat_model}", f"accountant: {cal.accountant}"]
+    # the report's own threat-model and accountant clauses repeat the two lines above
+    lines += [f"  - {a}" for a in cal.assumptions
+              if not (a.startswith("threat model:") or a.startswith("accountant:"))]
     return "\n".join(lines)
 
 

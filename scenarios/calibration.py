@@ -249,9 +249,15 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None, flo
     if found is None:
         best = (hi if not increasing else lo) if key != "N" else FLORAS_N_RANGE
         span = f"[{K}, {FLORAS_N_RANGE}]" if key == "N" else f"[{lo:g}, {hi:g}]"
+        hint = ""
+        if scheme == "floras" and key == "C" and config.phy.N - K <= 0:
+            hint = (f"; γ = N − K = {config.phy.N} − {K} = 0: with no inactive sequences FLORAS adds no privacy "
+                    f"noise, so no C reaches a finite ε; raise phy.N above training.clients_per_round = {K} "
+                    "(or search N: privacy.floras_parameter = \"N\", floras calibrate --floras-parameter N)")
         raise InfeasibleTarget(
             f"privacy.target_epsilon = {target:g}: no phy.{key} in {span} reaches it for "
             f"scheme {scheme!r} after {config.run.rounds} rounds (ε = {eps_at(best):.4g} at phy.{key} = {best:g})"
+            + hint
         )
     value, achieved = found
     rep = at(value).report(rounds=config.run.rounds)

@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "scenarios.calibrate_cmd",
     "scenarios.tune_cmd",
     "scenarios.matched_cmd",
+    "scenarios.plot_cmd",
 )
 
 

@@ -228,7 +228,11 @@ class ScenarioConfig:
         try:
             self.phy.validate(K=t.clients_per_round)
         except ValueError as exc:
-            raise ValueError(f"phy.{exc}") from None
+            msg = f"phy.{exc}"
+            if msg.startswith("phy.noise_multiplier must be set"):
+                msg += ("; or set privacy.target_epsilon (with privacy.delta) to have it calibrated, or find it "
+                        f"with `floras calibrate --scheme {self.phy.scheme} --target-epsilon E ...`")
+            raise ValueError(msg) from None
 
         _num("privacy.delta", pr.delta, low=0.0, high=1.0)
         _choice("privacy.level", pr.level, LEVELS)
@@ -270,15 +274,27 @@ class ScenarioConfig:
         return scheme_accountant(self, d=d, D=D)
 
 
+def did_you_mean(word: str, known, prefix: str = "") -> str:
+    """`` (did you mean privacy.target_epsilon?)`` for the closest of ``known`` (difflib), or ``""``."""
+    import difflib
+
+    known = sorted(str(k) for k in known)
+    close = difflib.get_close_matches(str(word), known, n=1, cutoff=0.6)
+    if not close:  # e.g. "epsilon" → "target_epsilon": a known key that contains the word
+        close = [k for k in known if str(word) and (str(word) in k.split("_") or k.endswith("_" + str(word)))][:1]
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""
+
+
 def _check_table(name: str, table) -> dict:
     if name not in TABLES:
-        raise ValueError(f"unknown table [{name}] (allowed: {', '.join(TABLES)})")
+        raise ValueError(f"unknown table [{name}]{did_you_mean(name, TABLES)} (allowed: {', '.join(TABLES)})")
     if not isinstance(table, dict):
         raise ValueError(f"{name} must be a table of keys (got {table!r})")
     known = {f.name for f in fields(TABLES[name])}
     for key in table:
         if key not in known:
-            raise ValueError(f"unknown key {name}.{key} (allowed in [{name}]: {', '.join(sorted(known))})")
+            raise ValueError(f"unknown key {name}.{key}{did_you_mean(key, known, name + '.')} "
+                             f"(allowed in [{name}]: {', '.join(sorted(known))})")
     return table
 
 
@@ -291,9 +307,12 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
             raise ValueError(f"override key must be 'table.key' (got {dotted!r})")
         table, key = parts
         if table not in TABLES:
-            raise ValueError(f"unknown key {dotted} (unknown table [{table}]; allowed: {', '.join(TABLES)})")
-        if key not in {f.name for f in fields(TABLES[table])}:
-            raise ValueError(f"unknown key {dotted}")
+            raise ValueError(f"unknown key {dotted} (unknown table [{table}]{did_you_mean(table, TABLES)}; "
+                             f"allowed: {', '.join(TABLES)})")
+        known = {f.name for f in fields(TABLES[table])}
+        if key not in known:
+            raise ValueError(f"unknown key {dotted}{did_you_mean(key, known, table + '.')} "
+                             f"(allowed in [{table}]: {', '.join(sorted(known))})")
         out.setdefault(table, {})[key] = value
     return out
 

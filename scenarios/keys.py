@@ -135,8 +135,8 @@ def warn_simulation_key(what: str = "this run") -> None:
     _warned = True
     os.environ[_WARNED_ENV] = "1"
     print(f"floras: warning: {what} uses the simulation-only permutation key derived from the seed "
-          f"(reproducible, NOT secret); give a key with --key-file, {KEY_FILE_ENV}, {KEY_HEX_ENV} or run.key_hex "
-          f"to model a secret one", file=sys.stderr)
+          f"(reproducible, NOT secret); for a secret one: --key-file, {KEY_FILE_ENV}, {KEY_HEX_ENV} or run.key_hex",
+          file=sys.stderr)
 
 
 def redact_overrides(overrides: Mapping) -> dict:

@@ -99,6 +99,18 @@ def derive_key(config: ScenarioConfig) -> ResolvedKey:
     return resolve_key(seed=config.run.seed, scenario_key_hex=config.run.key_hex)
 
 
+def _quiet_tensorflow() -> None:
+    """TensorFlow's Python warnings (e.g. the retracing hint when one worker process trains several
+    runs one after another, each with its own model) off the terminal, unless FLORAS_DEBUG is set."""
+    import os
+
+    if os.environ.get("FLORAS_DEBUG") not in (None, "", "0"):
+        return
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+
+
 # ------------------------------------------------------------------------------ privacy column
 class _EpsilonColumn:
     """ε after t rounds from the scheme's own accountant (FLORAS and the private baselines); ∞ for
@@ -210,6 +222,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
         raise ValueError(f"phy.{exc}") from None
     epsilon = _EpsilonColumn(config, d=d, D=D)
 
+    _quiet_tensorflow()
     from fl.federated import FederatedAveraging
     from fl.training import Evaluator, VectorizedTrainer
     from phy.aggregation import make_aggregator

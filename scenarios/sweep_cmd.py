@@ -41,6 +41,9 @@ def register(subparsers) -> None:
     p.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="how long to wait for --scheduler to answer (default 5)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the full epsilon assumptions of every grid point (default: one line; summary.csv and "
+                        "each run's config.json keep them all)")
     p.add_argument("--key-file", default=None, metavar="FILE",
                    help="file holding the FLORAS key as hex digits, mode 600 (overrides FLORAS_KEY_FILE, "
                         "FLORAS_KEY_HEX and run.key_hex; default: simulation-only key derived from each seed)")
@@ -83,6 +86,7 @@ def run(args) -> int:
     _check_resources(configs, jobs, concurrent=1 if workers == 0 else (workers if args.scheduler is None else 1),
                      memory_limit=args.memory_limit)
     locks = lock_sweep_dirs(jobs)
+    _warn_once(configs)  # before the workers start: they inherit that the warning was given
     try:
         if args.scheduler is not None:
             executor = DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout)
@@ -102,7 +106,8 @@ def run(args) -> int:
     print(f"floras sweep: {len(sweeps)} sweep(s), {total} runs, "
           f"{'scheduler ' + args.scheduler if args.scheduler else f'{workers} local worker(s)'}; output under {root}")
     try:
-        outcomes = run_sweep(jobs, executor=executor, progress=not args.no_progress, threads=threads, locks=locks)
+        outcomes = run_sweep(jobs, executor=executor, progress=not args.no_progress, threads=threads, locks=locks,
+                             echo=print if args.verbose else _terse_echo(jobs))
     finally:
         executor.close()
     failed = [o for o in outcomes if o.status == "failed"]
@@ -112,6 +117,61 @@ def run(args) -> int:
     print(f"floras sweep: {done} run(s) finished, {copied} copied from identical runs, {skipped} already done, {len(failed)} failed"
           + (" (error.json in each .partial directory; rerun to retry)" if failed else ""))
     return 1 if failed else 0
+
+
+def _warn_once(configs) -> None:
+    """The simulation-key warning, once for the whole sweep (not once per worker process)."""
+    from scenarios.keys import resolve_key, warn_simulation_key
+
+    for c in configs:
+        run, phy = getattr(c, "run", None), getattr(c, "phy", None)
+        if run is None or getattr(phy, "scheme", None) != "floras":
+            continue
+        if resolve_key(seed=run.seed, scenario_key_hex=run.key_hex).simulated:
+            warn_simulation_key("this sweep")
+            return
+
+
+def _terse_echo(jobs):
+    """``print`` with each sweep summary's ε-assumption block replaced by one line naming summary.csv."""
+    from scenarios.output import MAX_LINE, shorten, terse_summary
+    from scenarios.store.runs import SUMMARY
+
+    def echo(text: str) -> None:
+        out = next((out for sweep, out in jobs if f"({out})" in text.split("\n", 1)[0]), None)
+        if "\n" in text and out is not None:
+            print(terse_summary(text, where=out / SUMMARY, privacy=_privacy_terms(out)))
+        else:
+            print(shorten(text, MAX_LINE))
+
+    return echo
+
+
+def _privacy_terms(out) -> str:
+    """δ, threat model(s) and accountant(s) of the finished runs of the sweep in ``out`` (one short phrase)."""
+    from scenarios.output import shorten
+    from scenarios.store import read_config, read_manifest, run_status
+
+    seen: dict[str, list] = {"δ": [], "threat model": [], "accountant": []}
+    try:
+        for point in read_manifest(out)["points"]:
+            for run in point["runs"]:
+                if run_status(out, run["dir"]) != "done":
+                    continue
+                rep = read_config(out / run["dir"]).get("privacy_report") or {}
+                if rep.get("threat_model") is None:
+                    continue  # no privacy noise: ε = ∞ in the table
+                for name, value in (("δ", rep.get("delta")), ("threat model", rep.get("threat_model")),
+                                    ("accountant", rep.get("accountant"))):
+                    text = f"{value:g}" if isinstance(value, float) else str(value)
+                    if text not in seen[name]:
+                        seen[name].append(text)
+                break  # one seed per grid point is enough
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if not seen["δ"]:
+        return ""
+    return ", ".join(f"{name} {shorten(' / '.join(values), 40)}" for name, values in seen.items())
 
 
 def _check_resources(configs, jobs, *, concurrent: int, memory_limit) -> None:

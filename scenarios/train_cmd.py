@@ -30,6 +30,8 @@ def register(subparsers) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="TABLE.KEY=VALUE",
                    help="override any scenario key (value parsed as TOML, e.g. --set phy.snr_db=0); repeatable")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the full epsilon assumptions (default: one privacy line; config.json keeps them all)")
     add_key_options(p)
     add_memory_option(p)
     p.set_defaults(handler=run)
@@ -74,26 +76,17 @@ def run(args: argparse.Namespace) -> int:
     except NonFiniteModelError as exc:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
-    from scenarios.scheme_privacy import BASELINE_THREAT_MODELS
+    from scenarios.output import run_privacy_line, shorten
+    from scenarios.store import read_config
 
-    eps = summary["final_epsilon"]
-    if config.phy.scheme == "sqsgd":  # model §9.3
-        eps_text = (f"{eps:.4g} at delta = {config.privacy.delta:g} (epsilon0 = {config.phy.epsilon0:g}-LDP per round "
-                    "against any observer; composed with client-sampling amplification, see config.json)")
-    elif config.phy.scheme == "floras":
-        eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model T1)"
-    elif config.phy.scheme in BASELINE_THREAT_MODELS:  # private baselines (model §9)
-        eps_text = f"{eps:.4g} at delta = {config.privacy.delta:g} (threat model: {BASELINE_THREAT_MODELS[config.phy.scheme]})"
-    else:
-        eps_text = "inf (no privacy noise)"
-    print(
-        f"{out}: {summary['rounds']} rounds, scheme {config.phy.scheme}, "
+    print(shorten(
+        f"floras train: {summary['rounds']} rounds, scheme {config.phy.scheme}, "
         f"test accuracy {summary['final_test_accuracy']:.4f}, test loss {summary['final_test_loss']:.4f}, "
-        f"train loss {summary['final_train_loss']:.4f}, epsilon {eps_text}, {summary['wall_time_s']:.1f} s"
-    )
-    if config.phy.scheme in ("floras", "sqsgd") or config.phy.scheme in BASELINE_THREAT_MODELS:
-        from scenarios.store import read_config
-
-        record = read_config(out)
+        f"train loss {summary['final_train_loss']:.4f}, {summary['wall_time_s']:.1f} s; run directory {out}", 200))
+    record = read_config(out)
+    print(run_privacy_line(record, out))
+    if args.verbose:
         print(f"epsilon assumptions: {record.get('epsilon_assumptions', 'see config.json')}")
+        for warning in (record.get("privacy_report") or {}).get("warnings", []) or []:
+            print(f"epsilon warning: {warning}")
     return 0

@@ -307,7 +307,7 @@ def test_quick_sweep_end_to_end_with_the_real_runner(tmp_path, capsys):
 
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "results"
-    assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0",
+    assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0", "--verbose",
                  "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "6 run(s) finished, 0 copied from identical runs, 0 already done, 0 failed" in text
@@ -320,7 +320,7 @@ def test_quick_sweep_end_to_end_with_the_real_runner(tmp_path, capsys):
         assert (run / "DONE").is_file() and not (run / "checkpoint.npz").exists()
         assert json.loads((run / "sweep_run.json").read_text())["overrides"]["phy.snr_db"] == point["overrides"]["phy.snr_db"]
     # a rerun does nothing but rewrite the summary
-    assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0",
+    assert main(["sweep", str(root / "scenarios" / "snr_sweep.toml"), "--quick", "--workers", "0", "--verbose",
                  "--out", str(out), "--no-progress"]) == 0
     assert "0 run(s) finished, 0 copied from identical runs, 6 already done" in capsys.readouterr().out
     assert main(["figures", "--results", str(out), "--out", str(tmp_path / "figs")]) == 0
