@@ -189,6 +189,7 @@ def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str
     if done:
         problems = verify_run(out_dir, rounds=config_dict["run"]["rounds"])
         if not problems:
+            ckpt_path.unlink(missing_ok=True)  # a checkpoint beside a verified DONE is stale
             return "done", None
         (out_dir / DONE).unlink(missing_ok=True)  # marked finished but incomplete: continue or redo it
     if ckpt_path.is_file():

@@ -55,6 +55,7 @@ from scenarios.store import (
     atomic_write_json,
     format_summary,
     manifest_identity,
+    quarantine,
     read_manifest,
     read_metrics,
     remove_stale_temporaries,
@@ -127,7 +128,7 @@ def _reopen_incomplete(out: Path, name: str) -> None:
     if not final.is_dir():
         return
     if partial.exists():
-        shutil.rmtree(final)
+        quarantine(final)  # never deleted
     else:
         os.replace(final, partial)
     (partial / DONE).unlink(missing_ok=True)
@@ -305,6 +306,14 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
         atomic_write_json(out / MANIFEST, _manifest(sweep))
     if simulated:
         warn_simulation_key("this sweep")
+    for t in tasks:  # a damaged run is moved aside (never deleted) and redone
+        out, status = Path(t.out_dir), run_status(Path(t.out_dir), t.name)
+        if status in ("corrupt", "damaged"):
+            path = out / t.name if status == "corrupt" else out / f".{t.name}.partial"
+            problems = verify_run(path) if status == "corrupt" else ["cannot be resumed"]
+            moved = quarantine(path)
+            if echo:
+                echo(f"run {t.name} is damaged ({'; '.join(problems)}): moved aside to {moved.name}, redone")
     todo = [t for t in tasks if run_status(Path(t.out_dir), t.name) != "done"]
     outcomes = [RunOutcome(t.name, "skipped", out_dir=t.out_dir) for t in tasks if t not in todo]
     todo, followers, copies = _split_identical(tasks, todo)
