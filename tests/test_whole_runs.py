@@ -102,3 +102,46 @@ def test_junk_manifest_entries_are_a_one_line_error_naming_the_entry(tmp_path):
     assert "\n" not in str(info.value)
     again()  # a rerun rewrites the damaged manifest and keeps the finished runs
     assert calls == [] and [r["seeds_done"] for r in summarize(out)] == [2]
+
+
+def _finished_dir(path: Path, config: dict) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"config": config}))
+    (path / "metrics.csv").write_text(HEADER + "\n" + "".join(f"{r},1.0,1.0,0.8,0.0,,,inf,{r}\n" for r in range(1, 4)))
+    write_done(path)
+    return path
+
+
+def test_resume_with_another_configuration_names_every_differing_key(tmp_path):
+    import pytest
+
+    from scenarios.run_dir import _prepare_out_dir
+
+    cfg = {"run": {"rounds": 3, "seed": 0}, "training": {"lr": 0.1}, "phy": {"snr_db": 10.0}}
+    run = _finished_dir(tmp_path / "r", cfg)
+    (run / "DONE").unlink()
+    other = {"run": {"rounds": 3, "seed": 0}, "training": {"lr": 0.3}, "phy": {"snr_db": 0.0}}
+    with pytest.raises(ValueError, match=r"differs at phy\.snr_db \(stored 10\.0, now 0\.0\), training\.lr"):
+        _prepare_out_dir(run, other, True)
+
+
+def test_a_checkpoint_beside_a_verified_done_is_stale_and_removed_on_resume(tmp_path):
+    from scenarios.run_dir import _prepare_out_dir
+
+    cfg = {"run": {"rounds": 3, "seed": 0}}
+    run = _finished_dir(tmp_path / "r", cfg)
+    (run / "checkpoint.npz").write_bytes(b"stale")
+    assert _prepare_out_dir(run, cfg, True) == ("done", None)
+    assert not (run / "checkpoint.npz").exists()
+
+
+def test_foreign_directories_in_a_sweep_directory_are_ignored_and_listed_once(tmp_path):
+    out, names, again, calls, lines = _setup(tmp_path, digest=True)
+    (out / "notarun").mkdir()
+    (out / "notarun" / "DONE").write_text("")
+    (out / "loop").symlink_to(out)
+    again()
+    listed = [ln for ln in lines if "foreign entr" in ln]
+    assert len(listed) == 1 and "loop, notarun" in listed[0]
+    assert calls == [] and (out / "notarun" / "DONE").is_file() and (out / "loop").is_symlink()
+    assert [r["seeds_done"] for r in summarize(out)] == [2]
