@@ -68,6 +68,7 @@ from scenarios.store import (
     remove_stale_temporaries,
     storage_error,
     verify_run,
+    write_done,
 )
 
 from .config import ScenarioConfig
@@ -356,6 +357,6 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
     problems = verify_run(out_dir, rounds=rounds, require_done=False)
     if problems:
         raise StorageError(f"run in {out_dir} is incomplete after its last round: {'; '.join(problems)}")
-    atomic_write_text(out_dir / DONE, "")
-    (out_dir / CHECKPOINT).unlink(missing_ok=True)
+    (out_dir / CHECKPOINT).unlink(missing_ok=True)  # first: a kill before DONE leaves no stale checkpoint beside it
+    write_done(out_dir)  # last: digests of config.json and metrics.csv, row count, columns
     return _summary(read_metrics(out_dir), rounds)

@@ -138,15 +138,20 @@ def _effective(config_dict: dict) -> dict:
 
 
 def _config_mismatch(stored: dict, current: dict, prefix: str = "") -> str | None:
+    """Every differing key (``a.b (stored X, now Y)``, comma-separated), or None."""
+    found = _config_diffs(stored, current, prefix)
+    return ", ".join(found) if found else None
+
+
+def _config_diffs(stored: dict, current: dict, prefix: str = "") -> list[str]:
+    out = []
     for key in sorted(set(stored) | set(current)):
         a, b = stored.get(key, "<absent>"), current.get(key, "<absent>")
         if isinstance(a, dict) and isinstance(b, dict):
-            found = _config_mismatch(a, b, f"{prefix}{key}.")
-            if found:
-                return found
+            out += _config_diffs(a, b, f"{prefix}{key}.")
         elif a != b:
-            return f"{prefix}{key} (stored {a!r}, now {b!r})"
-    return None
+            out.append(f"{prefix}{key} (stored {a!r}, now {b!r})")
+    return out
 
 
 def _load_checkpoint(path: Path) -> dict:
@@ -179,6 +184,9 @@ def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str
     if cfg_path.is_file():
         record = read_config(out_dir)
         stored = record.get("config", {})
+        if not isinstance(stored, dict):
+            raise StorageError(f"run configuration {cfg_path} is damaged (its config is not an object); "
+                               f"choose another --out, or move {out_dir} aside")
         diff = _config_mismatch(_effective(stored), _effective(config_dict))
         if diff:
             raise ValueError(f"out dir {out_dir} holds a run of a different scenario (differs at {diff}); choose another --out")
@@ -189,6 +197,7 @@ def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str
     if done:
         problems = verify_run(out_dir, rounds=config_dict["run"]["rounds"])
         if not problems:
+            ckpt_path.unlink(missing_ok=True)  # a checkpoint beside a verified DONE is stale
             return "done", None
         (out_dir / DONE).unlink(missing_ok=True)  # marked finished but incomplete: continue or redo it
     if ckpt_path.is_file():

@@ -55,6 +55,7 @@ from scenarios.store import (
     atomic_write_json,
     format_summary,
     manifest_identity,
+    quarantine,
     read_manifest,
     read_metrics,
     remove_stale_temporaries,
@@ -121,13 +122,33 @@ def _record_error(partial: Path, exc: BaseException, record: dict) -> dict:
     return err
 
 
+KNOWN_FILES = {MANIFEST, SUMMARY, ".lock", "matched.json", "tune.json"}
+
+
+def foreign_entries(out: Path, names: list[str]) -> list[str]:
+    """Entries of a sweep directory that are neither its records nor runs (finished, partial or
+    moved aside) of ``names``: ignored by the sweep and the figures, never touched."""
+    known = set(names) | {f".{n}.partial" for n in names}
+    found = []
+    if not Path(out).is_dir():
+        return found
+    for p in sorted(Path(out).iterdir()):
+        if p.name in known or p.name in KNOWN_FILES or ".damaged-" in p.name:
+            continue
+        if p.is_file() and not p.is_symlink() and not p.name.startswith("."):
+            if p.suffix in (".json", ".csv", ".md", ".txt"):
+                continue  # a record another command keeps beside the runs
+        found.append(p.name)
+    return found
+
+
 def _reopen_incomplete(out: Path, name: str) -> None:
     """A ``<name>/`` marked finished but incomplete goes back to ``.<name>.partial`` (redone)."""
     final, partial = out / name, out / f".{name}.partial"
     if not final.is_dir():
         return
     if partial.exists():
-        shutil.rmtree(final)
+        quarantine(final)  # never deleted
     else:
         os.replace(final, partial)
     (partial / DONE).unlink(missing_ok=True)
@@ -305,6 +326,19 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
         atomic_write_json(out / MANIFEST, _manifest(sweep))
     if simulated:
         warn_simulation_key("this sweep")
+    for sweep, out in jobs:  # entries that are no run of this sweep: never touched, listed once
+        foreign = foreign_entries(out, [t.name for t in tasks if Path(t.out_dir) == out.resolve()])
+        if foreign and echo:
+            echo(f"sweep directory {out}: ignored {len(foreign)} foreign entr{'y' if len(foreign) == 1 else 'ies'} "
+                 f"(not runs of this sweep): {', '.join(foreign)}")
+    for t in tasks:  # a damaged run is moved aside (never deleted) and redone
+        out, status = Path(t.out_dir), run_status(Path(t.out_dir), t.name)
+        if status in ("corrupt", "damaged"):
+            path = out / t.name if status == "corrupt" else out / f".{t.name}.partial"
+            problems = verify_run(path) if status == "corrupt" else ["cannot be resumed"]
+            moved = quarantine(path)
+            if echo:
+                echo(f"run {t.name} is damaged ({'; '.join(problems)}): moved aside to {moved.name}, redone")
     todo = [t for t in tasks if run_status(Path(t.out_dir), t.name) != "done"]
     outcomes = [RunOutcome(t.name, "skipped", out_dir=t.out_dir) for t in tasks if t not in todo]
     todo, followers, copies = _split_identical(tasks, todo)

@@ -22,14 +22,18 @@ from scenarios.store.lock import LOCK_NAME, DirectoryLock
 from scenarios.store.runs import (
     CHECKPOINT,
     CONFIG,
+    DAMAGED_TAG,
     DONE,
+    DONE_FORMAT,
     ERROR,
     MANIFEST,
     METRICS,
     RUN_RECORD,
     SUMMARY,
     is_finished,
+    done_record,
     manifest_identity,
+    quarantine,
     read_config,
     read_json,
     read_manifest,
@@ -38,6 +42,7 @@ from scenarios.store.runs import (
     run_status,
     to_float,
     verify_run,
+    write_done,
 )
 from scenarios.store.summary import (
     SUMMARY_METRICS,
@@ -53,5 +58,6 @@ __all__ = [
     "remove_stale_temporaries", "storage_error", "LOCK_NAME", "DirectoryLock", "CHECKPOINT", "CONFIG", "DONE",
     "ERROR", "MANIFEST", "METRICS", "RUN_RECORD", "SUMMARY", "is_finished", "manifest_identity", "read_config",
     "read_json", "read_manifest", "read_metric_rows", "read_metrics", "run_status", "to_float", "verify_run",
+    "DAMAGED_TAG", "DONE_FORMAT", "done_record", "quarantine", "write_done",
     "SUMMARY_METRICS", "format_summary", "privacy_statement", "split_statements", "summarize", "write_summary",
 ]

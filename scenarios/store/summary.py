@@ -54,7 +54,7 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
     for point in manifest["points"]:
         finals: dict[str, list[float]] = {k: [] for k, _ in SUMMARY_METRICS}
         walls = []
-        counts = {"done": 0, "failed": 0, "unfinished": 0, "missing": 0, "corrupt": 0}
+        counts = {"done": 0, "failed": 0, "unfinished": 0, "missing": 0, "corrupt": 0, "damaged": 0}
         for run in point["runs"]:
             status = run_status(out, run["dir"])
             counts[status] += 1
@@ -69,7 +69,8 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
         for key, value in point["grid"].items():
             row[key] = value
         row.update({"seeds_done": counts["done"], "seeds_failed": counts["failed"],
-                    "seeds_unfinished": counts["unfinished"] + counts["missing"] + counts["corrupt"]})
+                    "seeds_unfinished": counts["unfinished"] + counts["missing"] + counts["corrupt"]
+                                        + counts["damaged"]})
         for key, _ in SUMMARY_METRICS:
             mean, std = _mean_std(finals[key])
             row[f"{key}_mean"] = mean
