@@ -1,7 +1,8 @@
 """The one aggregation interface between the learning loop and the uplink (model §1, §6).
 
 The FL server hands the K scheduled clients' model differentials x_k (a K×d array, model
-units) and the round index to an :class:`Aggregator`; the aggregator normalizes (model §2),
+units) and the round index to an :class:`Aggregator` (built by :func:`phy.schemes.make_aggregator`
+from the scheme registry); the aggregator normalizes (model §2),
 sends the normalized vectors over its uplink, estimates their sum, de-normalizes and
 returns an :class:`AggregationResult`. All randomness of the round is drawn from streams
 keyed by ``(seed, purpose, round, ...)`` (see :mod:`phy.randomness`), so the result is a
@@ -20,9 +21,8 @@ from typing import Mapping, Protocol, runtime_checkable
 import numpy as np
 
 from .config import PhyConfig
-from .normalization import denormalize, normalize
 
-__all__ = ["AggregationResult", "Aggregator", "IdealAggregator", "make_aggregator", "check_updates"]
+__all__ = ["AggregationResult", "Aggregator", "check_updates", "relative_error"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,10 @@ class Aggregator(Protocol):
         """Aggregate the K×d ``updates`` of round ``round_index`` (≥ 0)."""
         ...
 
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int) -> tuple[AggregationResult, object]:
+        """``aggregate`` and the scheme's per-round trace (the simulator's view, for link studies), or None."""
+        ...
+
     def describe(self) -> dict:
         """Parameters and conventions (SNR definition, resource convention) for reports."""
         ...
@@ -93,71 +97,3 @@ def relative_error(estimate: np.ndarray, target: np.ndarray) -> float:
     if den == 0.0:
         return 0.0 if num == 0.0 else float("inf")
     return num / den
-
-
-class IdealAggregator:
-    """Noise-free FedAvg with the same normalization (model §6.3): ŝ = Σ_k s_k exactly."""
-
-    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int = 0):
-        self.config = config.validate(K=K, d=d)
-        self.K, self.d = K, d
-        from .channel_uses import analog_channel_uses
-
-        # nominal cost of the idealized link: an analog sum of the d entries (model §5)
-        self.channel_uses = analog_channel_uses(d=d, L=config.L, resource=config.resource)
-
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        x = check_updates(updates, K=self.K)
-        cfg = self.config
-        nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(x.shape[1]), clip_norm=cfg.clip_norm)
-        estimate = denormalize(nz.s.sum(axis=0), nz)
-        err = relative_error(estimate, x.sum(axis=0))
-        return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err})
-
-    def describe(self) -> dict:
-        return {"scheme": "ideal", **self.config.to_dict()}
-
-
-def make_aggregator(config: PhyConfig, *, K: int, d: int, seed: int, key: bytes | None = None,
-                    relation: str = "replace") -> Aggregator:
-    """Build the aggregator that ``config.scheme`` names.
-
-    ``key`` is the clients' shared secret for the keyed permutation (model §4, FLORAS only,
-    ≥ 16 bytes); it is held by the client side of the FLORAS link and never reaches the
-    base-station receiver. ``relation`` ("replace" or "add-remove", the run's
-    ``[privacy] relation``) fixes the sensitivity S = 2C or C that the noise multiplier of the
-    central and analog Gaussian schemes scales (model §9.1); the other schemes ignore it.
-    """
-    config.validate(K=K, d=d)
-    if config.scheme == "ideal":
-        return IdealAggregator(config, K=K, d=d, seed=seed)
-    if config.scheme == "floras":
-        from .floras import FlorasAggregator
-
-        if key is None:
-            raise ValueError("key must be given (≥ 16 bytes) for the FLORAS scheme")
-        return FlorasAggregator(config, K=K, d=d, seed=seed, key=key)
-    if config.scheme == "channel-inversion":
-        from .channel_inversion import ChannelInversionAggregator
-
-        return ChannelInversionAggregator(config, K=K, d=d, seed=seed)
-    # ---- private baselines (model §9.1, §9.2)
-    if config.scheme == "central-gaussian":
-        from .central_gaussian import CentralGaussianAggregator
-
-        return CentralGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation)
-    if config.scheme == "analog-gaussian":
-        from .analog_gaussian import AnalogGaussianAggregator
-
-        return AnalogGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation)
-    if config.scheme == "ddgauss":
-        from .digital.ddgauss import DDGaussAggregator
-
-        return DDGaussAggregator(config, K=K, d=d, seed=seed)
-    if config.scheme == "sqsgd":
-        from .digital.sqsgd import SqsgdAggregator
-
-        return SqsgdAggregator(config, K=K, d=d, seed=seed)
-    from .config import SCHEMES
-
-    raise ValueError(f"scheme must be one of {', '.join(SCHEMES)} (got {config.scheme!r})")

@@ -30,17 +30,29 @@ Channel uses: as channel inversion, d·L (equal resource) or d (source-literal).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from .aggregation import AggregationResult, check_updates, relative_error
 from .blocks import chunk_ranges, fill_block_noise
-from .central_gaussian import sum_sensitivity
+from .central_gaussian import CentralGaussianParams, sum_sensitivity
 from .channel_inversion import ChannelInversionLink, receiver_noise_variance
 from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
+from .link_records import BaselineRecord
 from .normalization import denormalize, normalize
+from .schemes import SchemeSpec, register_scheme
 
-__all__ = ["artificial_noise_variance", "guaranteed_noise_std", "AnalogGaussianAggregator"]
+__all__ = ["artificial_noise_variance", "guaranteed_noise_std", "AnalogGaussianParams", "AnalogGaussianAggregator"]
+
+
+@dataclass(frozen=True)
+class AnalogGaussianParams(CentralGaussianParams):
+    """``[phy.analog-gaussian]``: z ≥ 0, the noise multiplier of the total (receiver + artificial) noise (model §9.1)."""
+
+    scheme_name: ClassVar[str] = "analog-gaussian"
 
 
 def artificial_noise_variance(*, target_std: float, receiver_variance: float, rho: float) -> float:
@@ -54,7 +66,7 @@ def guaranteed_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
     Rule "threshold" (ρ = g_th in every round): exactly max(z·S, σ_n/√g_th). Rule "min-admitted"
     (ρ = min |h_k|², unbounded above, so the receiver share can be arbitrarily small): z·S.
     """
-    target = float(config.noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
+    target = float(config.of("analog-gaussian").noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
     if config.rho_rule == "threshold":
         return max(target, float(np.sqrt(receiver_noise_variance(config) / config.g_th)))
     return target
@@ -76,7 +88,7 @@ class AnalogGaussianAggregator:
         self.link = ChannelInversionLink(config, K=K, seed=seed)
         self.C = config.norm_bound(self.d)
         self.sensitivity = sum_sensitivity(self.C, relation)
-        self.target_std = float(config.noise_multiplier) * self.sensitivity
+        self.target_std = float(config.of("analog-gaussian").noise_multiplier) * self.sensitivity
         self.receiver_variance = receiver_noise_variance(config)
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
 
@@ -113,6 +125,9 @@ class AnalogGaussianAggregator:
         })
         return AggregationResult(estimate, k_adm, err, diag)
 
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+        return self.aggregate(updates, round_index=round_index), None
+
     def describe(self) -> dict:
         return {
             "scheme": "analog-gaussian", **self.config.to_dict(), "relation": self.relation,
@@ -122,3 +137,16 @@ class AnalogGaussianAggregator:
             "threat_model": "T1 and a single-antenna base station (sees only the superposition); "
                             "the receiver-noise share assumes the base station cannot remove it",
         }
+
+
+class AnalogGaussianRecord(BaselineRecord):
+    diagnostics = ("rho", "noise_std_target", "receiver_noise_std", "artificial_noise_std", "noise_std_effective",
+                   "receiver_noise_exceeds_target", "max_power_ratio")
+
+
+register_scheme(SchemeSpec(
+    name="analog-gaussian",
+    aggregator=lambda config, *, K, d, seed, key, relation: AnalogGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation),
+    link_record=AnalogGaussianRecord, params=AnalogGaussianParams, requires_clip=True,
+    description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
+))

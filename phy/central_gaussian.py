@@ -21,16 +21,22 @@ Noise is drawn in logical blocks keyed by (seed, "central-gaussian-noise", round
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from .aggregation import AggregationResult, check_updates, relative_error
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
+from .checks import check_finite_nonnegative
 from .config import PhyConfig
 from .normalization import denormalize, normalize
+from .link_records import BaselineRecord
 from .randomness import check_seed
+from .schemes import SchemeSpec, register_scheme
 
-__all__ = ["RELATIONS", "sum_sensitivity", "CentralGaussianAggregator"]
+__all__ = ["RELATIONS", "sum_sensitivity", "CentralGaussianParams", "CentralGaussianAggregator"]
 
 RELATIONS = ("replace", "add-remove")
 
@@ -44,6 +50,24 @@ def sum_sensitivity(C: float, relation: str) -> float:
     raise ValueError(f"relation must be one of {{{', '.join(RELATIONS)}}} (got {relation!r})")
 
 
+@dataclass(frozen=True)
+class CentralGaussianParams:
+    """``[phy.central-gaussian]``: z ≥ 0, the noise multiplier: the total noise std of the estimate of
+    Σ s_k is z·S, S = 2C (replace-one) or C (add/remove), the run's ``[privacy] relation`` (model §9.1)."""
+
+    noise_multiplier: float | None = None
+
+    scheme_name: ClassVar[str] = "central-gaussian"
+    moved_from: ClassVar[dict] = {"noise_multiplier": "noise_multiplier"}
+
+    def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
+        name = f"{self.scheme_name}.noise_multiplier"
+        if self.noise_multiplier is not None:
+            check_finite_nonnegative(name, self.noise_multiplier)
+        elif active:
+            raise ValueError(f"{name} must be set (a finite number ≥ 0) for scheme {self.scheme_name!r}")
+
+
 class CentralGaussianAggregator:
     """Ideal sum + N(0, (z·S)²·I) in ŝ units; contributors K. Diagnostics: ``noise_std`` (ŝ units),
     ``channel_uses`` and ``nmse``."""
@@ -55,7 +79,7 @@ class CentralGaussianAggregator:
         self.relation = relation
         self.C = config.norm_bound(self.d)
         self.sensitivity = sum_sensitivity(self.C, relation)
-        self.noise_std = float(config.noise_multiplier) * self.sensitivity
+        self.noise_std = float(config.of("central-gaussian").noise_multiplier) * self.sensitivity
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
@@ -72,6 +96,9 @@ class CentralGaussianAggregator:
         return AggregationResult(estimate, self.K, err, {"noise_std": self.noise_std,
                                                          "channel_uses": float(self.channel_uses), "nmse": err})
 
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+        return self.aggregate(updates, round_index=round_index), None
+
     def describe(self) -> dict:
         return {
             "scheme": "central-gaussian", **self.config.to_dict(), "relation": self.relation,
@@ -80,3 +107,15 @@ class CentralGaussianAggregator:
             "threat_model": "trusted server; outputs only",
             "channel_uses_convention": "nominal analog cost d*L (equal resource) or d (source-literal); the link is ideal",
         }
+
+
+class CentralGaussianRecord(BaselineRecord):
+    diagnostics = ("noise_std",)
+
+
+register_scheme(SchemeSpec(
+    name="central-gaussian",
+    aggregator=lambda config, *, K, d, seed, key, relation: CentralGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation),
+    link_record=CentralGaussianRecord, params=CentralGaussianParams, requires_clip=True,
+    description="DP-FedAvg: ideal sum plus server-side Gaussian noise, trusted server (model §9.1)",
+))

@@ -33,7 +33,9 @@ from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
 from .fading import draw_rayleigh
 from .normalization import denormalize, normalize
+from .link_records import AdmissionRecord
 from .randomness import check_seed
+from .schemes import SchemeSpec, register_scheme
 
 __all__ = ["admitted_mask", "inversion_factor", "receiver_noise_variance", "ChannelInversionRound",
            "ChannelInversionLink", "ChannelInversionAggregator"]
@@ -159,3 +161,10 @@ class ChannelInversionAggregator:
             "resource_convention": self.config.resource,
             "receiver_noise_variance": receiver_noise_variance(self.config),
         }
+
+
+register_scheme(SchemeSpec(
+    name="channel-inversion",
+    aggregator=lambda config, *, K, d, seed, key, relation: ChannelInversionAggregator(config, K=K, d=d, seed=seed),
+    link_record=AdmissionRecord, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
+))

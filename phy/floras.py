@@ -66,10 +66,13 @@ from .assignment import KeyedAssignment
 from .blocks import BLOCK, block_noise, block_ranges, chunk_ranges
 from .channel_uses import floras_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
+from .floras_params import FlorasParams
+from .floras_record import FlorasLinkRecord
 from .fading import draw_rayleigh, effective_gain
 from .normalization import denormalize, normalize, row_factors
 from .randomness import check_seed, stream
 from .receiver import Receiver
+from .schemes import SchemeSpec, register_scheme
 from .sequences import is_orthonormal, make_sequences, orthogonality_defect
 
 __all__ = ["FlorasRound", "FlorasLink", "FlorasAggregator", "resolve_path", "SUFFICIENT_BLOCK"]
@@ -134,23 +137,24 @@ class FlorasLink:
 
     def __init__(self, config: PhyConfig, *, K: int, seed: int, key: bytes):
         self.config = config.validate(K=K)
+        self.params = p = config.of("floras")
         self.K = int(K)
         self.seed = check_seed(seed)
-        self.A = make_sequences(config.sequences, L=config.L, N=config.N, seed=self.seed)
+        self.A = make_sequences(p.sequences, L=config.L, N=p.N, seed=self.seed)
         self.orthonormal = is_orthonormal(self.A)
-        self.path = resolve_path(config.path, orthonormal=self.orthonormal)  # untraced rounds
+        self.path = resolve_path(p.path, orthonormal=self.orthonormal)  # untraced rounds
         # traced rounds (link summaries): None when the configured path cannot trace
-        self.trace_path = None if config.path == "sufficient" else resolve_path(config.path, orthonormal=self.orthonormal, trace=True)
+        self.trace_path = None if p.path == "sufficient" else resolve_path(p.path, orthonormal=self.orthonormal, trace=True)
         self.b = float(np.sqrt(config.power))
         self.noise_std = float(np.sqrt(config.noise_variance / config.L))  # per chip / per despread output
-        self._clients = KeyedAssignment(key, N=config.N)  # client side
+        self._clients = KeyedAssignment(key, N=p.N)  # client side
         self.receiver = Receiver(self.A, reference_amplitude=self.b)  # base-station side: A and b only
         self._gram = self.A.T @ self.A
 
     @property
     def gamma(self) -> int:
         """γ = N − K, the number of inactive sequences."""
-        return self.config.N - self.K
+        return self.params.N - self.K
 
     def conditional_variance(self, r_ref: np.ndarray, inactive: np.ndarray) -> float:
         """V = (σ²/L)·Σ_{j,l∈I} G_jl/(r_j^s r_l^s) [dimensionless]; Σ_{j∈I} 1/w_j² when AᵀA = I."""
@@ -183,8 +187,8 @@ class FlorasLink:
             active, inactive, g, r_ref, w = self.pilots(t)
         else:
             active = self._clients.active_set(t, K=self.K)
-            inactive = np.setdiff1d(np.arange(cfg.N), active)
-            g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=cfg.csit)
+            inactive = np.setdiff1d(np.arange(self.params.N), active)
+            g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=self.params.csit)
         gs = g[:, None]
         if path == "sufficient":
             np.einsum("k,kd->d", w[active] * g, s, out=s_hat)  # not BLAS: steady under CPU contention
@@ -194,7 +198,7 @@ class FlorasLink:
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
                 for a, z, m in block_ranges(c0, c1):
                     # despread outputs Aᵀy = (AᵀA = I) g_k s_k on row π(k) + N(0, σ²/L) noise
-                    r = block_noise((cfg.N,), z - a, seed=seed, purpose="floras-despread-noise",
+                    r = block_noise((self.params.N,), z - a, seed=seed, purpose="floras-despread-noise",
                                     round_index=t, block=m, std=self.noise_std)
                     if trace:
                         e[a:z] = w_in @ r[inactive]
@@ -228,9 +232,9 @@ class FlorasLink:
         """
         t = int(round_index)
         active = self._clients.active_set(t, K=self.K)
-        inactive = np.setdiff1d(np.arange(self.config.N), active)
-        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=self.config.csit)
-        r_ref = self.noise_std * stream(self.seed, "floras-reference-noise", t).standard_normal(self.config.N)
+        inactive = np.setdiff1d(np.arange(self.params.N), active)
+        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=self.params.csit)
+        r_ref = self.noise_std * stream(self.seed, "floras-reference-noise", t).standard_normal(self.params.N)
         r_ref[active] += g * self.b
         return active, inactive, g, r_ref, self.receiver.weights(r_ref)
 
@@ -273,8 +277,10 @@ class FlorasAggregator:
         self.K, self.d = int(K), int(d)
         self.link = FlorasLink(config, K=K, seed=seed, key=key)
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, trace: bool = True):
-        """(AggregationResult, FlorasRound) of one round."""
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, trace: bool | None = None):
+        """(AggregationResult, FlorasRound) of one round; ``trace=None`` traces when the configured path can."""
+        if trace is None:
+            trace = self.link.trace_path is not None
         if not trace and self.link.path == "sufficient":
             return self._aggregate_sufficient(updates, round_index=round_index)
         x = check_updates(updates, K=self.K, d=self.d)
@@ -315,3 +321,10 @@ class FlorasAggregator:
 
     def describe(self) -> dict:
         return {"scheme": "floras", **self.config.to_dict(), **self.link.describe()}
+
+
+register_scheme(SchemeSpec(
+    name="floras", aggregator=lambda config, *, K, d, seed, key, relation: FlorasAggregator(config, K=K, d=d, seed=seed, key=key),
+    link_record=FlorasLinkRecord, params=FlorasParams, needs_key=True,
+    description="keyed random sequence assignment; the unused sequences add Cauchy noise (model §6.1)",
+))

@@ -4,7 +4,7 @@ Layers: :mod:`privacy.events` (frozen descriptions of mechanisms), :mod:`privacy
 mathematics: Cauchy bound, exact scalar Cauchy, Gaussian, sampling bounds, conversions),
 :mod:`privacy.accountant` (:class:`RdpAccountant`, composition), :mod:`privacy.sensitivity`
 (S from the normalization), :mod:`privacy.run` (:class:`FlorasRunAccountant`),
-:mod:`privacy.scheme` (:class:`SchemeRunAccountant`, any mechanism), :mod:`privacy.engines`
+:mod:`privacy.run_accountant` (:class:`RunAccountant`, any registered mechanism of :mod:`privacy.mechanisms`), :mod:`privacy.engines`
 (accountants rdp, rdp-generic, pld, gdp), :mod:`privacy.sampled_gaussian`, :mod:`privacy.floras_tight`
 (model §9.5), :mod:`privacy.pld`, :mod:`privacy.gdp`, :mod:`privacy.ddgauss`,
 :mod:`privacy.randomized_response`, :mod:`privacy.calibration`, :mod:`privacy.planning`,
@@ -29,15 +29,18 @@ from privacy.rdp import DEFAULT_ORDERS
 from privacy.planning import PlanResult, largest_sensitivity, plan_smallest_N
 from privacy.report import PrivacyReport
 from privacy.run import FlorasRunAccountant
-from privacy.scheme import MECHANISMS, SchemeRunAccountant
+from privacy.mechanisms import mechanism, mechanism_names, register_mechanism
+from privacy.run_accountant import RunAccountant
 from privacy.sensitivity import Sensitivity, release_sensitivity
 
 __all__ = [
     "ACCOUNTANTS",
-    "MECHANISMS",
     "DDGaussRound",
     "RandomizedResponseRound",
-    "SchemeRunAccountant",
+    "RunAccountant",
+    "mechanism",
+    "mechanism_names",
+    "register_mechanism",
     "calibrate",
     "smallest_noise_multiplier",
     "CauchyRound",

@@ -71,12 +71,12 @@ def smallest_noise_multiplier(*, target_epsilon: float, rounds: int, K: int, M: 
                               relation: str = "replace", sampling: str = "without-replacement", accountant: str = "rdp",
                               lower: float = 0.05, upper: float = 1e3, rel_tol: float = 1e-4, orders=None) -> float:
     """Smallest z = σ/S of the sampled Gaussian mechanism with ε ≤ target after ``rounds`` rounds."""
-    from privacy.scheme import SchemeRunAccountant
+    from privacy.run_accountant import RunAccountant
 
     S = 2.0 if relation == "replace" else 1.0  # clip_norm = 1: S is the relation's sensitivity
 
     def make(z: float):
-        return SchemeRunAccountant("gaussian", K=K, M=M, relation=relation, sampling=sampling, delta=delta,
+        return RunAccountant("gaussian", K=K, M=M, relation=relation, sampling=sampling, delta=delta,
                                    accountant=accountant, orders=orders, clip_norm=1.0, noise_std=z * S)
 
     return calibrate(make, target_epsilon=target_epsilon, rounds=rounds, lower=lower, upper=upper, increasing=False,

@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from privacy.report import PrivacyReport, _fmt, _int_at_least
+from privacy.report import PrivacyReport
+from privacy.report import fmt as _fmt
+from privacy.report import int_at_least as _int_at_least
 from privacy.run import FlorasRunAccountant
 
 __all__ = ["PlanResult", "plan_smallest_N", "largest_sensitivity"]

@@ -38,23 +38,17 @@ import math
 import numpy as np
 
 from privacy.accountant import RdpAccountant
-from privacy.engines import ACCOUNTANT_TEXT, ACCOUNTANTS, make_engine
+from privacy.checks import check_run_arguments
+from privacy.engines import ACCOUNTANT_TEXT, make_engine
 from privacy.events import CauchyRound, PoissonSampled, PrivacyEvent, SampledWithoutReplacement
-from privacy.rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders
-from privacy.report import (
-    CONVERSION_TEXT, SAMPLINGS, THREAT_MODEL_T1, PrivacyReport, _choice, _fmt, _int_at_least,  # noqa: F401
-)
-from privacy.sensitivity import LEVELS, NORMALIZATIONS, RELATIONS, release_sensitivity
+from privacy.rdp import DEFAULT_ORDERS, check_orders
+from privacy.report import CONVERSION_TEXT, THREAT_MODEL_T1, PrivacyReport
+from privacy.report import choice as _choice
+from privacy.report import int_at_least as _int_at_least
+from privacy.sensitivity import NORMALIZATIONS, release_sensitivity
 
-__all__ = ["SAMPLINGS", "PrivacyReport", "FlorasRunAccountant", "PlanResult", "plan_smallest_N", "largest_sensitivity"]
+__all__ = ["FlorasRunAccountant"]
 
-
-def __getattr__(name):  # planning lives in privacy.planning; kept importable from here
-    if name in ("PlanResult", "plan_smallest_N", "largest_sensitivity"):
-        import privacy.planning as _planning
-
-        return getattr(_planning, name)
-    raise AttributeError(name)
 
 class FlorasRunAccountant:
     """Privacy accounting for a FLORAS run under threat model T1 (model §7).
@@ -98,25 +92,16 @@ class FlorasRunAccountant:
         accountant: str = "rdp",
         link=None,
     ):
-        K = _int_at_least("K", K, 1)
+        K, M, delta = check_run_arguments(K=K, M=M, level=level, relation=relation, sampling=sampling, delta=delta,
+                                          conversion=conversion, accountant=accountant)
         N = _int_at_least("N", N, 1)
-        M = _int_at_least("M", M, 1)
         d = _int_at_least("d", d, 1)
-        if K > M:
-            raise ValueError(f"K must be ≤ M (got K = {K} > M = {M})")
         if N < K:
             raise ValueError(f"N must be ≥ K (got N = {N} < K = {K})")
         _choice("normalization", normalization, NORMALIZATIONS)
-        _choice("level", level, LEVELS)
-        _choice("relation", relation, RELATIONS)
-        _choice("sampling", sampling, SAMPLINGS)
-        _choice("conversion", conversion, CONVERSIONS)
-        _choice("accountant", accountant, ACCOUNTANTS)
         if accountant == "gdp":
             raise ValueError("accountant gdp does not support the FLORAS (Cauchy) mechanism: its release is not "
                              "Gaussian DP; use rdp, rdp-generic or pld")
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < delta < 1.0):
-            raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
         if sensitivity is not None and (
             isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float))
             or not math.isfinite(sensitivity) or sensitivity < 0

@@ -56,7 +56,7 @@ def test_missing_noise_multiplier_names_the_key():
 
 # ---------------------------------------------------------------- the epsilon column of each baseline
 def test_epsilon_column_comes_from_each_scheme_event(tmp_path):
-    from privacy import SchemeRunAccountant
+    from privacy import RunAccountant
 
     K, M, R, rounds = 10, 50, 1.0, 3  # digits_quick: K = 10 of M = 50, replace-one, δ = 1e-5
     common = dict(K=K, M=M, relation="replace", delta=1e-5)
@@ -67,7 +67,7 @@ def test_epsilon_column_comes_from_each_scheme_event(tmp_path):
         eps = [float(r["epsilon"]) for r in _rows(tmp_path / scheme)]
         # σ = z·S with S = 2R in model units (analog at 20 dB: the receiver noise σ_n/√g_th in model
         # units, √(0.01/16/0.01)·R/√(dP), is far below z·2R, so the target is the certain noise)
-        expected = [SchemeRunAccountant("gaussian", **common, clip_norm=R, noise_std=z * 2 * R).epsilon(rounds=t)
+        expected = [RunAccountant("gaussian", **common, clip_norm=R, noise_std=z * 2 * R).epsilon(rounds=t)
                     for t in (1, 2, 3)]
         assert eps == pytest.approx(expected, rel=1e-12)
         assert 0 < eps[0] < eps[1] < eps[2] < math.inf
@@ -76,7 +76,7 @@ def test_epsilon_column_comes_from_each_scheme_event(tmp_path):
     run_scenario(cfg, tmp_path / "dd", progress=False)
     d, d_pad = 64 * 64 + 64 + 64 * 10 + 10, 8192
     gamma = 2 * k * math.sqrt(R**2 * K**2 / d_pad + K * sigma**2) / math.sqrt(4.0**B - k**2 * K)
-    acc = SchemeRunAccountant("ddgauss", **common, d=d, clip_norm=R, grid=gamma, local_std=sigma)
+    acc = RunAccountant("ddgauss", **common, d=d, clip_norm=R, grid=gamma, local_std=sigma)
     eps = [float(r["epsilon"]) for r in _rows(tmp_path / "dd")]
     assert eps == pytest.approx([acc.epsilon(rounds=t) for t in (1, 2, 3)], rel=1e-9)
     report = __import__("json").loads((tmp_path / "dd" / "config.json").read_text())["privacy_report"]

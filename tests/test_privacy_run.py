@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from privacy import FlorasRunAccountant, plan_smallest_N, release_sensitivity
-from privacy.run import largest_sensitivity
+from privacy.planning import largest_sensitivity
 from scenarios.cli import main
 
 BASE = dict(K=20, M=100, d=1, C=0.5, delta=1e-5)  # S = 2C/b = 1

@@ -1,4 +1,4 @@
-"""Other mechanisms and accountants: DDGauss, randomized response, GDP, PLD, SchemeRunAccountant, calibration, CLI."""
+"""Other mechanisms and accountants: DDGauss, randomized response, GDP, PLD, RunAccountant, calibration, CLI."""
 
 import json
 import math
@@ -9,7 +9,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as dpa_pld
 from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 
-from privacy import DDGaussRound, RandomizedResponseRound, RdpAccountant, SchemeRunAccountant, SelfComposed, event_rdp
+from privacy import DDGaussRound, RandomizedResponseRound, RdpAccountant, RunAccountant, SelfComposed, event_rdp
 from privacy.calibration import calibrate, smallest_noise_multiplier
 from privacy.gdp import clt_mu_poisson, clt_mu_without_replacement, gdp_delta, gdp_epsilon
 from scenarios.cli import main
@@ -20,7 +20,7 @@ def test_ddgauss_reference_and_replace_one():
     r = 10 / 0.05  # model §9.2: Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))}
     assert ev.delta2 == pytest.approx(min(r + 16, math.sqrt(r * r + 64 + 1.0 * (r + 8))), rel=1e-12)
     assert ev.delta2 == pytest.approx(200.679, abs=1e-3)
-    acc = SchemeRunAccountant("ddgauss", K=100, M=100, relation="add-remove", d=256, clip_norm=10.0, grid=0.05,
+    acc = RunAccountant("ddgauss", K=100, M=100, relation="add-remove", d=256, clip_norm=10.0, grid=0.05,
                               local_std=5.0, beta=math.exp(-0.5))
     assert acc.epsilon(rounds=1) == pytest.approx(0.7975, abs=5e-4)
     l2 = 0.05 * ev.delta2 / (10 * 5.0)  # τ ≈ 0 here: RDP(α) = α l₂²/2
@@ -40,10 +40,10 @@ def test_randomized_response_rdp_matches_dp_accounting(eps0):
     pld = dpa_pld.from_randomized_response(p, 2, value_discretization_interval=1e-4).self_compose(T)
     eps_pld = pld.get_epsilon_for_delta(1e-5)
     raw = RdpAccountant().compose(SelfComposed(RandomizedResponseRound(eps0), T)).get_epsilon(1e-5)
-    eps_rdp = SchemeRunAccountant("ldp", K=10, M=10, epsilon0=eps0).epsilon(rounds=T)
+    eps_rdp = RunAccountant("ldp", K=10, M=10, epsilon0=eps0).epsilon(rounds=T)
     assert eps_rdp == min(raw, T * eps0)  # the run accountant also knows basic composition of pure DP
     assert eps_pld <= eps_rdp * (1 + 1e-6) and eps_rdp <= 1.5 * eps_pld + 0.05
-    ours = SchemeRunAccountant("ldp", K=10, M=10, accountant="pld", epsilon0=eps0).epsilon(rounds=T)
+    ours = RunAccountant("ldp", K=10, M=10, accountant="pld", epsilon0=eps0).epsilon(rounds=T)
     assert ours == pytest.approx(eps_pld, rel=2e-2)
 
 
@@ -69,34 +69,34 @@ def test_gdp_clt_without_replacement_matches_the_published_reference_and_the_lar
 
 def test_poisson_gaussian_pld_and_clt_reference():
     kw = dict(K=20, M=100, relation="add-remove", sampling="poisson", clip_norm=1.0, noise_std=2.0134)
-    pld = SchemeRunAccountant("gaussian", accountant="pld", **kw).report(rounds=200)
-    clt = SchemeRunAccountant("gaussian", accountant="gdp", **kw).report(rounds=200)
+    pld = RunAccountant("gaussian", accountant="pld", **kw).report(rounds=200)
+    clt = RunAccountant("gaussian", accountant="gdp", **kw).report(rounds=200)
     assert pld.epsilon == pytest.approx(7.31, abs=0.02) and not pld.approximate
     assert clt.epsilon == pytest.approx(7.03, abs=0.02) and clt.approximate
     assert clt.to_dict()["approximate"] is True and "APPROXIMATE" in " ".join(clt.assumptions) and "APPROXIMATE" in str(clt)
 
 
 def test_gaussian_sensitivity_follows_the_relation():
-    rep = SchemeRunAccountant("gaussian", K=5, M=5, relation="replace", clip_norm=1.0, noise_std=4.0).report(rounds=10)
-    add = SchemeRunAccountant("gaussian", K=5, M=5, relation="add-remove", clip_norm=1.0, noise_std=2.0).report(rounds=10)
+    rep = RunAccountant("gaussian", K=5, M=5, relation="replace", clip_norm=1.0, noise_std=4.0).report(rounds=10)
+    add = RunAccountant("gaussian", K=5, M=5, relation="add-remove", clip_norm=1.0, noise_std=2.0).report(rounds=10)
     assert rep.sensitivity == 2.0 and add.sensitivity == 1.0 and rep.epsilon == pytest.approx(add.epsilon, rel=1e-12)
     text = " ".join(rep.assumptions)
     for needle in ("threat model", "neighbouring relation", "sensitivity", "δ = ", "accountant: rdp", "Canonne"):
         assert needle in text, needle
     with pytest.raises(ValueError, match="relation must be 'replace'"):
-        SchemeRunAccountant("gaussian", K=5, M=10, relation="add-remove", clip_norm=1.0, noise_std=1.0)
+        RunAccountant("gaussian", K=5, M=10, relation="add-remove", clip_norm=1.0, noise_std=1.0)
     with pytest.raises(ValueError, match="missing"):
-        SchemeRunAccountant("gaussian", K=5, M=10, clip_norm=1.0)
+        RunAccountant("gaussian", K=5, M=10, clip_norm=1.0)
     with pytest.raises(ValueError, match="gdp supports Gaussian"):
-        SchemeRunAccountant("ldp", K=5, M=10, accountant="gdp", epsilon0=1.0)
+        RunAccountant("ldp", K=5, M=10, accountant="gdp", epsilon0=1.0)
     with pytest.raises(ValueError, match="pld does not support"):
-        SchemeRunAccountant("gaussian", K=5, M=10, accountant="pld", clip_norm=1.0, noise_std=3.0)
+        RunAccountant("gaussian", K=5, M=10, accountant="pld", clip_norm=1.0, noise_std=3.0)
 
 
 def test_calibration_reproduces_the_noise_multiplier():
     z = smallest_noise_multiplier(target_epsilon=8.0, rounds=200, K=20, M=100, orders=np.arange(2.0, 10.0))
     assert z == pytest.approx(3.744, rel=0.01)
-    make = lambda e0: SchemeRunAccountant("ldp", K=20, M=20, epsilon0=e0)
+    make = lambda e0: RunAccountant("ldp", K=20, M=20, epsilon0=e0)
     e0 = calibrate(make, target_epsilon=2.0, rounds=10, lower=1e-3, upper=10.0, increasing=True, rel_tol=1e-5)
     assert make(e0).epsilon(rounds=10) <= 2.0 < make(e0 * 1.001).epsilon(rounds=10)
     with pytest.raises(ValueError, match="no parameter"):

@@ -52,7 +52,7 @@ def conversion_overhead(delta):
     return math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
 
 
-# ---- accounting side (privacy.RandomizedResponseRound, privacy.SchemeRunAccountant; model §9.3)
+# ---- accounting side (privacy.RandomizedResponseRound, privacy.RunAccountant; model §9.3)
 def test_rdp_of_the_pure_eps0_round_is_randomized_responses():
     from privacy import RandomizedResponseRound, event_rdp
 
@@ -68,7 +68,7 @@ def test_rdp_of_the_pure_eps0_round_is_randomized_responses():
 def test_composed_epsilon_agrees_with_dp_accountings_randomized_response(eps, T):
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    from privacy import SchemeRunAccountant
+    from privacy import RunAccountant
     from privacy.pld import DEFAULT_DISCRETIZATION
 
     delta = 1e-5
@@ -76,10 +76,10 @@ def test_composed_epsilon_agrees_with_dp_accountings_randomized_response(eps, T)
     # self_compose(T) (PLDAccountant.compose(event, count) ignores count for this event in 0.6)
     reference = pld.from_randomized_response(2.0 / (1.0 + math.exp(eps)), 2).self_compose(T).get_epsilon_for_delta(delta)
     common = dict(K=10, M=10, epsilon0=eps, delta=delta)  # K = M: no sampling, the unamplified composition
-    got_pld = SchemeRunAccountant("ldp", accountant="pld", **common).epsilon(rounds=T)
+    got_pld = RunAccountant("ldp", accountant="pld", **common).epsilon(rounds=T)
     # pessimistic discretization of the privacy loss adds at most h per composed round
     assert reference - 1e-9 <= got_pld <= reference + T * DEFAULT_DISCRETIZATION
-    got_rdp = SchemeRunAccountant("ldp", accountant="rdp", **common).epsilon(rounds=T)
+    got_rdp = RunAccountant("ldp", accountant="rdp", **common).epsilon(rounds=T)
     assert got_rdp >= reference - 1e-9  # an upper bound
     assert got_rdp <= T * eps + conversion_overhead(delta)  # and at most pure composition + conversion
 

@@ -47,14 +47,19 @@ not enter (results are trivially chunk-independent).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..aggregation import AggregationResult, check_updates, relative_error
+from ..checks import check_finite_nonnegative, check_finite_positive, check_open_unit
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
 from ..normalization import denormalize, normalize
+from ..link_records import BaselineRecord
 from ..randomness import check_seed, stream
+from ..schemes import SchemeSpec, register_scheme
 from .discrete_gaussian import sample_discrete_gaussian
 from .rotation import inverse_randomized_hadamard, padded_dimension, rademacher_signs, randomized_hadamard
 from .uplink import DigitalUplink
@@ -63,6 +68,36 @@ __all__ = ["grid_from_bits", "resolve_grid", "rounding_norm_bound", "conditional
            "DDGaussAggregator", "MAX_ROUNDING_ATTEMPTS"]
 
 MAX_ROUNDING_ATTEMPTS = 1000
+
+
+@dataclass(frozen=True)
+class DDGaussParams:
+    """``[phy.ddgauss]`` (model §9.2): B = ``bits`` per coordinate (modulus 2^B, 2 ≤ B ≤ 48), the rounding
+    ``grid`` γ [model units] (None: from the bit budget), each client's discrete-Gaussian noise std
+    ``local_std`` σ ≥ 0 [model units], the conditional-rounding failure bound ``beta`` ∈ (0, 1) and
+    ``k_stddevs`` > 0, standard deviations of the modular sum kept inside the modulus."""
+
+    bits: int = 16
+    grid: float | None = None
+    local_std: float = 0.0
+    beta: float = math.exp(-0.5)
+    k_stddevs: float = 4.0
+
+    moved_from: ClassVar[dict] = {"dd_bits": "bits", "dd_grid": "grid", "dd_local_std": "local_std", "dd_beta": "beta",
+                                  "dd_k_stddevs": "k_stddevs"}
+
+    def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
+        if isinstance(self.bits, bool) or not isinstance(self.bits, int) or not 2 <= self.bits <= DD_BITS_MAX:
+            raise ValueError(f"ddgauss.bits must be an integer with 2 ≤ bits ≤ {DD_BITS_MAX} (got {self.bits!r})")
+        if self.grid is not None:
+            check_finite_positive("ddgauss.grid", self.grid)
+        check_finite_nonnegative("ddgauss.local_std", self.local_std)
+        check_open_unit("ddgauss.beta", self.beta)
+        check_finite_positive("ddgauss.k_stddevs", self.k_stddevs)
+        if active and self.grid is None:
+            # the budget check needs K only; d (when known) only sets the value of γ
+            grid_from_bits(bits=self.bits, n=K, d=1 if d is None else d, clip=float(phy.clip_norm),
+                           local_std=float(self.local_std), k_stddevs=float(self.k_stddevs))
 
 
 def grid_from_bits(*, bits: int, n: int, d: int, clip: float, local_std: float, k_stddevs: float) -> float:
@@ -80,11 +115,12 @@ def grid_from_bits(*, bits: int, n: int, d: int, clip: float, local_std: float, 
 def resolve_grid(config: PhyConfig, *, K: int, d: int) -> tuple[float, str]:
     """(γ, where it came from): ``dd_grid`` if set, else :func:`grid_from_bits` with n = K (the aggregator
     and the accountant both call this, so they use the same γ)."""
-    if config.dd_grid is not None:
-        return float(config.dd_grid), "dd_grid"
-    grid = grid_from_bits(bits=config.dd_bits, n=int(K), d=int(d), clip=float(config.clip_norm),
-                          local_std=float(config.dd_local_std), k_stddevs=float(config.dd_k_stddevs))
-    return grid, f"from the bit budget (B = {config.dd_bits}, k = {config.dd_k_stddevs}, n = K = {K})"
+    p = config.of("ddgauss")
+    if p.grid is not None:
+        return float(p.grid), "phy.ddgauss.grid"
+    grid = grid_from_bits(bits=p.bits, n=int(K), d=int(d), clip=float(config.clip_norm),
+                          local_std=float(p.local_std), k_stddevs=float(p.k_stddevs))
+    return grid, f"from the bit budget (B = {p.bits}, k = {p.k_stddevs}, n = K = {K})"
 
 
 def rounding_norm_bound(*, clip: float, grid: float, d: int, beta: float) -> float:
@@ -139,15 +175,16 @@ class DDGaussAggregator:
         self.seed = check_seed(seed)
         self.d_pad = padded_dimension(self.d)
         self.clip = float(config.clip_norm)
-        self.local_std = float(config.dd_local_std)
+        self.params = p = config.of("ddgauss")
+        self.local_std = float(p.local_std)
         self.grid, self.grid_source = resolve_grid(config, K=self.K, d=self.d)
-        self.delta2 = rounding_norm_bound(clip=self.clip, grid=self.grid, d=self.d_pad, beta=float(config.dd_beta))
-        self.bits_per_client = self.d_pad * int(config.dd_bits)
+        self.delta2 = rounding_norm_bound(clip=self.clip, grid=self.grid, d=self.d_pad, beta=float(p.beta))
+        self.bits_per_client = self.d_pad * int(p.bits)
         self.uplink = DigitalUplink(config, K=self.K, seed=self.seed)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         x = check_updates(updates, K=self.K, d=self.d)
-        cfg, t, B = self.config, int(round_index), int(self.config.dd_bits)
+        cfg, t, B = self.config, int(round_index), int(self.params.bits)
         h = draw_rayleigh(self.seed, t, K=self.K)
         link = self.uplink.run_round(self.bits_per_client, round_index=t, h=h)
         adm = link.admitted
@@ -182,13 +219,31 @@ class DDGaussAggregator:
         diag.update({"local_std_per_client": sigma_k, "redraws": float(redraws), "wrapped_fraction": wrapped, "nmse": err})
         return AggregationResult(estimate, k_adm, err, diag)
 
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+        return self.aggregate(updates, round_index=round_index), None
+
     def describe(self) -> dict:
         return {
             "scheme": "ddgauss", **self.config.to_dict(),
             "d_pad": self.d_pad, "grid": self.grid, "grid_source": self.grid_source, "delta2": self.delta2,
-            "bits_per_client": self.bits_per_client, "modulus": f"2^{self.config.dd_bits}",
+            "bits_per_client": self.bits_per_client, "modulus": f"2^{self.params.bits}",
             "contributors": "clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
                             "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'",
             "threat_model": "the server, given secure aggregation (it sees only the modular sum)",
             "uplink": "Shannon-rate TDMA over the shared fading draw (model §5)",
         }
+
+
+DD_BITS_MAX = 48  # scaled coordinates stay exact in float64 and modular sums in int64
+
+
+class DDGaussRecord(BaselineRecord):
+    diagnostics = ("grid", "delta2", "local_std_per_client", "redraws", "wrapped_fraction", "bits_per_client")
+
+
+register_scheme(SchemeSpec(
+    name="ddgauss",
+    aggregator=lambda config, *, K, d, seed, key, relation: DDGaussAggregator(config, K=K, d=d, seed=seed),
+    link_record=DDGaussRecord, params=DDGaussParams, requires_clip=True,
+    description="distributed discrete Gaussian with secure aggregation over a digital uplink (model §9.2)",
+))

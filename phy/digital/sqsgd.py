@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..aggregation import AggregationResult, check_updates, relative_error
+from ..checks import check_choice, check_finite_positive, check_int_at_least
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
 from ..normalization import denormalize, normalize
@@ -45,6 +47,7 @@ from ..randomness import check_seed, stream
 from .rotation import fwht, padded_dimension
 from .privquant import best_kappa, check_mechanism, level_bits, privquant, quantization_levels, stochastic_quantize, unbiasing_constant
 from .uplink import DigitalUplink
+from ..schemes import SchemeSpec, register_scheme
 
 __all__ = ["SEED_BITS", "NORM_BITS", "SQ_ESTIMATORS", "subsampled_dimension", "sqsgd_bits", "client_coordinates",
            "client_signs", "rotate", "unrotate", "project_to_ball", "sqsgd_encode", "sqsgd_decode",
@@ -117,6 +120,41 @@ def sqsgd_decode(u: np.ndarray, *, coords: np.ndarray, signs: np.ndarray, grid: 
 
 
 @dataclass(frozen=True)
+class SqsgdParams:
+    """``[phy.sqsgd]`` (model §9.3): K_q = ``levels`` ≥ 2 quantization levels, subsampling ``ratio`` r ∈ (0, 1]
+    (d̃ = ⌊r·d⌋ ≥ 1), per-round LDP budget ``epsilon0`` ε₀ > 0, cap ``kappa`` κ (an integer in [−n, n − 1], n the
+    padded rotation length; None → the κ that maximizes m) and the server ``estimator`` ("unbiased": scaled
+    by d/d̃; "sparse": the source's)."""
+
+    levels: int = 2
+    ratio: float = 1.0
+    epsilon0: float = 1.0
+    kappa: int | None = None
+    estimator: str = "unbiased"
+
+    moved_from: ClassVar[dict] = {"sq_levels": "levels", "sq_ratio": "ratio", "epsilon0": "epsilon0", "kappa": "kappa",
+                                  "sq_estimator": "estimator"}
+
+    def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
+        check_int_at_least("sqsgd.levels", self.levels, 2)
+        if isinstance(self.ratio, bool) or not isinstance(self.ratio, (int, float)) \
+                or not math.isfinite(self.ratio) or not 0 < self.ratio <= 1:
+            raise ValueError(f"sqsgd.ratio must be a number in (0, 1] (got {self.ratio!r})")
+        check_finite_positive("sqsgd.epsilon0", self.epsilon0)
+        if self.kappa is not None and (isinstance(self.kappa, bool) or not isinstance(self.kappa, int)):
+            raise ValueError(f"sqsgd.kappa must be an integer or unset (got {self.kappa!r})")
+        check_choice("sqsgd.estimator", self.estimator, SQ_ESTIMATORS)
+        if not active or d is None:
+            return
+        d_tilde = math.floor(self.ratio * d)
+        if d_tilde < 1:
+            raise ValueError(f"sqsgd.ratio must be ≥ 1/d = {1 / d:.3g} so that d̃ = ⌊r·d⌋ ≥ 1 (got {self.ratio!r})")
+        n = 1 << (d_tilde - 1).bit_length()
+        if self.kappa is not None and not -n <= self.kappa <= n - 1:
+            raise ValueError(f"sqsgd.kappa must be an integer in [{-n}, {n - 1}] for the padded length n = {n} (got {self.kappa})")
+
+
+@dataclass(frozen=True)
 class SqsgdRound:
     """One sqSGD round: h [K] complex128, admitted [K] bool, channel_uses (Σ_admitted ⌈bits/r_k⌉),
     bits per admitted client, and the unscaled server sum ŝ_sparse [d] (√W)."""
@@ -140,17 +178,18 @@ class SqsgdAggregator:
         self.config = config.validate(K=K, d=d)
         self.K, self.d = int(K), int(d)
         self.seed = check_seed(seed)
+        self.params = config.of("sqsgd")
         cfg = self.config
-        self.d_tilde, self.n = subsampled_dimension(self.d, cfg.sq_ratio)
+        self.d_tilde, self.n = subsampled_dimension(self.d, self.params.ratio)
         self.bound = cfg.norm_bound(self.d)  # U = C: ‖s_k‖ ≤ C under clip normalization
-        if cfg.kappa is None:
-            self.kappa, self.m = best_kappa(self.n, levels=cfg.sq_levels, epsilon0=float(cfg.epsilon0))
+        if self.params.kappa is None:
+            self.kappa, self.m = best_kappa(self.n, levels=self.params.levels, epsilon0=float(self.params.epsilon0))
         else:
-            check_mechanism(n=self.n, levels=cfg.sq_levels, epsilon0=float(cfg.epsilon0), kappa=cfg.kappa)
-            self.kappa = int(cfg.kappa)
-            self.m = unbiasing_constant(self.n, levels=cfg.sq_levels, epsilon0=float(cfg.epsilon0), kappa=self.kappa)
-        self.grid = quantization_levels(cfg.sq_levels, self.bound)
-        self.bits = sqsgd_bits(self.n, cfg.sq_levels)
+            check_mechanism(n=self.n, levels=self.params.levels, epsilon0=float(self.params.epsilon0), kappa=self.params.kappa)
+            self.kappa = int(self.params.kappa)
+            self.m = unbiasing_constant(self.n, levels=self.params.levels, epsilon0=float(self.params.epsilon0), kappa=self.kappa)
+        self.grid = quantization_levels(self.params.levels, self.bound)
+        self.bits = sqsgd_bits(self.n, self.params.levels)
         self.uplink = DigitalUplink(cfg, K=self.K, seed=self.seed)
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
@@ -165,14 +204,14 @@ class SqsgdAggregator:
         for k in np.flatnonzero(adm):
             coords = client_coordinates(self.seed, t, int(k), d=self.d, d_tilde=self.d_tilde)
             signs = client_signs(self.seed, t, int(k), n=self.n)
-            u = sqsgd_encode(nz.s[k], coords=coords, signs=signs, levels=cfg.sq_levels, bound=self.bound,
-                             epsilon0=float(cfg.epsilon0), kappa=self.kappa,
+            u = sqsgd_encode(nz.s[k], coords=coords, signs=signs, levels=self.params.levels, bound=self.bound,
+                             epsilon0=float(self.params.epsilon0), kappa=self.kappa,
                              rng_quantize=stream(self.seed, "sqsgd-quantize", t, int(k)),
                              rng_privatize=stream(self.seed, "sqsgd-privquant", t, int(k)))
             s_hat += sqsgd_decode(u, coords=coords, signs=signs, grid=self.grid, m=self.m, d=self.d)
         k_adm = int(adm.sum())
         trace = SqsgdRound(h, adm, link.channel_uses, self.bits, s_hat.copy())
-        if cfg.sq_estimator == "unbiased":
+        if self.params.estimator == "unbiased":
             s_hat *= self.d / self.d_tilde
         estimate = np.zeros(self.d) if k_adm == 0 else denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
         err = relative_error(estimate, x[adm].sum(axis=0))
@@ -193,3 +232,20 @@ class SqsgdAggregator:
             "uplink": "Shannon-rate TDMA over the shared fading draw, truncation |h|^2 >= g_th (model §5)",
             "adaptive_norm": "not implemented (U = C, fixed and public)",
         }
+
+
+SQ_ESTIMATORS = ("unbiased", "sparse")  # server estimators (model §9.3)
+
+
+def _link_record(aggregator, d):
+    from .sqsgd_link import SqsgdLinkRecord
+
+    return SqsgdLinkRecord(aggregator, d)
+
+
+register_scheme(SchemeSpec(
+    name="sqsgd",
+    aggregator=lambda config, *, K, d, seed, key, relation: SqsgdAggregator(config, K=K, d=d, seed=seed),
+    link_record=_link_record, params=SqsgdParams, requires_clip=True,
+    description="sqSGD: rotated, subsampled, PrivQuant-quantized updates, epsilon0-LDP per client (model §9.3)",
+))

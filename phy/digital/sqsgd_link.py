@@ -24,13 +24,14 @@ __all__ = ["SqsgdLinkRecord"]
 class SqsgdLinkRecord:
     """Accumulates the rounds of one sqSGD aggregator in the link simulation."""
 
-    def __init__(self, d: int):
+    def __init__(self, aggregator, d: int):
+        self.aggregator = aggregator
         self.err_sum = np.zeros(int(d))
         self.err_sq = 0.0
         self.target_sq = 0.0
         self.proj_sum = 0.0
         self.proj_sq = 0.0
-        self.nmse: list[float] = []
+        self.errors: list[float] = []
         self.uses: list[float] = []
         self.admitted: list[int] = []
         self.skipped = 0
@@ -51,11 +52,17 @@ class SqsgdLinkRecord:
         proj = float(e @ target)
         self.proj_sum += proj
         self.proj_sq += proj * proj
-        self.nmse.append(float(result.error))
+        self.errors.append(float(result.error))
         self.rounds += 1
 
-    def summary(self, agg) -> dict:
-        nm = np.asarray(self.nmse)
+    def nmse(self) -> dict:
+        T = self.rounds
+        nm = np.asarray(self.errors)
+        return {"mean": float(nm.mean()) if T else None, "median": float(np.median(nm)) if T else None, "rounds": T}
+
+    def summary(self) -> dict:
+        agg = self.aggregator
+        nm = np.asarray(self.errors)
         uses = np.asarray(self.uses)
         adm = np.asarray(self.admitted)
         T = self.rounds
@@ -68,7 +75,7 @@ class SqsgdLinkRecord:
         else:
             bias = floor = along = along_se = None
         return {
-            "nmse": {"mean": float(nm.mean()) if T else None, "median": float(np.median(nm)) if T else None, "rounds": T},
+            "nmse": self.nmse(),
             "bias": bias,
             "bias_if_unbiased": floor,
             "bias_along_sum": along,
@@ -81,7 +88,7 @@ class SqsgdLinkRecord:
             "channel_uses": {"mean": float(uses.mean()), "min": float(uses.min()), "max": float(uses.max())},
             "admitted": {"mean": float(adm.mean()), "min": int(adm.min()), "max": int(adm.max())},
             "skipped_rounds": self.skipped,
-            "estimator": agg.config.sq_estimator,
+            "estimator": agg.params.estimator,
             "threat_model": "any observer (T1 and T2): each client's message is epsilon0-LDP",
             "nmse_note": "relative to the admitted clients' sum; skipped rounds (K' = 0) excluded",
         }

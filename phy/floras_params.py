@@ -1,0 +1,59 @@
+"""``[phy.floras]``: the FLORAS scheme's own keys (model §4, §6.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .checks import check_choice, check_int_at_least
+
+__all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS"]
+
+SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
+CSIT_MODES = ("none", "phase")
+PATHS = ("auto", "fast", "chip", "sufficient")
+
+
+@dataclass(frozen=True)
+class FlorasParams:
+    """FLORAS parameters.
+
+    Attributes
+    ----------
+    N : int
+        Size of the sequence set, N ≥ K; γ = N − K inactive sequences. Orthonormal families need
+        N ≤ L (``phy.L``).
+    sequences : {"walsh-hadamard", "random-orthonormal", "pn"}
+        "pn" is non-orthogonal: the estimator is then biased (reported, not refused);
+        Walsh–Hadamard needs L a power of two.
+    csit : {"none", "phase"}
+        Effective gain g_k = Re(h_k) (none) or |h_k| (phase pre-rotation, Remark 2).
+    path : {"auto", "fast", "chip", "sufficient"}
+        Implementation (model §6.1). "auto": on orthonormal A the sufficient-statistic path for
+        untraced rounds (learning runs, sweeps) and the fast path for traced rounds (link
+        summaries); the chip path otherwise. "sufficient" yields ŝ and V only (no traces).
+    """
+
+    N: int = 30
+    sequences: str = "walsh-hadamard"
+    csit: str = "none"
+    path: str = "auto"
+
+    moved_from: ClassVar[dict] = {}
+
+    def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
+        check_choice("floras.sequences", self.sequences, SEQUENCE_FAMILIES)
+        check_choice("floras.csit", self.csit, CSIT_MODES)
+        check_choice("floras.path", self.path, PATHS)
+        check_int_at_least("floras.N", self.N, K if active else 1)
+        if not active:
+            return
+        L = phy.L
+        if self.sequences == "walsh-hadamard" and (L & (L - 1)) != 0:
+            raise ValueError(f"L must be a power of two for Walsh–Hadamard sequences (got {L})")
+        if self.sequences in ("walsh-hadamard", "random-orthonormal") and self.N > L:
+            raise ValueError(f"floras.N must be ≤ L = {L} for orthonormal sequences (got N = {self.N}); "
+                             "use floras.sequences = 'pn' to study non-orthogonal sets")
+        if self.path in ("fast", "sufficient") and self.sequences == "pn":
+            raise ValueError(f"floras.path must be 'chip' or 'auto' for non-orthogonal (pn) sequences: the {self.path} "
+                             "path is exact only when AᵀA = I")

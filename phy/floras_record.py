@@ -1,0 +1,80 @@
+"""Link-level record of FLORAS (model §6.1, §7.2): V, the inactive-sequence noise and its Cauchy fit.
+
+Per round: the NMSE, V (the per-entry conditional variance of the inactive-sequence noise, in
+(ŝ/b)² units) and, on a traced path, up to :data:`POOLED_ENTRIES_PER_ROUND` entries of the noise e
+for the pooled Cauchy(0, γ) fit and its within-round excess kurtosis. The sufficient path yields
+ŝ and V only, so its summary has the V quantiles and no fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .link_records import LinkRecord
+from .statistics import QUANTILE_LEVELS, cauchy_scale_mle, excess_kurtosis, levy_quantiles
+
+__all__ = ["FlorasLinkRecord", "POOLED_ENTRIES_PER_ROUND"]
+
+POOLED_ENTRIES_PER_ROUND = 2000  # entries per round kept for the pooled Cauchy fit
+
+
+def _quantiles(values: np.ndarray) -> dict[str, float]:
+    return {str(q): float(np.percentile(values, q)) for q in QUANTILE_LEVELS}
+
+
+class FlorasLinkRecord(LinkRecord):
+    """V of every round and the pooled inactive-sequence noise of traced rounds."""
+
+    def __init__(self, aggregator, d: int):
+        super().__init__(aggregator, d)
+        self.V: list[float] = []
+        self.pooled: list[np.ndarray] = []
+        self.kurt: list[float] = []
+        self.keep = min(self.d, POOLED_ENTRIES_PER_ROUND)
+
+    def record(self, result, trace, x: np.ndarray) -> None:
+        self.errors.append(result.error)
+        self.V.append(trace.V)
+        if self.aggregator.link.gamma > 0 and trace.inactive_noise is not None:
+            self.pooled.append(trace.inactive_noise[:self.keep].copy())
+            if self.d >= 2:
+                self.kurt.append(excess_kurtosis(trace.inactive_noise))
+
+    def summary(self) -> dict:
+        link = self.aggregator.link
+        gamma, traced = link.gamma, link.trace_path is not None
+        out = {"path": link.trace_path or link.path, "gamma": gamma, "orthonormal": link.orthonormal,
+               "estimator_biased": not link.orthonormal}
+        if gamma > 0 and not traced:  # sufficient path: ŝ and V only (model §6.1)
+            out["inactive_noise"] = {
+                "units": "V is the per-entry conditional variance in (s_hat/b)^2 (b = sqrt(P))",
+                "cauchy_scale": None,
+                "cauchy_scale_expected": float(gamma),
+                "v_quantiles": _quantiles(np.asarray(self.V)),
+                "v_quantiles_expected_levy": levy_quantiles(gamma),
+                "within_round_excess_kurtosis": None,
+                "note": "sufficient path: no per-sequence trace, so no pooled Cauchy fit or kurtosis",
+            }
+        elif gamma > 0:
+            pooled = np.concatenate(self.pooled)
+            kurt = float(np.median(self.kurt)) if self.kurt else None
+            out["inactive_noise"] = {
+                "units": "s_hat/b (b = sqrt(P)); V is the per-entry conditional variance in (s_hat/b)^2",
+                "cauchy_scale": cauchy_scale_mle(pooled),
+                # the Cauchy(0, γ) / Lévy(0, γ²) laws hold for orthonormal sets only
+                "cauchy_scale_expected": float(gamma) if link.orthonormal else None,
+                "cauchy_scale_estimator": "maximum likelihood, location 0, pooled over rounds",
+                "pooled_entries": int(pooled.size),
+                "v_quantiles": _quantiles(np.asarray(self.V)),
+                "v_quantiles_expected_levy": levy_quantiles(gamma) if link.orthonormal else None,
+                "within_round_excess_kurtosis": kurt,
+                "within_round_excess_kurtosis_se": float(np.sqrt(24.0 / self.d)),
+            }
+        else:
+            out["inactive_noise"] = {
+                "units": "s_hat/b", "cauchy_scale": 0.0, "cauchy_scale_expected": 0.0,
+                "v_quantiles": {str(q): 0.0 for q in QUANTILE_LEVELS},
+                "within_round_excess_kurtosis": None,
+                "note": "gamma = N - K = 0: no inactive sequences, no privacy noise",
+            }
+        return out

@@ -1,0 +1,134 @@
+"""The scheme registry of the physical layer (model §6, §9): every aggregation scheme declared once.
+
+A scheme module declares one :class:`SchemeSpec` — its name, its aggregator's constructor, the
+dataclass of its ``[phy.<name>]`` parameters and the record that summarises it in a link-level
+study — and calls :func:`register_scheme`. Every generic loop (the aggregator factory, the
+configuration's validation, :func:`phy.link_simulation.simulate_link`, and above ``phy`` the
+calibration, tables and figures) finds schemes here; there is no list of scheme names anywhere
+else. The built-in schemes are registered on first lookup (:data:`BUILTIN_MODULES`); a scheme
+defined elsewhere (a study's own module, a test) registers itself when imported.
+
+A scheme's parameter class is a frozen dataclass with plain typed fields (TOML values) and
+``check(phy, *, K, d, active)``, which raises :class:`ValueError` naming ``phy.<name>.<key>``;
+``active`` is True when the scheme is the one configured (cross-checks against K, d and the
+shared keys run only then). Its optional class attribute ``moved_from`` maps the flat ``[phy]``
+key of earlier scenario files to the field's name, so such a file gets an error naming the
+key's new place.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from difflib import get_close_matches
+from typing import Any, Callable
+
+__all__ = ["SchemeSpec", "BUILTIN_MODULES", "register_scheme", "unregister_scheme", "scheme_spec", "scheme_names",
+           "make_aggregator"]
+
+#: modules that register the built-in schemes, in the order tables and figures list them
+BUILTIN_MODULES = (
+    "phy.floras", "phy.channel_inversion", "phy.ideal", "phy.central_gaussian", "phy.analog_gaussian",
+    "phy.digital.ddgauss", "phy.digital.sqsgd",
+)
+
+
+@dataclass(frozen=True)
+class SchemeSpec:
+    """One aggregation scheme as the rest of the simulator sees it.
+
+    Attributes
+    ----------
+    name : str
+        The value of ``phy.scheme`` (and of ``--scheme``); lower case, digits and hyphens.
+    aggregator : callable
+        ``aggregator(config, *, K, d, seed, key, relation)`` → an :class:`phy.aggregation.Aggregator`.
+        ``key`` is the clients' permutation key (None unless ``needs_key``); ``relation`` the run's
+        neighbouring relation (schemes whose noise scales the sensitivity use it).
+    params : type or None
+        Dataclass of the ``[phy.<name>]`` sub-table; None for a scheme without parameters.
+    link_record : callable
+        ``link_record(aggregator, d)`` → an object with ``record(result, trace, x)`` (one round) and
+        ``summary()`` (a dict of the scheme's link-level summary fields, model §5).
+    needs_key : bool
+        The scheme uses the clients' secret permutation key (model §4).
+    requires_clip : bool
+        The scheme's privacy needs the public clip norm: ``normalization = "clip"`` only (model §9).
+    description : str
+        One line for ``--help`` and reports.
+    """
+
+    name: str
+    aggregator: Callable[..., Any]
+    link_record: Callable[..., Any]
+    params: type | None = None
+    needs_key: bool = False
+    requires_clip: bool = False
+    description: str = ""
+
+    def default_params(self):
+        return None if self.params is None else self.params()
+
+
+_REGISTRY: dict[str, SchemeSpec] = {}
+_LOADED = False
+
+
+def _load_builtins() -> None:
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def register_scheme(spec: SchemeSpec, *, replace: bool = False) -> SchemeSpec:
+    """Add ``spec`` to the registry; a second scheme of the same name is an error unless ``replace``."""
+    if not isinstance(spec, SchemeSpec):
+        raise TypeError(f"register_scheme takes a SchemeSpec (got {type(spec).__name__})")
+    name = spec.name
+    if not name or not all(c.islower() or c.isdigit() or c == "-" for c in name) or name[0] == "-":
+        raise ValueError(f"scheme name must be lower-case letters, digits and hyphens (got {name!r})")
+    if name in _REGISTRY and not replace and _REGISTRY[name] is not spec:
+        raise ValueError(f"scheme {name!r} is already registered (by {_REGISTRY[name].aggregator.__module__})")
+    if spec.params is not None and not hasattr(spec.params, "check"):
+        raise TypeError(f"scheme {name!r}: its params class {spec.params.__name__} needs a check(phy, *, K, d, active) method")
+    _REGISTRY[name] = spec
+    return spec
+
+
+def unregister_scheme(name: str) -> None:
+    """Remove a scheme (a study or test that registered its own)."""
+    _REGISTRY.pop(name, None)
+
+
+def scheme_names() -> tuple[str, ...]:
+    """Every registered scheme, built-ins first in :data:`BUILTIN_MODULES` order."""
+    _load_builtins()
+    return tuple(_REGISTRY)
+
+
+def scheme_spec(name: str, *, where: str = "scheme") -> SchemeSpec:
+    """The spec of ``name``; an unknown name is a ValueError naming ``where`` and the registered schemes."""
+    _load_builtins()
+    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    if spec is None:
+        close = get_close_matches(str(name), list(_REGISTRY), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"{where} must be one of {{{', '.join(_REGISTRY)}}} (got {name!r}){hint}")
+    return spec
+
+
+def make_aggregator(config, *, K: int, d: int, seed: int, key: bytes | None = None, relation: str = "replace"):
+    """Build the aggregator that ``config.scheme`` names (model §6, §9).
+
+    ``key`` is the clients' shared secret for the keyed permutation (model §4; schemes with
+    ``needs_key`` only, ≥ 16 bytes); it is held by the client side of the link and never reaches
+    the base-station receiver. ``relation`` ("replace" or "add-remove", the run's ``[privacy]
+    relation``) fixes the sensitivity S = 2C or C that a noise multiplier scales (model §9.1).
+    """
+    spec = scheme_spec(config.scheme)
+    config.validate(K=K, d=d)
+    if spec.needs_key and key is None:
+        raise ValueError(f"key must be given (≥ 16 bytes) for the {spec.name} scheme")
+    return spec.aggregator(config, K=K, d=d, seed=seed, key=key if spec.needs_key else None, relation=relation)

@@ -1,0 +1,35 @@
+"""The Gaussian mechanism (model §9.1): the central and analog Gaussian schemes' rounds.
+
+A round releases the sum of the clipped contributions plus N(0, σ²I) in the units of the sum;
+S = 2·clip_norm (replace one client) or clip_norm (add or remove one).
+"""
+
+from __future__ import annotations
+
+import math
+
+from privacy.checks import finite_number
+from privacy.events import GaussianRound
+from privacy.mechanisms import Mechanism, MechanismRound, register_mechanism
+
+__all__ = ["GAUSSIAN", "THREAT_MODEL"]
+
+THREAT_MODEL = ("T1 (output observer; the server adding the noise is trusted, model §9.1): the adversary sees the "
+                "noisy aggregates / global models only")
+
+
+def round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
+    factor = 2.0 if relation == "replace" else 1.0
+    c = finite_number("clip_norm", p["clip_norm"], positive=True)
+    sd = finite_number("noise_std", p["noise_std"], positive=False)
+    S = factor * c
+    return MechanismRound(GaussianRound(noise_std=sd, sensitivity=S), S, (
+        f"sensitivity S = {'2·' if factor == 2 else ''}clip_norm = {S:.6g} (ℓ2 norm of one client's clipped "
+        f"contribution, units of the released sum; {relation})",
+        f"noise: Gaussian N(0, σ²I), σ = {sd:.6g} (noise multiplier z = σ/S = {sd / S if S else math.inf:.6g})",
+    ))
+
+
+GAUSSIAN = register_mechanism(Mechanism(
+    name="gaussian", threat_model=THREAT_MODEL, round_event=round_event, required=("clip_norm", "noise_std"),
+))
