@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from phy.aggregation import make_aggregator
+    from phy.schemes import make_aggregator
     from phy.config import PhyConfig
     from phy.randomness import stream
 
@@ -78,12 +78,12 @@ def main(argv=None) -> int:
     x = stream(0, "bench-x").standard_normal((K, d))
     clip = dict(normalization="clip", clip_norm=1.0)
     configs = {
-        "floras": PhyConfig(scheme="floras", N=30, L=32),
+        "floras": PhyConfig.make(scheme="floras", L=32, floras={"N": 30}),
         "channel-inversion": PhyConfig(scheme="channel-inversion"),
         "ideal": PhyConfig(scheme="ideal"),
-        "central-gaussian": PhyConfig(scheme="central-gaussian", noise_multiplier=1.0, **clip),
-        "analog-gaussian": PhyConfig(scheme="analog-gaussian", noise_multiplier=1.0, **clip),
-        "ddgauss": PhyConfig(scheme="ddgauss", dd_bits=16, dd_local_std=0.01, **clip),
+        "central-gaussian": PhyConfig.make(scheme="central-gaussian", **clip, **{"central-gaussian": {"noise_multiplier": 1.0}}),
+        "analog-gaussian": PhyConfig.make(scheme="analog-gaussian", **clip, **{"analog-gaussian": {"noise_multiplier": 1.0}}),
+        "ddgauss": PhyConfig.make(scheme="ddgauss", **clip, ddgauss={"bits": 16, "local_std": 0.01}),
     }
     load_before = os.getloadavg()
     out = {"d": d, "K": K, "repeats": args.repeats, "seconds_per_round": {}}

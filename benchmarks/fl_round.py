@@ -153,7 +153,7 @@ def bench_model(name, args, ds, part):
     from fl.federated import FederatedAveraging, sample_clients
     from fl.models import build_model_spec
     from fl.training import Evaluator, VectorizedTrainer
-    from phy.aggregation import make_aggregator
+    from phy.schemes import make_aggregator
     from phy.config import PhyConfig
 
     M, K, B, lr, seed = args.clients, args.per_round, args.batch_size, 0.005, 0
@@ -195,8 +195,8 @@ def bench_model(name, args, ds, part):
     key = bytes(range(32))
     runs = {}
     for N in args.floras_N:
-        agg = make_aggregator(PhyConfig(scheme="floras", N=N, L=32, snr_db=15.0), K=K, d=spec.d, seed=seed, key=key)
-        fast = make_aggregator(PhyConfig(scheme="floras", N=N, L=32, snr_db=15.0, path="fast"), K=K, d=spec.d, seed=seed, key=key)
+        agg = make_aggregator(PhyConfig.make(scheme="floras", L=32, snr_db=15.0, floras={"N": N}), K=K, d=spec.d, seed=seed, key=key)
+        fast = make_aggregator(PhyConfig.make(scheme="floras", L=32, snr_db=15.0, floras={"N": N, "path": "fast"}), K=K, d=spec.d, seed=seed, key=key)
         runs[N] = {"agg": agg, "fast": fast, "fedavg": FederatedAveraging(trainer=trainer, aggregator=agg, M=M, K=K, seed=seed),
                    "w": w0.copy(), "round": [], "channel": [], "fast_channel": [], "path": agg.link.path}
 

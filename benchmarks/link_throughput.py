@@ -45,7 +45,7 @@ def _one(kind: str, d: int, repeats: int) -> dict:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy as np
 
-    from phy.aggregation import make_aggregator
+    from phy.schemes import make_aggregator
     from phy.config import PhyConfig
     from phy.floras import FlorasLink
     from phy.normalization import normalize
@@ -70,7 +70,7 @@ def _one(kind: str, d: int, repeats: int) -> dict:
             rng.standard_normal(N)
             return c @ s + rng.standard_normal(d)
     elif kind in ("fast", "chip", "sufficient"):
-        link = FlorasLink(PhyConfig(N=N, L=L, path=kind), K=K, seed=0, key=KEY)
+        link = FlorasLink(PhyConfig.make(L=L, floras={"N": N, "path": kind}), K=K, seed=0, key=KEY)
         s = normalize(x, rule="paper", C=np.sqrt(d), clip_norm=None).s
         del x
 
@@ -78,7 +78,7 @@ def _one(kind: str, d: int, repeats: int) -> dict:
             return link.run_round(s, round_index=t)
     else:
         path = kind.split("+")[0]
-        agg = make_aggregator(PhyConfig(N=N, L=L, path=path), K=K, d=d, seed=0, key=KEY)
+        agg = make_aggregator(PhyConfig.make(L=L, floras={"N": N, "path": path}), K=K, d=d, seed=0, key=KEY)
 
         def step(t):
             return agg.aggregate(x, round_index=t)

@@ -226,7 +226,7 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
     _quiet_tensorflow()
     from fl.federated import FederatedAveraging
     from fl.training import Evaluator, VectorizedTrainer
-    from phy.aggregation import make_aggregator
+    from phy.schemes import make_aggregator
 
     if key is not None and key.simulated:
         warn_simulation_key("this run")

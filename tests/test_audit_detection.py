@@ -59,7 +59,7 @@ def test_detection_through_the_uplink_matches_theory_and_nominal_false_alarm():
     independent; gains are independent across clients and rounds); the theory must lie in the
     99.9% Clopper–Pearson interval of the measurement.
     """
-    cfg = PhyConfig(scheme="floras", N=16, L=16, snr_db=5.0)
+    cfg = PhyConfig.make(scheme="floras", L=16, snr_db=5.0, floras={"N": 16})
     out = detection_sweep(cfg, snr_dbs=[5.0], csits=("none", "phase"), Ks=[10], Ns=[16], rounds=300, seed=3,
                           key=simulation_key(3), false_alarm=0.05, confidence=0.999)
     assert len(out) == 2
@@ -84,7 +84,7 @@ def test_base_station_view_holds_no_client_secret():
 def test_decoding_nmse_follows_the_derived_law(snr_db):
     """NMSE_k = ‖b·n_i − s·n_s‖²/(‖s‖²(g·b + n_s)²) (derived): two-sample KS test at level 10⁻³."""
     K, N, L, d, rounds = 8, 12, 16, 10, 150
-    cfg = PhyConfig(scheme="floras", N=N, L=L, snr_db=snr_db)
+    cfg = PhyConfig.make(scheme="floras", L=L, snr_db=snr_db, floras={"N": N})
     up = T2Uplink(cfg, K=K, seed=4, key=simulation_key(4))
     C = np.sqrt(d)
     sim = np.concatenate([
@@ -104,7 +104,7 @@ def test_decoding_nmse_follows_the_derived_law(snr_db):
 
 
 def _linking_rates(rho: float, *, csit: str, snr_db: float, pairs: int, K: int = 10, N: int = 16, d: int = 12):
-    cfg = PhyConfig(scheme="floras", N=N, L=16, snr_db=snr_db, csit=csit)
+    cfg = PhyConfig.make(scheme="floras", L=16, snr_db=snr_db, floras={"N": N, "csit": csit})
     up = T2Uplink(cfg, K=K, seed=6, key=simulation_key(6))
     kind = "signed" if csit == "phase" else "energy"
     rates = {m: [] for m in ("similarity", "pilot", "index")}
@@ -147,7 +147,7 @@ def test_t2_uplink_is_the_floras_link_seen_from_the_base_station():
     from phy.floras import FlorasLink
 
     K, N, d, rounds = 6, 10, 4, 400
-    cfg = PhyConfig(scheme="floras", N=N, L=16, snr_db=10.0, csit="none")
+    cfg = PhyConfig.make(scheme="floras", L=16, snr_db=10.0, floras={"N": N, "csit": "none"})
     key = simulation_key(9)
     link = FlorasLink(cfg, K=K, seed=9, key=key)
     up = T2Uplink(cfg, K=K, seed=9, key=key)

@@ -8,7 +8,7 @@ from fl.federated import FederatedAveraging, NonFiniteModelError, sample_clients
 from fl.models import build_model_spec
 from fl.partition import iid_partition
 from fl.training import Evaluator, VectorizedTrainer, batch_indices, local_schedule
-from phy.aggregation import make_aggregator
+from phy.schemes import make_aggregator
 from phy.config import PhyConfig
 
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from phy.aggregation import IdealAggregator, make_aggregator
+from phy.ideal import IdealAggregator
+from phy.schemes import make_aggregator
 from phy.config import PhyConfig
 from phy.normalization import denormalize, normalize
 from phy.randomness import stream
@@ -49,9 +50,9 @@ def test_ideal_aggregator_is_exact():
 @pytest.mark.parametrize(
     "kwargs, K, name",
     [
-        (dict(N=10), 20, "N"),
-        (dict(N=40, L=32), 20, "N"),
-        (dict(L=24, N=20), 20, "L"),
+        (dict(floras={"N": 10}), 20, "floras.N"),
+        (dict(L=32, floras={"N": 40}), 20, "floras.N"),
+        (dict(L=24, floras={"N": 20}), 20, "L"),
         (dict(snr_db=float("nan")), 20, "snr_db"),
         (dict(g_th=0.0), 20, "g_th"),
         (dict(scheme="bogus"), 20, "scheme"),
@@ -59,7 +60,7 @@ def test_ideal_aggregator_is_exact():
 )
 def test_config_errors_name_the_parameter(kwargs, K, name):
     with pytest.raises(ValueError, match=rf"^{name} "):
-        PhyConfig(**kwargs).validate(K=K, d=10)
+        PhyConfig.make(**kwargs).validate(K=K, d=10)
 
 
 def test_unknown_config_key_is_an_error():

@@ -50,7 +50,7 @@ def test_floras_data_noise_variance_from_raw_config(path, P, snr_db, L):
     σ²/L) changes the ratio of observed to predicted variance by ≥ 2.
     """
     K, N, d, rounds = 6, 10, 4000, 3
-    link = FlorasLink(PhyConfig(N=N, L=L, snr_db=snr_db, power=P, path=path), K=K, seed=3, key=KEY)
+    link = FlorasLink(PhyConfig.make(L=L, snr_db=snr_db, power=P, floras={"N": N, "path": path}), K=K, seed=3, key=KEY)
     b2, s2 = P, sigma2(P, snr_db)
     z = []
     for t in range(rounds):
@@ -76,7 +76,7 @@ def test_floras_reference_slot_noise_from_raw_config(path):
     same law (their noise is the same projection).
     """
     K, N, L, P, snr_db, rounds = 4, 16, 16, 2.0, 6.0, 300
-    link = FlorasLink(PhyConfig(N=N, L=L, snr_db=snr_db, power=P, path=path), K=K, seed=9, key=KEY)
+    link = FlorasLink(PhyConfig.make(L=L, snr_db=snr_db, power=P, floras={"N": N, "path": path}), K=K, seed=9, key=KEY)
     s = np.zeros((K, 1))
     inactive, active = [], []
     for t in range(rounds):
@@ -97,7 +97,7 @@ def test_floras_reference_slot_noise_from_raw_config(path):
 def inactive_rounds(request):
     """300 independent rounds (one entry of e and V each) at N = 30, K = 20: γ = 10 from the raw numbers."""
     K, N = 20, 30
-    link = FlorasLink(PhyConfig(N=N, L=32, snr_db=20.0, path=request.param), K=K, seed=4, key=KEY)
+    link = FlorasLink(PhyConfig.make(L=32, snr_db=20.0, floras={"N": N, "path": request.param}), K=K, seed=4, key=KEY)
     s = _vectors(K, 8, 0)
     rounds = [link.run_round(s, round_index=t, trace=True) for t in range(300)]
     return N - K, np.array([r.inactive_noise[0] for r in rounds]), np.array([r.V for r in rounds])

@@ -73,27 +73,27 @@ def test_relative_error_conventions():
 
 @pytest.mark.parametrize("scheme, extra", [
     ("floras", {}), ("channel-inversion", {}),
-    ("central-gaussian", {"normalization": "clip", "clip_norm": 1.0, "noise_multiplier": 1.0}),
-    ("analog-gaussian", {"normalization": "clip", "clip_norm": 1.0, "noise_multiplier": 1.0}),
-    ("ddgauss", {"normalization": "clip", "clip_norm": 1.0, "dd_local_std": 0.1}),
+    ("central-gaussian", {"normalization": "clip", "clip_norm": 1.0, "central-gaussian": {"noise_multiplier": 1.0}}),
+    ("analog-gaussian", {"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 1.0}}),
+    ("ddgauss", {"normalization": "clip", "clip_norm": 1.0, "ddgauss": {"local_std": 0.1}}),
     ("sqsgd", {"normalization": "clip", "clip_norm": 1.0}),
 ])
 def test_every_aggregator_names_the_expected_dimension(scheme, extra):
     """One check (phy.aggregation.check_updates with d) for every scheme: K×(d+1) updates are refused."""
-    from phy.aggregation import make_aggregator
+    from phy.schemes import make_aggregator
     from phy.config import PhyConfig
 
-    agg = make_aggregator(PhyConfig(scheme=scheme, N=6, L=8, **extra), K=3, d=5, seed=0, key=bytes(16))
+    agg = make_aggregator(PhyConfig.make(scheme=scheme, L=8, **extra, floras={"N": 6}), K=3, d=5, seed=0, key=bytes(16))
     with pytest.raises(ValueError, match=r"^updates must .*d = 5.*got.*6"):
         agg.aggregate(np.ones((3, 6)), round_index=0)
 
 
 def test_floras_sufficient_path_refuses_non_finite_updates():
     """The sufficient-statistic path (aggregate) checks like the traced one: NaN is refused, not propagated."""
-    from phy.aggregation import make_aggregator
+    from phy.schemes import make_aggregator
     from phy.config import PhyConfig
 
-    agg = make_aggregator(PhyConfig(scheme="floras", N=6, L=8), K=3, d=5, seed=0, key=bytes(16))
+    agg = make_aggregator(PhyConfig.make(scheme="floras", L=8, floras={"N": 6}), K=3, d=5, seed=0, key=bytes(16))
     x = np.ones((3, 5))
     x[1, 2] = np.nan
     with pytest.raises(ValueError, match=r"^updates must be finite$"):

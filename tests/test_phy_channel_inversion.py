@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from phy.aggregation import make_aggregator
+from phy.schemes import make_aggregator
 from phy.channel_inversion import ChannelInversionAggregator, ChannelInversionLink, admitted_mask, inversion_factor
 from phy.config import PhyConfig
 from phy.fading import draw_rayleigh

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from phy.aggregation import make_aggregator
+from phy.schemes import make_aggregator
 from phy.config import PhyConfig
 from phy.floras import FlorasAggregator, FlorasLink
 from phy.normalization import normalize
@@ -33,7 +33,7 @@ def test_high_snr_recovers_the_sum_with_predicted_error(path, csit):
     σ_A² + mean(B²) and standard deviation √((2σ_A⁴ + 4σ_A²·mean(B²))/d).
     """
     K, d = 20, 4000
-    cfg = PhyConfig(N=K, L=32, snr_db=80.0, path=path, csit=csit)
+    cfg = PhyConfig.make(L=32, snr_db=80.0, floras={"N": K, "path": path, "csit": csit})
     link = FlorasLink(cfg, K=K, seed=1, key=KEY)
     s = _s(K, d)
     for t in range(3):
@@ -51,7 +51,7 @@ def test_high_snr_recovers_the_sum_with_predicted_error(path, csit):
 def test_aggregator_recovers_updates_for_both_normalizations():
     K, d = 8, 300
     x = stream(2, "test-x").normal(size=(K, d)) * 0.01 + 0.3
-    for cfg in (PhyConfig(N=K, L=8, snr_db=120.0), PhyConfig(N=K, L=8, snr_db=120.0, normalization="clip", clip_norm=0.05)):
+    for cfg in (PhyConfig.make(L=8, snr_db=120.0, floras={"N": K}), PhyConfig.make(L=8, snr_db=120.0, normalization="clip", clip_norm=0.05, floras={"N": K})):
         agg = make_aggregator(cfg, K=K, d=d, seed=0, key=KEY)
         assert isinstance(agg, FlorasAggregator)
         res = agg.aggregate(x, round_index=0)
@@ -68,7 +68,7 @@ def test_aggregator_recovers_updates_for_both_normalizations():
 def test_active_part_recovered_and_noise_is_inactive_term(path):
     """γ > 0 at high SNR: ŝ − Σ s_k − b·e → 0, e the traced inactive-sequence noise."""
     K, d = 20, 500
-    link = FlorasLink(PhyConfig(N=30, L=32, snr_db=90.0, path=path, power=4.0), K=K, seed=2, key=KEY)
+    link = FlorasLink(PhyConfig.make(L=32, snr_db=90.0, power=4.0, floras={"N": 30, "path": path}), K=K, seed=2, key=KEY)
     s = _s(K, d) * 2.0
     r = link.run_round(s, round_index=0, trace=True)
     resid = r.s_hat - s.sum(axis=0) - link.b * r.inactive_noise
@@ -78,7 +78,7 @@ def test_active_part_recovered_and_noise_is_inactive_term(path):
 
 def _trace_rounds(path, rounds, *, d, snr_db=20.0, sequences="walsh-hadamard"):
     K, N = 20, 30
-    link = FlorasLink(PhyConfig(N=N, L=32, snr_db=snr_db, path=path, sequences=sequences), K=K, seed=4, key=KEY)
+    link = FlorasLink(PhyConfig.make(L=32, snr_db=snr_db, floras={"N": N, "path": path, "sequences": sequences}), K=K, seed=4, key=KEY)
     s = _s(K, d)
     out = [link.run_round(s, round_index=t, trace=True) for t in range(rounds)]
     return link, out
@@ -133,7 +133,7 @@ def test_results_do_not_depend_on_chunk_size(path):
     s = _s(K, d)
     outs = []
     for chunk in (1, 4096, 8192, 65536):
-        link = FlorasLink(PhyConfig(N=30, path=path, chunk_size=chunk), K=K, seed=3, key=KEY)
+        link = FlorasLink(PhyConfig.make(chunk_size=chunk, floras={"N": 30, "path": path}), K=K, seed=3, key=KEY)
         outs.append(link.run_round(s, round_index=2, trace=True))
     for o in outs[1:]:
         np.testing.assert_array_equal(o.s_hat, outs[0].s_hat)
@@ -144,22 +144,22 @@ def test_results_do_not_depend_on_chunk_size(path):
 def test_round_is_a_pure_function_of_seed_key_round():
     K, d = 20, 100
     s = _s(K, d)
-    link = FlorasLink(PhyConfig(N=30), K=K, seed=5, key=KEY)
+    link = FlorasLink(PhyConfig.make(floras={"N": 30}), K=K, seed=5, key=KEY)
     a = link.run_round(s, round_index=9)
     link.run_round(s, round_index=3)
-    b = FlorasLink(PhyConfig(N=30), K=K, seed=5, key=KEY).run_round(s, round_index=9)
+    b = FlorasLink(PhyConfig.make(floras={"N": 30}), K=K, seed=5, key=KEY).run_round(s, round_index=9)
     np.testing.assert_array_equal(a.s_hat, b.s_hat)
-    other_key = FlorasLink(PhyConfig(N=30), K=K, seed=5, key=bytes(32)).run_round(s, round_index=9)
+    other_key = FlorasLink(PhyConfig.make(floras={"N": 30}), K=K, seed=5, key=bytes(32)).run_round(s, round_index=9)
     assert not np.array_equal(a.active, other_key.active)
 
 
 def test_pn_sequences_use_the_chip_path_and_are_flagged_biased():
-    link = FlorasLink(PhyConfig(N=30, L=32, sequences="pn"), K=20, seed=0, key=KEY)
+    link = FlorasLink(PhyConfig.make(L=32, floras={"N": 30, "sequences": "pn"}), K=20, seed=0, key=KEY)
     assert link.path == "chip" and link.describe()["estimator_biased"]
-    with pytest.raises(ValueError, match="^path"):
-        FlorasLink(PhyConfig(N=30, L=32, sequences="pn", path="fast"), K=20, seed=0, key=KEY)
+    with pytest.raises(ValueError, match="^floras.path"):
+        FlorasLink(PhyConfig.make(L=32, floras={"N": 30, "sequences": "pn", "path": "fast"}), K=20, seed=0, key=KEY)
     # N > L is allowed for pn
-    r = FlorasLink(PhyConfig(N=40, L=32, sequences="pn"), K=20, seed=0, key=KEY).run_round(_s(20, 10), round_index=0)
+    r = FlorasLink(PhyConfig.make(L=32, floras={"N": 40, "sequences": "pn"}), K=20, seed=0, key=KEY).run_round(_s(20, 10), round_index=0)
     assert np.all(np.isfinite(r.s_hat))
 
 
@@ -167,7 +167,7 @@ def test_pn_sequences_use_the_chip_path_and_are_flagged_biased():
 def test_inactive_noise_does_not_depend_on_snr_or_power(path):
     """e and V are ratios of noise projections: the same draws give the same values at any P, σ²."""
     s = _s(20, 300)
-    outs = [FlorasLink(PhyConfig(N=30, path=path, snr_db=snr, power=p), K=20, seed=8, key=KEY)
+    outs = [FlorasLink(PhyConfig.make(snr_db=snr, power=p, floras={"N": 30, "path": path}), K=20, seed=8, key=KEY)
             .run_round(s * np.sqrt(p), round_index=1, trace=True) for snr, p in ((0.0, 1.0), (40.0, 1.0), (10.0, 9.0))]
     for o in outs[1:]:
         assert o.V == pytest.approx(outs[0].V, rel=1e-10)
@@ -178,7 +178,7 @@ def test_auto_path_is_fast_or_sufficient_exactly_for_orthonormal_sets():
     """auto: sufficient (untraced) / fast (traced) on orthonormal sets, chip on pn sets."""
     for family, path, trace_path in (("walsh-hadamard", "sufficient", "fast"),
                                      ("random-orthonormal", "sufficient", "fast"), ("pn", "chip", "chip")):
-        link = FlorasLink(PhyConfig(N=30, L=32, sequences=family), K=20, seed=0, key=KEY)
+        link = FlorasLink(PhyConfig.make(L=32, floras={"N": 30, "sequences": family}), K=20, seed=0, key=KEY)
         assert (link.path, link.trace_path) == (path, trace_path)
 
 
@@ -192,6 +192,6 @@ def test_conditional_variance_formula_holds_for_non_orthogonal_sets():
 
 def test_floras_needs_a_long_enough_key():
     with pytest.raises(ValueError, match="^key"):
-        make_aggregator(PhyConfig(N=30), K=20, d=10, seed=0, key=b"0123456789")
+        make_aggregator(PhyConfig.make(floras={"N": 30}), K=20, d=10, seed=0, key=b"0123456789")
     with pytest.raises(ValueError, match="^key"):
-        make_aggregator(replace(PhyConfig(), N=30), K=20, d=10, seed=0, key=None)
+        make_aggregator(PhyConfig().with_params("floras", N=30), K=20, d=10, seed=0, key=None)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from phy.aggregation import make_aggregator
+from phy.schemes import make_aggregator
 from phy.config import PhyConfig
 from phy.digital.discrete_gaussian import discrete_gaussian_variance
 from phy.fading import draw_rayleigh
@@ -29,7 +29,7 @@ def _small(K, d, R, t=0):
 @pytest.mark.parametrize("relation, factor", [("replace", 2.0), ("add-remove", 1.0)])
 def test_central_gaussian_noise_variance(relation, factor):
     K, d, R, z, rounds = 5, 4096, 3.0, 0.7, 25
-    cfg = PhyConfig(scheme="central-gaussian", normalization="clip", clip_norm=R, noise_multiplier=z)
+    cfg = PhyConfig.make(scheme="central-gaussian", normalization="clip", clip_norm=R, **{"central-gaussian": {"noise_multiplier": z}})
     agg = make_aggregator(cfg, K=K, d=d, seed=1, relation=relation)
     x = _small(K, d, R)
     err = np.concatenate([agg.aggregate(x, round_index=t).sum_estimate - x.sum(axis=0) for t in range(rounds)])
@@ -49,8 +49,7 @@ def _receiver_variance(snr_db, P, L, resource):
 @pytest.mark.parametrize("snr_db, z", [(20.0, 0.05), (-10.0, 0.001)])  # target dominates / receiver dominates
 def test_analog_gaussian_total_noise_variance(resource, rule, snr_db, z):
     K, d, R, P, L, g_th, C, rounds = 6, 2048, 2.0, 1.5, 16, 0.05, 4.0, 30
-    cfg = PhyConfig(scheme="analog-gaussian", normalization="clip", clip_norm=R, noise_multiplier=z, snr_db=snr_db,
-                    power=P, L=L, g_th=g_th, C=C, resource=resource, rho_rule=rule)
+    cfg = PhyConfig.make(scheme="analog-gaussian", normalization="clip", clip_norm=R, snr_db=snr_db, power=P, L=L, g_th=g_th, C=C, resource=resource, rho_rule=rule, **{"analog-gaussian": {"noise_multiplier": z}})
     agg = make_aggregator(cfg, K=K, d=d, seed=2)
     x = _small(K, d, R)
     target = (z * 2 * C) ** 2
@@ -72,14 +71,18 @@ def test_analog_gaussian_total_noise_variance(resource, rule, snr_db, z):
 
 # ------------------------------------------------------------------ DDGauss
 def _dd(**kw):
-    base = dict(scheme="ddgauss", normalization="clip", clip_norm=1.0, g_th=1e-9, dd_bits=20)
-    base.update(kw)
-    return PhyConfig(**base)
+    """A DDGauss configuration; ``bits``, ``grid``, ``local_std``, ``beta``, ``k_stddevs`` go to [phy.ddgauss]."""
+    own = {"bits": 20}
+    for key in ("bits", "grid", "local_std", "beta", "k_stddevs"):
+        if key in kw:
+            own[key] = kw.pop(key)
+    return PhyConfig.make(**{"scheme": "ddgauss", "normalization": "clip", "clip_norm": 1.0, "g_th": 1e-9, **kw,
+                             "ddgauss": own})
 
 
 def test_ddgauss_mse_matches_noise_plus_rounding_when_nothing_wraps():
     K, d, gamma, sigma, rounds = 8, 1024, 0.01, 0.04, 30  # d = d_pad: the rotation is a true rotation of R^d
-    agg = make_aggregator(_dd(clip_norm=1.0, dd_grid=gamma, dd_local_std=sigma), K=K, d=d, seed=3)
+    agg = make_aggregator(_dd(clip_norm=1.0, grid=gamma, local_std=sigma), K=K, d=d, seed=3)
     x = _small(K, d, 1.0)
     mse = []
     for t in range(rounds):
@@ -97,7 +100,7 @@ def test_ddgauss_mse_matches_noise_plus_rounding_when_nothing_wraps():
 
 def test_ddgauss_zero_noise_reconstructs_the_clipped_sum_up_to_rounding():
     K, d, c = 5, 300, 2.0
-    agg = make_aggregator(_dd(clip_norm=c, dd_bits=30), K=K, d=d, seed=4)
+    agg = make_aggregator(_dd(clip_norm=c, bits=30), K=K, d=d, seed=4)
     x = _x(K, d, scale=1.0)  # norms ≈ √300 ≫ c: every client is clipped
     mu = x.mean(axis=1, keepdims=True)
     v = x - mu
@@ -115,7 +118,7 @@ def test_ddgauss_grid_from_the_bit_budget_and_wrapping():
     # 2^B = 2k·√(c²n²/d + (γ²/4 + σ²)n)/γ solved for γ with n = K
     gamma = 2 * k * math.sqrt(c**2 * K**2 / d + K * sigma**2) / math.sqrt(4.0**B - k**2 * K)
     assert (2 * k * math.sqrt(c**2 * K**2 / d + (gamma**2 / 4 + sigma**2) * K) / gamma) == pytest.approx(2.0**B)
-    agg = make_aggregator(_dd(clip_norm=c, dd_bits=B, dd_local_std=sigma, dd_k_stddevs=k), K=K, d=d, seed=5)
+    agg = make_aggregator(_dd(clip_norm=c, bits=B, local_std=sigma, k_stddevs=k), K=K, d=d, seed=5)
     x = _small(K, d, c)
     fr = [agg.aggregate(x, round_index=t).diagnostics for t in range(10)]
     assert fr[0]["grid"] == pytest.approx(gamma, rel=1e-12)
@@ -125,7 +128,7 @@ def test_ddgauss_grid_from_the_bit_budget_and_wrapping():
     n_coords = 10 * d
     assert wf <= 2 * norm.sf(k) + 4 * math.sqrt(2 * norm.sf(k) / n_coords)
     # at k = 1 about 2·Q(1) = 31.7 % wrap (a little less: the rounding variance is below γ²/4)
-    agg1 = make_aggregator(_dd(clip_norm=c, dd_bits=B, dd_local_std=sigma, dd_k_stddevs=1.0), K=K, d=d, seed=5)
+    agg1 = make_aggregator(_dd(clip_norm=c, bits=B, local_std=sigma, k_stddevs=1.0), K=K, d=d, seed=5)
     wf1 = np.mean([agg1.aggregate(x, round_index=t).diagnostics["wrapped_fraction"] for t in range(10)])
     se = math.sqrt(0.32 * 0.68 / n_coords)
     assert 2 * norm.sf(1.0) - 0.02 - 4 * se <= wf1 <= 2 * norm.sf(1.0) + 4 * se
@@ -133,7 +136,7 @@ def test_ddgauss_grid_from_the_bit_budget_and_wrapping():
 
 def test_ddgauss_default_k_wraps_nothing_on_link_vectors():
     K, d = 20, 2000
-    agg = make_aggregator(_dd(clip_norm=50.0, dd_bits=16, dd_local_std=0.1, g_th=0.01), K=K, d=d, seed=0)
+    agg = make_aggregator(_dd(clip_norm=50.0, bits=16, local_std=0.1, g_th=0.01), K=K, d=d, seed=0)
     for t in range(5):
         res = agg.aggregate(_x(K, d, t), round_index=t)
         assert res.diagnostics["wrapped_fraction"] == 0.0
@@ -156,7 +159,7 @@ def test_wrap_mod_is_the_centred_residue():
 
 def test_ddgauss_channel_uses_and_contributors_follow_the_digital_uplink():
     K, d, B, snr_db, g_th = 12, 700, 10, 5.0, 0.5
-    agg = make_aggregator(_dd(dd_bits=B, snr_db=snr_db, g_th=g_th, dd_local_std=0.1), K=K, d=d, seed=6)
+    agg = make_aggregator(_dd(bits=B, snr_db=snr_db, g_th=g_th, local_std=0.1), K=K, d=d, seed=6)
     for t in range(6):
         res = agg.aggregate(_x(K, d, t), round_index=t)
         gain = np.abs(draw_rayleigh(6, t, K=K)) ** 2
@@ -172,10 +175,9 @@ def test_ddgauss_channel_uses_and_contributors_follow_the_digital_uplink():
 # ------------------------------------------------------------------ all private baselines
 def _configs():
     return {
-        "central-gaussian": PhyConfig(scheme="central-gaussian", normalization="clip", clip_norm=2.0, noise_multiplier=0.3),
-        "analog-gaussian": PhyConfig(scheme="analog-gaussian", normalization="clip", clip_norm=2.0, noise_multiplier=0.3,
-                                     rho_rule="min-admitted"),
-        "ddgauss": _dd(clip_norm=2.0, dd_bits=14, dd_local_std=0.05, g_th=0.01),
+        "central-gaussian": PhyConfig.make(scheme="central-gaussian", normalization="clip", clip_norm=2.0, **{"central-gaussian": {"noise_multiplier": 0.3}}),
+        "analog-gaussian": PhyConfig.make(scheme="analog-gaussian", normalization="clip", clip_norm=2.0, rho_rule="min-admitted", **{"analog-gaussian": {"noise_multiplier": 0.3}}),
+        "ddgauss": _dd(clip_norm=2.0, bits=14, local_std=0.05, g_th=0.01),
         "channel-inversion": PhyConfig(scheme="channel-inversion", normalization="clip", clip_norm=2.0, snr_db=0.0),
     }
 
@@ -215,30 +217,31 @@ def test_deterministic_and_chunk_independent(scheme):
 def test_channel_uses_of_the_analog_schemes(resource):
     K, d, L = 5, 300, 16
     x = _x(K, d)
-    base = dict(normalization="clip", clip_norm=1.0, L=L, N=8, resource=resource, noise_multiplier=0.1)
+    base = dict(normalization="clip", clip_norm=1.0, L=L, resource=resource, floras={"N": 8},
+                **{"central-gaussian": {"noise_multiplier": 0.1}, "analog-gaussian": {"noise_multiplier": 0.1}})
     per_symbol = L if resource == "equal" else 1
     expected = {"floras": (d + 1) * L, "channel-inversion": d * per_symbol, "ideal": d * per_symbol,
                 "central-gaussian": d * per_symbol, "analog-gaussian": d * per_symbol}
     for scheme, uses in expected.items():
-        agg = make_aggregator(PhyConfig(scheme=scheme, **base), K=K, d=d, seed=0, key=bytes(16))
+        agg = make_aggregator(PhyConfig.make(scheme=scheme, **base), K=K, d=d, seed=0, key=bytes(16))
         assert agg.aggregate(x, round_index=0).diagnostics["channel_uses"] == uses, scheme
 
 
 def test_validation_names_the_key():
     with pytest.raises(ValueError, match="normalization must be 'clip'.*public clip norm"):
         PhyConfig(scheme="ddgauss", normalization="paper").validate(K=3)
-    with pytest.raises(ValueError, match="^noise_multiplier must be set"):
+    with pytest.raises(ValueError, match="^central-gaussian.noise_multiplier must be set"):
         PhyConfig(scheme="central-gaussian", normalization="clip", clip_norm=1.0).validate(K=3)
-    with pytest.raises(ValueError, match="^noise_multiplier must be a finite number ≥ 0"):
-        PhyConfig(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, noise_multiplier=-1.0).validate(K=3)
-    with pytest.raises(ValueError, match="^dd_bits must be an integer with 2 ≤ dd_bits ≤ 48"):
-        _dd(dd_bits=64).validate(K=3)
-    with pytest.raises(ValueError, match="^dd_beta"):
-        _dd(dd_beta=1.0).validate(K=3)
+    with pytest.raises(ValueError, match="^analog-gaussian.noise_multiplier must be a finite number ≥ 0"):
+        PhyConfig.make(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, **{"analog-gaussian": {"noise_multiplier": -1.0}}).validate(K=3)
+    with pytest.raises(ValueError, match="^ddgauss.bits must be an integer with 2 ≤ bits ≤ 48"):
+        _dd(bits=64).validate(K=3)
+    with pytest.raises(ValueError, match="^ddgauss.beta"):
+        _dd(beta=1.0).validate(K=3)
     with pytest.raises(ValueError, match="^dd_bits must satisfy"):
-        _dd(dd_bits=2, dd_k_stddevs=4.0).validate(K=3)
-    with pytest.raises(ValueError, match="^dd_local_std"):
-        _dd(dd_local_std=-0.1).validate(K=3)
+        _dd(bits=2, k_stddevs=4.0).validate(K=3)
+    with pytest.raises(ValueError, match="^ddgauss.local_std"):
+        _dd(local_std=-0.1).validate(K=3)
 
 
 def test_conditional_rounding_redraws_until_the_bound_holds():
@@ -264,9 +267,9 @@ def test_analog_guaranteed_noise_std_from_raw_numbers():
     d = 50
     C = math.sqrt(d * 2.0)
     # 0 dB, equal resource: σ_n² = P/L = 0.25 → σ_n/√g_th = √12.5 = 3.54 exceeds z·2C = 0.01·2·10 = 0.2
-    cfg = PhyConfig(**base, snr_db=0.0, noise_multiplier=0.01)
+    cfg = PhyConfig.make(**base, snr_db=0.0, **{"analog-gaussian": {"noise_multiplier": 0.01}})
     assert guaranteed_noise_std(cfg, d=d, relation="replace") == pytest.approx(math.sqrt(2.0 / 8 / 0.02))
-    cfg = PhyConfig(**base, snr_db=30.0, noise_multiplier=0.5)
+    cfg = PhyConfig.make(**base, snr_db=30.0, **{"analog-gaussian": {"noise_multiplier": 0.5}})
     assert guaranteed_noise_std(cfg, d=d, relation="add-remove") == pytest.approx(0.5 * C)
-    cfg = PhyConfig(**base, snr_db=0.0, noise_multiplier=0.01, rho_rule="min-admitted")
+    cfg = PhyConfig.make(**base, snr_db=0.0, rho_rule="min-admitted", **{"analog-gaussian": {"noise_multiplier": 0.01}})
     assert guaranteed_noise_std(cfg, d=d, relation="replace") == pytest.approx(0.01 * 2 * C)

@@ -9,7 +9,7 @@ import pytest
 from scipy.linalg import hadamard
 from scipy.stats import chisquare
 
-from phy.aggregation import make_aggregator
+from phy.schemes import make_aggregator
 from phy.config import PhyConfig
 from phy.digital.privquant import (
     agreement_pmf,
@@ -155,10 +155,14 @@ def test_encode_decode_is_unbiased_within_4_standard_errors():
 
 
 def sqsgd_config(**kw):
-    base = dict(scheme="sqsgd", normalization="clip", clip_norm=3.0, C=3.0, sq_levels=3, sq_ratio=0.5,
-                epsilon0=3.0, snr_db=10.0, g_th=0.3)
+    """A sqSGD configuration; ``levels``, ``ratio``, ``epsilon0``, ``kappa``, ``estimator`` go to [phy.sqsgd]."""
+    own = dict(levels=3, ratio=0.5, epsilon0=3.0)
+    for key in ("levels", "ratio", "epsilon0", "kappa", "estimator"):
+        if key in kw:
+            own[key] = kw.pop(key)
+    base = dict(scheme="sqsgd", normalization="clip", clip_norm=3.0, C=3.0, snr_db=10.0, g_th=0.3)
     base.update(kw)
-    return PhyConfig(**base)
+    return PhyConfig.make(**base, sqsgd=own)
 
 
 def test_aggregator_is_unbiased_for_the_admitted_sum_and_counts_channel_uses():
@@ -198,17 +202,17 @@ def test_m_decreases_with_the_number_of_levels_in_the_exact_form():
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(sq_levels=1), r"sq_levels must be an integer ≥ 2"),
-    (dict(sq_ratio=0.0), r"sq_ratio must be a number in \(0, 1\]"),
-    (dict(sq_ratio=1.5), r"sq_ratio must be a number in \(0, 1\]"),
-    (dict(epsilon0=0.0), r"epsilon0 must be a finite number > 0"),
-    (dict(epsilon0=float("inf")), r"epsilon0 must be a finite number > 0"),
-    (dict(epsilon0=float("nan")), r"epsilon0 must be a finite number > 0"),
-    (dict(kappa=8), r"kappa must be an integer in \[-8, 7\]"),
-    (dict(kappa=1.5), r"kappa must be an integer or unset"),
-    (dict(sq_estimator="mean"), r"sq_estimator must be one of"),
+    (dict(levels=1), r"sqsgd.levels must be an integer ≥ 2"),
+    (dict(ratio=0.0), r"sqsgd.ratio must be a number in \(0, 1\]"),
+    (dict(ratio=1.5), r"sqsgd.ratio must be a number in \(0, 1\]"),
+    (dict(epsilon0=0.0), r"sqsgd.epsilon0 must be a finite number > 0"),
+    (dict(epsilon0=float("inf")), r"sqsgd.epsilon0 must be a finite number > 0"),
+    (dict(epsilon0=float("nan")), r"sqsgd.epsilon0 must be a finite number > 0"),
+    (dict(kappa=8), r"sqsgd.kappa must be an integer in \[-8, 7\]"),
+    (dict(kappa=1.5), r"sqsgd.kappa must be an integer or unset"),
+    (dict(estimator="mean"), r"sqsgd.estimator must be one of"),
     (dict(normalization="paper"), r"normalization must be 'clip' for scheme 'sqsgd'"),
-    (dict(sq_ratio=0.05), r"sq_ratio must be ≥ 1/d"),
+    (dict(ratio=0.05), r"sqsgd.ratio must be ≥ 1/d"),
 ])
 def test_bad_inputs_are_one_line_errors(kw, match):
     with pytest.raises(ValueError, match=match) as info:

@@ -57,7 +57,7 @@ def _direct_weights(A, active, gains, r_ref, *, power):
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"K{s[0]}N{s[1]}L{s[2]}d{s[3]}snr{s[4]:g}{s[5]}")
 def test_sufficient_path_matches_fast_path_in_distribution(setting):
     K, N, L, d, snr_db, csit, sequences, power = setting
-    links = {p: FlorasLink(PhyConfig(N=N, L=L, snr_db=snr_db, csit=csit, sequences=sequences, path=p, power=power),
+    links = {p: FlorasLink(PhyConfig.make(L=L, snr_db=snr_db, power=power, floras={"N": N, "csit": csit, "sequences": sequences, "path": p}),
                            K=K, seed=21, key=KEY) for p in ("fast", "sufficient")}
     nmse, entry, V = {p: [] for p in links}, {p: [] for p in links}, {p: [] for p in links}
     doubled_nmse, doubled_entry = [], []
@@ -96,9 +96,10 @@ def test_weights_and_conditional_noise_against_direct_computation(csit, snr_db, 
     noise standard deviation (4 in v) or wrong weights (residual containing s) fail by far.
     """
     K, N, L, d = 9, 14, 16, 40000
-    cfg = dict(N=N, L=L, snr_db=snr_db, csit=csit, power=power, sequences="random-orthonormal")
-    fast = FlorasLink(PhyConfig(path="fast", **cfg), K=K, seed=5, key=KEY)
-    suff = FlorasLink(PhyConfig(path="sufficient", **cfg), K=K, seed=5, key=KEY)
+    cfg = dict(L=L, snr_db=snr_db, power=power)
+    own = dict(N=N, csit=csit, sequences="random-orthonormal")
+    fast = FlorasLink(PhyConfig.make(**cfg, floras={**own, "path": "fast"}), K=K, seed=5, key=KEY)
+    suff = FlorasLink(PhyConfig.make(**cfg, floras={**own, "path": "sufficient"}), K=K, seed=5, key=KEY)
     A = make_sequences("random-orthonormal", L=L, N=N, seed=5)
     for t in (0, 3):
         s = _s(K, d, t, power)
@@ -116,12 +117,12 @@ def test_weights_and_conditional_noise_against_direct_computation(csit, snr_db, 
 def test_sufficient_path_does_not_depend_on_chunk_size():
     K, d = 20, 2 * SUFFICIENT_BLOCK + 1234
     s = _s(K, d, 0)
-    outs = [FlorasLink(PhyConfig(N=30, path="sufficient", chunk_size=c), K=K, seed=3, key=KEY).run_round(s, round_index=2)
+    outs = [FlorasLink(PhyConfig.make(chunk_size=c, floras={"N": 30, "path": "sufficient"}), K=K, seed=3, key=KEY).run_round(s, round_index=2)
             for c in (1, 4096, 65536, 10**6)]
     for o in outs[1:]:
         np.testing.assert_array_equal(o.s_hat, outs[0].s_hat)
         assert o.V == outs[0].V
-    again = FlorasLink(PhyConfig(N=30, path="sufficient"), K=K, seed=3, key=KEY).run_round(s, round_index=2)
+    again = FlorasLink(PhyConfig.make(floras={"N": 30, "path": "sufficient"}), K=K, seed=3, key=KEY).run_round(s, round_index=2)
     np.testing.assert_array_equal(again.s_hat, outs[0].s_hat)
 
 
@@ -129,15 +130,15 @@ def test_path_resolution_and_trace_errors():
     assert resolve_path("auto", orthonormal=True) == "sufficient"
     assert resolve_path("auto", orthonormal=True, trace=True) == "fast"
     assert resolve_path("auto", orthonormal=False) == "chip"
-    link = FlorasLink(PhyConfig(N=30, path="sufficient"), K=20, seed=0, key=KEY)
+    link = FlorasLink(PhyConfig.make(floras={"N": 30, "path": "sufficient"}), K=20, seed=0, key=KEY)
     with pytest.raises(ValueError, match="^trace"):
         link.run_round(_s(20, 10, 0), round_index=0, trace=True)
-    with pytest.raises(ValueError, match="^path"):
-        PhyConfig(N=30, sequences="pn", path="sufficient").validate(K=20)
+    with pytest.raises(ValueError, match="^floras.path"):
+        PhyConfig.make(floras={"N": 30, "sequences": "pn", "path": "sufficient"}).validate(K=20)
     with pytest.raises(ValueError, match="^path"):
         resolve_path("sufficient", orthonormal=False)
     # learning runs (untraced aggregate) take the sufficient path by default
-    agg = FlorasAggregator(PhyConfig(N=30), K=20, d=10, seed=0, key=KEY)
+    agg = FlorasAggregator(PhyConfig.make(floras={"N": 30}), K=20, d=10, seed=0, key=KEY)
     assert agg.link.path == "sufficient" and agg.link.trace_path == "fast"
     assert agg.describe()["path"] == "sufficient"
 
@@ -149,7 +150,7 @@ def test_aggregator_folds_normalization_into_the_weights(rule, clip_norm):
     x = stream(2, "fold-x").standard_normal((K, d)) * 0.02
     x[1] += 3.0  # a mean far above the spread: the centred norm is computed explicitly for that row
     x[2] *= 100.0  # beyond the clip norm
-    cfg = PhyConfig(N=10, L=16, snr_db=12.0, normalization=rule, clip_norm=clip_norm)
+    cfg = PhyConfig.make(L=16, snr_db=12.0, normalization=rule, clip_norm=clip_norm, floras={"N": 10})
     agg = FlorasAggregator(cfg, K=K, d=d, seed=4, key=KEY)
     res, rnd = agg.aggregate_traced(x, round_index=7, trace=False)
     nz = normalize(x, rule=rule, C=np.sqrt(d), clip_norm=clip_norm)
