@@ -1,17 +1,13 @@
 """Privacy events: frozen descriptions of mechanisms, evaluated by :mod:`privacy.accountant`.
 
 An event describes what happened (a Cauchy-noise round, a Gaussian release, a sampling wrapper,
-a composition) and stores no accounting results. Every event validates its own fields on construction, so a
-malformed event cannot exist. The nesting follows Google's dp_accounting (``dp_event.py``):
-sampling wrappers and compositions hold other events.
+a composition) and stores no accounting results. Every event validates its fields on construction,
+so a malformed event cannot exist. The nesting follows Google's dp_accounting (``dp_event.py``).
 
 A leaf event (one mechanism) declares its own accounting through the methods of
-:class:`PrivacyEvent` (``rdp``, ``eps_inf``, ``sampled_rdp``, ``pld``, ``gdp_mu``), which
-delegate to the modules holding the mathematics; a new mechanism is one class. The wrappers
-(:class:`SampledWithoutReplacement`, :class:`PoissonSampled`, :class:`SelfComposed`,
-:class:`Composed`) are the composition algebra, evaluated structurally by the accountants
-(:mod:`privacy.accountant`, :mod:`privacy.pld`, :mod:`privacy.gdp`), which never call these
-methods on them.
+:class:`PrivacyEvent`, delegating to the modules holding the mathematics: a new mechanism is one
+class. The wrappers (sampling, ``SelfComposed``, ``Composed``) are the composition algebra,
+evaluated structurally by :mod:`privacy.accountant`, :mod:`privacy.pld` and :mod:`privacy.gdp`.
 """
 
 from __future__ import annotations
@@ -61,9 +57,8 @@ class PrivacyEvent:
         return math.inf
 
     def sampled_rdp(self, orders: np.ndarray, *, scheme: str, rate: float) -> np.ndarray | None:
-        """A mechanism-specific curve of the event subsampled at ``rate`` (``scheme`` "without-replacement",
-        replace-one, or "poisson", add/remove), or None (default): the generic sampling bound alone is used.
-        The accountant takes the minimum of this curve and the generic bound."""
+        """A mechanism-specific curve when subsampled (``scheme`` "without-replacement" or "poisson"; the
+        accountant takes its minimum with the generic bound), or None (default): the generic bound alone."""
         return None
 
     def pld(self, *, rate: float, discretization: float):
