@@ -3,7 +3,9 @@
 Layering (after Google's dp_accounting): :mod:`privacy.events` describes mechanisms,
 :mod:`privacy.rdp` holds the mathematics, and :class:`RdpAccountant` keeps only a run-length
 history and the running RDP curve. ``compose`` evaluates the event first, so an invalid or
-unsupported event raises before anything changes.
+unsupported event raises before anything changes. The wrappers (sampling, composition) are
+evaluated here; a leaf event gives its own curves (:meth:`privacy.events.PrivacyEvent.rdp`,
+``eps_inf``, ``sampled_rdp``).
 """
 
 from __future__ import annotations
@@ -14,21 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from privacy import rdp as _rdp
-from privacy.ddgauss import ddgauss_rdp
-from privacy.floras_tight import cauchy_sampled_rdp
-from privacy.randomized_response import randomized_response_rdp
-from privacy.sampled_gaussian import sampled_gaussian_rdp
-from privacy.events import (
-    CauchyRound,
-    Composed,
-    DDGaussRound,
-    GaussianRound,
-    RandomizedResponseRound,
-    PoissonSampled,
-    PrivacyEvent,
-    SampledWithoutReplacement,
-    SelfComposed,
-)
+from privacy.events import Composed, PoissonSampled, PrivacyEvent, SampledWithoutReplacement, SelfComposed
 
 __all__ = ["METHODS", "RdpAccountant", "event_rdp", "event_eps_inf", "edge_warning", "clear_cache"]
 
@@ -37,21 +25,12 @@ __all__ = ["METHODS", "RdpAccountant", "event_rdp", "event_eps_inf", "edge_warni
 #: otherwise; ``generic`` uses the generic bounds (WBK 2019 Thm 9, Zhu & Wang 2019 Thm 6) always.
 METHODS = ("tight", "generic")
 
+#: The composition algebra, evaluated structurally here; every other event is a leaf with its own methods.
+_WRAPPERS = (SampledWithoutReplacement, PoissonSampled, SelfComposed, Composed)
+
 
 def event_eps_inf(event: PrivacyEvent) -> float:
     """An upper bound on the pure-DP level ε(∞) of ``event`` (∞ when none is known)."""
-    if isinstance(event, CauchyRound):
-        if event.sensitivity == 0:
-            return 0.0
-        if event.scalar:
-            return _rdp.cauchy_scalar_eps_inf(sensitivity=event.sensitivity, gamma=event.gamma)
-        return math.inf  # revealing V makes the release Gaussian given V: no pure-DP level
-    if isinstance(event, GaussianRound):
-        return 0.0 if event.sensitivity == 0 else math.inf
-    if isinstance(event, DDGaussRound):
-        return math.inf
-    if isinstance(event, RandomizedResponseRound):
-        return float(event.epsilon0)
     if isinstance(event, (SampledWithoutReplacement, PoissonSampled)):
         return event_eps_inf(event.event)  # subsampling never increases it (coupling argument)
     if isinstance(event, SelfComposed):
@@ -59,6 +38,8 @@ def event_eps_inf(event: PrivacyEvent) -> float:
         return 0.0 if event.count == 0 else event.count * inner
     if isinstance(event, Composed):
         return float(sum(event_eps_inf(e) for e in event.events))
+    if isinstance(event, PrivacyEvent):
+        return event.eps_inf()
     raise ValueError(f"unsupported privacy event {type(event).__name__}")
 
 
@@ -78,25 +59,12 @@ def _sampled_tight(event, a: np.ndarray) -> np.ndarray | None:
     """The mechanism-specific curve of a sampled event, or None when there is none."""
     scheme = "without-replacement" if isinstance(event, SampledWithoutReplacement) else "poisson"
     inner = event.event
-    if isinstance(inner, GaussianRound):
-        if inner.sensitivity == 0:
-            return np.zeros_like(a)
-        return sampled_gaussian_rdp(a, scheme=scheme, rate=event.rate, noise_multiplier=inner.noise_std / inner.sensitivity)
-    if isinstance(inner, CauchyRound) and not inner.scalar:
-        return cauchy_sampled_rdp(a, scheme=scheme, rate=event.rate, sensitivity=inner.sensitivity, gamma=inner.gamma)[0]
-    return None
+    if isinstance(inner, _WRAPPERS):
+        return None
+    return inner.sampled_rdp(a, scheme=scheme, rate=event.rate)
 
 
 def _event_rdp(event: PrivacyEvent, a: np.ndarray, method: str = "tight") -> np.ndarray:
-    if isinstance(event, CauchyRound):
-        fn = _rdp.cauchy_scalar_rdp if event.scalar else _rdp.cauchy_rdp_bound
-        return fn(a, sensitivity=event.sensitivity, gamma=event.gamma)
-    if isinstance(event, GaussianRound):
-        return _rdp.gaussian_rdp(a, noise_std=event.noise_std, sensitivity=event.sensitivity)
-    if isinstance(event, DDGaussRound):
-        return ddgauss_rdp(a, event)
-    if isinstance(event, RandomizedResponseRound):
-        return randomized_response_rdp(a, epsilon0=event.epsilon0)
     if isinstance(event, (SampledWithoutReplacement, PoissonSampled)):
         j_max = int(max(2, math.ceil(float(a.max()))))
         base_int = event_rdp(event.event, np.arange(2.0, j_max + 1.0), method=method)
@@ -119,6 +87,8 @@ def _event_rdp(event: PrivacyEvent, a: np.ndarray, method: str = "tight") -> np.
         for e in event.events:
             total = total + event_rdp(e, a, method=method)
         return total
+    if isinstance(event, PrivacyEvent):
+        return event.rdp(a)
     raise ValueError(f"unsupported privacy event {type(event).__name__}")
 
 

@@ -1,15 +1,21 @@
 """Privacy events: frozen descriptions of mechanisms, evaluated by :mod:`privacy.accountant`.
 
-An event only describes what happened (a Cauchy-noise round, a Gaussian release, a sampling
-wrapper, a composition); it holds no RDP numbers. Every event validates its own fields on
-construction, so a malformed event cannot exist. The nesting follows Google's dp_accounting
-(``dp_event.py``): sampling wrappers and compositions hold other events.
+An event describes what happened (a Cauchy-noise round, a Gaussian release, a sampling wrapper,
+a composition) and stores no accounting results. Every event validates its fields on construction,
+so a malformed event cannot exist. The nesting follows Google's dp_accounting (``dp_event.py``).
+
+A leaf event (one mechanism) declares its own accounting through the methods of
+:class:`PrivacyEvent`, delegating to the modules holding the mathematics: a new mechanism is one
+class. The wrappers (sampling, ``SelfComposed``, ``Composed``) are the composition algebra,
+evaluated structurally by :mod:`privacy.accountant`, :mod:`privacy.pld` and :mod:`privacy.gdp`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 __all__ = [
     "PrivacyEvent",
@@ -35,9 +41,36 @@ def _int_at_least(name: str, value, low: int) -> None:
 
 
 class PrivacyEvent:
-    """Base class of every event (a marker; the accountant dispatches on the concrete type)."""
+    """Base class of every event; a leaf event overrides the methods its mechanism supports.
+
+    Events must stay frozen and hashable (the accountant caches curves keyed on the event).
+    """
 
     __slots__ = ()
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        """RDP curve ε(α) [n] float64 at ``orders`` (nats, ∞ allowed); default: unsupported."""
+        raise ValueError(f"unsupported privacy event {type(self).__name__}")
+
+    def eps_inf(self) -> float:
+        """An upper bound on the pure-DP level ε(∞); default ∞ (none known)."""
+        return math.inf
+
+    def sampled_rdp(self, orders: np.ndarray, *, scheme: str, rate: float) -> np.ndarray | None:
+        """A mechanism-specific curve when subsampled (``scheme`` "without-replacement" or "poisson"; the
+        accountant takes its minimum with the generic bound), or None (default): the generic bound alone."""
+        return None
+
+    def pld(self, *, rate: float, discretization: float):
+        """dp_accounting PrivacyLossDistribution, Poisson-sampled at ``rate`` (1.0: unsampled); default unsupported."""
+        from privacy.pld import NO_PLD, _unsupported
+        raise _unsupported(self, NO_PLD)
+
+    def gdp_mu(self, rounds: int, *, sampling: str | None, rate: float) -> tuple[float, bool, str]:
+        """(μ-GDP after ``rounds``, approximate?, rule text), ``sampling`` None, "poisson" or
+        "without-replacement" at ``rate``; default unsupported."""
+        from privacy.gdp import _unsupported
+        raise _unsupported(self, sampling)
 
 
 @dataclass(frozen=True)
@@ -65,6 +98,27 @@ class CauchyRound(PrivacyEvent):
         if not isinstance(self.scalar, bool):
             raise ValueError(f"scalar must be True or False (got {self.scalar!r})")
 
+    def rdp(self, orders):
+        from privacy import rdp as _rdp
+        fn = _rdp.cauchy_scalar_rdp if self.scalar else _rdp.cauchy_rdp_bound
+        return fn(orders, sensitivity=self.sensitivity, gamma=self.gamma)
+
+    def eps_inf(self):  # multivariate: revealing V makes the release Gaussian given V, no pure-DP level
+        from privacy.rdp import cauchy_scalar_eps_inf
+        if self.sensitivity == 0:
+            return 0.0
+        return cauchy_scalar_eps_inf(sensitivity=self.sensitivity, gamma=self.gamma) if self.scalar else math.inf
+
+    def sampled_rdp(self, orders, *, scheme, rate):
+        if self.scalar:
+            return None
+        from privacy.floras_tight import cauchy_sampled_rdp
+        return cauchy_sampled_rdp(orders, scheme=scheme, rate=rate, sensitivity=self.sensitivity, gamma=self.gamma)[0]
+
+    def pld(self, *, rate, discretization):
+        from privacy.pld import cauchy_round_pld
+        return cauchy_round_pld(self, rate=rate, discretization=discretization)
+
 
 @dataclass(frozen=True)
 class GaussianRound(PrivacyEvent):
@@ -76,6 +130,25 @@ class GaussianRound(PrivacyEvent):
     def __post_init__(self):
         _nonneg("noise_std", self.noise_std)
         _nonneg("sensitivity", self.sensitivity)
+
+    def rdp(self, orders):
+        from privacy.rdp import gaussian_rdp
+        return gaussian_rdp(orders, noise_std=self.noise_std, sensitivity=self.sensitivity)
+
+    def eps_inf(self):
+        return 0.0 if self.sensitivity == 0 else math.inf
+
+    def sampled_rdp(self, orders, *, scheme, rate):
+        from privacy.sampled_gaussian import gaussian_round_sampled_rdp
+        return gaussian_round_sampled_rdp(orders, self, scheme=scheme, rate=rate)
+
+    def pld(self, *, rate, discretization):
+        from privacy.pld import gaussian_round_pld
+        return gaussian_round_pld(self, rate=rate, discretization=discretization)
+
+    def gdp_mu(self, rounds, *, sampling, rate):
+        from privacy.gdp import gaussian_round_mu
+        return gaussian_round_mu(self, rounds, sampling=sampling, rate=rate)
 
 
 @dataclass(frozen=True)
@@ -133,6 +206,10 @@ class DDGaussRound(PrivacyEvent):
         r, d = self.clip / self.grid, float(self.d_pad)
         return min(r + math.sqrt(d), math.sqrt(r * r + d / 4.0 + math.sqrt(2.0 * math.log(1.0 / self.beta)) * (r + math.sqrt(d) / 2.0)))
 
+    def rdp(self, orders):  # eps_inf: ∞ (default); no tight sampled curve, PLD or GDP
+        from privacy.ddgauss import ddgauss_rdp
+        return ddgauss_rdp(orders, self)
+
 
 @dataclass(frozen=True)
 class RandomizedResponseRound(PrivacyEvent):
@@ -146,6 +223,17 @@ class RandomizedResponseRound(PrivacyEvent):
 
     def __post_init__(self):
         _nonneg("epsilon0", self.epsilon0)
+
+    def rdp(self, orders):
+        from privacy.randomized_response import randomized_response_rdp
+        return randomized_response_rdp(orders, epsilon0=self.epsilon0)
+
+    def eps_inf(self):
+        return float(self.epsilon0)
+
+    def pld(self, *, rate, discretization):
+        from privacy.pld import randomized_response_pld
+        return randomized_response_pld(self, rate=rate, discretization=discretization)
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,8 @@ def _log_expm1(x: np.ndarray) -> np.ndarray:
         return np.where(x > 30.0, x, np.log(np.expm1(np.clip(x, 0.0, 30.0))))
 
 
-def cauchy_sampled_rdp(orders, *, scheme: str, rate: float, sensitivity: float, gamma: float,
-                       epsrel: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+def cauchy_sampled_rdp(orders, *, scheme: str, rate: float, sensitivity: float,
+                       gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """(RDP curve, numerical error bound) [n] float64 of the sampled FLORAS round (model §9.5).
 
     Parameters
@@ -67,7 +67,9 @@ def cauchy_sampled_rdp(orders, *, scheme: str, rate: float, sensitivity: float, 
     rate : float in (0, 1]
     sensitivity : S ≥ 0, ℓ2 sensitivity of Σ s_k/b under the scheme's relation (dimensionless)
     gamma : γ = N − K ≥ 0
-    epsrel : relative tolerance of the quadrature
+
+    The quadrature is a fixed composite Gauss–Legendre rule (no tolerance to set); its error
+    estimate and the tail bound are added to the curve and returned as ``error`` (module doc).
     """
     a = np.atleast_1d(np.asarray(orders, dtype=np.float64))
     S, g, q = float(sensitivity), float(gamma), float(rate)

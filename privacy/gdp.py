@@ -85,27 +85,51 @@ def gdp_epsilon(delta: float, mu: float) -> float:
     return float(brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12))
 
 
-def event_mu(event, rounds: int) -> tuple[float, bool, str]:
-    """(μ after ``rounds`` repetitions of ``event``, approximate?, the rule used); ValueError if unsupported."""
-    from privacy.events import GaussianRound, PoissonSampled, SampledWithoutReplacement
+_WRAPPER_OF = {"poisson": "PoissonSampled", "without-replacement": "SampledWithoutReplacement"}
 
-    if isinstance(event, GaussianRound):
+
+def _unsupported(event, sampling: str | None = None) -> ValueError:
+    """The ValueError for an event accountant gdp cannot handle (``sampling``: the wrapper around the leaf ``event``)."""
+    if sampling is None:
+        got = type(event).__name__ + (f" of {type(event.event).__name__}" if hasattr(event, "event") else "")
+    else:
+        got = f"{_WRAPPER_OF[sampling]} of {type(event).__name__}"
+    return ValueError(f"accountant gdp supports Gaussian events only (got {got}); use --accountant rdp or pld")
+
+
+def gaussian_round_mu(event, rounds: int, *, sampling: str | None, rate: float) -> tuple[float, bool, str]:
+    """(μ, approximate?, rule) after ``rounds`` of a :class:`privacy.events.GaussianRound`, sampled or not."""
+    if sampling is None or rate == 1.0 or event.sensitivity == 0:
         mu = gaussian_mu(sensitivity=event.sensitivity, noise_std=event.noise_std)
         return mu * math.sqrt(rounds), False, "Gaussian mechanism μ = S/σ, composition μ√T (exact; Dong, Roth & Su 2019)"
-    if isinstance(event, (PoissonSampled, SampledWithoutReplacement)) and isinstance(event.event, GaussianRound):
-        g = event.event
-        if event.rate == 1.0 or g.sensitivity == 0:
-            return event_mu(g, rounds)
-        z = g.noise_std / g.sensitivity
-        if isinstance(event, PoissonSampled):
-            return clt_mu_poisson(rate=event.rate, noise_multiplier=z, rounds=rounds), True, (
-                "APPROXIMATE: Poisson subsampling (add/remove, z = σ over the add/remove sensitivity) by the central "
-                "limit theorem μ = p√T·√(e^{1/z²} − 1) "
-                "(Dong, Roth & Su 2019, arXiv:1905.02383, Cor. 5.4); can underestimate ε")
-        return clt_mu_without_replacement(rate=event.rate, noise_multiplier=z, rounds=rounds), True, (
-            "APPROXIMATE: sampling without replacement (independent fixed-size draws, replace-one, z = σ over the "
-            "replace-one sensitivity) by the central limit theorem μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2) "
-            "(Dong, Roth & Su 2019, Cor. 5.4; seeds/002, model §9.4); a p → 0 limit, can under- or overestimate ε")
-    raise ValueError(
-        f"accountant gdp supports Gaussian events only (got {type(event).__name__}"
-        + (f" of {type(event.event).__name__}" if hasattr(event, "event") else "") + "); use --accountant rdp or pld")
+    z = event.noise_std / event.sensitivity
+    if sampling == "poisson":
+        return clt_mu_poisson(rate=rate, noise_multiplier=z, rounds=rounds), True, (
+            "APPROXIMATE: Poisson subsampling (add/remove, z = σ over the add/remove sensitivity) by the central "
+            "limit theorem μ = p√T·√(e^{1/z²} − 1) "
+            "(Dong, Roth & Su 2019, arXiv:1905.02383, Cor. 5.4); can underestimate ε")
+    if sampling != "without-replacement":
+        raise ValueError(f"sampling must be None, poisson or without-replacement (got {sampling!r})")
+    return clt_mu_without_replacement(rate=rate, noise_multiplier=z, rounds=rounds), True, (
+        "APPROXIMATE: sampling without replacement (independent fixed-size draws, replace-one, z = σ over the "
+        "replace-one sensitivity) by the central limit theorem μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2) "
+        "(Dong, Roth & Su 2019, Cor. 5.4; seeds/002, model §9.4); a p → 0 limit, can under- or overestimate ε")
+
+
+def event_mu(event, rounds: int) -> tuple[float, bool, str]:
+    """(μ after ``rounds`` repetitions of ``event``, approximate?, the rule used); ValueError if unsupported.
+
+    ``event`` is a leaf event or a leaf inside one sampling wrapper; the leaf gives its own
+    :meth:`~privacy.events.PrivacyEvent.gdp_mu` (Gaussian only, today).
+    """
+    from privacy.events import Composed, PoissonSampled, PrivacyEvent, SampledWithoutReplacement, SelfComposed
+
+    wrappers = (SampledWithoutReplacement, PoissonSampled, SelfComposed, Composed)
+    if isinstance(event, (PoissonSampled, SampledWithoutReplacement)):
+        inner = event.event
+        if isinstance(inner, PrivacyEvent) and not isinstance(inner, wrappers):
+            scheme = "poisson" if isinstance(event, PoissonSampled) else "without-replacement"
+            return inner.gdp_mu(rounds, sampling=scheme, rate=event.rate)
+    elif isinstance(event, PrivacyEvent) and not isinstance(event, wrappers):
+        return event.gdp_mu(rounds, sampling=None, rate=1.0)
+    raise _unsupported(event)

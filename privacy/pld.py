@@ -37,8 +37,15 @@ PANEL_RATIO = 1.05
 Z_LO, Z_TAIL = 0.02, 6.7  # 2Φ̄(6.7) = 2.1e-11 per round into the infinite-loss mass
 
 
+#: Why an event has no PLD here when its class gives none (the default of :meth:`PrivacyEvent.pld`).
+NO_PLD = "no privacy-loss distribution is implemented for it"
+
+
 def _unsupported(event, why: str) -> ValueError:
-    return ValueError(f"accountant pld does not support {type(event).__name__}: {why}; use --accountant rdp")
+    """The ValueError for an event accountant pld cannot handle; ``pld_why`` lets a wrapper re-raise it under its name."""
+    exc = ValueError(f"accountant pld does not support {type(event).__name__}: {why}; use --accountant rdp")
+    exc.pld_why = why
+    return exc
 
 
 def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
@@ -77,34 +84,47 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     return _pld.PrivacyLossDistribution(mixture(parts_remove), mixture(parts_add))
 
 
+def gaussian_round_pld(event, *, rate: float, discretization: float):
+    """PLD of a :class:`privacy.events.GaussianRound`, Poisson-sampled at ``rate`` (1: unsampled)."""
+    if event.sensitivity == 0:
+        return _pld.identity(discretization)
+    if event.noise_std == 0:
+        raise _unsupported(event, "a Gaussian without noise has ε = ∞")
+    return _pld.from_gaussian_mechanism(event.noise_std, sensitivity=event.sensitivity, sampling_prob=rate,
+                                        value_discretization_interval=discretization)
+
+
+def cauchy_round_pld(event, *, rate: float, discretization: float):
+    """PLD of a :class:`privacy.events.CauchyRound` (the V-mixture; not the exact scalar release)."""
+    if event.scalar:
+        raise _unsupported(event, "the exact scalar Cauchy release")
+    return cauchy_mixture_pld(sensitivity=event.sensitivity, gamma=event.gamma, rate=rate, discretization=discretization)
+
+
+def randomized_response_pld(event, *, rate: float, discretization: float):
+    """PLD of a :class:`privacy.events.RandomizedResponseRound` (unsampled only)."""
+    if rate != 1.0:
+        raise _unsupported(event, NO_PLD)
+    if event.epsilon0 == 0:
+        return _pld.identity(discretization)
+    return _pld.from_randomized_response(2.0 / (1.0 + math.exp(event.epsilon0)), 2,
+                                         value_discretization_interval=discretization)
+
+
 def event_pld(event, *, discretization: float = DEFAULT_DISCRETIZATION):
-    """The PLD of one event (see the module doc for what is supported)."""
-    from privacy.events import (
-        CauchyRound, Composed, GaussianRound, PoissonSampled, RandomizedResponseRound, SampledWithoutReplacement,
-        SelfComposed,
-    )
+    """The PLD of one event (see the module doc for what is supported).
+
+    The wrappers are handled here; a leaf event (or one Poisson-sampled) gives its own
+    :meth:`~privacy.events.PrivacyEvent.pld`. Errors name the event passed in (the wrapper).
+    """
+    from privacy.events import Composed, PoissonSampled, PrivacyEvent, SampledWithoutReplacement, SelfComposed
 
     h = discretization
+    wrappers = (SampledWithoutReplacement, PoissonSampled, SelfComposed, Composed)
     if isinstance(event, SampledWithoutReplacement):
         if event.rate < 1.0:
             raise _unsupported(event, "sampling without replacement (replace-one) has no PLD construction here")
         return event_pld(event.event, discretization=h)
-    rate, inner = (event.rate, event.event) if isinstance(event, PoissonSampled) else (1.0, event)
-    if isinstance(inner, GaussianRound):
-        if inner.sensitivity == 0:
-            return _pld.identity(h)
-        if inner.noise_std == 0:
-            raise _unsupported(event, "a Gaussian without noise has ε = ∞")
-        return _pld.from_gaussian_mechanism(inner.noise_std, sensitivity=inner.sensitivity, sampling_prob=rate,
-                                            value_discretization_interval=h)
-    if isinstance(inner, CauchyRound):
-        if inner.scalar:
-            raise _unsupported(event, "the exact scalar Cauchy release")
-        return cauchy_mixture_pld(sensitivity=inner.sensitivity, gamma=inner.gamma, rate=rate, discretization=h)
-    if isinstance(inner, RandomizedResponseRound) and rate == 1.0:
-        if inner.epsilon0 == 0:
-            return _pld.identity(h)
-        return _pld.from_randomized_response(2.0 / (1.0 + math.exp(inner.epsilon0)), 2, value_discretization_interval=h)
     if isinstance(event, SelfComposed):
         if event.count == 0:
             return _pld.identity(h)
@@ -114,4 +134,12 @@ def event_pld(event, *, discretization: float = DEFAULT_DISCRETIZATION):
         for e in event.events:
             out = out.compose(event_pld(e, discretization=h))
         return out
-    raise _unsupported(event, "no privacy-loss distribution is implemented for it")
+    rate, inner = (event.rate, event.event) if isinstance(event, PoissonSampled) else (1.0, event)
+    if not isinstance(inner, PrivacyEvent) or isinstance(inner, wrappers):
+        raise _unsupported(event, NO_PLD)
+    try:
+        return inner.pld(rate=rate, discretization=h)
+    except ValueError as exc:
+        if inner is event or not hasattr(exc, "pld_why"):
+            raise
+        raise _unsupported(event, exc.pld_why) from None

@@ -24,7 +24,7 @@ import math
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as _dpa_rdp
 
-__all__ = ["SCHEMES", "sampled_gaussian_rdp", "log_moment", "log_moment_int"]
+__all__ = ["SCHEMES", "sampled_gaussian_rdp", "gaussian_round_sampled_rdp", "log_moment", "log_moment_int"]
 
 #: Sampling schemes with a Gaussian-specific bound, and the neighbouring relation each assumes.
 SCHEMES = {"poisson": "add-remove", "without-replacement": "replace"}
@@ -89,3 +89,10 @@ def sampled_gaussian_rdp(orders, *, scheme: str, rate: float, noise_multiplier: 
     else:
         out = _dpa_rdp._compute_rdp_sample_wor_gaussian(rate, z, a) if z > 0 else np.full_like(a, math.inf)
     return np.asarray(out, dtype=np.float64)
+
+
+def gaussian_round_sampled_rdp(orders, event, *, scheme: str, rate: float) -> np.ndarray:
+    """The tight sampled curve of a :class:`privacy.events.GaussianRound` (z = σ/S; 0 when S = 0)."""
+    if event.sensitivity == 0:
+        return np.zeros_like(orders)
+    return sampled_gaussian_rdp(orders, scheme=scheme, rate=rate, noise_multiplier=event.noise_std / event.sensitivity)
