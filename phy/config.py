@@ -181,7 +181,7 @@ class PhyConfig:
     # ------------------------------------------------------------------ validation
     def validate(self, *, K: int, d: int | None = None) -> "PhyConfig":
         """Check every field; raise ValueError naming the parameter and its allowed range."""
-        spec = _registry().scheme_spec(self.scheme, where="phy.scheme")
+        spec = _registry().scheme_spec(self.scheme, where="scheme")
         check_choice("normalization", self.normalization, NORMALIZATIONS)
         check_choice("rho_rule", self.rho_rule, RHO_RULES)
         check_choice("resource", self.resource, RESOURCES)
