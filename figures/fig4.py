@@ -47,11 +47,11 @@ def make(results_dir: Path, out_dir: Path, *, res=None, stem: str = STEM,
     resource = rs0.value("phy.resource", "equal")
     head = (
         f"FLORAS vs truncated channel inversion (threshold |h|² ≥ {rs0.value('phy.g_th', 0.01):g}), Rayleigh block fading; "
-        f"FLORAS CSIT: {rs0.value('phy.csit', 'none')}. {SNR_DEFINITION}; resource convention: {resource}. {run_facts(res)} "
+        f"FLORAS CSIT: {rs0.value('phy.floras.csit', 'none')}. {SNR_DEFINITION}; resource convention: {resource}. {run_facts(res)} "
     )
     eps = [float(rs.final("epsilon")[0]) for rs in res.runsets if "epsilon" in rs.metrics]
     if eps and all(math.isinf(e) for e in eps):
-        gammas = sorted({int(rs.value("phy.N")) - int(rs.value("training.clients_per_round"))
+        gammas = sorted({int(rs.value("phy.floras.N")) - int(rs.value("training.clients_per_round"))
                          for rs in res.runsets if rs.value("phy.scheme") == "floras"})
         note = (f"Privacy: ε = ∞ for every curve (channel inversion adds no privacy noise; FLORAS here has "
                 f"γ = N − K = {', '.join(map(str, gammas))}), threat model T1.")

@@ -17,7 +17,7 @@ STEM = "fig5_privacy_cost"
 
 
 def gamma(rs) -> int:
-    return int(rs.value("phy.N")) - int(rs.value("training.clients_per_round"))
+    return int(rs.value("phy.floras.N")) - int(rs.value("training.clients_per_round"))
 
 
 def final_epsilon(rs) -> float:
@@ -50,7 +50,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     colors = {g: cmap(i / max(1, len(gammas) - 1) * 0.9) for i, g in enumerate(gammas)}
 
     def label(rs):
-        return f"γ = {gamma(rs)} (N = {rs.value('phy.N')}), {format_epsilon(final_epsilon(rs), final_alpha(rs))}"
+        return f"γ = {gamma(rs)} (N = {rs.value('phy.floras.N')}), {format_epsilon(final_epsilon(rs), final_alpha(rs))}"
 
     def style(rs):
         return {"color": colors[gamma(rs)], "linewidth": 1.4}

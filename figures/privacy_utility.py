@@ -40,11 +40,11 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                 ax.plot(x, mean, marker="o", color=colors[snr], label=f"SNR {snr:g} dB")
                 ax.vlines(x, lo, hi, color=colors[snr], alpha=0.5, linewidth=3)
                 for j in finite:
-                    ax.annotate(f"N={sets[j].value('phy.N')}", (eps[j], acc[j].mean()), textcoords="offset points",
+                    ax.annotate(f"N={sets[j].value('phy.floras.N')}", (eps[j], acc[j].mean()), textcoords="offset points",
                                 xytext=(4, 4), fontsize=7, color=colors[snr])
             for j in range(len(sets)):
                 if math.isinf(eps[j]):
-                    n = int(sets[j].value("phy.N"))
+                    n = int(sets[j].value("phy.floras.N"))
                     gamma = n - int(sets[j].value("training.clients_per_round"))
                     ax.axhline(acc[j].mean(), color=colors[snr], linestyle=":", linewidth=1,
                                label=f"SNR {snr:g} dB, γ = {gamma} (N = {n}), ε = ∞")
@@ -61,5 +61,5 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         f"error bars: min–max over seeds; sequence length L = {rs0.value('phy.L')}. {SNR_DEFINITION}. {run_facts(res)} "
     )
     short, full = epsilon_caption(
-        res, lambda rs: f"N = {rs.value('phy.N')}, SNR {float(rs.value('phy.snr_db')):g} dB")
+        res, lambda rs: f"N = {rs.value('phy.floras.N')}, SNR {float(rs.value('phy.snr_db')):g} dB")
     return save_figure(fig, out_dir, STEM, head + short, full_caption=head + full)

@@ -44,7 +44,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     fig.suptitle("Final test accuracy against SNR", fontsize=11)
     rs0 = res.runsets[0]
     caption = (
-        f"Final test accuracy after the last round against SNR; FLORAS with N = {rs0.value('phy.N')}, "
+        f"Final test accuracy after the last round against SNR; FLORAS with N = {rs0.value('phy.floras.N')}, "
         f"K = {rs0.value('training.clients_per_round')}; resource convention: {rs0.value('phy.resource', 'equal')}. {SNR_DEFINITION}. {run_facts(res)}"
     )
     return save_figure(fig, out_dir, STEM, caption)

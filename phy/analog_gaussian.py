@@ -148,5 +148,6 @@ register_scheme(SchemeSpec(
     name="analog-gaussian",
     aggregator=lambda config, *, K, d, seed, key, relation: AnalogGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation),
     link_record=AnalogGaussianRecord, params=AnalogGaussianParams, requires_clip=True,
+    example={"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 0.5}},
     description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
 ))

@@ -117,5 +117,6 @@ register_scheme(SchemeSpec(
     name="central-gaussian",
     aggregator=lambda config, *, K, d, seed, key, relation: CentralGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation),
     link_record=CentralGaussianRecord, params=CentralGaussianParams, requires_clip=True,
+    example={"normalization": "clip", "clip_norm": 1.0, "central-gaussian": {"noise_multiplier": 0.5}},
     description="DP-FedAvg: ideal sum plus server-side Gaussian noise, trusted server (model §9.1)",
 ))

@@ -166,5 +166,5 @@ class ChannelInversionAggregator:
 register_scheme(SchemeSpec(
     name="channel-inversion",
     aggregator=lambda config, *, K, d, seed, key, relation: ChannelInversionAggregator(config, K=K, d=d, seed=seed),
-    link_record=AdmissionRecord, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
+    link_record=AdmissionRecord, example={"snr_db": 0.0}, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
 ))

@@ -325,6 +325,6 @@ class FlorasAggregator:
 
 register_scheme(SchemeSpec(
     name="floras", aggregator=lambda config, *, K, d, seed, key, relation: FlorasAggregator(config, K=K, d=d, seed=seed, key=key),
-    link_record=FlorasLinkRecord, params=FlorasParams, needs_key=True,
+    link_record=FlorasLinkRecord, params=FlorasParams, needs_key=True, unbiased=False, example={"L": 16, "floras": {"N": 8}},
     description="keyed random sequence assignment; the unused sequences add Cauchy noise (model §6.1)",
 ))

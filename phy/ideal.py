@@ -39,5 +39,5 @@ class IdealAggregator:
 
 register_scheme(SchemeSpec(
     name="ideal", aggregator=lambda config, *, K, d, seed, key, relation: IdealAggregator(config, K=K, d=d, seed=seed),
-    link_record=LinkRecord, description="noise-free FedAvg with the same normalization (model §6.3)",
+    link_record=LinkRecord, example={}, description="noise-free FedAvg with the same normalization (model §6.3)",
 ))

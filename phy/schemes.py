@@ -19,9 +19,9 @@ key's new place.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from difflib import get_close_matches
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 __all__ = ["SchemeSpec", "BUILTIN_MODULES", "register_scheme", "unregister_scheme", "scheme_spec", "scheme_names",
            "make_aggregator"]
@@ -56,6 +56,11 @@ class SchemeSpec:
         The scheme's privacy needs the public clip norm: ``normalization = "clip"`` only (model §9).
     description : str
         One line for ``--help`` and reports.
+    example : mapping
+        ``[phy]`` keys (its sub-table included) of a small valid configuration that adds the
+        scheme's noise: what the contract tests over the registry run (tests/test_scheme_contracts.py).
+    unbiased : bool
+        E[x̂] = Σ_{contributors} x_k (false for FLORAS: its Cauchy error has no mean, model §6.1).
     """
 
     name: str
@@ -65,6 +70,8 @@ class SchemeSpec:
     needs_key: bool = False
     requires_clip: bool = False
     description: str = ""
+    example: Mapping[str, Any] = field(default_factory=dict)
+    unbiased: bool = True
 
     def default_params(self):
         return None if self.params is None else self.params()
@@ -84,6 +91,7 @@ def _load_builtins() -> None:
 
 def register_scheme(spec: SchemeSpec, *, replace: bool = False) -> SchemeSpec:
     """Add ``spec`` to the registry; a second scheme of the same name is an error unless ``replace``."""
+    _load_builtins()  # the built-in schemes come first in every listing
     if not isinstance(spec, SchemeSpec):
         raise TypeError(f"register_scheme takes a SchemeSpec (got {type(spec).__name__})")
     name = spec.name

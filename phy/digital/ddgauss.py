@@ -245,5 +245,6 @@ register_scheme(SchemeSpec(
     name="ddgauss",
     aggregator=lambda config, *, K, d, seed, key, relation: DDGaussAggregator(config, K=K, d=d, seed=seed),
     link_record=DDGaussRecord, params=DDGaussParams, requires_clip=True,
+    example={"normalization": "clip", "clip_norm": 1.0, "ddgauss": {"bits": 20, "local_std": 0.05}},
     description="distributed discrete Gaussian with secure aggregation over a digital uplink (model §9.2)",
 ))

@@ -247,5 +247,6 @@ register_scheme(SchemeSpec(
     name="sqsgd",
     aggregator=lambda config, *, K, d, seed, key, relation: SqsgdAggregator(config, K=K, d=d, seed=seed),
     link_record=_link_record, params=SqsgdParams, requires_clip=True,
+    example={"normalization": "clip", "clip_norm": 1.0, "sqsgd": {"levels": 4, "epsilon0": 4.0}},
     description="sqSGD: rotated, subsampled, PrivQuant-quantized updates, epsilon0-LDP per client (model §9.3)",
 ))

@@ -78,6 +78,7 @@ def _load_builtins() -> None:
 
 def register_mechanism(mech: Mechanism, *, replace: bool = False) -> Mechanism:
     """Add ``mech``; a second mechanism of the same name is an error unless ``replace``."""
+    _load_builtins()
     if not isinstance(mech, Mechanism):
         raise TypeError(f"register_mechanism takes a Mechanism (got {type(mech).__name__})")
     if (mech.round_event is None) == (mech.run_accountant is None):

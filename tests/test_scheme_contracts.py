@@ -1,0 +1,113 @@
+"""Contracts every registered scheme keeps (docs/extending.md): the tests iterate the registry, so a new
+scheme is tested without anyone listing it. The worked example scheme (tests/example_scheme) is
+registered here too, so its contracts are checked with the built-in ones."""
+
+import dataclasses
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import example_scheme  # noqa: E402,F401  (registers "local-gaussian" in phy and privacy)
+
+from phy.aggregation import AggregationResult  # noqa: E402
+from phy.config import PhyConfig  # noqa: E402
+from phy.randomness import stream  # noqa: E402
+from phy.schemes import make_aggregator, scheme_names, scheme_spec  # noqa: E402
+
+K, D, KEY = 4, 64, bytes(range(16))
+SCHEMES = scheme_names()
+
+
+def _config(name: str, **extra) -> PhyConfig:
+    return PhyConfig.make(scheme=name, **{**scheme_spec(name).example, **extra})
+
+
+def test_the_registry_lists_the_built_in_schemes_and_the_example():
+    assert {"floras", "channel-inversion", "ideal", "central-gaussian", "analog-gaussian", "ddgauss", "sqsgd",
+            "local-gaussian"} <= set(SCHEMES)
+
+
+@pytest.mark.parametrize("name", SCHEMES)
+def test_every_scheme_example_is_valid_and_round_trips_through_its_dict(name):
+    cfg = _config(name).validate(K=K, d=D)
+    back = PhyConfig.from_dict(json.loads(json.dumps(cfg.to_dict())))
+    assert back == cfg
+    assert back.to_dict() == cfg.to_dict()
+    spec = scheme_spec(name)
+    if spec.params is not None:  # the scheme's own sub-table is always written, defaults filled in
+        assert cfg.to_dict()[name] == dataclasses.asdict(cfg.of(name))
+
+
+@pytest.mark.parametrize("name", SCHEMES)
+def test_every_aggregator_reports_channel_uses_and_its_nmse(name):
+    agg = make_aggregator(_config(name), K=K, d=D, seed=3, key=KEY)
+    x = stream(0, "contract-x").standard_normal((K, D))
+    res, _trace = agg.aggregate_traced(x, round_index=0)
+    assert isinstance(res, AggregationResult) and res.sum_estimate.shape == (D,)
+    assert 0 <= res.contributors <= K
+    assert res.diagnostics["channel_uses"] > 0 and math.isfinite(res.diagnostics["channel_uses"])
+    assert res.diagnostics["nmse"] == res.error
+    again, _ = make_aggregator(_config(name), K=K, d=D, seed=3, key=KEY).aggregate_traced(x, round_index=0)
+    np.testing.assert_array_equal(again.sum_estimate, res.sum_estimate)  # a pure function of (config, seed, round)
+    assert agg.aggregate(x, round_index=0).sum_estimate.shape == (D,)
+    assert agg.describe()["scheme"] == name
+
+
+@pytest.mark.parametrize("name", [n for n in SCHEMES if scheme_spec(n).unbiased])
+def test_every_unbiased_scheme_is_unbiased_within_four_standard_errors(name):
+    """All K clients send the same x₀, so whichever K' clients contribute, E[x̂] = K'·x₀: the error
+    projected on a fixed direction has mean 0 (a scheme that drops a factor, e.g. d/d̃ or √K, fails)."""
+    rounds = 150
+    agg = make_aggregator(_config(name), K=K, d=D, seed=5, key=KEY)
+    x0 = stream(1, "contract-x0").standard_normal(D)
+    x0 -= x0.mean()
+    x0 *= 0.5 / np.linalg.norm(x0)  # inside the clip norm 1: no clipping bias
+    u = stream(2, "contract-direction").standard_normal(D)
+    u /= np.linalg.norm(u)
+    proj, scale = [], []
+    for t in range(rounds):
+        res = agg.aggregate(np.tile(x0, (K, 1)), round_index=t)
+        if res.contributors:
+            proj.append(float(u @ (res.sum_estimate - res.contributors * x0)))
+            scale.append(float(u @ (res.contributors * x0)))
+    proj = np.asarray(proj)
+    assert len(proj) > rounds // 2
+    se = proj.std(ddof=1) / math.sqrt(len(proj))
+    assert abs(proj.mean()) <= 4 * se + 1e-9 * (1 + abs(np.mean(scale)))
+
+
+@pytest.mark.parametrize("name", SCHEMES)
+def test_a_key_of_another_scheme_is_refused_with_its_place(name):
+    spec = scheme_spec(name)
+    if spec.params is None:
+        return
+    other = next(n for n in SCHEMES if n != name and scheme_spec(n).params is not None
+                 and not set(f.name for f in dataclasses.fields(scheme_spec(n).params))
+                 & set(f.name for f in dataclasses.fields(spec.params)))
+    field = dataclasses.fields(scheme_spec(other).params)[0].name
+    with pytest.raises(ValueError, match=rf"phy\.{name}\.{field} belongs to scheme '{other}'.*phy\.{other}\.{field}"):
+        PhyConfig.from_dict({"scheme": name, name: {field: 1}})
+
+
+def test_flat_keys_of_earlier_files_name_their_new_place():
+    with pytest.raises(ValueError, match=r"^phy\.N has moved to phy\.floras\.N"):
+        PhyConfig.from_dict({"N": 30})
+    with pytest.raises(ValueError, match=r"^phy\.dd_bits has moved to phy\.ddgauss\.bits"):
+        PhyConfig.from_dict({"dd_bits": 8})
+    with pytest.raises(ValueError, match=r"phy\.noise_multiplier has moved to phy\.central-gaussian\.noise_multiplier "
+                                         r"or phy\.analog-gaussian\.noise_multiplier"):
+        PhyConfig.from_dict({"noise_multiplier": 1.0})
+    with pytest.raises(ValueError, match=r"^phy\.ddgauss\.dd_bits is now phy\.ddgauss\.bits"):
+        PhyConfig.from_dict({"ddgauss": {"dd_bits": 8}})
+    with pytest.raises(ValueError, match=r"did you mean 'floras'"):
+        PhyConfig.from_dict({"flras": {"N": 3}})
+
+
+def test_an_unregistered_scheme_is_an_error_naming_the_registered_ones():
+    with pytest.raises(ValueError, match=r"^scheme must be one of \{floras, .*\} \(got 'bogus'\)"):
+        PhyConfig(scheme="bogus").validate(K=2)
