@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from scenarios.store import read_manifest, run_status, summarize, verify_run, write_done
-from scenarios.sweep import load_sweep, run_sweep
+from scenarios.experiments.sweep import load_sweep, run_sweep
 
 SWEEP = 'name = "whole"\nbase = "base.toml"\nseeds = [0, 1]\n'
 HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s"
@@ -115,7 +115,7 @@ def _finished_dir(path: Path, config: dict) -> Path:
 def test_resume_with_another_configuration_names_every_differing_key(tmp_path):
     import pytest
 
-    from scenarios.run_dir import _prepare_out_dir
+    from scenarios.runs.run_dir import _prepare_out_dir
 
     cfg = {"run": {"rounds": 3, "seed": 0}, "training": {"lr": 0.1}, "phy": {"snr_db": 10.0}}
     run = _finished_dir(tmp_path / "r", cfg)
@@ -126,7 +126,7 @@ def test_resume_with_another_configuration_names_every_differing_key(tmp_path):
 
 
 def test_a_checkpoint_beside_a_verified_done_is_stale_and_removed_on_resume(tmp_path):
-    from scenarios.run_dir import _prepare_out_dir
+    from scenarios.runs.run_dir import _prepare_out_dir
 
     cfg = {"run": {"rounds": 3, "seed": 0}}
     run = _finished_dir(tmp_path / "r", cfg)

@@ -1,6 +1,6 @@
 """Run directories and sweep manifests: names, reading, and the check that a run is finished.
 
-A *run directory* (written by :func:`scenarios.run.run_scenario`) holds ``config.json``,
+A *run directory* (written by :func:`scenarios.runs.run.run_scenario`) holds ``config.json``,
 ``metrics.csv`` (header and one row per round), ``DONE`` (written last) and, while it runs,
 ``checkpoint.npz``. A *sweep directory* holds ``sweep.json`` (the manifest), one
 ``<name>/`` per finished run, ``.<name>.partial/`` per unfinished one and ``summary.csv``.

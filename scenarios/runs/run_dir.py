@@ -1,9 +1,9 @@
-"""The run directory of ``floras train`` (written by :func:`scenarios.run.run_scenario`): the metrics
+"""The run directory of ``floras train`` (written by :func:`scenarios.runs.run.run_scenario`): the metrics
 columns and their cells, what ``config.json`` records beside the scenario (redacted key, versions,
 git revision), the summary, and how an existing directory is resumed, refused or reported done.
 
-The training loop lives in :mod:`scenarios.run`; the directory's files are written through
-:mod:`scenarios.store`. Layout and column definitions: :mod:`scenarios.run`'s module docstring.
+The training loop lives in :mod:`scenarios.runs.run`; the directory's files are written through
+:mod:`scenarios.store`. Layout and column definitions: :mod:`scenarios.runs.run`'s module docstring.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from scenarios.errors import StorageError
-from scenarios.keys import REDACTED
+from scenarios.config.keys import REDACTED
 from scenarios.store import CHECKPOINT, DONE, read_config, read_metric_rows, verify_run
 
-from .config import ScenarioConfig
+from scenarios.config import ScenarioConfig
 
 __all__ = ["METRICS_HEADER", "SNR_DEFINITION", "TRAIN_LOSS_DEFINITION", "read_metrics"]
 
@@ -59,7 +59,7 @@ def _redacted(config_dict: dict) -> dict:
 
 
 def _git_revision() -> str:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):

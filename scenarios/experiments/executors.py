@@ -1,7 +1,7 @@
 """Where a sweep's runs execute: one after another in this process, or on dask.distributed.
 
 An executor maps a function over run tasks and yields their outcomes as they complete
-(``map_unordered``), then releases its workers (``close``). :mod:`scenarios.sweep` is the engine
+(``map_unordered``), then releases its workers (``close``). :mod:`scenarios.experiments.sweep` is the engine
 that uses them; nothing heavy (dask) is imported at module level.
 """
 
@@ -65,7 +65,7 @@ class DaskExecutor:
     def map_unordered(self, fn: Callable, items: list) -> Iterator:
         from distributed import as_completed
 
-        from scenarios.sweep import RunOutcome, _record_error
+        from scenarios.experiments.sweep import RunOutcome, _record_error
 
         futures = {self.client.submit(fn, item, pure=False, key=f"floras-run-{item.name}"): item for item in items}
         for fut in as_completed(futures):

@@ -1,10 +1,10 @@
 """``floras train SCENARIO.toml [--rounds N] [--seed S] [--out DIR] [--resume]``.
 
 Runs one federated-learning scenario (see :mod:`scenarios.config` and ``docs/fl.md``) into a
-run directory (see :mod:`scenarios.run`) with a progress bar, and prints a short summary.
+run directory (see :mod:`scenarios.runs.run`) with a progress bar, and prints a short summary.
 The run directory is locked while the run writes it; the FLORAS key comes from ``--key-file``,
 ``FLORAS_KEY_FILE``, ``FLORAS_KEY_HEX`` or ``run.key_hex`` (else the simulation-only key) and
-is never written to it (see :mod:`scenarios.keys`).
+is never written to it (see :mod:`scenarios.config.keys`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from scenarios.cli_options import add_key_options, add_memory_option
+from scenarios.cli.options import add_key_options, add_memory_option
 
 
 def register(subparsers) -> None:
@@ -54,7 +54,7 @@ def parse_override(text: str) -> tuple[str, object]:
 def run(args: argparse.Namespace) -> int:
     from fl.federated import NonFiniteModelError
     from scenarios.config import load_scenario
-    from scenarios.run import run_scenario
+    from scenarios.runs.run import run_scenario
 
     overrides = dict(parse_override(s) for s in args.overrides)
     if args.rounds is not None:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.key_hex is not None or args.key_file is not None:
         import dataclasses
 
-        from scenarios.keys import resolve_key
+        from scenarios.config.keys import resolve_key
 
         key = resolve_key(seed=config.run.seed, key_hex=args.key_hex, key_file=args.key_file)
         config = dataclasses.replace(config, run=dataclasses.replace(config.run, key_hex=key.key.hex()))
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except NonFiniteModelError as exc:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
-    from scenarios.output import run_privacy_line, shorten
+    from scenarios.cli.output import run_privacy_line, shorten
     from scenarios.store import read_config
 
     print(shorten(

@@ -79,8 +79,8 @@ def scenario_mapping(args) -> dict:
 
 
 def run(args) -> int:
-    from .calibration import InfeasibleTarget, calibrate_config, parse_target
-    from .config import scenario_from_dict
+    from scenarios.config.calibration import InfeasibleTarget, calibrate_config, parse_target
+    from scenarios.config import scenario_from_dict
 
     target = parse_target(_target(args.target_epsilon))
     if args.d is None and args.scheme in ("floras", "ddgauss") and target != math.inf:
@@ -113,7 +113,7 @@ def _target(text: str):
 
 
 def _text(cal, *, verbose: bool = False, json_path: str | None = None) -> str:
-    from .output import privacy_line
+    from scenarios.cli.output import privacy_line
 
     eps = "∞" if math.isinf(cal.achieved_epsilon) else f"{cal.achieved_epsilon:.6g}"
     value = "—" if cal.value is None else f"{cal.value:.6g}"

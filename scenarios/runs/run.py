@@ -56,7 +56,7 @@ import numpy as np
 
 from phy.randomness import stream
 from scenarios.errors import StorageError
-from scenarios.keys import ResolvedKey, resolve_key, warn_simulation_key
+from scenarios.config.keys import ResolvedKey, resolve_key, warn_simulation_key
 from scenarios.store import (
     CHECKPOINT,
     DONE,
@@ -71,9 +71,9 @@ from scenarios.store import (
     write_done,
 )
 
-from .config import ScenarioConfig
-from .scheme_privacy import PRIVATE_BASELINES
-from .run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
+from scenarios.config import ScenarioConfig
+from scenarios.config.scheme_privacy import PRIVATE_BASELINES
+from scenarios.runs.run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
     METRICS_HEADER,
     SNR_DEFINITION,
     TRAIN_LOSS_DEFINITION,
@@ -93,7 +93,7 @@ __all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "re
 def derive_key(config: ScenarioConfig) -> ResolvedKey:
     """The FLORAS clients' shared key (model §4) with its source and identifier.
 
-    By :func:`scenarios.keys.resolve_key`: ``FLORAS_KEY_FILE`` / ``FLORAS_KEY_HEX``, else
+    By :func:`scenarios.config.keys.resolve_key`: ``FLORAS_KEY_FILE`` / ``FLORAS_KEY_HEX``, else
     ``run.key_hex``, else the simulation-only key of :func:`phy.assignment.simulation_key`
     (the one derivation from the seed every command uses; reproducible, NOT secret).
     """
@@ -155,12 +155,12 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     ``resume`` a non-empty ``out_dir`` is an error. Raises :class:`fl.federated.NonFiniteModelError`
     if the model diverges (results so far are kept).
 
-    Before anything is written: the memory estimate (:mod:`scenarios.resources`; limit
+    Before anything is written: the memory estimate (:mod:`scenarios.config.resources`; limit
     ``memory_limit``, else ``FLORAS_MEMORY_LIMIT``, else MemAvailable) and the output location
     (writable, free space) are checked; then ``out_dir`` is locked for the whole run
     (:class:`scenarios.errors.BusyError` if another process holds it).
     """
-    from scenarios.resources import check_memory, model_dimension, training_terms
+    from scenarios.config.resources import check_memory, model_dimension, training_terms
 
     config = config.validate()
     out_dir = Path(out_dir)

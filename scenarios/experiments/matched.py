@@ -1,9 +1,9 @@
 """The matched comparison at equal (ε, δ) (model §10): plan, predict and record a sweep of calibrated schemes.
 
-A matched sweep file is an ordinary sweep file (:mod:`scenarios.sweep_file`) whose grid sets
+A matched sweep file is an ordinary sweep file (:mod:`scenarios.experiments.sweep_file`) whose grid sets
 ``privacy.target_epsilon``; every grid point is calibrated when it is loaded
-(:mod:`scenarios.calibration`). :func:`plan_sweep` loads one seed of every point, applies the
-tuned learning rate of its case (:mod:`scenarios.tune`), and splits the points into feasible
+(:mod:`scenarios.config.calibration`). :func:`plan_sweep` loads one seed of every point, applies the
+tuned learning rate of its case (:mod:`scenarios.experiments.tune`), and splits the points into feasible
 ones (run) and infeasible ones (a target the scheme cannot reach, or a finite ε for a scheme
 without privacy noise), which are recorded with their reason in ``matched.json`` next to the
 sweep's ``sweep.json`` and shown as "infeasible" in tables and figures, never dropped.
@@ -16,7 +16,7 @@ figures draw that run's accuracy there. Only their channel uses depend on the SN
 schemes' TDMA rate, model §5), which the tables state.
 
 :func:`predict` gives the run count and the predicted wall time from the per-round table of
-:mod:`scenarios.matched_timing`.
+:mod:`scenarios.experiments.matched_timing`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from scenarios.calibration import THREAT_MODELS, InfeasibleTarget
-from scenarios.sweep_file import Sweep
+from scenarios.config.calibration import THREAT_MODELS, InfeasibleTarget
+from scenarios.experiments.sweep_file import Sweep
 
 __all__ = ["MATCHED_RECORD", "SNR_INDEPENDENT", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
            "format_plan", "count_identical"]
@@ -57,7 +57,7 @@ class PlannedPoint:
     K: int = 0
     M: int = 0
     batch_size: int = 0
-    #: the resolved configuration with ``run.seed`` left out (:func:`scenarios.identical.identity`);
+    #: the resolved configuration with ``run.seed`` left out (:func:`scenarios.experiments.identical.identity`);
     #: held in memory only (it may contain a key), never written
     identity: str = dataclasses.field(default="", repr=False, compare=False)
 
@@ -132,7 +132,7 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
 
 
 def _seedless_identity(cfg) -> str:
-    from scenarios.identical import identity
+    from scenarios.experiments.identical import identity
 
     run = getattr(cfg, "run", None)
     if run is None:
@@ -142,8 +142,8 @@ def _seedless_identity(cfg) -> str:
 
 def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]]) -> list[tuple[int, float]]:
     """Per sweep, in order: (runs copied from an identical run of an earlier sweep or point, and
-    their predicted seconds), the rule of :mod:`scenarios.identical` applied to the plans."""
-    from scenarios.matched_timing import run_seconds
+    their predicted seconds), the rule of :mod:`scenarios.experiments.identical` applied to the plans."""
+    from scenarios.experiments.matched_timing import run_seconds
 
     seen: set = set()
     out = []
@@ -192,12 +192,12 @@ class Prediction:
     @property
     def wall_seconds(self) -> float:
         """Runs spread evenly over the workers, plus one TensorFlow start per worker."""
-        from scenarios.matched_timing import WORKER_START_S
+        from scenarios.experiments.matched_timing import WORKER_START_S
 
         return self.run_seconds / max(1, self.workers) + (WORKER_START_S if self.runs else 0.0)
 
     def line(self, name: str) -> str:
-        from scenarios.matched_timing import MEASURED_LOAD
+        from scenarios.experiments.matched_timing import MEASURED_LOAD
 
         reused = f", {self.reused_points} reused from another SNR" if self.reused_points else ""
         reused += f", {self.copied} copied from identical runs" if self.copied else ""
@@ -221,8 +221,8 @@ def _hms(seconds: float) -> str:
 
 
 def predict(planned: list[PlannedPoint], *, seeds: int, workers: int) -> Prediction:
-    """Run count and predicted time (per-round table of :mod:`scenarios.matched_timing`)."""
-    from scenarios.matched_timing import run_seconds
+    """Run count and predicted time (per-round table of :mod:`scenarios.experiments.matched_timing`)."""
+    from scenarios.experiments.matched_timing import run_seconds
 
     runs = 0
     total = 0.0

@@ -18,8 +18,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from scenarios.calibration import InfeasibleTarget
-from scenarios.sweep_file import Sweep, SweepPoint
+from scenarios.config.calibration import InfeasibleTarget
+from scenarios.experiments.sweep_file import Sweep, SweepPoint
 
 __all__ = ["TUNE_RECORD", "tune_sweep", "choose_lr", "tune_record", "read_tuned"]
 
@@ -54,7 +54,7 @@ def tune_sweep(sweep: Sweep, *, lr_grid: list[float], at_epsilon: float | str = 
                seeds: tuple[int, ...] = (0,), rounds: int | None = None, validation_fraction: float = 0.1,
                loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, dict]:
     """(the tuning sweep, {case label: the ε it was tuned at}) for ``sweep``'s cases."""
-    from scenarios.matched import _default_loader
+    from scenarios.experiments.matched import _default_loader
 
     loader = loader or _default_loader
     if not lr_grid or any(not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0) for x in lr_grid):

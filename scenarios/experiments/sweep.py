@@ -1,6 +1,6 @@
 """Sweeps: run every grid point × seed of one or more sweep files, resumably, on dask.distributed.
 
-The sweep file and its expansion live in :mod:`scenarios.sweep_file`; reading and writing
+The sweep file and its expansion live in :mod:`scenarios.experiments.sweep_file`; reading and writing
 run directories, manifests and summaries in :mod:`scenarios.store`. This module is the
 engine: it locks each sweep directory, writes its manifest, runs what is not finished and
 summarizes.
@@ -20,12 +20,12 @@ Atomicity and resumption (the rule a rerun follows):
   directory and the others go on; the next rerun retries it.
 
 No key material is written: overrides are stored with ``run.key_hex`` replaced by its key
-identifier (:func:`scenarios.keys.redact_overrides`).
+identifier (:func:`scenarios.config.keys.redact_overrides`).
 
 The engine takes an injectable *runner* (``runner(config, out_dir, *, resume, progress) ->
-dict``; default :func:`scenarios.run.run_scenario`) and an *executor*
+dict``; default :func:`scenarios.runs.run.run_scenario`) and an *executor*
 (:class:`InProcessExecutor`, or :class:`DaskExecutor` around a ``distributed.Client``; both in
-:mod:`scenarios.executors`), so it
+:mod:`scenarios.experiments.executors`), so it
 is testable without training or a cluster. Nothing heavy (TensorFlow, dask) is imported at
 module level.
 """
@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from scenarios.errors import StorageError
-from scenarios.executors import DaskExecutor, InProcessExecutor  # re-exported
-from scenarios.keys import redact_overrides, resolve_key, warn_simulation_key
+from scenarios.experiments.executors import DaskExecutor, InProcessExecutor  # re-exported
+from scenarios.config.keys import redact_overrides, resolve_key, warn_simulation_key
 from scenarios.store import (
     DONE,
     ERROR,
@@ -64,7 +64,7 @@ from scenarios.store import (
     verify_run,
     write_summary,
 )
-from scenarios.sweep_file import Sweep, SweepPoint, load_sweep, validate_sweep
+from scenarios.experiments.sweep_file import Sweep, SweepPoint, load_sweep, validate_sweep
 
 __all__ = [
     "Sweep", "SweepPoint", "RunTask", "RunOutcome", "InProcessExecutor", "DaskExecutor", "load_sweep",
@@ -90,7 +90,7 @@ class RunTask:
 @dataclass(frozen=True)
 class RunOutcome:
     name: str
-    status: str  # "done", "skipped", "copied" (from an identical run: scenarios.identical) or "failed"
+    status: str  # "done", "skipped", "copied" (from an identical run: scenarios.experiments.identical) or "failed"
     summary: dict = field(default_factory=dict)
     error: dict | None = None
     seconds: float = 0.0
@@ -107,7 +107,7 @@ def _limit_threads(threads: int) -> None:
 
 
 def _default_runner():
-    from scenarios.run import run_scenario
+    from scenarios.runs.run import run_scenario
 
     return run_scenario
 
@@ -281,7 +281,7 @@ def run_sweep(
         With a single Sweep, ``out_dir`` is its output directory.
     executor : InProcessExecutor or DaskExecutor; default in-process.
     runner : ``runner(config, run_dir, *, resume, progress) -> dict``; default
-        :func:`scenarios.run.run_scenario`.
+        :func:`scenarios.runs.run.run_scenario`.
     loader : ``loader(base_path, overrides) -> config``; default
         :func:`scenarios.config.load_scenario`.
     threads : numerical-library threads per run.
@@ -345,7 +345,7 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
     if echo and (followers or copies):
         n = len(copies) + sum(len(targets) for _, targets in followers.values())
         echo(f"{n} run(s) identical to another run of these sweeps (same resolved configuration and seed): "
-             f"copied from it instead of run again (scenarios/identical.py)")
+             f"copied from it instead of run again (scenarios/experiments/identical.py)")
     executor = executor or InProcessExecutor()
     bar = None
     if progress:
@@ -392,8 +392,8 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
 
 def _split_identical(tasks: list, todo: list) -> tuple[list, dict, list]:
     """(tasks to execute, {(out_dir, name) of a task executed: (that task, identical tasks copied after it)},
-    [(finished source, task copied now)]): :mod:`scenarios.identical`."""
-    from scenarios.identical import finished_source, group_identical
+    [(finished source, task copied now)]): :mod:`scenarios.experiments.identical`."""
+    from scenarios.experiments.identical import finished_source, group_identical
 
     waiting = {(t.out_dir, t.name) for t in todo}
     followers: dict = {}
@@ -414,8 +414,8 @@ def _split_identical(tasks: list, todo: list) -> tuple[list, dict, list]:
 
 
 def _copy_outcome(source, target) -> RunOutcome:
-    """Copy ``source``'s finished run to ``target`` (:func:`scenarios.identical.copy_run`) as an outcome."""
-    from scenarios.identical import copy_run
+    """Copy ``source``'s finished run to ``target`` (:func:`scenarios.experiments.identical.copy_run`) as an outcome."""
+    from scenarios.experiments.identical import copy_run
 
     start = time.perf_counter()
     try:

@@ -25,17 +25,17 @@ import os
 import sys
 
 COMMAND_MODULES = (
-    "scenarios.link_cmd",
-    "scenarios.train_cmd",
-    "scenarios.privacy_cmd",
-    "scenarios.sweep_cmd",
-    "scenarios.figures_cmd",
-    "scenarios.audit_cmd",
-    "scenarios.pir_cmd",
-    "scenarios.calibrate_cmd",
-    "scenarios.tune_cmd",
-    "scenarios.matched_cmd",
-    "scenarios.plot_cmd",
+    "scenarios.cli.link",
+    "scenarios.cli.train",
+    "scenarios.cli.privacy",
+    "scenarios.cli.sweep",
+    "scenarios.cli.figures",
+    "scenarios.cli.audit",
+    "scenarios.cli.pir",
+    "scenarios.cli.calibrate",
+    "scenarios.cli.tune",
+    "scenarios.cli.matched",
+    "scenarios.cli.plot",
 )
 
 
@@ -49,7 +49,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    from scenarios.version import __version__
+    from scenarios.cli.version import __version__
 
     parser = Parser(prog="floras", description="Private wireless federated learning simulator (FLORAS).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

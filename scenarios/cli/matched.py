@@ -74,7 +74,7 @@ def workers_of(args) -> tuple[int, int]:
 
 
 def make_executor(args, workers: int, threads: int):
-    from .sweep import DaskExecutor, InProcessExecutor
+    from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor
 
     if args.scheduler is not None:
         return DaskExecutor.connect(args.scheduler)
@@ -95,9 +95,9 @@ def _floats(text: str, what: str) -> list[float]:
 
 def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) -> dict[str, float]:
     """Run the learning-rate grid of ``sweep``'s cases; write and return the choices (``runner``: tests)."""
-    from .store import atomic_write_json, summarize
-    from .sweep import run_sweep
-    from .tune import TUNE_RECORD, choose_lr, tune_record, tune_sweep
+    from scenarios.store import atomic_write_json, summarize
+    from scenarios.experiments.sweep import run_sweep
+    from scenarios.experiments.tune import TUNE_RECORD, choose_lr, tune_record, tune_sweep
 
     grid = _floats(args.lr_grid, "lr-grid") if args.lr_grid else ([0.03, 0.1, 0.3] if args.quick else [0.01, 0.03, 0.1, 0.3])
     seeds = tuple(int(s) for s in _floats(args.tune_seeds, "tune-seeds"))
@@ -122,7 +122,7 @@ def calibrate_only(args, sweeps) -> int:
     """The accountant-sensitivity table of every sweep (calibration only, no training)."""
     from scenarios.config import ACCOUNTANTS
 
-    from .matched_accountants import accountant_rows, format_accountant_table
+    from scenarios.experiments.matched_accountants import accountant_rows, format_accountant_table
 
     accs = tuple(a.strip() for a in args.accountants.split(",") if a.strip())
     bad = [a for a in accs if a not in ACCOUNTANTS]
@@ -135,11 +135,11 @@ def calibrate_only(args, sweeps) -> int:
 
 
 def run(args) -> int:
-    from .matched import MATCHED_RECORD, count_identical, format_plan, matched_record, plan_sweep, predict
-    from .store import atomic_write_json
-    from .sweep import lock_sweep_dirs, run_sweep
-    from .sweep_file import load_sweep
-    from .tune import read_tuned
+    from scenarios.experiments.matched import MATCHED_RECORD, count_identical, format_plan, matched_record, plan_sweep, predict
+    from scenarios.store import atomic_write_json
+    from scenarios.experiments.sweep import lock_sweep_dirs, run_sweep
+    from scenarios.experiments.sweep_file import load_sweep
+    from scenarios.experiments.tune import read_tuned
 
     if args.tune and args.tuned:
         raise ValueError("--tune and --tuned exclude each other (tune now, or reuse a tune.json)")

@@ -1,5 +1,6 @@
 """Each scheme's privacy accountant and threat model for a run (model §7, §9): the dispatch behind
-:meth:`scenarios.config.ScenarioConfig.privacy_accountant`.
+:meth:`scenarios.config.scenario.ScenarioConfig.privacy_accountant`
+(``config`` below is always a :class:`~scenarios.config.scenario.ScenarioConfig`).
 
 FLORAS: :class:`privacy.FlorasRunAccountant` (threat model T1, with the link model's ε_link);
 the private baselines (central and analog Gaussian, DDGauss) and sqSGD:
@@ -8,11 +9,6 @@ model (sqSGD's is :data:`privacy.scheme.LDP_THREAT_MODEL`, shared with ``floras 
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from scenarios.config import ScenarioConfig
 
 __all__ = ["PRIVATE_BASELINES", "BASELINE_THREAT_MODELS", "scheme_accountant"]
 
@@ -27,7 +23,7 @@ BASELINE_THREAT_MODELS = {
 }
 
 
-def _baseline_accountant_of(config: "ScenarioConfig", *, d: int):
+def _baseline_accountant_of(config, *, d: int):
     """SchemeRunAccountant of a private baseline, in model units (clip norm R = phy.clip_norm).
 
     Gaussian schemes: σ = z·S·R/C with S = 2C or C, i.e. z·2R or z·R (central); analog: the std every
@@ -59,7 +55,7 @@ def _baseline_accountant_of(config: "ScenarioConfig", *, d: int):
     return SchemeRunAccountant("gaussian", **common, clip_norm=R, noise_std=noise)
 
 
-def scheme_accountant(config: "ScenarioConfig", *, d: int, D: int):
+def scheme_accountant(config, *, d: int, D: int):
     """The run's accountant: :class:`privacy.FlorasRunAccountant` for FLORAS (model §7), the
     :class:`privacy.SchemeRunAccountant` of its own event for the private baselines and sqSGD (model §9).
 
@@ -93,7 +89,7 @@ def scheme_accountant(config: "ScenarioConfig", *, d: int, D: int):
         raise ValueError(f"privacy: {exc}") from None
 
 
-def _sqsgd_accountant(config: "ScenarioConfig"):
+def _sqsgd_accountant(config):
     """:class:`privacy.SchemeRunAccountant` ("ldp") of a sqSGD run: pure ε₀ per round (model §9.3).
 
     Client sampling as for the other schemes: K of M without replacement (replace-one) or Poisson

@@ -23,7 +23,7 @@ import math
 import sys
 
 from phy.config import CSIT_MODES, SEQUENCE_FAMILIES
-from scenarios.cli_options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
+from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
                                    write_json_atomic)
 
 DEFAULT_TRIALS = {"T1": 2000, "T2": 1000}
@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         for K, N in pairs:
             PhyConfig.from_dict({**config.to_dict(), "N": N}).validate(K=K)
 
-    from scenarios.resources import audit_terms, check_memory
+    from scenarios.config.resources import audit_terms, check_memory
 
     check_memory(audit_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, threat=args.threat,
                              sweep_Ns=tuple(sweep["Ns"]) if sweep else (), trials=trials,

@@ -20,7 +20,7 @@ import math
 import os
 from pathlib import Path
 
-from scenarios.cli_options import add_memory_option
+from scenarios.cli.options import add_memory_option
 
 
 def register(subparsers) -> None:
@@ -52,7 +52,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from .sweep import DaskExecutor, InProcessExecutor, load_sweep, run_sweep
+    from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor, load_sweep, run_sweep
 
     cores = os.cpu_count() or 1
     if args.workers is not None and args.workers < 0:
@@ -70,17 +70,17 @@ def run(args) -> int:
     if not (math.isfinite(args.connect_timeout) and args.connect_timeout > 0):
         raise ValueError(f"connect-timeout must be a finite number of seconds > 0 (got {args.connect_timeout})")
     if args.key_file is not None:
-        from scenarios.keys import KEY_FILE_ENV, KEY_HEX_ENV, read_key_file
+        from scenarios.config.keys import KEY_FILE_ENV, KEY_HEX_ENV, read_key_file
 
         read_key_file(args.key_file)  # checked here (mode, contents); the runs read it through the environment
         os.environ[KEY_FILE_ENV] = str(Path(args.key_file).absolute())
         os.environ.pop(KEY_HEX_ENV, None)
     if args.memory_limit is not None:
-        from scenarios.resources import MEMORY_LIMIT_ENV, parse_size
+        from scenarios.config.resources import MEMORY_LIMIT_ENV, parse_size
 
         os.environ[MEMORY_LIMIT_ENV] = str(parse_size(args.memory_limit))  # the runs check it again
     # validate, estimate memory and disk, and lock the output before starting any cluster
-    from .sweep import lock_sweep_dirs, validate_sweep
+    from scenarios.experiments.sweep import lock_sweep_dirs, validate_sweep
 
     configs = [c for s in sweeps for c in validate_sweep(s)]
     _check_resources(configs, jobs, concurrent=1 if workers == 0 else (workers if args.scheduler is None else 1),
@@ -121,7 +121,7 @@ def run(args) -> int:
 
 def _warn_once(configs) -> None:
     """The simulation-key warning, once for the whole sweep (not once per worker process)."""
-    from scenarios.keys import resolve_key, warn_simulation_key
+    from scenarios.config.keys import resolve_key, warn_simulation_key
 
     for c in configs:
         run, phy = getattr(c, "run", None), getattr(c, "phy", None)
@@ -134,7 +134,7 @@ def _warn_once(configs) -> None:
 
 def _terse_echo(jobs):
     """``print`` with each sweep summary's ε-assumption block replaced by one line naming summary.csv."""
-    from scenarios.output import MAX_LINE, shorten, terse_summary
+    from scenarios.cli.output import MAX_LINE, shorten, terse_summary
     from scenarios.store.runs import SUMMARY
 
     def echo(text: str) -> None:
@@ -149,7 +149,7 @@ def _terse_echo(jobs):
 
 def _privacy_terms(out) -> str:
     """δ, threat model(s) and accountant(s) of the finished runs of the sweep in ``out`` (one short phrase)."""
-    from scenarios.output import shorten
+    from scenarios.cli.output import shorten
     from scenarios.store import read_config, read_manifest, run_status
 
     seen: dict[str, list] = {"δ": [], "threat model": [], "accountant": []}
@@ -176,8 +176,8 @@ def _privacy_terms(out) -> str:
 
 def _check_resources(configs, jobs, *, concurrent: int, memory_limit) -> None:
     """Memory of the largest run × the runs that execute at once, and disk for every run (estimates)."""
-    from scenarios.resources import check_memory, model_dimension, training_terms
-    from scenarios.run_dir import _disk_estimate
+    from scenarios.config.resources import check_memory, model_dimension, training_terms
+    from scenarios.runs.run_dir import _disk_estimate
     from scenarios.store import check_output_location
 
     if not configs:

@@ -23,7 +23,7 @@ target that no value in the searched range reaches raises :class:`InfeasibleTarg
 ValueError), which sweeps record as "infeasible" instead of dropping the point.
 
 Symbolic use: ``[privacy] target_epsilon = 8`` in a scenario (or ``"inf"``) is resolved by
-:func:`resolve_privacy_target` when the scenario is loaded; the resolved key is written into
+:func:`scenarios.config.targets.resolve_privacy_target` when the scenario is loaded; the resolved key is written into
 ``[phy]`` and both appear in the run's ``config.json`` (``privacy.target_epsilon`` and the
 ``phy`` key), with the calibration record under ``privacy.calibrated``.
 """
@@ -31,10 +31,10 @@ Symbolic use: ``[privacy] target_epsilon = 8`` in a scenario (or ``"inf"``) is r
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+
+from scenarios.config.tables import parse_target
 
 __all__ = [
     "SCHEME_PARAMETER",
@@ -46,7 +46,7 @@ __all__ = [
     "parse_target",
     "model_dimension",
     "calibrate_config",
-    "resolve_privacy_target",
+    "with_phy",
 ]
 
 #: scheme → (phy key searched, ε increases with the key?, search range)
@@ -117,15 +117,6 @@ class Calibration:
         return out
 
 
-def parse_target(value) -> float | None:
-    """``privacy.target_epsilon``: None, a finite number > 0, or ∞ (``"inf"`` or a float)."""
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "∞"):
-        return math.inf
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
-        raise ValueError(f"privacy.target_epsilon must be a number > 0 or \"inf\" (got {value!r})")
-    return float(value)
 
 
 def model_dimension(config) -> int:
@@ -173,7 +164,7 @@ def _epsilon(acc, rounds: int) -> float:
     return float(acc.epsilon(rounds=rounds)) if hasattr(acc, "epsilon") else float(acc.report(rounds=rounds).epsilon)
 
 
-def _with_phy(config, **phy):
+def with_phy(config, **phy):
     return dataclasses.replace(config, phy=dataclasses.replace(config.phy, **phy))
 
 
@@ -230,14 +221,14 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None, flo
         if scheme == "sqsgd":
             raise InfeasibleTarget("privacy.target_epsilon = inf: sqSGD has no noiseless setting (ε₀ must be finite)")
         value = K if key in ("C", "N") else 0.0
-        cand = _with_phy(config, N=K) if key in ("C", "N") else _with_phy(config, **{key: 0.0})
+        cand = with_phy(config, N=K) if key in ("C", "N") else with_phy(config, **{key: 0.0})
         return Calibration(parameter="N" if key in ("C", "N") else key, value=value, achieved_epsilon=math.inf,
                            accountant=_accountant_name(config, None), noise_multiplier=0.0 if key == "noise_multiplier" else None,
                            assumptions=("ε = ∞: the scheme runs without privacy noise",), **common)
     d = model_dimension(config) if d is None else int(d)
     D = _local_dataset_size(config)
     def at(v):
-        return _accountant(_with_phy(config, **{key: int(v) if key == "N" else float(v)}), d, D)
+        return _accountant(with_phy(config, **{key: int(v) if key == "N" else float(v)}), d, D)
 
     def eps_at(v):
         return _epsilon(at(v), config.run.rounds)
@@ -280,51 +271,3 @@ def _smallest_integer(eps_at, lo: int, hi: int, target: float):
         else:
             lo = mid
     return hi, eps_at(hi)
-
-
-@lru_cache(maxsize=512)
-def _cached(config_json: str, target: float, floras_parameter: str) -> Calibration:
-    from scenarios.config import scenario_from_dict
-
-    config = scenario_from_dict(json.loads(config_json), resolve=False)
-    return calibrate_config(config, target, floras_parameter=floras_parameter)
-
-
-def _cache_key(config) -> str:
-    """The scenario without the keys that cannot change ε (seed, learning rate, SNR of digital schemes)."""
-    data = config.to_dict()
-    data["run"].pop("seed", None)
-    data["training"].pop("lr", None)
-    if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
-        for key in ("snr_db", "csit", "path", "chunk_size", "g_th", "rho_rule", "sequences", "resource"):
-            data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
-    data["privacy"].pop("target_epsilon", None)
-    data["privacy"].pop("calibrated", None)
-    return json.dumps(data, sort_keys=True)
-
-
-def resolve_privacy_target(config):
-    """Write the calibrated noise parameter of ``privacy.target_epsilon`` into ``[phy]`` (or return ``config``).
-
-    The record (parameter, value, achieved ε, accountant, threat model) goes to
-    ``privacy.calibrated`` so that ``config.json`` carries both the target and the resolved
-    value. Raises :class:`InfeasibleTarget` when the target cannot be met.
-    """
-    target = parse_target(config.privacy.target_epsilon)
-    if target is None:
-        return config.validate()
-    if config.phy.scheme in ("central-gaussian", "analog-gaussian") and config.phy.noise_multiplier is None:
-        config = _with_phy(config, noise_multiplier=1.0)  # any valid value: it is what the calibration sets
-    config = config.validate()
-    cal = _cached(_cache_key(config), target, config.privacy.floras_parameter)
-    phy = {}
-    if cal.parameter == "none":
-        pass
-    elif cal.parameter == "N" and config.phy.scheme == "floras" and target == math.inf:
-        phy["N"] = int(cal.value)
-    else:
-        phy[cal.parameter] = cal.value
-    record = {k: v for k, v in cal.to_dict().items() if k != "assumptions"}
-    out = dataclasses.replace(config, phy=dataclasses.replace(config.phy, **phy),
-                              privacy=dataclasses.replace(config.privacy, calibrated=record))
-    return out.validate()

@@ -15,7 +15,7 @@ DISTRIBUTION = "floras-sim"
 def _from_pyproject() -> str:
     import tomllib
 
-    path = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    path = Path(__file__).resolve().parents[2] / "pyproject.toml"
     try:
         with path.open("rb") as fh:
             return str(tomllib.load(fh)["project"]["version"])

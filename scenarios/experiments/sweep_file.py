@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from scenarios.keys import redact_overrides
+from scenarios.config.keys import redact_overrides
 
 __all__ = ["Sweep", "SweepPoint", "load_sweep", "validate_sweep"]
 

@@ -26,7 +26,7 @@ def add_geometry_options(p: argparse.ArgumentParser, *, N_help: str, d_default: 
 
 
 def add_key_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--key-hex`` and ``--key-file`` (sources of the clients' permutation key; see scenarios.keys)."""
+    """Add ``--key-hex`` and ``--key-file`` (sources of the clients' permutation key; see scenarios.config.keys)."""
     p.add_argument("--key-hex", default=None,
                    help="clients' permutation key, ≥ 32 hex digits (visible to other users in the process list: "
                         "prefer --key-file or FLORAS_KEY_HEX)")
@@ -50,14 +50,14 @@ def add_key_and_json_options(p: argparse.ArgumentParser, *, json_help: str) -> N
 
 
 def resolve_key(key_hex: str | None, seed: int, *, key_file: str | None = None, warn: bool = True):
-    """The clients' permutation key (:class:`scenarios.keys.ResolvedKey`); the key itself is never stored.
+    """The clients' permutation key (:class:`scenarios.config.keys.ResolvedKey`); the key itself is never stored.
 
     Command line, then environment, then the simulation-only key derived from ``seed``
     (:func:`phy.assignment.simulation_key`, the one derivation every command uses), with a
     warning printed once.
     """
-    from scenarios.keys import resolve_key as _resolve
-    from scenarios.keys import warn_simulation_key
+    from scenarios.config.keys import resolve_key as _resolve
+    from scenarios.config.keys import warn_simulation_key
 
     key = _resolve(seed=seed, key_hex=key_hex, key_file=key_file)
     if key.simulated and warn:

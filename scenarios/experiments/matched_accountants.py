@@ -3,7 +3,7 @@ scheme and target ε under each accountant, without training.
 
 For every case of a matched sweep and every finite target ε of its grid (at the first value of
 every other grid key, e.g. the first SNR), the scenario is loaded with ``privacy.accountant``
-set to each accountant in turn; loading calibrates the scheme's key (:mod:`scenarios.calibration`).
+set to each accountant in turn; loading calibrates the scheme's key (:mod:`scenarios.config.calibration`).
 A target the scheme cannot reach is "infeasible"; an accountant that has no construction for
 the scheme's mechanism and sampling (e.g. ``pld`` for sampling without replacement) is "n/a"
 with its reason. ``floras matched SWEEP.toml --calibrate-only`` prints the table.
@@ -15,8 +15,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from scenarios.calibration import InfeasibleTarget
-from scenarios.sweep_file import Sweep
+from scenarios.config.calibration import InfeasibleTarget
+from scenarios.experiments.sweep_file import Sweep
 
 __all__ = ["DEFAULT_ACCOUNTANTS", "NO_PRIVACY_NOISE", "accountant_rows", "format_accountant_table"]
 
@@ -33,7 +33,7 @@ def _default_loader(base: Path, overrides: dict):
 
 def _first_of_others(sweep: Sweep) -> dict:
     """The first value of every grid key other than the target ε (e.g. the first SNR)."""
-    from scenarios.matched import sweep_grid
+    from scenarios.experiments.matched import sweep_grid
 
     return {k: v[0] for k, v in sweep_grid(sweep).items() if k != "privacy.target_epsilon"}
 
@@ -44,7 +44,7 @@ def accountant_rows(sweep: Sweep, accountants=DEFAULT_ACCOUNTANTS, *,
 
     A cell is ``{"value", "achieved_epsilon"}``, ``{"infeasible": reason}`` or ``{"n/a": reason}``.
     """
-    from scenarios.calibration import parse_target
+    from scenarios.config.calibration import parse_target
 
     loader = loader or _default_loader
     fixed = _first_of_others(sweep)

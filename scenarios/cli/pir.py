@@ -39,7 +39,7 @@ def run(args) -> int:
     from phy.randomness import check_seed
     from privacy.pir.report import (GUARANTEE, LINK_CONVENTION, cost_table, format_costs, format_verification,
                                     validate_request, verify_all)
-    from scenarios.cli_options import write_json_atomic
+    from scenarios.cli.options import write_json_atomic
 
     q = validate_request(rs=args.r, ss=args.s, Ns=args.N, field_bits=args.field_bits, snr_dbs=args.snr_db,
                          g_th=args.g_th, verify=args.verify, iterations=args.iterations)

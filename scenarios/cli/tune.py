@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    from .matched_cmd import add_cluster_options, add_tune_options
+    from scenarios.cli.matched import add_cluster_options, add_tune_options
 
     p = subparsers.add_parser("tune", help="choose each scheme's learning rate on a validation split",
                               description=__doc__.split("\n\n")[0].replace("``", ""))
@@ -26,8 +26,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from .matched_cmd import make_executor, output_root, run_tuning, workers_of
-    from .sweep_file import load_sweep
+    from scenarios.cli.matched import make_executor, output_root, run_tuning, workers_of
+    from scenarios.experiments.sweep_file import load_sweep
 
     sweep = load_sweep(args.sweep_file, quick=args.quick)
     workers, threads = workers_of(args)

@@ -195,7 +195,7 @@ def run(args) -> int:
         for p in plot_curves(path, args.out):
             print(p)
         return 0
-    from scenarios.cli_options import check_json_path
+    from scenarios.cli.options import check_json_path
 
     check_json_path(args.json)
     quiet = args.json == "-"  # the JSON alone goes to stdout

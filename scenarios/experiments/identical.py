@@ -6,7 +6,7 @@ A run is a deterministic function of its configuration (the seeded streams of do
 one would only repeat the first. This happens in the matched comparison, whose budget and SNR
 sweeps share their ε = 8, 20 dB points with the main sweep.
 
-The rule :func:`scenarios.sweep.run_sweep` follows, per group of identical runs:
+The rule :func:`scenarios.experiments.sweep.run_sweep` follows, per group of identical runs:
 
 * if one of them is already finished, every unfinished one is copied from it at once;
 * otherwise the first (in sweep order) runs, and the others are copied once it has finished

@@ -20,9 +20,9 @@ import math
 import sys
 
 from phy.config import CSIT_MODES, NORMALIZATIONS, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES
-from scenarios.cli_options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
+from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
                                    write_json_atomic)
-from scenarios.sqsgd_options import add_sqsgd_options, sqsgd_config_values, sqsgd_detail
+from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values, sqsgd_detail
 
 
 def register(subparsers) -> None:
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     schemes = list(dict.fromkeys(args.scheme))
     for name in schemes:  # validate everything before any work
         replace(base, scheme=name).validate(K=args.K, d=args.d)
-    from scenarios.resources import check_memory, link_terms
+    from scenarios.config.resources import check_memory, link_terms
 
     check_memory(link_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, chunk_size=args.chunk_size,
                             path=args.path, schemes=schemes), what="floras link", option=args.memory_limit)
