@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from scenarios.errors import ConnectError
+from scenarios.experiments.outcome import RunOutcome, record_error
 
 __all__ = ["InProcessExecutor", "DaskExecutor"]
 
@@ -65,8 +66,6 @@ class DaskExecutor:
     def map_unordered(self, fn: Callable, items: list) -> Iterator:
         from distributed import as_completed
 
-        from scenarios.experiments.sweep import RunOutcome, _record_error
-
         futures = {self.client.submit(fn, item, pure=False, key=f"floras-run-{item.name}"): item for item in items}
         for fut in as_completed(futures):
             item = futures[fut]
@@ -75,7 +74,7 @@ class DaskExecutor:
             except Exception as exc:  # the worker itself failed (killed, out of memory, unpicklable)
                 partial = Path(item.out_dir) / f".{item.name}.partial"
                 partial.mkdir(parents=True, exist_ok=True)
-                err = _record_error(partial, exc, item.record)
+                err = record_error(partial, exc, item.record)
                 yield RunOutcome(item.name, "failed", error=err, out_dir=item.out_dir)
 
     def close(self) -> None:

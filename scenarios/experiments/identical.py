@@ -25,12 +25,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from scenarios.errors import StorageError
+from scenarios.experiments.outcome import RunOutcome
 from scenarios.store import CHECKPOINT, RUN_RECORD, atomic_write_json, run_status, verify_run
 
-__all__ = ["identity", "group_identical", "copy_run"]
+__all__ = ["identity", "group_identical", "copy_run", "split_identical", "copy_outcome"]
 
 
 def identity(config: Any) -> str | None:
@@ -82,3 +85,38 @@ def copy_run(source, target) -> list[str]:
         return problems
     os.replace(partial, final)
     return []
+
+
+def split_identical(tasks: list, todo: list) -> tuple[list, dict, list]:
+    """(tasks to execute, {(out_dir, name) of a task executed: (that task, identical tasks copied after it)},
+    [(finished source, task copied now)]): :mod:`scenarios.experiments.identical`."""
+    waiting = {(t.out_dir, t.name) for t in todo}
+    followers: dict = {}
+    copies: list = []
+    drop: set = set()
+    for group in group_identical(tasks).values():
+        pending = [t for t in group if (t.out_dir, t.name) in waiting]
+        if not pending:
+            continue
+        source = finished_source(group)
+        if source is not None:
+            copies += [(source, t) for t in pending]
+            drop |= {(t.out_dir, t.name) for t in pending}
+        elif len(pending) > 1:
+            followers[(pending[0].out_dir, pending[0].name)] = (pending[0], pending[1:])
+            drop |= {(t.out_dir, t.name) for t in pending[1:]}
+    return [t for t in todo if (t.out_dir, t.name) not in drop], followers, copies
+
+
+def copy_outcome(source, target) -> RunOutcome:
+    """Copy ``source``'s finished run to ``target`` (:func:`scenarios.experiments.identical.copy_run`) as an outcome."""
+    start = time.perf_counter()
+    try:
+        problems = copy_run(source, target)
+    except (OSError, StorageError) as exc:
+        return RunOutcome(target.name, "failed", error={"type": type(exc).__name__, "message": str(exc)}, out_dir=target.out_dir)
+    if problems:
+        return RunOutcome(target.name, "failed", out_dir=target.out_dir,
+                          error={"type": "StorageError", "message": f"copy of {source.name} is incomplete: {'; '.join(problems)}"})
+    return RunOutcome(target.name, "copied", summary={"copied_from": source.name}, seconds=time.perf_counter() - start,
+                      out_dir=target.out_dir)
