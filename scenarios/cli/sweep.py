@@ -177,7 +177,7 @@ def _privacy_terms(out) -> str:
 def _check_resources(configs, jobs, *, concurrent: int, memory_limit) -> None:
     """Memory of the largest run × the runs that execute at once, and disk for every run (estimates)."""
     from scenarios.config.resources import check_memory, model_dimension, training_terms
-    from scenarios.runs.run_dir import _disk_estimate
+    from scenarios.runs.run_dir import disk_estimate
     from scenarios.store import check_output_location
 
     if not configs:
@@ -186,6 +186,6 @@ def _check_resources(configs, jobs, *, concurrent: int, memory_limit) -> None:
     largest = max(terms, key=lambda t: sum(t.values()))
     check_memory(largest, what="the largest run of this sweep", option=memory_limit,
                  copies=max(1, min(concurrent, len(configs))))
-    per_run = max(_disk_estimate(c, model_dimension(c)) for c in configs)
+    per_run = max(disk_estimate(c, model_dimension(c)) for c in configs)
     for sweep, out in jobs:
         check_output_location(out, need_bytes=per_run * sweep.n_runs, what="sweep output directory")

@@ -67,7 +67,7 @@ class PlannedPoint:
         return d
 
 
-def _default_loader(base: Path, overrides: dict):
+def default_loader(base: Path, overrides: dict):
     from scenarios.config import load_scenario
 
     return load_scenario(base, overrides)
@@ -92,7 +92,7 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
     :func:`tuned_for`);
     other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error).
     """
-    loader = loader or _default_loader
+    loader = loader or default_loader
     planned, feasible = [], []
     snr_grid = [float(v) for v in sweep_grid(sweep).get("phy.snr_db", [])]
     anchors = {}  # (label, other grid values) → slug of the point at the first SNR

@@ -25,7 +25,7 @@ DEFAULT_ACCOUNTANTS = ("rdp", "rdp-generic", "pld")
 NO_PRIVACY_NOISE = ("ideal", "channel-inversion")
 
 
-def _default_loader(base: Path, overrides: dict):
+def default_loader(base: Path, overrides: dict):
     from scenarios.config import load_scenario
 
     return load_scenario(base, overrides)
@@ -46,7 +46,7 @@ def accountant_rows(sweep: Sweep, accountants=DEFAULT_ACCOUNTANTS, *,
     """
     from scenarios.config.calibration import parse_target
 
-    loader = loader or _default_loader
+    loader = loader or default_loader
     fixed = _first_of_others(sweep)
     rows = []
     for point in sweep.points:

@@ -54,9 +54,9 @@ def tune_sweep(sweep: Sweep, *, lr_grid: list[float], at_epsilon: float | str = 
                seeds: tuple[int, ...] = (0,), rounds: int | None = None, validation_fraction: float = 0.1,
                loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, dict]:
     """(the tuning sweep, {case label: the ε it was tuned at}) for ``sweep``'s cases."""
-    from scenarios.experiments.matched import _default_loader
+    from scenarios.experiments.matched import default_loader
 
-    loader = loader or _default_loader
+    loader = loader or default_loader
     if not lr_grid or any(not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0) for x in lr_grid):
         raise ValueError(f"lr-grid must be a non-empty list of finite numbers > 0 (got {lr_grid!r})")
     if not 0.0 < validation_fraction < 1.0:

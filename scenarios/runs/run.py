@@ -45,46 +45,36 @@ does not change results) of a fresh start are recorded in ``config.json`` under 
 
 from __future__ import annotations
 
-import io
 import json
-import math
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from phy.randomness import stream
+from scenarios.config import ScenarioConfig
+from scenarios.config.keys import ResolvedKey, resolve_key
 from scenarios.errors import StorageError
-from scenarios.config.keys import ResolvedKey, resolve_key, warn_simulation_key
+from scenarios.runs.record import run_record
+from scenarios.runs.rounds import train_rounds
+from scenarios.runs.run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
+    METRICS_HEADER,
+    SNR_DEFINITION,
+    disk_estimate,
+    prepare_out_dir,
+    read_metrics,
+    run_summary,
+)
+from scenarios.runs.setup import build_run
 from scenarios.store import (
     CHECKPOINT,
     DONE,
     DirectoryLock,
-    atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
     check_output_location,
     remove_stale_temporaries,
-    storage_error,
     verify_run,
     write_done,
-)
-
-from scenarios.config import ScenarioConfig
-from scenarios.config.scheme_privacy import PRIVATE_BASELINES
-from scenarios.runs.run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
-    METRICS_HEADER,
-    SNR_DEFINITION,
-    TRAIN_LOSS_DEFINITION,
-    _cell,
-    _disk_estimate,
-    _git_revision,
-    _prepare_out_dir,
-    _redacted,
-    _summary,
-    _versions,
-    read_metrics,
 )
 
 __all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "read_metrics"]
@@ -98,48 +88,6 @@ def derive_key(config: ScenarioConfig) -> ResolvedKey:
     (the one derivation from the seed every command uses; reproducible, NOT secret).
     """
     return resolve_key(seed=config.run.seed, scenario_key_hex=config.run.key_hex)
-
-
-def _quiet_tensorflow() -> None:
-    """TensorFlow's Python warnings (e.g. the retracing hint when one worker process trains several
-    runs one after another, each with its own model) off the terminal, unless FLORAS_DEBUG is set."""
-    import os
-
-    if os.environ.get("FLORAS_DEBUG") not in (None, "", "0"):
-        return
-    import tensorflow as tf
-
-    tf.get_logger().setLevel("ERROR")
-
-
-# ------------------------------------------------------------------------------ privacy column
-class _EpsilonColumn:
-    """ε after t rounds from the scheme's own accountant (FLORAS and the private baselines); ∞ for
-    schemes without privacy noise."""
-
-    def __init__(self, config: ScenarioConfig, *, d: int, D: int):
-        phy, pr = config.phy, config.privacy
-        self.accountant = None
-        if phy.scheme not in ("floras", "sqsgd", *PRIVATE_BASELINES):
-            self.assumptions = (
-                f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
-                f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
-            )
-            return
-        self.accountant = config.privacy_accountant(d=d, D=D)
-        # the assumptions of the run's final report (the attained order is that of the last round)
-        self.assumptions = "; ".join(self.accountant.report(rounds=config.run.rounds).assumptions)
-
-    def final_report(self, rounds: int) -> dict:
-        """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf."""
-        if self.accountant is None:
-            return {"epsilon": "inf", "assumptions": [self.assumptions], "rounds": rounds}
-        return self.accountant.report(rounds=rounds).to_dict()
-
-    def __call__(self, rounds: int) -> float:
-        if self.accountant is None:
-            return math.inf
-        return float(self.accountant.epsilon(rounds=rounds))  # the idealised ε; the final report adds epsilon_link
 
 
 # ------------------------------------------------------------------------------ the run
@@ -165,7 +113,7 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     config = config.validate()
     out_dir = Path(out_dir)
     check_memory(training_terms(config), what="this training run", option=memory_limit)
-    check_output_location(out_dir, need_bytes=_disk_estimate(config, model_dimension(config)), what="run directory")
+    check_output_location(out_dir, need_bytes=disk_estimate(config, model_dimension(config)), what="run directory")
     lock = DirectoryLock(out_dir, what="run directory").acquire()
     try:
         remove_stale_temporaries(out_dir)
@@ -181,73 +129,22 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
     setup_start = time.perf_counter()
     config_dict = json.loads(json.dumps(config.to_dict()))
     key = derive_key(config) if config.phy.scheme == "floras" else None
-    mode, ckpt = _prepare_out_dir(out_dir, config_dict, resume, key.key_id if key else None)
+    mode, ckpt = prepare_out_dir(out_dir, config_dict, resume, key.key_id if key else None)
     rounds = config.run.rounds
     if mode == "done":
-        return _summary(read_metrics(out_dir), rounds)
+        return run_summary(read_metrics(out_dir), rounds)
+    setup = build_run(config, key, setup_start=setup_start)
+    w, start, elapsed, metrics_text = _start(config, config_dict, setup, key, out_dir, mode=mode, ckpt=ckpt)
+    metrics_text = train_rounds(config, setup, out_dir, w=w, start=start, elapsed=elapsed, metrics_text=metrics_text,
+                                progress=progress)
+    _finish(out_dir, metrics_text, rounds)
+    return run_summary(read_metrics(out_dir), rounds)
 
-    # ---- everything that can fail on bad input, before any training
-    from fl.data import load_dataset
-    from fl.models import build_model_spec
-    from fl.partition import make_partition, summarize_partition
-    from fl.training import local_schedule
 
-    seed = config.run.seed
-    data = load_dataset(
-        config.data.name,
-        seed=seed,
-        data_dir=config.data.dir,
-        test_fraction=config.data.test_fraction,
-        synthetic_samples=config.data.synthetic_samples,
-        synthetic_features=config.data.synthetic_features,
-        synthetic_classes=config.data.synthetic_classes,
-    )
-    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (model §10)
-        from fl.validation import carve_validation
-
-        data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
-    M, K = config.partition.clients, config.training.clients_per_round
-    part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
-                          shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
-    D = part.shape[1]
-    if D < 1:
-        raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
-    steps, _ = local_schedule(D=D, batch_size=config.training.batch_size,
-                              local_epochs=config.training.local_epochs, local_steps=config.training.local_steps)
-    spec = build_model_spec(config.model.name, input_shape=data.input_shape, num_classes=data.num_classes,
-                            hidden=config.model.hidden, channels=config.model.channels, kernel_size=config.model.kernel_size)
-    d = spec.d
-    try:
-        config.phy.validate(K=K, d=d)
-    except ValueError as exc:
-        raise ValueError(f"phy.{exc}") from None
-    epsilon = _EpsilonColumn(config, d=d, D=D)
-
-    _quiet_tensorflow()
-    from fl.federated import FederatedAveraging
-    from fl.training import Evaluator, VectorizedTrainer
-    from phy.aggregation import make_aggregator
-
-    if key is not None and key.simulated:
-        warn_simulation_key("this run")
-    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
-                                 relation=config.privacy.relation)
-    trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
-                                batch_size=config.training.batch_size, lr=config.training.lr,
-                                local_epochs=config.training.local_epochs, local_steps=config.training.local_steps, seed=seed)
-    used = part.reshape(-1)
-    n_sub = min(config.training.train_eval_size, used.size)
-    subset = np.sort(used[stream(seed, "train-eval-subset").choice(used.size, size=n_sub, replace=False)])
-    eval_train = Evaluator(spec, data.x_train[subset], data.y_train[subset])
-    eval_test = Evaluator(spec, data.x_test, data.y_test)
-    fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed)
-    setup_s = time.perf_counter() - setup_start
-    trace_start = time.perf_counter()  # tf.function tracing, kept out of wall_time_s
-    trainer.warm_up(K)
-    eval_train.warm_up()
-    eval_test.warm_up()
-    tracing_s = time.perf_counter() - trace_start
-
+def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | None, out_dir: Path, *, mode: str, ckpt):
+    """(model, first round, elapsed wall time, metrics so far): from the checkpoint on resume; else fresh,
+    with ``config.json`` written. The metrics file is rewritten from them and ``DONE`` removed."""
+    d, spec, seed = setup.d, setup.spec, config.run.seed
     metrics_path = out_dir / "metrics.csv"
     if mode == "resume":
         w = np.asarray(ckpt["w"], dtype=np.float64)
@@ -260,103 +157,18 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
         w = spec.init(seed)
         start, elapsed = 0, 0.0
         metrics_text = ",".join(METRICS_HEADER) + "\n"
-        record = {
-            "config": _redacted(config_dict),
-            "seed": seed,
-            "derived": {
-                "d": d, "M": M, "K": K, "D": D, "local_steps_per_round": steps,
-                "dataset": data.name, "dataset_source": data.source,
-                "n_train": int(data.y_train.size), "n_train_used": int(used.size), "n_test": int(data.y_test.size),
-                "input_shape": list(data.input_shape), "num_classes": data.num_classes,
-                "partition": summarize_partition(data.y_train, part, data.num_classes),
-                "train_eval_size": int(n_sub),
-                "C": config.phy.norm_bound(d),
-            },
-            "aggregator": aggregator.describe(),
-            "snr_definition": SNR_DEFINITION,
-            "key_source": key.source if key is not None else "not used",
-            "key": key.record() if key is not None else None,
-            "metrics": {
-                "round": "1-based round number t+1 (streams use the 0-based index t)",
-                "train_loss": TRAIN_LOSS_DEFINITION,
-                "test_loss": "mean cross-entropy [nats] of the global model after the round on the whole test set",
-                "test_accuracy": "fraction of the test set classified correctly by the global model after the round",
-                "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
-                "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
-                "admitted": "clients admitted by the round's uplink (channel inversion's truncation, the analog baseline's "
-                            "and DDGauss's and sqSGD's admission; empty for schemes that report none)",
-                "epsilon": f"epsilon at delta = {config.privacy.delta} after the round, under the scheme's threat model "
-                           "(FLORAS: T1; baselines and sqSGD: privacy_report.threat_model; inf: no privacy noise)",
-                "wall_time_s": "cumulative training wall time [s] since the run started (setup and tf.function tracing "
-                               "excluded; see timing)",
-                "channel_uses": "real channel uses of the round's uplink (model §5): FLORAS (d+1)L, analog d*L or d, "
-                                "digital sum over admitted clients of ceil(bits_k/r_k)",
-            },
-            "timing": {
-                "setup_s": setup_s,
-                "tracing_s": tracing_s,
-                "note": "wall_time_s excludes both: setup (data, partition, model, aggregator) and tf.function "
-                        "tracing (one warm-up call of the training and evaluation functions, results unchanged)",
-            },
-            "epsilon_assumptions": epsilon.assumptions,
-            "privacy_report": epsilon.final_report(rounds),
-            "versions": _versions(),
-            "git_revision": _git_revision(),
-        }
-        atomic_write_json(out_dir / "config.json", record)
+        atomic_write_json(out_dir / "config.json", run_record(config, config_dict, setup, key))
     atomic_write_text(metrics_path, metrics_text)
     (out_dir / DONE).unlink(missing_ok=True)
+    return w, start, elapsed, metrics_text
 
-    from tqdm import tqdm
 
-    bar = tqdm(total=rounds, initial=start, desc=f"{config.phy.scheme} {data.name}", unit="round",
-               disable=not (progress and sys.stderr.isatty()), leave=False)
-    try:
-        fh = open(metrics_path, "a", encoding="utf-8", newline="")
-    except OSError as exc:
-        raise storage_error(exc, "write", metrics_path) from None
-    try:
-        for t in range(start, rounds):
-            t0 = time.perf_counter()
-            w, outcome = fedavg.step(w, t)
-            last = t == rounds - 1
-            if (t + 1) % config.training.eval_every == 0 or last:
-                train_loss, _ = eval_train.evaluate(w)
-                test_loss, test_acc = eval_test.evaluate(w)
-            else:
-                train_loss = test_loss = test_acc = None
-            eps = epsilon(t + 1)
-            elapsed += time.perf_counter() - t0
-            diag = outcome.diagnostics
-            row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
-                   diag.get("V") if config.phy.scheme == "floras" else None,
-                   int(diag["admitted"]) if "admitted" in diag else None,
-                   eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
-            line = ",".join(_cell(v) for v in row) + "\n"
-            try:
-                fh.write(line)
-                fh.flush()
-            except OSError as exc:
-                raise storage_error(exc, "append to", metrics_path) from None
-            metrics_text += line
-            if (t + 1) % config.run.checkpoint_every == 0 or last:
-                buf = io.BytesIO()
-                np.savez(buf, w=w, next_round=np.int64(t + 1), elapsed=np.float64(elapsed), metrics=np.str_(metrics_text))
-                atomic_write_bytes(out_dir / CHECKPOINT, buf.getvalue())
-            bar.update(1)
-            if test_acc is not None:
-                bar.set_postfix(acc=f"{test_acc:.3f}", loss=f"{train_loss:.3f}")
-    finally:
-        try:
-            fh.close()
-        except OSError:
-            pass  # the write error above is the one reported
-        bar.close()
-    # the complete metrics (from memory) replace the appended file; DONE only once verified
+def _finish(out_dir: Path, metrics_text: str, rounds: int) -> None:
+    """The complete metrics replace the appended file; checkpoint removed, then ``DONE`` once verified."""
+    metrics_path = out_dir / "metrics.csv"
     atomic_write_text(metrics_path, metrics_text)
     problems = verify_run(out_dir, rounds=rounds, require_done=False)
     if problems:
         raise StorageError(f"run in {out_dir} is incomplete after its last round: {'; '.join(problems)}")
     (out_dir / CHECKPOINT).unlink(missing_ok=True)  # first: a kill before DONE leaves no stale checkpoint beside it
     write_done(out_dir)  # last: digests of config.json and metrics.csv, row count, columns
-    return _summary(read_metrics(out_dir), rounds)

@@ -37,7 +37,7 @@ TRAIN_LOSS_DEFINITION = (
 )
 
 
-def _cell(value) -> str:
+def format_cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, (float, np.floating)):
@@ -50,7 +50,7 @@ def _cell(value) -> str:
     return str(value)
 
 
-def _redacted(config_dict: dict) -> dict:
+def redacted_config(config_dict: dict) -> dict:
     """The scenario as stored: ``run.key_hex`` replaced by ``"<redacted>"``."""
     out = json.loads(json.dumps(config_dict))
     if out.get("run", {}).get("key_hex") is not None:
@@ -58,7 +58,7 @@ def _redacted(config_dict: dict) -> dict:
     return out
 
 
-def _git_revision() -> str:
+def git_revision() -> str:
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
@@ -67,7 +67,7 @@ def _git_revision() -> str:
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
 
 
-def _versions() -> dict:
+def package_versions() -> dict:
     from importlib import metadata
 
     out = {"python": sys.version.split()[0]}
@@ -96,7 +96,7 @@ def read_metrics(run_dir: str | os.PathLike) -> list[dict]:
     return read_metric_rows(run_dir)
 
 
-def _summary(rows: list[dict], rounds: int) -> dict:
+def run_summary(rows: list[dict], rounds: int) -> dict:
     def last(key):
         for row in reversed(rows):
             if row.get(key, "") != "":
@@ -169,7 +169,7 @@ def _load_checkpoint(path: Path) -> dict:
     return ckpt
 
 
-def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str | None = None) -> tuple[str, dict | None]:
+def prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str | None = None) -> tuple[str, dict | None]:
     """Decide how to start: ("done", None), ("resume", checkpoint) or ("fresh", None)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"out dir {out_dir} exists and is not a directory")
@@ -205,7 +205,7 @@ def _prepare_out_dir(out_dir: Path, config_dict: dict, resume: bool, key_id: str
     return "fresh", None
 
 
-def _disk_estimate(config: ScenarioConfig, d: int | None) -> int:
+def disk_estimate(config: ScenarioConfig, d: int | None) -> int:
     """Bytes a run writes at most at once: config.json, metrics.csv, and two checkpoints (old + new)."""
     rows = 256 * config.run.rounds
     return 256 * 1024 + 3 * rows + 2 * (8 * (d or 0) + 64 * 1024)
