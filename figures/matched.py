@@ -40,8 +40,7 @@ REFERENCES = ("ideal", "channel-inversion")
 
 def read_matched(sweep_dir: Path) -> dict:
     """``matched.json`` of a matched sweep (points, calibrations, tuned η), or an empty record."""
-    from scenarios.experiments.matched import MATCHED_RECORD
-    from scenarios.store import read_json
+    from scenarios.store import MATCHED_RECORD, read_json
 
     path = Path(sweep_dir) / MATCHED_RECORD
     return read_json(path, what="matched-comparison record") if path.is_file() else {"points": []}
@@ -67,7 +66,7 @@ def threat_of(record: dict, label: str) -> str:
     for p in record.get("points", []):
         if p.get("label") == label and p.get("threat_model"):
             return p["threat_model"]
-    from scenarios.config.calibration import THREAT_MODELS
+    from scenarios.store import THREAT_MODELS
 
     return THREAT_MODELS.get(label.split("-")[0] if label.startswith("floras") else label, "")
 

@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass
 
 from scenarios.config.tables import parse_target
+from scenarios.store.records import THREAT_MODELS
 
 __all__ = [
     "SCHEME_PARAMETER",
@@ -59,16 +60,6 @@ SCHEME_PARAMETER = {
 }
 FLORAS_N_RANGE = 2**14  # N ≤ L for orthonormal sequences; also keeps S/γ where the tight bound evaluates
 NON_PRIVATE = ("ideal", "channel-inversion")
-#: the threat model each scheme's ε covers (CONTRACT; model §10)
-THREAT_MODELS = {
-    "floras": "T1 only (output observer)",
-    "central-gaussian": "trusted server; outputs only",
-    "analog-gaussian": "T1 and a single-antenna base station",
-    "ddgauss": "the server, given secure aggregation",
-    "sqsgd": "any observer (T1 and T2)",
-    "ideal": "none (no privacy noise)",
-    "channel-inversion": "none (no privacy noise)",
-}
 REL_TOL = 1e-5
 #: input shape and classes of each data set (what :func:`fl.data.load_dataset` returns)
 DATA_SHAPES = {"digits": ((8, 8, 1), 10), "fashion-mnist": ((28, 28, 1), 10), "mnist": ((28, 28, 1), 10)}

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from scenarios.config.calibration import THREAT_MODELS, InfeasibleTarget
+from scenarios.config.calibration import InfeasibleTarget
 from scenarios.experiments.sweep_file import Sweep
+from scenarios.store.records import MATCHED_RECORD, THREAT_MODELS
 
 __all__ = ["MATCHED_RECORD", "SNR_INDEPENDENT", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
            "format_plan", "count_identical"]
 
-MATCHED_RECORD = "matched.json"
 #: schemes whose final accuracy does not depend on phy.snr_db (ideal channel or error-free digital uplink)
 SNR_INDEPENDENT = frozenset({"central-gaussian", "ddgauss", "sqsgd", "ideal"})
 
