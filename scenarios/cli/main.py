@@ -58,10 +58,8 @@ def build_parser() -> Parser:
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # command not built yet
-            raise
+        except ImportError as exc:  # every listed command exists: a failed import is an error, never a dropped command
+            raise ImportError(f"command module {name} cannot be imported: {exc}", name=name) from exc
         module.register(sub)
     return parser
 
