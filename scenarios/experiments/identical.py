@@ -1,7 +1,7 @@
 """Identical runs across the sweeps of one invocation: run once, copy the finished result.
 
 Two runs are *identical* when their fully resolved scenario configurations are equal (every
-key, the seed included: :meth:`scenarios.config.Scenario.to_dict`, compared as canonical JSON).
+key, the seed included: :meth:`scenarios.config.ScenarioConfig.to_dict`, compared as canonical JSON).
 A run is a deterministic function of its configuration (the seeded streams of docs/model.md), so the second
 one would only repeat the first. This happens in the matched comparison, whose budget and SNR
 sweeps share their ε = 8, 20 dB points with the main sweep.
