@@ -21,7 +21,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs per threat model")
     args = ap.parse_args()
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    cmd = [sys.executable, "-m", "scenarios.cli", "audit"]
+    cmd = [sys.executable, "-m", "scenarios.cli.main", "audit"]
     print(f"{'threat':<7} {'run':>4} {'wall [s]':>9}")
     for threat in ("T1", "T2"):
         for r in range(args.repeat):

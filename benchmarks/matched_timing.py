@@ -4,9 +4,9 @@
     python benchmarks/matched_timing.py --from-results results     # from a finished sweep's runs
 
 Runs each scheme for a few rounds (K = 20 of M = 100, MLP, batch 10 on digits / 50 on
-Fashion-MNIST, one local epoch, one thread) through :func:`scenarios.run.run_scenario` and
+Fashion-MNIST, one local epoch, one thread) through :func:`scenarios.runs.run.run_scenario` and
 prints the median of the per-round wall times after the first round (``wall_time_s``
-differences; setup excluded). The numbers feed ``scenarios/matched_timing.py``; state the
+differences; setup excluded). The numbers feed ``scenarios/experiments/matched_timing.py``; state the
 machine's load (``uptime``) with them.
 
 ``--from-results DIR`` measures nothing: it reads every finished run under ``DIR/<sweep>/`` and
@@ -52,7 +52,7 @@ def main() -> None:
     if args.from_results:
         return from_results(Path(args.from_results))
     from scenarios.config import load_scenario
-    from scenarios.run import run_scenario
+    from scenarios.runs.run import run_scenario
     from scenarios.store import read_metrics
 
     print(f"load: {os.getloadavg()}")

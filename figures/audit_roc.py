@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scenarios.errors import StorageError
-from scenarios.store import read_json
+from scenarios.store import StorageError, read_json
 
 from .common import SNR_DEFINITION, save_figure
 

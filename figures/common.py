@@ -28,8 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from scenarios.errors import StorageError
-from scenarios.store import atomic_write_bytes, atomic_write_text, read_config, read_manifest, read_metrics, run_status, storage_error, verify_run
+from scenarios.store import StorageError, atomic_write_bytes, atomic_write_text, read_config, read_manifest, read_metrics, run_status, storage_error, verify_run
 
 __all__ = [
     "RunSet",

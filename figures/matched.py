@@ -6,7 +6,7 @@ infeasible). Every curve is labelled with the threat model its ε covers; lines 
 over seeds, bands the min–max range; infeasible points are drawn as × on the axis floor, never
 dropped; the references without privacy noise (ideal, channel inversion) exist at ε = ∞ only
 and are drawn as horizontal lines. Points recorded as ``reused`` (a scheme that learns the same at
-every SNR, run at the sweep's first SNR only; :data:`scenarios.matched.SNR_INDEPENDENT`) are
+every SNR, run at the sweep's first SNR only; :data:`scenarios.experiments.matched.SNR_INDEPENDENT`) are
 drawn in the other panels from those runs, dashed, and marked "reused" in the table.
 ``<stem>.table.md`` (one table per SNR: accuracy and channel uses per scheme and ε) and
 ``<stem>.verdict.md`` (where FLORAS wins, ties and loses: :mod:`figures.matched_verdict`) are
@@ -40,8 +40,7 @@ REFERENCES = ("ideal", "channel-inversion")
 
 def read_matched(sweep_dir: Path) -> dict:
     """``matched.json`` of a matched sweep (points, calibrations, tuned η), or an empty record."""
-    from scenarios.matched import MATCHED_RECORD
-    from scenarios.store import read_json
+    from scenarios.store import MATCHED_RECORD, read_json
 
     path = Path(sweep_dir) / MATCHED_RECORD
     return read_json(path, what="matched-comparison record") if path.is_file() else {"points": []}
@@ -67,7 +66,7 @@ def threat_of(record: dict, label: str) -> str:
     for p in record.get("points", []):
         if p.get("label") == label and p.get("threat_model"):
             return p["threat_model"]
-    from scenarios.calibration import THREAT_MODELS
+    from scenarios.store import THREAT_MODELS
 
     return THREAT_MODELS.get(label.split("-")[0] if label.startswith("floras") else label, "")
 

@@ -10,7 +10,7 @@ from phy.assignment import simulation_key
 from phy.config import PhyConfig
 from scenarios.audit.experiment import accountant_upper
 from scenarios.audit.game import make_canary_worlds, play_game, t1_statistic
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 
 def _game(threat, *, K=10, d=8, trials=150, seed=7, neighbour="replace", **phy):

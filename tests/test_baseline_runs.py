@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scenarios.config import load_scenario
-from scenarios.run import run_scenario
+from scenarios.runs.run import run_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "scenarios" / "examples" / "digits_quick.toml"

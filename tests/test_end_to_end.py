@@ -9,8 +9,8 @@ results alone, together with the audit figures and the privacy curves.
 import json
 from pathlib import Path
 
-from scenarios.cli import main
-from scenarios.sweep import read_manifest, summarize
+from scenarios.cli.main import main
+from scenarios.experiments.sweep import read_manifest, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEPS = ("fig4", "fig5", "snr_sweep", "privacy_sweep", "fig4_conventions")

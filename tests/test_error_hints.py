@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scenarios.cli import main
+from scenarios.cli.main import main
 from scenarios.config import apply_overrides, scenario_from_dict
 
 

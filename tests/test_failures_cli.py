@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from phy.assignment import key_identifier, simulation_key
-from scenarios import keys as keys_module
-from scenarios.cli import main
+from scenarios.config import keys as keys_module
+from scenarios.cli.main import main
 from scenarios.store import files as store_files
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
@@ -132,7 +132,7 @@ def test_full_disk_mid_run_then_damaged_checkpoint_then_resume(tmp_path, capsys,
     assert _rows(run) == _rows(ref)  # the resumed run equals the uninterrupted one
     # the memory estimate's d is the d the run found after loading the data
     from scenarios.config import load_scenario
-    from scenarios.resources import model_dimension
+    from scenarios.config.resources import model_dimension
 
     assert model_dimension(load_scenario(scenario)) == json.loads((ref / "config.json").read_text())["derived"]["d"] == 64 * 16 + 16 + 16 * 10 + 10
 
@@ -176,7 +176,7 @@ def test_training_sizes_are_refused_before_allocating(tmp_path, override, status
 
 def test_memory_limit_option_raises_the_limit_knowingly():
     from scenarios.errors import ResourceLimitError
-    from scenarios.resources import check_memory, link_terms, parse_size
+    from scenarios.config.resources import check_memory, link_terms, parse_size
 
     terms = link_terms(K=20, N=30, L=65536, d=10, sequences="walsh-hadamard", chunk_size=65536)
     assert sum(terms.values()) > 32 * 2**30
@@ -228,7 +228,7 @@ def test_scenario_key_is_never_written_and_is_identified(tmp_path, capsys):
 
 
 def test_sweep_with_a_key_override_writes_no_key(tmp_path):
-    from scenarios.sweep import load_sweep, run_sweep
+    from scenarios.experiments.sweep import load_sweep, run_sweep
 
     _scenario(tmp_path, name="base.toml", text=SMALL.replace("rounds = 3", "rounds = 1"))
     (tmp_path / "k.toml").write_text(f'name = "k"\nbase = "base.toml"\nseeds = [0]\n[overrides]\n"run.key_hex" = "{KEY_HEX}"\n')
@@ -260,7 +260,7 @@ def test_one_simulation_key_for_every_command_and_one_warning(tmp_path, capsys, 
 
 # ---------------------------------------------------------------- figures from damaged results
 def _fake_fig4(root: Path) -> Path:
-    from scenarios.sweep import load_sweep, run_sweep
+    from scenarios.experiments.sweep import load_sweep, run_sweep
 
     def runner(cfg, out_dir, *, resume, progress):
         out_dir = Path(out_dir)
@@ -290,7 +290,7 @@ def test_figures_with_a_finished_run_missing_metrics_or_an_empty_manifest(tmp_pa
 
 
 def test_unexpected_failures_are_one_line_too(capsys, monkeypatch):
-    import scenarios.link_cmd as link_cmd
+    import scenarios.cli.link as link_cmd
 
     def boom(args):
         raise RuntimeError("something unforeseen\nwith a second line")

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scenarios.cli import main
-from scenarios.sweep import load_sweep, run_sweep
+from scenarios.cli.main import main
+from scenarios.experiments.sweep import load_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEPS = ("fig4", "fig5", "snr_sweep", "privacy_sweep", "fig4_tuned")

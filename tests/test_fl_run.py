@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from fl.federated import FederatedAveraging, NonFiniteModelError
-from scenarios.cli import main
+from scenarios.cli.main import main
 from scenarios.config import ScenarioConfig, load_scenario, scenario_from_dict
-from scenarios.run import METRICS_HEADER, run_scenario
+from scenarios.runs.run import METRICS_HEADER, run_scenario
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
 
@@ -169,7 +169,7 @@ def test_same_seed_same_metrics_with_one_thread(tmp_path):
     env = dict(os.environ, TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1", OMP_NUM_THREADS="1")
     code = (
         "import sys; from pathlib import Path; from scenarios.config import load_scenario; "
-        "from scenarios.run import run_scenario; "
+        "from scenarios.runs.run import run_scenario; "
         "run_scenario(load_scenario(sys.argv[1], {'run.rounds': 2}), Path(sys.argv[2]), progress=False)"
     )
     subprocess.run([sys.executable, "-c", code, str(scenario), str(tmp_path / "b")], check=True, env=env, cwd=ROOT)
@@ -191,7 +191,7 @@ def test_divergence_stops_the_run_and_keeps_results(tmp_path, capsys):
 
 
 def test_cli_set_parses_toml_values_and_bare_words():
-    from scenarios.train_cmd import parse_override
+    from scenarios.cli.train import parse_override
 
     assert parse_override("phy.snr_db=0") == ("phy.snr_db", 0)
     assert parse_override("model.hidden=[32, 16]") == ("model.hidden", [32, 16])
@@ -202,7 +202,7 @@ def test_cli_set_parses_toml_values_and_bare_words():
 
 
 def test_resume_ignores_keys_that_cannot_affect_the_run(tmp_path):
-    from scenarios.run_dir import _config_mismatch, _effective
+    from scenarios.runs.run_dir import _config_mismatch, _effective
 
     a = load_scenario(_scenario(tmp_path)).to_dict()
     b = load_scenario(_scenario(tmp_path), {"model.channels": [4], "partition.alpha": 3.0}).to_dict()

@@ -4,7 +4,7 @@ import csv
 import json
 
 from scenarios.config import scenario_from_dict
-from scenarios.run import run_scenario
+from scenarios.runs.run import run_scenario
 
 
 def test_run_records_setup_and_tracing_apart_from_wall_time(tmp_path):

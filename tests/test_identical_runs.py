@@ -1,4 +1,4 @@
-"""Identical runs across the sweeps of one invocation run once and are copied (scenarios/identical.py).
+"""Identical runs across the sweeps of one invocation run once and are copied (scenarios/experiments/identical.py).
 
 Two small sweeps share their 0 dB grid points (same overrides, so the same resolved
 configuration and seed). The fake runner counts its calls: every distinct configuration must
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from test_sweep import BASE, FakeRunner, fake_loader
 
-from scenarios.sweep import load_sweep, run_sweep
+from scenarios.experiments.sweep import load_sweep, run_sweep
 
 
 class Cfg(dict):

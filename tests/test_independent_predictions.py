@@ -166,7 +166,7 @@ def test_link_summary_statistics_match_the_predicted_laws(tmp_path):
       sample median's level); a factor 2 in γ moves it to ≈ 0.74 or ≈ 0.16;
     - admitted clients: mean K·P(|h|² ≥ g_th) = K·e^{−g_th} (|h|² ~ Exp(1)), SE √(K p(1−p)/n).
     """
-    from scenarios.cli import main
+    from scenarios.cli.main import main
 
     K, N, rounds, g_th = 4, 6, 400, 0.3
     out = tmp_path / "link.json"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from phy.assignment import key_from_hex
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
 
@@ -175,7 +175,7 @@ def test_key_hex_and_key_file_together_are_refused(tmp_path, capsys):
 def test_a_failing_sweep_run_writes_no_key_in_its_error_record(tmp_path, monkeypatch):
     """A run that fails writes ``error.json`` (message, traceback); the key is in neither, nor in a config repr."""
     from scenarios.config import load_scenario
-    from scenarios.sweep import load_sweep, run_sweep
+    from scenarios.experiments.sweep import load_sweep, run_sweep
 
     _scenario(tmp_path, rounds=1)
     config = load_scenario(tmp_path / "s.toml", {"run.key_hex": KEY_HEX})

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from phy.fading import draw_rayleigh
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 
 def test_link_writes_summary(tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 import json
 
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 
 def _run(tmp_path, path):

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from privacy import FlorasRunAccountant
-from scenarios.calibration import InfeasibleTarget, calibrate_config, model_dimension
-from scenarios.cli import main
+from scenarios.config.calibration import InfeasibleTarget, calibrate_config, model_dimension
+from scenarios.cli.main import main
 from scenarios.config import load_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,7 @@ def floras_eps(cfg, **change) -> float:
 @pytest.fixture
 def narrow_floras_range(monkeypatch):
     """A narrower search range than the default (the tight FLORAS bound is slow at tiny S/γ); same code path."""
-    import scenarios.calibration as cal
+    import scenarios.config.calibration as cal
 
     monkeypatch.setitem(cal.SCHEME_PARAMETER, "floras", ("C", True, (0.3, 10.0)))
     monkeypatch.setattr(cal, "FLORAS_N_RANGE", 120)
@@ -84,7 +84,7 @@ def test_symbolic_target_is_resolved_and_recorded(narrow_floras_range):
 
 
 def test_run_records_target_and_resolved_value(tmp_path, narrow_floras_range):
-    from scenarios.run import run_scenario
+    from scenarios.runs.run import run_scenario
 
     cfg = load_scenario(DIGITS, {**FLORAS, "run.rounds": 2, "training.batch_size": 10, "privacy.target_epsilon": 8})
     run_scenario(cfg, tmp_path / "run", progress=False)
@@ -145,7 +145,7 @@ def test_validation_split_is_disjoint_from_train_and_test():
 
 # ------------------------------------------------------------------------------ tuning
 def test_choose_lr_picks_best_validation_accuracy():
-    from scenarios.tune import choose_lr
+    from scenarios.experiments.tune import choose_lr
 
     rows = [
         {"label": "a", "training.lr": 0.01, "final_test_accuracy_mean": 0.50, "seeds_done": 2},
@@ -190,8 +190,8 @@ label = "ideal"
 
 
 def test_tune_sweep_uses_the_validation_split_at_one_epsilon(tmp_path, narrow_floras_range):
-    from scenarios.sweep_file import load_sweep
-    from scenarios.tune import tune_sweep
+    from scenarios.experiments.sweep_file import load_sweep
+    from scenarios.experiments.tune import tune_sweep
 
     tune, at = tune_sweep(load_sweep(mini_sweep(tmp_path)), lr_grid=[0.03, 0.3], at_epsilon=8, at_snr_db=0.0)
     assert at == {"floras-none": "8", "ideal": "inf"}  # ideal has no ε = 8: tuned at ∞
@@ -220,9 +220,9 @@ def rigged_runner(cfg, out_dir, *, resume, progress):
 def test_tuning_picks_by_validation_accuracy(tmp_path, capsys, narrow_floras_range):
     import argparse
 
-    from scenarios.matched_cmd import run_tuning
-    from scenarios.sweep import InProcessExecutor
-    from scenarios.sweep_file import load_sweep
+    from scenarios.cli.matched import run_tuning
+    from scenarios.experiments.sweep import InProcessExecutor
+    from scenarios.experiments.sweep_file import load_sweep
 
     args = argparse.Namespace(lr_grid="0.03,0.1,0.3", tune_at_epsilon="8", tune_snr_db=20.0, tune_rounds=2, tune_seeds="0,1",
                               validation_fraction=0.2, quick=False, no_progress=True)
@@ -251,11 +251,11 @@ def fake_runner(cfg, out_dir, *, resume, progress):
 
 
 def test_prediction_printed_and_figures_from_stored_results(tmp_path, capsys, narrow_floras_range):
-    from scenarios.matched import MATCHED_RECORD, matched_record, plan_sweep, predict
-    from scenarios.matched_timing import RUN_OVERHEAD_S, SECONDS_PER_ROUND, WORKER_START_S
+    from scenarios.experiments.matched import MATCHED_RECORD, matched_record, plan_sweep, predict
+    from scenarios.experiments.matched_timing import RUN_OVERHEAD_S, SECONDS_PER_ROUND, WORKER_START_S
     from scenarios.store import atomic_write_json
-    from scenarios.sweep import run_sweep
-    from scenarios.sweep_file import load_sweep
+    from scenarios.experiments.sweep import run_sweep
+    from scenarios.experiments.sweep_file import load_sweep
 
     sweep_path = mini_sweep(tmp_path)
     assert main(["matched", str(sweep_path), "--predict-only", "--workers", "2"]) == 0
@@ -389,8 +389,8 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
 def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_range):
     """Each accountant is really applied: the generic RDP bound needs more Gaussian noise (and a smaller
     FLORAS C) than the tightest one at the same ε; PLD has no construction for sampling without replacement."""
-    from scenarios.matched_accountants import accountant_rows
-    from scenarios.sweep_file import load_sweep
+    from scenarios.experiments.matched_accountants import accountant_rows
+    from scenarios.experiments.sweep_file import load_sweep
 
     sweep = load_sweep(ci_sweep(tmp_path, rounds=200))  # T = 200: where the two RDP bounds differ
     rows = {(r["label"], r["target"]): r for r in accountant_rows(sweep)}
@@ -411,8 +411,8 @@ def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_ran
 def test_full_sweeps_use_their_measured_timing_settings():
     """The full sweep files' settings are the ones the timing table measured (an edited batch size or
     population would silently fall back to the K-linear scaling, which overestimates K = 100 five-fold)."""
-    from scenarios.matched_timing import REFERENCE_K, SECONDS_PER_ROUND_BY_SETTING
-    from scenarios.sweep_file import load_sweep
+    from scenarios.experiments.matched_timing import REFERENCE_K, SECONDS_PER_ROUND_BY_SETTING
+    from scenarios.experiments.sweep_file import load_sweep
 
     for name in ("matched", "matched_budget", "matched_snr", "matched_generic", "fig4_tuned"):
         over = load_sweep(ROOT / "scenarios" / f"{name}.toml").points[0].overrides
@@ -424,8 +424,8 @@ def test_full_sweeps_use_their_measured_timing_settings():
 
 def test_prediction_counts_runs_copied_from_an_identical_earlier_sweep(tmp_path, capsys, narrow_floras_range):
     """A second sweep whose ε = 8, 20 dB FLORAS points equal the first sweep's: its 2 runs (2 seeds)
-    are copied (scenarios/identical.py), so the prediction keeps them in the count but not in the time."""
-    from scenarios.matched_timing import RUN_OVERHEAD_S, SECONDS_PER_ROUND, WORKER_START_S
+    are copied (scenarios/experiments/identical.py), so the prediction keeps them in the count but not in the time."""
+    from scenarios.experiments.matched_timing import RUN_OVERHEAD_S, SECONDS_PER_ROUND, WORKER_START_S
 
     first = mini_sweep(tmp_path)
     second = tmp_path / "second.toml"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from scenarios import keys as keys_module
-from scenarios.cli import main
-from scenarios.output import MAX_LINE
+from scenarios.config import keys as keys_module
+from scenarios.cli.main import main
+from scenarios.cli.output import MAX_LINE
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 
 def test_costs_json_to_stdout(capsys):

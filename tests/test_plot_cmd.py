@@ -8,9 +8,9 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from scenarios.cli import main  # noqa: E402
-from scenarios.plot_cmd import plot_by  # noqa: E402
-from scenarios.sweep import load_sweep, run_sweep  # noqa: E402
+from scenarios.cli.main import main  # noqa: E402
+from scenarios.cli.plot import plot_by  # noqa: E402
+from scenarios.experiments.sweep import load_sweep, run_sweep  # noqa: E402
 
 from test_sweep import FakeRunner, _write, fake_loader  # noqa: E402  (tests/test_sweep.py)
 

@@ -9,7 +9,7 @@ import pytest
 
 from privacy import FlorasRunAccountant, plan_smallest_N, release_sensitivity
 from privacy.planning import largest_sensitivity
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 BASE = dict(K=20, M=100, d=1, C=0.5, delta=1e-5)  # S = 2C/b = 1
 
@@ -176,8 +176,8 @@ def test_cli_bad_input_exits_2_with_one_line(argv, needle, capsys):
 
 def test_privacy_never_imports_tensorflow():
     code = (
-        "import sys, privacy, privacy.curves, scenarios.privacy_cmd, figures.privacy_curves; "
-        "from scenarios.cli import main; main(['privacy', '--d', '10', '--N', '60', '--C', '0.5']); "
+        "import sys, privacy, privacy.curves, scenarios.cli.privacy, figures.privacy_curves; "
+        "from scenarios.cli.main import main; main(['privacy', '--d', '10', '--N', '60', '--C', '0.5']); "
         "assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

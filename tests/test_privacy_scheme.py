@@ -12,7 +12,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 from privacy import DDGaussRound, RandomizedResponseRound, RdpAccountant, RunAccountant, SelfComposed, event_rdp
 from privacy.calibration import calibrate, smallest_noise_multiplier
 from privacy.gdp import clt_mu_poisson, clt_mu_without_replacement, gdp_delta, gdp_epsilon
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 
 def test_ddgauss_reference_and_replace_one():

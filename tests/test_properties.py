@@ -22,7 +22,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from phy.config import CSIT_MODES, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES  # noqa: E402
-from scenarios.cli import main  # noqa: E402
+from scenarios.cli.main import main  # noqa: E402
 from scenarios.config import DATASETS, MODELS, PARTITIONS, scenario_from_dict  # noqa: E402
 
 # ------------------------------------------------------------------ building blocks

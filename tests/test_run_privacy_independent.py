@@ -143,7 +143,7 @@ def test_scenario_accountant_item_level_from_raw_training_numbers():
 
 def test_a_floras_run_reports_the_independent_epsilon_every_round(tmp_path):
     """A real (tiny) run: the ε column of metrics.csv and config.json's report equal the hand values."""
-    from scenarios.run import run_scenario
+    from scenarios.runs.run import run_scenario
 
     cfg = scenario_from_dict({
         "data": {"name": "synthetic", "synthetic_samples": 200, "synthetic_features": 4, "synthetic_classes": 2},

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from scenarios.cli import main
+from scenarios.cli.main import main
 
 COMMON = ["link", "--scheme", "sqsgd", "--K", "4", "--d", "40", "--rounds", "60", "--seed", "3", "--snr-db", "10",
           "--normalization", "clip", "--clip-norm", "6.3", "--sq-levels", "64", "--sq-ratio", "0.5",

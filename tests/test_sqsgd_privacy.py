@@ -112,7 +112,7 @@ def test_randomized_response_rdp_for_large_eps0_is_finite():
 
 def test_ldp_cli_and_run_print_one_threat_model_with_the_t2_caveat(capsys):
     """floras privacy --mechanism ldp and a sqSGD run carry the same text: amplified for T1, K = M for T2."""
-    from scenarios.cli import main
+    from scenarios.cli.main import main
     from scenarios.config import scenario_from_dict
 
     assert main(["privacy", "--mechanism", "ldp", "--epsilon0", "1", "--K", "10", "--M", "50", "--rounds", "3"]) == 0

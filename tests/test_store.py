@@ -173,12 +173,12 @@ def test_empty_manifest_is_a_one_line_storage_error(tmp_path):
 
 def test_store_imports_neither_tensorflow_nor_dask_and_figures_do_not_import_the_sweep():
     code = ("import sys, scenarios.store, figures.common, figures.tables, figures.fig5, figures.audit_roc; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'dask', 'distributed', 'scenarios.sweep'}),"
-            " 'scenarios.sweep' in sys.modules)")
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'dask', 'distributed', 'scenarios.experiments.sweep'}),"
+            " 'scenarios.experiments.sweep' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] False"
     for path in (ROOT / "figures").glob("*.py"):
-        assert "scenarios.sweep" not in path.read_text(), path
+        assert "scenarios.experiments.sweep" not in path.read_text(), path
 
 
 TMPFS_SCRIPT = textwrap.dedent("""

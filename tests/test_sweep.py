@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.sweep import (
+from scenarios.experiments.sweep import (
     DaskExecutor,
     InProcessExecutor,
     load_sweep,
@@ -303,7 +303,7 @@ def test_dask_local_cluster_runs_the_grid(tmp_path):
 
 def test_quick_sweep_end_to_end_with_the_real_runner(tmp_path, capsys):
     """`floras sweep scenarios/snr_sweep.toml --quick` trains for real, then `floras figures` draws it."""
-    from scenarios.cli import main
+    from scenarios.cli.main import main
 
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "results"
@@ -328,7 +328,7 @@ def test_quick_sweep_end_to_end_with_the_real_runner(tmp_path, capsys):
 
 
 def test_cli_rejects_unknown_scenario_key_before_any_run(tmp_path, capsys):
-    from scenarios.cli import main
+    from scenarios.cli.main import main
 
     root = Path(__file__).resolve().parents[1]
     text = (root / "scenarios" / "fig4.toml").read_text().replace('"training.lr" = 0.001', '"training.lrate" = 0.001')

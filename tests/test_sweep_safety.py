@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.cli import main
+from scenarios.cli.main import main
 from scenarios.store import read_metric_rows, summarize, verify_run
-from scenarios.sweep import load_sweep, run_sweep
+from scenarios.experiments.sweep import load_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -33,7 +33,7 @@ SCRIPT = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     from scenarios.errors import BusyError
-    from scenarios.sweep import load_sweep, run_sweep
+    from scenarios.experiments.sweep import load_sweep, run_sweep
 
     sweep_file, out, pause = sys.argv[1], sys.argv[2], float(sys.argv[3])
     HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.cli import main
+from scenarios.cli.main import main
 from scenarios.store.files import atomic_write_bytes, current_umask
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.cli import build_parser
+from scenarios.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ def test_version_option_prints_the_pyproject_version():
 
 
 def test_package_version_is_the_pyproject_version():
-    from scenarios.version import __version__, _from_pyproject
+    from scenarios.cli.version import __version__, _from_pyproject
 
     assert __version__ == _pyproject_version()
     assert _from_pyproject() == _pyproject_version()

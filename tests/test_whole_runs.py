@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from scenarios.store import read_manifest, run_status, summarize, verify_run, write_done
-from scenarios.sweep import load_sweep, run_sweep
+from scenarios.experiments.sweep import load_sweep, run_sweep
 
 SWEEP = 'name = "whole"\nbase = "base.toml"\nseeds = [0, 1]\n'
 HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s"
@@ -115,23 +115,23 @@ def _finished_dir(path: Path, config: dict) -> Path:
 def test_resume_with_another_configuration_names_every_differing_key(tmp_path):
     import pytest
 
-    from scenarios.run_dir import _prepare_out_dir
+    from scenarios.runs.run_dir import prepare_out_dir
 
     cfg = {"run": {"rounds": 3, "seed": 0}, "training": {"lr": 0.1}, "phy": {"snr_db": 10.0}}
     run = _finished_dir(tmp_path / "r", cfg)
     (run / "DONE").unlink()
     other = {"run": {"rounds": 3, "seed": 0}, "training": {"lr": 0.3}, "phy": {"snr_db": 0.0}}
     with pytest.raises(ValueError, match=r"differs at phy\.snr_db \(stored 10\.0, now 0\.0\), training\.lr"):
-        _prepare_out_dir(run, other, True)
+        prepare_out_dir(run, other, True)
 
 
 def test_a_checkpoint_beside_a_verified_done_is_stale_and_removed_on_resume(tmp_path):
-    from scenarios.run_dir import _prepare_out_dir
+    from scenarios.runs.run_dir import prepare_out_dir
 
     cfg = {"run": {"rounds": 3, "seed": 0}}
     run = _finished_dir(tmp_path / "r", cfg)
     (run / "checkpoint.npz").write_bytes(b"stale")
-    assert _prepare_out_dir(run, cfg, True) == ("done", None)
+    assert prepare_out_dir(run, cfg, True) == ("done", None)
     assert not (run / "checkpoint.npz").exists()
 
 

@@ -4,6 +4,8 @@
 * :mod:`.lock`: one writer per run directory and per sweep directory (``fcntl.flock``);
 * :mod:`.runs`: the run-directory and sweep-manifest layout, reading, and the verification
   that a run marked finished is complete;
+* :mod:`.verify`: the check that a run marked finished is whole, and each run's status;
+* :mod:`.records`: the experiment records the figures read (``matched.json``) and the threat-model text;
 * :mod:`.summary`: per-grid-point summaries and the stored privacy statements.
 
 No TensorFlow, no dask, no numpy: only the standard library.
@@ -18,7 +20,9 @@ from scenarios.store.files import (
     remove_stale_temporaries,
     storage_error,
 )
+from scenarios.errors import StorageError
 from scenarios.store.lock import LOCK_NAME, DirectoryLock
+from scenarios.store.records import MATCHED_RECORD, THREAT_MODELS
 from scenarios.store.runs import (
     CHECKPOINT,
     CONFIG,
@@ -30,8 +34,6 @@ from scenarios.store.runs import (
     METRICS,
     RUN_RECORD,
     SUMMARY,
-    is_finished,
-    done_record,
     manifest_identity,
     quarantine,
     read_config,
@@ -39,11 +41,9 @@ from scenarios.store.runs import (
     read_manifest,
     read_metric_rows,
     read_metrics,
-    run_status,
     to_float,
-    verify_run,
-    write_done,
 )
+from scenarios.store.verify import done_record, is_finished, run_status, verify_run, write_done
 from scenarios.store.summary import (
     SUMMARY_METRICS,
     format_summary,
@@ -59,5 +59,6 @@ __all__ = [
     "ERROR", "MANIFEST", "METRICS", "RUN_RECORD", "SUMMARY", "is_finished", "manifest_identity", "read_config",
     "read_json", "read_manifest", "read_metric_rows", "read_metrics", "run_status", "to_float", "verify_run",
     "DAMAGED_TAG", "DONE_FORMAT", "done_record", "quarantine", "write_done",
+    "MATCHED_RECORD", "THREAT_MODELS", "StorageError",
     "SUMMARY_METRICS", "format_summary", "privacy_statement", "split_statements", "summarize", "write_summary",
 ]

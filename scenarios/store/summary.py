@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from scenarios.store.files import atomic_write_text
-from scenarios.store.runs import SUMMARY, read_config, read_manifest, read_metrics, run_status, to_float
+from scenarios.store.runs import SUMMARY, read_config, read_manifest, read_metrics, to_float
+from scenarios.store.verify import run_status
 
 __all__ = ["SUMMARY_METRICS", "summarize", "write_summary", "format_summary", "privacy_statement", "split_statements"]
 

@@ -1,0 +1,146 @@
+"""``floras calibrate``: the noise parameter of a scheme that meets a target ε (model §10).
+
+Usage::
+
+    floras calibrate --scheme central-gaussian --target-epsilon 8 --delta 1e-5 --K 20 --M 100 --rounds 200 \
+        [--clip-norm 1] [--accountant rdp] [--json FILE|-]
+    floras calibrate --scheme floras --N 30 --L 32 --d 4810 --target-epsilon 8 ...      # C at fixed N
+    floras calibrate --scheme floras --floras-parameter N --C 1 --d 4810 ...            # smallest N at fixed C
+    floras calibrate --scheme ddgauss --dd-bits 16 --d 4810 ...                        # σ at bit width B
+    floras calibrate --scheme sqsgd --sq-levels 2 --sq-ratio 0.1 ...                   # largest ε₀
+
+Searched keys: FLORAS ``C`` (fixed N) or ``N`` (fixed C); central and analog Gaussian
+``noise_multiplier``; DDGauss ``dd_local_std``; sqSGD ``epsilon0``. The accountant is the one a
+run of the same scenario uses for its ε column. A target no value reaches prints "infeasible"
+and exits with status 1 (the JSON then has ``value`` null and the reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "calibrate", help="noise parameter of a scheme that meets a target ε (model §10)",
+        description=__doc__.split("\n\n")[0].replace("``", ""), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--scheme", required=True, help="floras, central-gaussian, analog-gaussian, ddgauss or sqsgd")
+    p.add_argument("--target-epsilon", required=True, help="target ε > 0, or inf (no privacy noise)")
+    p.add_argument("--delta", type=float, default=1e-5, help="δ in (0, 1) (default 1e-5)")
+    p.add_argument("--K", type=int, default=20, help="clients sampled per round, without replacement (default 20)")
+    p.add_argument("--M", type=int, default=100, help="clients in the population (default 100)")
+    p.add_argument("--rounds", type=int, default=200, help="rounds T (default 200)")
+    p.add_argument("--relation", choices=("replace", "add-remove"), default="replace", help="neighbouring relation (default replace)")
+    p.add_argument("--level", choices=("client", "item"), default="client")
+    p.add_argument("--accountant", default="rdp", help="rdp (default: tightest valid RDP), rdp-generic, pld or gdp")
+    p.add_argument("--d", type=int, default=None, help="model dimension d (FLORAS and DDGauss need it)")
+    p.add_argument("--clip-norm", type=float, default=1.0, help="public clip norm of each update (default 1)")
+    p.add_argument("--N", type=int, default=None, help="FLORAS: sequences N (fixed when C is searched)")
+    p.add_argument("--L", type=int, default=None, help="FLORAS / analog: chips per symbol")
+    p.add_argument("--C", type=float, default=None, help="FLORAS: norm bound C of s_k (fixed when N is searched)")
+    p.add_argument("--floras-parameter", choices=("C", "N"), default="C", help="FLORAS: search C at fixed N (default) or N at fixed C")
+    p.add_argument("--dd-bits", type=int, default=None, help="DDGauss: bit width B")
+    p.add_argument("--dd-grid", type=float, default=None, help="DDGauss: grid γ (default: from the bit budget)")
+    p.add_argument("--dd-k-stddevs", type=float, default=None, help="DDGauss: standard deviations kept in the modulus")
+    p.add_argument("--sq-levels", type=int, default=None, help="sqSGD: quantization levels K_q")
+    p.add_argument("--sq-ratio", type=float, default=None, help="sqSGD: coordinate ratio r")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the full assumptions of ε (default: one privacy line; --json keeps them all)")
+    p.add_argument("--json", default=None, metavar="FILE", help="write the result as JSON ('-': standard output)")
+    p.set_defaults(handler=run)
+
+
+def scenario_mapping(args) -> dict:
+    """The scenario that the flags describe (everything else at the defaults of ``scenarios.config``)."""
+    phy = {"scheme": args.scheme, "normalization": "clip", "clip_norm": args.clip_norm}
+    for flag, key in (("N", "N"), ("L", "L"), ("C", "C"), ("dd_bits", "dd_bits"), ("dd_grid", "dd_grid"),
+                      ("dd_k_stddevs", "dd_k_stddevs"), ("sq_levels", "sq_levels"), ("sq_ratio", "sq_ratio")):
+        if getattr(args, flag) is not None:
+            phy[key] = getattr(args, flag)
+    if args.scheme in ("central-gaussian", "analog-gaussian"):
+        phy["noise_multiplier"] = 1.0  # any valid value: the calibration searches it
+    if args.scheme == "floras" and "N" not in phy:
+        phy["N"] = max(args.K, 30)
+    if args.scheme == "floras" and "L" not in phy:
+        phy["L"] = 1 << max(0, (phy["N"] - 1).bit_length())
+    return {
+        "partition": {"clients": args.M},
+        "training": {"clients_per_round": args.K},
+        "phy": phy,
+        "privacy": {"delta": args.delta, "relation": args.relation, "level": args.level, "accountant": args.accountant,
+                    "floras_parameter": args.floras_parameter},
+        "run": {"rounds": args.rounds},
+    }
+
+
+def run(args) -> int:
+    from scenarios.config.calibration import InfeasibleTarget, calibrate_config, parse_target
+    from scenarios.config import scenario_from_dict
+
+    target = parse_target(_target(args.target_epsilon))
+    if args.d is None and args.scheme in ("floras", "ddgauss") and target != math.inf:
+        raise ValueError(f"d must be given with --d for --scheme {args.scheme} (the model dimension, an integer ≥ 1)")
+    if args.d is not None and args.d < 1:
+        raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
+    config = scenario_from_dict(scenario_mapping(args), resolve=False)
+    try:
+        cal = calibrate_config(config, target, d=args.d or 1, floras_parameter=args.floras_parameter)
+    except InfeasibleTarget as exc:
+        payload = {"scheme": args.scheme, "parameter": None, "value": None, "target_epsilon": args.target_epsilon,
+                   "feasible": False, "reason": str(exc)}
+        _emit(args.json, payload)
+        import textwrap
+
+        # wrapped: no terminal line over 200 characters (the JSON keeps the reason whole)
+        print(textwrap.fill(f"floras calibrate: infeasible: {exc}", width=200, subsequent_indent="  ",
+                            break_long_words=False, break_on_hyphens=False), file=sys.stderr)
+        return 1
+    payload = {**cal.to_dict(), "feasible": True}
+    _emit(args.json, payload, text=_text(cal, verbose=args.verbose, json_path=args.json))
+    return 0
+
+
+def _target(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _text(cal, *, verbose: bool = False, json_path: str | None = None) -> str:
+    from scenarios.cli.output import privacy_line
+
+    eps = "∞" if math.isinf(cal.achieved_epsilon) else f"{cal.achieved_epsilon:.6g}"
+    value = "—" if cal.value is None else f"{cal.value:.6g}"
+    lines = [f"{cal.scheme}: {cal.parameter} = {value} reaches ε = {eps} ≤ {cal.target_epsilon:g} at δ = {cal.delta:g} "
+             f"after {cal.rounds} rounds"]
+    if not verbose:
+        where = json_path if json_path not in (None, "-") else "--verbose or --json FILE"
+        lines.append(privacy_line(epsilon=cal.achieved_epsilon, delta=cal.delta, threat_model=cal.threat_model,
+                                  accountant=cal.accountant, where=where))
+        return "\n".join(lines)
+    lines += [f"threat model: {cal.threat_model}", f"accountant: {cal.accountant}"]
+    # the report's own threat-model and accountant clauses repeat the two lines above
+    lines += [f"  - {a}" for a in cal.assumptions
+              if not (a.startswith("threat model:") or a.startswith("accountant:"))]
+    return "\n".join(lines)
+
+
+def _emit(dest: str | None, payload: dict, text: str | None = None) -> None:
+    blob = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    if dest == "-":
+        sys.stdout.write(blob)
+        return
+    if text:
+        print(text)
+    if dest:
+        path = Path(dest)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(blob, encoding="utf-8")
+        tmp.replace(path)

@@ -1,0 +1,182 @@
+"""``floras link``: Monte-Carlo link-level comparison of the aggregation schemes (model §5, §6).
+
+Example::
+
+    floras link --scheme floras channel-inversion ideal --K 20 --N 30 --L 32 --d 1000 \
+        --snr-db 20 --rounds 500 --seed 0 --json link.json
+
+Prints a table (SNR definition and resource convention stated) and, with ``--json FILE``,
+writes the summary atomically (temporary file in the same folder, then ``os.replace``).
+
+Key: ``--key-hex`` gives the clients' permutation key (≥ 32 hex digits). Without it a
+simulation-only key is derived from a public constant and ``--seed`` (reproducible, NOT
+secret; see :func:`phy.assignment.simulation_key`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from phy.config import CSIT_MODES, NORMALIZATIONS, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES
+from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
+                                   write_json_atomic)
+from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values, sqsgd_detail
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("link", help="link-level Monte-Carlo comparison of aggregation schemes",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--scheme", nargs="+", choices=SCHEMES, default=list(DEFAULT_SCHEMES),
+                   help=f"one or more schemes to compare (default: {' '.join(DEFAULT_SCHEMES)})")
+    add_geometry_options(p, N_help="sequences in the set, N ≥ K (FLORAS)", d_default=1000, d_help="model dimension (≥ 1)")
+    p.add_argument("--rounds", type=int, default=500, help="Monte-Carlo rounds (≥ 1)")
+    p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
+    p.add_argument("--csit", choices=CSIT_MODES, default="none", help="FLORAS: none (g=Re h) or phase (g=|h|)")
+    p.add_argument("--path", choices=PATHS, default="auto", help="FLORAS implementation (auto: fast iff exact, traced; sufficient: NMSE and V only, no noise trace)")
+    p.add_argument("--sequences", choices=SEQUENCE_FAMILIES, default="walsh-hadamard")
+    p.add_argument("--normalization", choices=NORMALIZATIONS, default="paper")
+    p.add_argument("--clip-norm", type=float, default=None, help="R for --normalization clip")
+    p.add_argument("--resource", choices=RESOURCES, default="equal", help="resource convention (model §5)")
+    p.add_argument("--g-th", type=float, default=0.01, help="channel-inversion truncation threshold on |h|^2 (> 0)")
+    p.add_argument("--rho-rule", choices=RHO_RULES, default="threshold")
+    p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
+    add_baseline_options(p)
+    add_sqsgd_options(p)  # sqSGD (model §9.3)
+    add_key_and_json_options(p, json_help="write the summary as JSON")
+    p.set_defaults(handler=run)
+
+
+# ---- private baselines (model §9.1, §9.2)
+DEFAULT_SCHEMES = ("floras", "channel-inversion", "ideal")
+
+
+def add_baseline_options(p: argparse.ArgumentParser) -> None:
+    """Options of the central/analog Gaussian and DDGauss schemes (need --normalization clip)."""
+    p.add_argument("--relation", choices=("replace", "add-remove"), default="replace",
+                   help="neighbouring relation: sensitivity S = 2C (replace) or C (add-remove) of the Gaussian baselines")
+    p.add_argument("--noise-multiplier", type=float, default=None,
+                   help="central-gaussian/analog-gaussian: z >= 0, total noise std z*S in units of the estimate of sum s_k")
+    p.add_argument("--bits", type=int, default=16, help="ddgauss: bits per coordinate B (2..48)")
+    p.add_argument("--grid", type=float, default=None, help="ddgauss: grid gamma [model units] (default: from --bits)")
+    p.add_argument("--local-std", type=float, default=0.0, help="ddgauss: each client's noise std sigma [model units]")
+    p.add_argument("--beta", type=float, default=math.exp(-0.5), help="ddgauss: conditional-rounding bound beta in (0, 1)")
+    p.add_argument("--k-stddevs", type=float, default=4.0, help="ddgauss: standard deviations k kept inside the modulus")
+
+
+def baseline_config_values(args: argparse.Namespace) -> dict:
+    """The PhyConfig fields of the private baselines from the parsed options."""
+    return {"noise_multiplier": args.noise_multiplier, "dd_bits": args.bits, "dd_grid": args.grid,
+            "dd_local_std": args.local_std, "dd_beta": args.beta, "dd_k_stddevs": args.k_stddevs}
+
+
+def baseline_detail(name: str, s: dict) -> str:
+    """One table cell of details for a private baseline."""
+    m = s.get("diagnostics_mean", {})
+    adm = s["admitted"]
+    if name == "central-gaussian":
+        return f"noise std={_fmt(m.get('noise_std'))} (s units) threat: {s.get('threat_model')}"
+    if name == "analog-gaussian":
+        return (f"admitted mean={_fmt(adm['mean'])} skipped={s['skipped_rounds']} target std={_fmt(m.get('noise_std_target'))} "
+                f"effective std={_fmt(m.get('noise_std_effective'))} rx>target frac={_fmt(m.get('receiver_noise_exceeds_target'))}")
+    return (f"admitted mean={_fmt(adm['mean'])} skipped={s['skipped_rounds']} grid={_fmt(m.get('grid'))} "
+            f"wrapped={_fmt(m.get('wrapped_fraction'))} redraws/round={_fmt(m.get('redraws'))} "
+            f"bits/client={_fmt(m.get('bits_per_client'))}")
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def format_table(summary: dict) -> str:
+    p = summary["parameters"]
+    lines = [
+        f"link-level comparison: K={p['K']} N={p['N']} L={p['L']} d={p['d']} SNR={p['snr_db']} dB "
+        f"rounds={p['rounds']} seed={p['seed']} csit={p['csit']} sequences={p['sequences']}",
+        f"  {summary['conventions']['snr']}",
+        f"  {summary['conventions']['resource']}",
+        f"  key: {p['key']}",
+        "",
+        f"{'scheme':<18} {'NMSE mean':>11} {'NMSE median':>12} {'uses/round':>11} {'s/round':>9}  details",
+    ]
+    for name, s in summary["schemes"].items():
+        if name == "floras":
+            inn = s["inactive_noise"]
+            vq = inn["v_quantiles"]
+            detail = (f"path={s['path']} gamma={s['gamma']} cauchy_scale={_fmt(inn['cauchy_scale'])} "
+                      f"(expected {_fmt(inn['cauchy_scale_expected'])}) V median={_fmt(vq['50'])} "
+                      f"within-round excess kurtosis={_fmt(inn['within_round_excess_kurtosis'])}")
+            if s.get("estimator_biased"):
+                detail += " [non-orthogonal sequences: estimator biased]"
+        elif name == "channel-inversion":
+            detail = (f"admitted mean={_fmt(s['admitted']['mean'])} min={s['admitted']['min']} "
+                      f"skipped rounds={s['skipped_rounds']} rho mean={_fmt(s['rho_mean'])}")
+        elif name == "sqsgd":
+            detail = sqsgd_detail(s)
+        elif name == "ideal":
+            detail = "noise-free reference"
+        else:
+            detail = baseline_detail(name, s)
+        lines.append(f"{name:<18} {_fmt(s['nmse']['mean']):>11} {_fmt(s['nmse']['median']):>12} "
+                     f"{_fmt(s['channel_uses']['mean']):>11} {s['seconds_per_round']:>9.2g}  {detail}")
+    lines.append("")
+    lines.append("NMSE = ||x_hat - sum x||^2 / ||sum x||^2 per round (schemes with truncation: admitted clients' sum)")
+    lines.append("uses/round = real channel uses per round (model §5): FLORAS (d+1)L, analog d*L or d, digital sum ceil(bits/r_k)")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from phy.config import PhyConfig
+    from phy.link_simulation import SNR_DEFINITION, resource_statement, simulate_link
+    from phy.randomness import check_seed
+
+    check_seed(args.seed)
+    if args.rounds < 1:
+        raise ValueError(f"rounds must be an integer ≥ 1 (got {args.rounds})")
+    if args.d < 1:
+        raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
+    base = PhyConfig(scheme="ideal", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
+                     csit=args.csit, path=args.path, normalization=args.normalization,
+                     clip_norm=args.clip_norm, g_th=args.g_th, rho_rule=args.rho_rule,
+                     resource=args.resource, chunk_size=args.chunk_size, **baseline_config_values(args),
+                     **sqsgd_config_values(args))
+    from dataclasses import replace
+
+    schemes = list(dict.fromkeys(args.scheme))
+    for name in schemes:  # validate everything before any work
+        replace(base, scheme=name).validate(K=args.K, d=args.d)
+    from scenarios.config.resources import check_memory, link_terms
+
+    check_memory(link_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, chunk_size=args.chunk_size,
+                            path=args.path, schemes=schemes), what="floras link", option=args.memory_limit)
+    check_json_path(args.json_path)
+    resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file, warn="floras" in schemes)
+    key, key_note = resolved.key, resolved.note()
+
+    results = simulate_link(base, schemes=schemes, K=args.K, d=args.d, rounds=args.rounds,
+                            seed=args.seed, key=key, relation=args.relation)
+    summary = {
+        "parameters": {
+            "schemes": schemes, "K": args.K, "N": args.N, "L": args.L, "d": args.d, "snr_db": args.snr_db,
+            "rounds": args.rounds, "seed": args.seed, "csit": args.csit, "path": args.path,
+            "sequences": args.sequences, "normalization": args.normalization, "clip_norm": args.clip_norm,
+            "resource": args.resource, "g_th": args.g_th, "rho_rule": args.rho_rule, "power": base.power,
+            "C": "sqrt(d*P)", "chunk_size": args.chunk_size, "key": key_note,
+            "client_vectors": "x_k ~ N(0, I_d) per round (unit power per entry)",
+            "relation": args.relation, **baseline_config_values(args),
+            **({"sqsgd": sqsgd_config_values(args)} if "sqsgd" in schemes else {}),
+        },
+        "conventions": {"snr": SNR_DEFINITION, "resource": resource_statement(args.resource, args.L)},
+        "schemes": results,
+    }
+    print(format_table(summary), file=sys.stderr if args.json_path == "-" else sys.stdout)
+    if args.json_path:
+        write_json_atomic(args.json_path, summary)
+        if args.json_path != "-":
+            print(f"summary written to {args.json_path}", file=sys.stderr)
+    return 0

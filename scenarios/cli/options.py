@@ -1,0 +1,95 @@
+"""Command-line pieces shared by the physical-layer commands ``floras link`` and ``floras audit``.
+
+Only argparse and the standard library are imported here: the commands' heavy imports stay
+inside their ``run`` functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = [
+    "add_geometry_options", "add_key_and_json_options", "add_memory_option", "resolve_key",
+    "check_json_path", "write_json_atomic",
+]
+
+
+def add_geometry_options(p: argparse.ArgumentParser, *, N_help: str, d_default: int, d_help: str) -> None:
+    """Add ``--K --N --L --d --snr-db`` (in this order) to ``p``; the commands differ in N's and d's text."""
+    p.add_argument("--K", type=int, default=20, help="scheduled clients (≥ 1)")
+    p.add_argument("--N", type=int, default=30, help=N_help)
+    p.add_argument("--L", type=int, default=32, help="chips per sequence")
+    p.add_argument("--d", type=int, default=d_default, help=d_help)
+    p.add_argument("--snr-db", type=float, default=20.0, help="SNR = P/sigma^2 in dB (finite)")
+
+
+def add_key_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--key-hex`` and ``--key-file`` (sources of the clients' permutation key; see scenarios.config.keys)."""
+    p.add_argument("--key-hex", default=None,
+                   help="clients' permutation key, ≥ 32 hex digits (visible to other users in the process list: "
+                        "prefer --key-file or FLORAS_KEY_HEX)")
+    p.add_argument("--key-file", default=None, metavar="FILE",
+                   help="file holding the key as hex digits, mode 600 (default: FLORAS_KEY_FILE, FLORAS_KEY_HEX, "
+                        "else a simulation-only key derived from the seed)")
+
+
+def add_memory_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--memory-limit SIZE`` (default: FLORAS_MEMORY_LIMIT, else the available memory)."""
+    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+                   help="refuse work whose memory estimate exceeds SIZE (e.g. 64G; default: FLORAS_MEMORY_LIMIT, "
+                        "else the machine's available memory); raising it above the available memory is at your risk")
+
+
+def add_key_and_json_options(p: argparse.ArgumentParser, *, json_help: str) -> None:
+    """Add the key options, ``--memory-limit`` and ``--json FILE`` (stored as ``json_path``; ``-`` is stdout)."""
+    add_key_options(p)
+    add_memory_option(p)
+    p.add_argument("--json", dest="json_path", default=None, metavar="FILE", help=json_help + " ('-': standard output)")
+
+
+def resolve_key(key_hex: str | None, seed: int, *, key_file: str | None = None, warn: bool = True):
+    """The clients' permutation key (:class:`scenarios.config.keys.ResolvedKey`); the key itself is never stored.
+
+    Command line, then environment, then the simulation-only key derived from ``seed``
+    (:func:`phy.assignment.simulation_key`, the one derivation every command uses), with a
+    warning printed once.
+    """
+    from scenarios.config.keys import resolve_key as _resolve
+    from scenarios.config.keys import warn_simulation_key
+
+    key = _resolve(seed=seed, key_hex=key_hex, key_file=key_file)
+    if key.simulated and warn:
+        warn_simulation_key("this command")
+    return key
+
+
+def check_json_path(path: str | None) -> None:
+    """Before the work: the ``--json`` file's folder exists or can be made, is writable, has space."""
+    if path is None or path == "-":
+        return
+    from scenarios.store import check_output_location
+
+    check_output_location(path, need_bytes=4 * 2**20, kind="file", what="--json")
+
+
+def write_json_atomic(path: str, data: dict) -> None:
+    """Write ``data`` to ``path`` through the store's atomic writer (``-``: standard output).
+
+    Non-finite floats (NaN, ±∞) are written as ``null``.
+    """
+    from pathlib import Path
+
+    from scenarios.store import atomic_write_json, json_safe, storage_error
+
+    if path == "-":
+        json.dump(json_safe(data), sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+        return
+    folder = Path(path).absolute().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(exc, "create", folder) from None
+    atomic_write_json(path, data, strict=True)

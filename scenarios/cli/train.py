@@ -1,0 +1,92 @@
+"""``floras train SCENARIO.toml [--rounds N] [--seed S] [--out DIR] [--resume]``.
+
+Runs one federated-learning scenario (see :mod:`scenarios.config` and ``docs/fl.md``) into a
+run directory (see :mod:`scenarios.runs.run`) with a progress bar, and prints a short summary.
+The run directory is locked while the run writes it; the FLORAS key comes from ``--key-file``,
+``FLORAS_KEY_FILE``, ``FLORAS_KEY_HEX`` or ``run.key_hex`` (else the simulation-only key) and
+is never written to it (see :mod:`scenarios.config.keys`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from scenarios.cli.options import add_key_options, add_memory_option
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="run one federated-learning scenario",
+        description="Run one federated-learning scenario (TOML) and write config.json, metrics.csv and DONE.",
+    )
+    p.add_argument("scenario", type=Path, help="scenario TOML file")
+    p.add_argument("--rounds", type=int, default=None, help="override run.rounds")
+    p.add_argument("--seed", type=int, default=None, help="override run.seed")
+    p.add_argument("--out", type=Path, default=None, help="run directory (default runs/<scenario>-seed<S>)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="TABLE.KEY=VALUE",
+                   help="override any scenario key (value parsed as TOML, e.g. --set phy.snr_db=0); repeatable")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the full epsilon assumptions (default: one privacy line; config.json keeps them all)")
+    add_key_options(p)
+    add_memory_option(p)
+    p.set_defaults(handler=run)
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``"phy.snr_db=0"`` → ``("phy.snr_db", 0)``; the value is read as a TOML value (bare words as strings)."""
+    import tomllib
+
+    if "=" not in text:
+        raise ValueError(f"--set must be TABLE.KEY=VALUE (got {text!r})")
+    key, raw = (s.strip() for s in text.split("=", 1))
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def run(args: argparse.Namespace) -> int:
+    from fl.federated import NonFiniteModelError
+    from scenarios.config import load_scenario
+    from scenarios.runs.run import run_scenario
+
+    overrides = dict(parse_override(s) for s in args.overrides)
+    if args.rounds is not None:
+        overrides["run.rounds"] = args.rounds
+    if args.seed is not None:
+        overrides["run.seed"] = args.seed
+    config = load_scenario(args.scenario, overrides)
+    if args.key_hex is not None or args.key_file is not None:
+        import dataclasses
+
+        from scenarios.config.keys import resolve_key
+
+        key = resolve_key(seed=config.run.seed, key_hex=args.key_hex, key_file=args.key_file)
+        config = dataclasses.replace(config, run=dataclasses.replace(config.run, key_hex=key.key.hex()))
+    out = args.out or Path("runs") / f"{args.scenario.stem}-seed{config.run.seed}"
+    try:
+        summary = run_scenario(config, out, resume=args.resume, progress=not args.no_progress,
+                               memory_limit=args.memory_limit)
+    except NonFiniteModelError as exc:
+        print(f"floras: {exc} (in {out})", file=sys.stderr)
+        return 1
+    from scenarios.cli.output import run_privacy_line, shorten
+    from scenarios.store import read_config
+
+    print(shorten(
+        f"floras train: {summary['rounds']} rounds, scheme {config.phy.scheme}, "
+        f"test accuracy {summary['final_test_accuracy']:.4f}, test loss {summary['final_test_loss']:.4f}, "
+        f"train loss {summary['final_train_loss']:.4f}, {summary['wall_time_s']:.1f} s; run directory {out}", 200))
+    record = read_config(out)
+    print(run_privacy_line(record, out))
+    if args.verbose:
+        print(f"epsilon assumptions: {record.get('epsilon_assumptions', 'see config.json')}")
+        for warning in (record.get("privacy_report") or {}).get("warnings", []) or []:
+            print(f"epsilon warning: {warning}")
+    return 0

@@ -1,0 +1,67 @@
+"""Symbolic privacy targets: ``[privacy] target_epsilon = 8`` (or ``"inf"``) resolved when a scenario is loaded.
+
+:func:`resolve_privacy_target` calibrates the scheme's noise key
+(:func:`scenarios.config.calibration.calibrate_config`, model §10) and writes it into ``[phy]``;
+both the target and the resolved key appear in the run's ``config.json``, with the calibration
+record under ``privacy.calibrated``. Calibrations are cached per scenario less the keys that cannot
+change ε.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from functools import lru_cache
+
+from scenarios.config.calibration import Calibration, calibrate_config, with_phy
+from scenarios.config.scenario import build_scenario
+from scenarios.config.tables import parse_target
+
+__all__ = ["resolve_privacy_target"]
+
+
+@lru_cache(maxsize=512)
+def _cached(config_json: str, target: float, floras_parameter: str) -> Calibration:
+    config = build_scenario(json.loads(config_json)).validate()
+    return calibrate_config(config, target, floras_parameter=floras_parameter)
+
+
+def _cache_key(config) -> str:
+    """The scenario without the keys that cannot change ε (seed, learning rate, SNR of digital schemes)."""
+    data = config.to_dict()
+    data["run"].pop("seed", None)
+    data["training"].pop("lr", None)
+    if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
+        for key in ("snr_db", "csit", "path", "chunk_size", "g_th", "rho_rule", "sequences", "resource"):
+            data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
+    data["privacy"].pop("target_epsilon", None)
+    data["privacy"].pop("calibrated", None)
+    return json.dumps(data, sort_keys=True)
+
+
+def resolve_privacy_target(config):
+    """Write the calibrated noise parameter of ``privacy.target_epsilon`` into ``[phy]`` (or return ``config``).
+
+    The record (parameter, value, achieved ε, accountant, threat model) goes to
+    ``privacy.calibrated`` so that ``config.json`` carries both the target and the resolved
+    value. Raises :class:`InfeasibleTarget` when the target cannot be met.
+    """
+    target = parse_target(config.privacy.target_epsilon)
+    if target is None:
+        return config.validate()
+    if config.phy.scheme in ("central-gaussian", "analog-gaussian") and config.phy.noise_multiplier is None:
+        config = with_phy(config, noise_multiplier=1.0)  # any valid value: it is what the calibration sets
+    config = config.validate()
+    cal = _cached(_cache_key(config), target, config.privacy.floras_parameter)
+    phy = {}
+    if cal.parameter == "none":
+        pass
+    elif cal.parameter == "N" and config.phy.scheme == "floras" and target == math.inf:
+        phy["N"] = int(cal.value)
+    else:
+        phy[cal.parameter] = cal.value
+    record = {k: v for k, v in cal.to_dict().items() if k != "assumptions"}
+    out = dataclasses.replace(config, phy=dataclasses.replace(config.phy, **phy),
+                              privacy=dataclasses.replace(config.privacy, calibrated=record))
+    return out.validate()

@@ -1,0 +1,266 @@
+"""The matched comparison at equal (ε, δ) (model §10): plan, predict and record a sweep of calibrated schemes.
+
+A matched sweep file is an ordinary sweep file (:mod:`scenarios.experiments.sweep_file`) whose grid sets
+``privacy.target_epsilon``; every grid point is calibrated when it is loaded
+(:mod:`scenarios.config.calibration`). :func:`plan_sweep` loads one seed of every point, applies the
+tuned learning rate of its case (:mod:`scenarios.experiments.tune`), and splits the points into feasible
+ones (run) and infeasible ones (a target the scheme cannot reach, or a finite ε for a scheme
+without privacy noise), which are recorded with their reason in ``matched.json`` next to the
+sweep's ``sweep.json`` and shown as "infeasible" in tables and figures, never dropped.
+
+Schemes whose learning does not depend on the SNR (:data:`SNR_INDEPENDENT`: the central
+Gaussian on an ideal channel, the error-free digital schemes DDGauss and sqSGD, and the ideal
+reference) run at the first SNR of the sweep's ``phy.snr_db`` grid only; their points at the
+other SNRs are recorded as ``reused`` (with ``reuses``, the slug of the point that ran) and the
+figures draw that run's accuracy there. Only their channel uses depend on the SNR (the digital
+schemes' TDMA rate, model §5), which the tables state.
+
+:func:`predict` gives the run count and the predicted wall time from the per-round table of
+:mod:`scenarios.experiments.matched_timing`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from scenarios.config.calibration import InfeasibleTarget
+from scenarios.experiments.sweep_file import Sweep
+from scenarios.store.records import MATCHED_RECORD, THREAT_MODELS
+
+__all__ = ["MATCHED_RECORD", "SNR_INDEPENDENT", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
+           "format_plan", "count_identical"]
+
+#: schemes whose final accuracy does not depend on phy.snr_db (ideal channel or error-free digital uplink)
+SNR_INDEPENDENT = frozenset({"central-gaussian", "ddgauss", "sqsgd", "ideal"})
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    """One grid point of a matched sweep after calibration."""
+
+    slug: str
+    label: str | None
+    grid: dict
+    status: str  # "feasible", "infeasible" or "reused"
+    reason: str = ""
+    reuses: str = ""  # status "reused": the slug of the point whose runs stand for this one
+    scheme: str = ""
+    threat_model: str = ""
+    calibration: dict | None = None
+    lr: float | None = None
+    dataset: str = ""
+    rounds: int = 0
+    K: int = 0
+    M: int = 0
+    batch_size: int = 0
+    #: the resolved configuration with ``run.seed`` left out (:func:`scenarios.experiments.identical.identity`);
+    #: held in memory only (it may contain a key), never written
+    identity: str = dataclasses.field(default="", repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.pop("identity")
+        return d
+
+
+def default_loader(base: Path, overrides: dict):
+    from scenarios.config import load_scenario
+
+    return load_scenario(base, overrides)
+
+
+def tuned_for(label: str | None, tuned_lr: dict[str, float] | None) -> float | None:
+    """The tuned η of a case: its own label, else the longest tuned label it extends with "-"
+    (budget cases such as ``floras-none-L64`` reuse the η of ``floras-none``)."""
+    if not tuned_lr or label is None:
+        return None
+    if label in tuned_lr:
+        return float(tuned_lr[label])
+    prefixes = [t for t in tuned_lr if label.startswith(t + "-")]
+    return float(tuned_lr[max(prefixes, key=len)]) if prefixes else None
+
+
+def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
+               loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, list[PlannedPoint]]:
+    """(the sweep restricted to its feasible points, every point planned).
+
+    ``tuned_lr`` maps a case label to its chosen learning rate (``training.lr`` override; see
+    :func:`tuned_for`);
+    other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error).
+    """
+    loader = loader or default_loader
+    planned, feasible = [], []
+    snr_grid = [float(v) for v in sweep_grid(sweep).get("phy.snr_db", [])]
+    anchors = {}  # (label, other grid values) → slug of the point at the first SNR
+    for point in sweep.points:
+        if snr_grid and float(point.grid["phy.snr_db"]) == snr_grid[0]:
+            anchors[_without_snr(point)] = point.slug
+    for point in sweep.points:
+        over = dict(point.overrides)
+        lr = tuned_for(point.label, tuned_lr)
+        if lr is not None:
+            over["training.lr"] = lr
+        pt = dataclasses.replace(point, overrides=over)
+        scheme = str(over.get("phy.scheme", ""))
+        try:
+            cfg = loader(sweep.base, {**over, "run.seed": sweep.seeds[0]})
+        except InfeasibleTarget as exc:
+            planned.append(PlannedPoint(point.slug, point.label, dict(point.grid), "infeasible", reason=str(exc),
+                                        scheme=scheme, threat_model=THREAT_MODELS.get(scheme, ""),
+                                        lr=over.get("training.lr")))
+            continue
+        except ValueError as exc:
+            raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
+        status, reuses, reason = "feasible", "", ""
+        if cfg.phy.scheme in SNR_INDEPENDENT and snr_grid and float(point.grid["phy.snr_db"]) != snr_grid[0]:
+            status, reuses = "reused", anchors[_without_snr(point)]
+            reason = f"{cfg.phy.scheme} learns the same at every SNR: the runs at {snr_grid[0]:g} dB stand for this point"
+        else:
+            feasible.append(pt)
+        planned.append(PlannedPoint(
+            point.slug, point.label, dict(point.grid), status, reason=reason, reuses=reuses, scheme=cfg.phy.scheme,
+            threat_model=THREAT_MODELS.get(cfg.phy.scheme, ""), calibration=cfg.privacy.calibrated,
+            lr=float(cfg.training.lr), dataset=cfg.data.name, rounds=cfg.run.rounds,
+            K=cfg.training.clients_per_round, M=cfg.partition.clients, batch_size=cfg.training.batch_size,
+            identity=_seedless_identity(cfg),
+        ))
+    return dataclasses.replace(sweep, points=tuple(feasible)), planned
+
+
+def _seedless_identity(cfg) -> str:
+    from scenarios.experiments.identical import identity
+
+    run = getattr(cfg, "run", None)
+    if run is None:
+        return ""
+    return identity(dataclasses.replace(cfg, run=dataclasses.replace(run, seed=0))) or ""
+
+
+def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]]) -> list[tuple[int, float]]:
+    """Per sweep, in order: (runs copied from an identical run of an earlier sweep or point, and
+    their predicted seconds), the rule of :mod:`scenarios.experiments.identical` applied to the plans."""
+    from scenarios.experiments.matched_timing import run_seconds
+
+    seen: set = set()
+    out = []
+    for sweep, planned in plans:
+        copies, seconds = 0, 0.0
+        for p in planned:
+            if p.status != "feasible":
+                continue
+            for seed in sweep.seeds:
+                key = (p.identity, seed)
+                if p.identity and key in seen:
+                    copies += 1
+                    seconds += run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
+                                           batch_size=p.batch_size)
+                seen.add(key)
+        out.append((copies, seconds))
+    return out
+
+
+def sweep_grid(sweep: Sweep) -> dict[str, list]:
+    """The sweep's ``[grid]`` values per key, in file order, as seen from its points."""
+    grid: dict[str, list] = {k: [] for k in sweep.grid_keys}
+    for p in sweep.points:
+        for k in sweep.grid_keys:
+            if p.grid[k] not in grid[k]:
+                grid[k].append(p.grid[k])
+    return grid
+
+
+def _without_snr(point) -> tuple:
+    return (point.label, tuple(sorted((k, str(v)) for k, v in point.grid.items() if k != "phy.snr_db")))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    runs: int
+    infeasible_points: int
+    run_seconds: float  # Σ over runs, one worker
+    workers: int
+    reused_points: int = 0
+    copied: int = 0  # runs identical to a run planned before them: copied, not run (in ``runs``, not in the time)
+
+    def without_copies(self, copies: int, seconds: float) -> "Prediction":
+        return dataclasses.replace(self, copied=copies, run_seconds=self.run_seconds - seconds)
+
+    @property
+    def wall_seconds(self) -> float:
+        """Runs spread evenly over the workers, plus one TensorFlow start per worker."""
+        from scenarios.experiments.matched_timing import WORKER_START_S
+
+        return self.run_seconds / max(1, self.workers) + (WORKER_START_S if self.runs else 0.0)
+
+    def line(self, name: str) -> str:
+        from scenarios.experiments.matched_timing import MEASURED_LOAD
+
+        reused = f", {self.reused_points} reused from another SNR" if self.reused_points else ""
+        reused += f", {self.copied} copied from identical runs" if self.copied else ""
+        return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run{reused}); predicted "
+                f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s) "
+                f"(at the timing table's load average {MEASURED_LOAD}; now {_load()})")
+
+
+def _load() -> str:
+    try:
+        import os
+
+        return f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except OSError:
+        return "unknown"
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def predict(planned: list[PlannedPoint], *, seeds: int, workers: int) -> Prediction:
+    """Run count and predicted time (per-round table of :mod:`scenarios.experiments.matched_timing`)."""
+    from scenarios.experiments.matched_timing import run_seconds
+
+    runs = 0
+    total = 0.0
+    for p in planned:
+        if p.status != "feasible":
+            continue
+        runs += seeds
+        total += seeds * run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
+                                     batch_size=p.batch_size)
+    return Prediction(runs=runs, infeasible_points=sum(p.status == "infeasible" for p in planned),
+                      run_seconds=total, workers=max(1, workers), reused_points=sum(p.status == "reused" for p in planned))
+
+
+def matched_record(sweep: Sweep, planned: list[PlannedPoint], *, tuned: dict | None, prediction: Prediction) -> dict:
+    """The ``matched.json`` record: every grid point with its status, calibration and learning rate."""
+    return {
+        "name": sweep.name,
+        "sweep_file": sweep.path.name,
+        "quick": sweep.quick,
+        "seeds": list(sweep.seeds),
+        "tuned_lr": tuned,
+        "prediction": {"runs": prediction.runs, "copied": prediction.copied, "run_seconds": prediction.run_seconds,
+                       "workers": prediction.workers, "wall_seconds": prediction.wall_seconds},
+        "points": [p.to_dict() for p in planned],
+    }
+
+
+def format_plan(planned: list[PlannedPoint]) -> str:
+    """One line per point: scheme, target ε, calibrated value (or the reason it is infeasible)."""
+    lines = []
+    for p in planned:
+        if p.status == "feasible":
+            cal = p.calibration or {}
+            value = cal.get("value")
+            val = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) and math.isfinite(value) else str(value))
+            lines.append(f"  {p.slug}: {cal.get('parameter', 'none')} = {val} (ε = {cal.get('achieved_epsilon', '∞')}), η = {p.lr:g}")
+        elif p.status == "reused":
+            lines.append(f"  {p.slug}: reused ({p.reuses}): {p.reason}")
+        else:
+            lines.append(f"  {p.slug}: infeasible: {p.reason}")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""A sweep's output directories: their lock and manifest, and the entries in them that are not its runs.
+
+Before any run starts every sweep directory is locked and checked to hold this sweep or nothing
+(:func:`lock_sweep_dirs`); entries that are no run of this sweep are listed once and never touched
+(:func:`foreign_entries`); a damaged run is moved aside, never deleted, and redone
+(:func:`move_damaged_aside`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable
+
+from scenarios.config.keys import redact_overrides
+from scenarios.errors import StorageError
+from scenarios.experiments.sweep_file import Sweep
+from scenarios.store import (
+    MANIFEST,
+    SUMMARY,
+    DirectoryLock,
+    manifest_identity,
+    quarantine,
+    read_manifest,
+    remove_stale_temporaries,
+    run_status,
+    verify_run,
+)
+
+__all__ = ["KNOWN_FILES", "foreign_entries", "lock_sweep_dirs", "move_damaged_aside", "sweep_manifest"]
+
+KNOWN_FILES = {MANIFEST, SUMMARY, ".lock", "matched.json", "tune.json"}
+
+
+def foreign_entries(out: Path, names: list[str]) -> list[str]:
+    """Entries of a sweep directory that are neither its records nor runs (finished, partial or
+    moved aside) of ``names``: ignored by the sweep and the figures, never touched."""
+    known = set(names) | {f".{n}.partial" for n in names}
+    found = []
+    if not Path(out).is_dir():
+        return found
+    for p in sorted(Path(out).iterdir()):
+        if p.name in known or p.name in KNOWN_FILES or ".damaged-" in p.name:
+            continue
+        if p.is_file() and not p.is_symlink() and not p.name.startswith("."):
+            if p.suffix in (".json", ".csv", ".md", ".txt"):
+                continue  # a record another command keeps beside the runs
+        found.append(p.name)
+    return found
+
+
+def sweep_manifest(sweep: Sweep) -> dict:
+    return {
+        "name": sweep.name,
+        "sweep_file": sweep.path.name,
+        "base": sweep.base.name,
+        "description": sweep.description,
+        "quick": sweep.quick,
+        "seeds": list(sweep.seeds),
+        "grid_keys": list(sweep.grid_keys),
+        "points": [
+            {
+                "slug": p.slug,
+                "label": p.label,
+                "grid": p.grid,
+                "overrides": redact_overrides(p.overrides),
+                "runs": [{"seed": s, "dir": sweep.run_name(p, s)} for s in sweep.seeds],
+            }
+            for p in sweep.points
+        ],
+    }
+
+
+def lock_sweep_dirs(jobs: Iterable[tuple[Sweep, Path]]) -> list[DirectoryLock]:
+    """Lock every sweep directory and check it holds this sweep or nothing (before any work).
+
+    Raises :class:`scenarios.errors.BusyError` if another process holds one (nothing is
+    touched), or ValueError if one holds a different sweep; every lock taken is released then.
+    """
+    locks: list[DirectoryLock] = []
+    try:
+        for sweep, out in jobs:
+            lock = DirectoryLock(out, what="sweep directory").acquire()
+            locks.append(lock)
+            if (Path(out) / MANIFEST).is_file():
+                try:
+                    stored = read_manifest(out)
+                except StorageError:
+                    stored = None  # an empty or damaged manifest holds no runs to protect: rewritten
+                if stored is not None and manifest_identity(stored) != manifest_identity(sweep_manifest(sweep)):
+                    raise ValueError(
+                        f"output directory {out} holds another sweep ({stored.get('name')!r} from "
+                        f"{stored.get('sweep_file')!r}, {len(stored.get('points', []))} grid points × "
+                        f"{len(stored.get('seeds') or [])} seeds{', quick' if stored.get('quick') else ''}); "
+                        f"choose another --out, or move that directory away")
+            remove_stale_temporaries(out)
+    except BaseException:
+        for lock in reversed(locks):
+            lock.release(remove_directory_if_empty=True)
+        raise
+    return locks
+
+
+def move_damaged_aside(tasks: list, echo: Callable[[str], None] | None) -> None:
+    """A damaged run is moved aside (never deleted) and redone."""
+    for t in tasks:
+        out, status = Path(t.out_dir), run_status(Path(t.out_dir), t.name)
+        if status in ("corrupt", "damaged"):
+            path = out / t.name if status == "corrupt" else out / f".{t.name}.partial"
+            problems = verify_run(path) if status == "corrupt" else ["cannot be resumed"]
+            moved = quarantine(path)
+            if echo:
+                echo(f"run {t.name} is damaged ({'; '.join(problems)}): moved aside to {moved.name}, redone")

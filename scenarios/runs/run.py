@@ -1,0 +1,174 @@
+"""Run one scenario into a directory: the contract between training, sweeps and figures.
+
+Run directory
+-------------
+``config.json``
+    The resolved scenario (``config``; ``run.key_hex`` replaced by ``"<redacted>"``), the seed, derived sizes (d, M, D, K, local steps),
+    the data source and partition summary, the aggregator's description, the SNR definition
+    (model §5), the FLORAS key's source and identifier (``key``: never the key itself), the definition of every metric, the ε
+    assumptions (model §7.4), package versions and the project's git revision.
+``metrics.csv``
+    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
+    one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
+    cell means "does not apply" (V outside FLORAS, admitted for schemes whose aggregator reports no
+    admission count, losses
+    and accuracy in rounds skipped by ``training.eval_every``).
+``checkpoint.npz``
+    Written atomically every ``run.checkpoint_every`` rounds: the global model (float64), the
+    next round index, the metrics rows so far and the elapsed wall time. Removed after
+    ``DONE`` is written.
+``DONE``
+    Empty marker, written last, only when every round finished.
+
+Every file is written through :mod:`scenarios.store` (unique temporary name, fsync,
+:func:`os.replace`); the directory is locked for the whole run (a second writer is refused
+with "in use by PID …"), and ``DONE`` is written only after ``config.json`` parses and
+``metrics.csv`` holds one row per round (:func:`scenarios.store.verify_run`). A run whose setup
+fails (bad input, memory limit) leaves no directory behind if it created it.
+
+Columns: ``train_loss`` is the global model w_{t+1}'s mean cross-entropy [nats] on a fixed
+training subset (``training.train_eval_size`` examples drawn once from the partitioned
+training data by the stream ``(seed, "train-eval-subset")``); ``test_loss`` and
+``test_accuracy`` are over the whole test set; ``agg_error`` is the aggregator's normalized
+squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
+is the number of clients the round's uplink admitted (the aggregator's ``admitted`` diagnostic:
+channel inversion, the analog Gaussian baseline, DDGauss, sqSGD); ``epsilon`` is the ε (at
+``privacy.delta``) spent after that round under threat model T1 for FLORAS, under each private
+baseline's own threat model for the baselines (model §9), and ``inf`` for schemes that add no privacy
+noise; ``wall_time_s`` is the cumulative training wall time since the run started (setup and
+``tf.function`` tracing excluded; continued across resumes). The setup time (data, partition, model,
+aggregator) and the tracing time (one warm-up call of the training and evaluation functions, which
+does not change results) of a fresh start are recorded in ``config.json`` under ``timing``;
+``channel_uses`` is the real channel uses of the round's uplink (model §5; the aggregator's
+``channel_uses`` diagnostic).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from scenarios.config import ScenarioConfig
+from scenarios.config.keys import ResolvedKey, resolve_key
+from scenarios.errors import StorageError
+from scenarios.runs.record import run_record
+from scenarios.runs.rounds import train_rounds
+from scenarios.runs.run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
+    METRICS_HEADER,
+    SNR_DEFINITION,
+    disk_estimate,
+    prepare_out_dir,
+    read_metrics,
+    run_summary,
+)
+from scenarios.runs.setup import build_run
+from scenarios.store import (
+    CHECKPOINT,
+    DONE,
+    DirectoryLock,
+    atomic_write_json,
+    atomic_write_text,
+    check_output_location,
+    remove_stale_temporaries,
+    verify_run,
+    write_done,
+)
+
+__all__ = ["run_scenario", "METRICS_HEADER", "SNR_DEFINITION", "derive_key", "read_metrics"]
+
+
+def derive_key(config: ScenarioConfig) -> ResolvedKey:
+    """The FLORAS clients' shared key (model §4) with its source and identifier.
+
+    By :func:`scenarios.config.keys.resolve_key`: ``FLORAS_KEY_FILE`` / ``FLORAS_KEY_HEX``, else
+    ``run.key_hex``, else the simulation-only key of :func:`phy.assignment.simulation_key`
+    (the one derivation from the seed every command uses; reproducible, NOT secret).
+    """
+    return resolve_key(seed=config.run.seed, scenario_key_hex=config.run.key_hex)
+
+
+# ------------------------------------------------------------------------------ the run
+def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False, progress: bool = True,
+                 memory_limit: str | int | None = None) -> dict:
+    """Run the whole federated-learning job of ``config`` into ``out_dir``.
+
+    Returns a summary: ``final_test_accuracy``, ``final_test_loss``, ``final_train_loss``,
+    ``final_epsilon``, ``rounds``, ``wall_time_s``. With ``resume`` an interrupted run
+    continues from its last checkpoint and yields the same metrics as an uninterrupted run
+    (wall time aside); a finished run (``DONE``, verified) is returned without work; a
+    directory whose ``config.json`` holds another scenario or key is an error. Without
+    ``resume`` a non-empty ``out_dir`` is an error. Raises :class:`fl.federated.NonFiniteModelError`
+    if the model diverges (results so far are kept).
+
+    Before anything is written: the memory estimate (:mod:`scenarios.config.resources`; limit
+    ``memory_limit``, else ``FLORAS_MEMORY_LIMIT``, else MemAvailable) and the output location
+    (writable, free space) are checked; then ``out_dir`` is locked for the whole run
+    (:class:`scenarios.errors.BusyError` if another process holds it).
+    """
+    from scenarios.config.resources import check_memory, model_dimension, training_terms
+
+    config = config.validate()
+    out_dir = Path(out_dir)
+    check_memory(training_terms(config), what="this training run", option=memory_limit)
+    check_output_location(out_dir, need_bytes=disk_estimate(config, model_dimension(config)), what="run directory")
+    lock = DirectoryLock(out_dir, what="run directory").acquire()
+    try:
+        remove_stale_temporaries(out_dir)
+        summary = _run_locked(config, out_dir, resume=resume, progress=progress)
+    except BaseException:
+        lock.release(remove_directory_if_empty=True)  # removes only a directory this run created, if still empty
+        raise
+    lock.release()
+    return summary
+
+
+def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress: bool) -> dict:
+    setup_start = time.perf_counter()
+    config_dict = json.loads(json.dumps(config.to_dict()))
+    key = derive_key(config) if config.phy.scheme == "floras" else None
+    mode, ckpt = prepare_out_dir(out_dir, config_dict, resume, key.key_id if key else None)
+    rounds = config.run.rounds
+    if mode == "done":
+        return run_summary(read_metrics(out_dir), rounds)
+    setup = build_run(config, key, setup_start=setup_start)
+    w, start, elapsed, metrics_text = _start(config, config_dict, setup, key, out_dir, mode=mode, ckpt=ckpt)
+    metrics_text = train_rounds(config, setup, out_dir, w=w, start=start, elapsed=elapsed, metrics_text=metrics_text,
+                                progress=progress)
+    _finish(out_dir, metrics_text, rounds)
+    return run_summary(read_metrics(out_dir), rounds)
+
+
+def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | None, out_dir: Path, *, mode: str, ckpt):
+    """(model, first round, elapsed wall time, metrics so far): from the checkpoint on resume; else fresh,
+    with ``config.json`` written. The metrics file is rewritten from them and ``DONE`` removed."""
+    d, spec, seed = setup.d, setup.spec, config.run.seed
+    metrics_path = out_dir / "metrics.csv"
+    if mode == "resume":
+        w = np.asarray(ckpt["w"], dtype=np.float64)
+        start = int(ckpt["next_round"])
+        elapsed = float(ckpt["elapsed"])
+        metrics_text = str(ckpt["metrics"])
+        if w.shape != (d,):
+            raise ValueError(f"checkpoint in {out_dir} holds a model of dimension {w.shape} (scenario has d = {d}); choose another --out")
+    else:
+        w = spec.init(seed)
+        start, elapsed = 0, 0.0
+        metrics_text = ",".join(METRICS_HEADER) + "\n"
+        atomic_write_json(out_dir / "config.json", run_record(config, config_dict, setup, key))
+    atomic_write_text(metrics_path, metrics_text)
+    (out_dir / DONE).unlink(missing_ok=True)
+    return w, start, elapsed, metrics_text
+
+
+def _finish(out_dir: Path, metrics_text: str, rounds: int) -> None:
+    """The complete metrics replace the appended file; checkpoint removed, then ``DONE`` once verified."""
+    metrics_path = out_dir / "metrics.csv"
+    atomic_write_text(metrics_path, metrics_text)
+    problems = verify_run(out_dir, rounds=rounds, require_done=False)
+    if problems:
+        raise StorageError(f"run in {out_dir} is incomplete after its last round: {'; '.join(problems)}")
+    (out_dir / CHECKPOINT).unlink(missing_ok=True)  # first: a kill before DONE leaves no stale checkpoint beside it
+    write_done(out_dir)  # last: digests of config.json and metrics.csv, row count, columns
