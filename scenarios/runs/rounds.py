@@ -1,0 +1,72 @@
+"""The rounds of one run: train, evaluate, append to ``metrics.csv`` and checkpoint (:func:`train_rounds`)."""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from scenarios.config import ScenarioConfig
+from scenarios.runs.run_dir import format_cell
+from scenarios.runs.setup import RunSetup
+from scenarios.store import CHECKPOINT, atomic_write_bytes, storage_error
+
+__all__ = ["train_rounds"]
+
+
+def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, start: int, elapsed: float,
+                 metrics_text: str, progress: bool) -> str:
+    """Rounds ``start`` … ``run.rounds`` − 1 from the model ``w``; each row is appended and flushed, a
+    checkpoint written every ``run.checkpoint_every`` rounds. Returns the complete metrics text."""
+    rounds, data, fedavg = config.run.rounds, setup.data, setup.fedavg
+    eval_train, eval_test, epsilon = setup.eval_train, setup.eval_test, setup.epsilon
+    metrics_path = out_dir / "metrics.csv"
+    from tqdm import tqdm
+
+    bar = tqdm(total=rounds, initial=start, desc=f"{config.phy.scheme} {data.name}", unit="round",
+               disable=not (progress and sys.stderr.isatty()), leave=False)
+    try:
+        fh = open(metrics_path, "a", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise storage_error(exc, "write", metrics_path) from None
+    try:
+        for t in range(start, rounds):
+            t0 = time.perf_counter()
+            w, outcome = fedavg.step(w, t)
+            last = t == rounds - 1
+            if (t + 1) % config.training.eval_every == 0 or last:
+                train_loss, _ = eval_train.evaluate(w)
+                test_loss, test_acc = eval_test.evaluate(w)
+            else:
+                train_loss = test_loss = test_acc = None
+            eps = epsilon(t + 1)
+            elapsed += time.perf_counter() - t0
+            diag = outcome.diagnostics
+            row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
+                   diag.get("V") if config.phy.scheme == "floras" else None,
+                   int(diag["admitted"]) if "admitted" in diag else None,
+                   eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
+            line = ",".join(format_cell(v) for v in row) + "\n"
+            try:
+                fh.write(line)
+                fh.flush()
+            except OSError as exc:
+                raise storage_error(exc, "append to", metrics_path) from None
+            metrics_text += line
+            if (t + 1) % config.run.checkpoint_every == 0 or last:
+                buf = io.BytesIO()
+                np.savez(buf, w=w, next_round=np.int64(t + 1), elapsed=np.float64(elapsed), metrics=np.str_(metrics_text))
+                atomic_write_bytes(out_dir / CHECKPOINT, buf.getvalue())
+            bar.update(1)
+            if test_acc is not None:
+                bar.set_postfix(acc=f"{test_acc:.3f}", loss=f"{train_loss:.3f}")
+    finally:
+        try:
+            fh.close()
+        except OSError:
+            pass  # the write error above is the one reported
+        bar.close()
+    return metrics_text

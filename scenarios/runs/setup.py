@@ -1,0 +1,156 @@
+"""Setting up one run: everything that can fail on bad input first (data, partition, model, the
+ε column), then the aggregator, trainer and evaluators, traced once (:func:`build_run`).
+
+The ε column (:class:`EpsilonColumn`) is the scheme's own accountant (FLORAS and the private
+baselines), or ∞ for schemes without privacy noise.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from phy.randomness import stream
+from scenarios.config import ScenarioConfig
+from scenarios.config.keys import ResolvedKey, warn_simulation_key
+from scenarios.config.scheme_privacy import PRIVATE_BASELINES
+
+__all__ = ["EpsilonColumn", "RunSetup", "build_run", "quiet_tensorflow"]
+
+
+def quiet_tensorflow() -> None:
+    """TensorFlow's Python warnings (e.g. the retracing hint when one worker process trains several
+    runs one after another, each with its own model) off the terminal, unless FLORAS_DEBUG is set."""
+    import os
+
+    if os.environ.get("FLORAS_DEBUG") not in (None, "", "0"):
+        return
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+
+
+class EpsilonColumn:
+    """ε after t rounds from the scheme's own accountant (FLORAS and the private baselines); ∞ for
+    schemes without privacy noise."""
+
+    def __init__(self, config: ScenarioConfig, *, d: int, D: int):
+        phy, pr = config.phy, config.privacy
+        self.accountant = None
+        if phy.scheme not in ("floras", "sqsgd", *PRIVATE_BASELINES):
+            self.assumptions = (
+                f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
+                f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
+            )
+            return
+        self.accountant = config.privacy_accountant(d=d, D=D)
+        # the assumptions of the run's final report (the attained order is that of the last round)
+        self.assumptions = "; ".join(self.accountant.report(rounds=config.run.rounds).assumptions)
+
+    def final_report(self, rounds: int) -> dict:
+        """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf."""
+        if self.accountant is None:
+            return {"epsilon": "inf", "assumptions": [self.assumptions], "rounds": rounds}
+        return self.accountant.report(rounds=rounds).to_dict()
+
+    def __call__(self, rounds: int) -> float:
+        if self.accountant is None:
+            return math.inf
+        return float(self.accountant.epsilon(rounds=rounds))  # the idealised ε; the final report adds epsilon_link
+
+
+@dataclass
+class RunSetup:
+    """What :func:`build_run` made for one run: the data and its partition, the sizes, the model,
+    the ε column, the federated-averaging loop and its evaluators, and the setup and tracing times."""
+
+    data: Any
+    part: Any
+    M: int
+    K: int
+    D: int
+    steps: int
+    spec: Any
+    d: int
+    epsilon: EpsilonColumn
+    aggregator: Any
+    used: Any
+    n_sub: int
+    eval_train: Any
+    eval_test: Any
+    fedavg: Any
+    setup_s: float
+    tracing_s: float
+
+
+def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: float) -> RunSetup:
+    """Load and check everything (errors on bad input come before any training), then build and trace
+    the training; ``setup_start`` is when the run's setup began (``setup_s`` counts from it)."""
+    from fl.data import load_dataset
+    from fl.models import build_model_spec
+    from fl.partition import make_partition
+    from fl.training import local_schedule
+
+    seed = config.run.seed
+    data = load_dataset(
+        config.data.name,
+        seed=seed,
+        data_dir=config.data.dir,
+        test_fraction=config.data.test_fraction,
+        synthetic_samples=config.data.synthetic_samples,
+        synthetic_features=config.data.synthetic_features,
+        synthetic_classes=config.data.synthetic_classes,
+    )
+    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (model §10)
+        from fl.validation import carve_validation
+
+        data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
+    M, K = config.partition.clients, config.training.clients_per_round
+    part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
+                          shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
+    D = part.shape[1]
+    if D < 1:
+        raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
+    steps, _ = local_schedule(D=D, batch_size=config.training.batch_size,
+                              local_epochs=config.training.local_epochs, local_steps=config.training.local_steps)
+    spec = build_model_spec(config.model.name, input_shape=data.input_shape, num_classes=data.num_classes,
+                            hidden=config.model.hidden, channels=config.model.channels, kernel_size=config.model.kernel_size)
+    d = spec.d
+    try:
+        config.phy.validate(K=K, d=d)
+    except ValueError as exc:
+        raise ValueError(f"phy.{exc}") from None
+    epsilon = EpsilonColumn(config, d=d, D=D)
+
+    quiet_tensorflow()
+    from fl.federated import FederatedAveraging
+    from fl.training import Evaluator, VectorizedTrainer
+    from phy.aggregation import make_aggregator
+
+    if key is not None and key.simulated:
+        warn_simulation_key("this run")
+    aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
+                                 relation=config.privacy.relation)
+    trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
+                                batch_size=config.training.batch_size, lr=config.training.lr,
+                                local_epochs=config.training.local_epochs, local_steps=config.training.local_steps, seed=seed)
+    used = part.reshape(-1)
+    n_sub = min(config.training.train_eval_size, used.size)
+    subset = np.sort(used[stream(seed, "train-eval-subset").choice(used.size, size=n_sub, replace=False)])
+    eval_train = Evaluator(spec, data.x_train[subset], data.y_train[subset])
+    eval_test = Evaluator(spec, data.x_test, data.y_test)
+    fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed)
+    setup_s = time.perf_counter() - setup_start
+    trace_start = time.perf_counter()  # tf.function tracing, kept out of wall_time_s
+    trainer.warm_up(K)
+    eval_train.warm_up()
+    eval_test.warm_up()
+    tracing_s = time.perf_counter() - trace_start
+
+    return RunSetup(data=data, part=part, M=M, K=K, D=D, steps=steps, spec=spec, d=d, epsilon=epsilon,
+                    aggregator=aggregator, used=used, n_sub=n_sub, eval_train=eval_train, eval_test=eval_test,
+                    fedavg=fedavg, setup_s=setup_s, tracing_s=tracing_s)
