@@ -28,13 +28,13 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NU
     os.environ.setdefault(var, "1")
 
 SCHEMES = {
-    "floras": {"phy.scheme": "floras", "phy.N": 32, "phy.L": 32},
+    "floras": {"phy.scheme": "floras", "phy.floras.N": 32, "phy.L": 32},
     "channel-inversion": {"phy.scheme": "channel-inversion"},
     "ideal": {"phy.scheme": "ideal"},
-    "central-gaussian": {"phy.scheme": "central-gaussian", "phy.noise_multiplier": 1.0},
-    "analog-gaussian": {"phy.scheme": "analog-gaussian", "phy.noise_multiplier": 1.0},
-    "ddgauss": {"phy.scheme": "ddgauss", "phy.dd_bits": 16, "phy.dd_local_std": 0.01},
-    "sqsgd": {"phy.scheme": "sqsgd", "phy.sq_ratio": 0.1, "phy.epsilon0": 1.0},
+    "central-gaussian": {"phy.scheme": "central-gaussian", "phy.central-gaussian.noise_multiplier": 1.0},
+    "analog-gaussian": {"phy.scheme": "analog-gaussian", "phy.analog-gaussian.noise_multiplier": 1.0},
+    "ddgauss": {"phy.scheme": "ddgauss", "phy.ddgauss.bits": 16, "phy.ddgauss.local_std": 0.01},
+    "sqsgd": {"phy.scheme": "sqsgd", "phy.sqsgd.ratio": 0.1, "phy.sqsgd.epsilon0": 1.0},
 }
 BASES = {"digits": "scenarios/base/digits_mlp.toml", "fashion-mnist": "scenarios/base/fashion_mlp.toml"}
 
@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--schemes", nargs="+", default=list(SCHEMES))
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                     help="extra overrides (e.g. the cross-device population: partition.clients=1000 "
-                         "training.clients_per_round=100 training.batch_size=20 phy.L=128 phy.N=128)")
+                         "training.clients_per_round=100 training.batch_size=20 phy.L=128 phy.floras.N=128)")
     ap.add_argument("--from-results", default=None, metavar="DIR", help="read finished runs instead of running")
     args = ap.parse_args()
     if args.from_results:
@@ -64,7 +64,7 @@ def main() -> None:
                 key, _, value = item.partition("=")
                 over[key] = float(value) if "." in value else int(value)
             if over.get("phy.scheme") != "floras":
-                over.pop("phy.N", None)
+                over.pop("phy.floras.N", None)
             if ds == "digits":
                 over["training.batch_size"] = 10
             cfg = load_scenario(BASES[ds], over)

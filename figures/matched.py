@@ -6,7 +6,7 @@ infeasible). Every curve is labelled with the threat model its ε covers; lines 
 over seeds, bands the min–max range; infeasible points are drawn as × on the axis floor, never
 dropped; the references without privacy noise (ideal, channel inversion) exist at ε = ∞ only
 and are drawn as horizontal lines. Points recorded as ``reused`` (a scheme that learns the same at
-every SNR, run at the sweep's first SNR only; :data:`scenarios.experiments.matched.SNR_INDEPENDENT`) are
+every SNR, run at the sweep's first SNR only; :func:`scenarios.experiments.matched.snr_independent`) are
 drawn in the other panels from those runs, dashed, and marked "reused" in the table.
 ``<stem>.table.md`` (one table per SNR: accuracy and channel uses per scheme and ε) and
 ``<stem>.verdict.md`` (where FLORAS wins, ties and loses: :mod:`figures.matched_verdict`) are
@@ -66,9 +66,7 @@ def threat_of(record: dict, label: str) -> str:
     for p in record.get("points", []):
         if p.get("label") == label and p.get("threat_model"):
             return p["threat_model"]
-    from scenarios.store import THREAT_MODELS
-
-    return THREAT_MODELS.get(label.split("-")[0] if label.startswith("floras") else label, "")
+    return ""  # every point of a matched record carries its scheme's threat model
 
 
 def privacy_caption(res, record: dict) -> str:

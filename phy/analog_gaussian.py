@@ -41,7 +41,7 @@ from .central_gaussian import CentralGaussianParams, sum_sensitivity
 from .channel_inversion import ChannelInversionLink, receiver_noise_variance
 from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
-from .link_records import BaselineRecord
+from .link_records import BaselineRecord, fmt
 from .normalization import denormalize, normalize
 from .schemes import SchemeSpec, register_scheme
 
@@ -142,6 +142,12 @@ class AnalogGaussianAggregator:
 class AnalogGaussianRecord(BaselineRecord):
     diagnostics = ("rho", "noise_std_target", "receiver_noise_std", "artificial_noise_std", "noise_std_effective",
                    "receiver_noise_exceeds_target", "max_power_ratio")
+
+    @staticmethod
+    def detail(s: dict) -> str:
+        m, adm = s.get("diagnostics_mean", {}), s["admitted"]
+        return (f"admitted mean={fmt(adm['mean'])} skipped={s['skipped_rounds']} target std={fmt(m.get('noise_std_target'))} "
+                f"effective std={fmt(m.get('noise_std_effective'))} rx>target frac={fmt(m.get('receiver_noise_exceeds_target'))}")
 
 
 register_scheme(SchemeSpec(

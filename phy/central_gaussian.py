@@ -32,7 +32,7 @@ from .channel_uses import analog_channel_uses
 from .checks import check_finite_nonnegative
 from .config import PhyConfig
 from .normalization import denormalize, normalize
-from .link_records import BaselineRecord
+from .link_records import BaselineRecord, fmt
 from .randomness import check_seed
 from .schemes import SchemeSpec, register_scheme
 
@@ -111,6 +111,10 @@ class CentralGaussianAggregator:
 
 class CentralGaussianRecord(BaselineRecord):
     diagnostics = ("noise_std",)
+
+    @staticmethod
+    def detail(s: dict) -> str:
+        return f"noise std={fmt(s.get('diagnostics_mean', {}).get('noise_std'))} (s units) threat: {s.get('threat_model')}"
 
 
 register_scheme(SchemeSpec(

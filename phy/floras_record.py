@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .link_records import LinkRecord
+from .link_records import LinkRecord, fmt
 from .statistics import QUANTILE_LEVELS, cauchy_scale_mle, excess_kurtosis, levy_quantiles
 
 __all__ = ["FlorasLinkRecord", "POOLED_ENTRIES_PER_ROUND"]
@@ -77,4 +77,15 @@ class FlorasLinkRecord(LinkRecord):
                 "within_round_excess_kurtosis": None,
                 "note": "gamma = N - K = 0: no inactive sequences, no privacy noise",
             }
+        return out
+
+    @staticmethod
+    def detail(s: dict) -> str:
+        inn = s["inactive_noise"]
+        vq = inn["v_quantiles"]
+        out = (f"path={s['path']} gamma={s['gamma']} cauchy_scale={fmt(inn['cauchy_scale'])} "
+               f"(expected {fmt(inn['cauchy_scale_expected'])}) V median={fmt(vq['50'])} "
+               f"within-round excess kurtosis={fmt(inn['within_round_excess_kurtosis'])}")
+        if s.get("estimator_biased"):
+            out += " [non-orthogonal sequences: estimator biased]"
         return out

@@ -14,6 +14,12 @@ from .schemes import SchemeSpec, register_scheme
 __all__ = ["IdealAggregator"]
 
 
+class IdealRecord(LinkRecord):
+    @staticmethod
+    def detail(s: dict) -> str:
+        return "noise-free reference"
+
+
 class IdealAggregator:
     """ŝ = Σ_k s_k exactly; the nominal cost is an analog sum of the d entries (model §5)."""
 
@@ -39,5 +45,5 @@ class IdealAggregator:
 
 register_scheme(SchemeSpec(
     name="ideal", aggregator=lambda config, *, K, d, seed, key, relation: IdealAggregator(config, K=K, d=d, seed=seed),
-    link_record=LinkRecord, example={}, description="noise-free FedAvg with the same normalization (model §6.3)",
+    link_record=IdealRecord, example={}, description="noise-free FedAvg with the same normalization (model §6.3)",
 ))

@@ -17,7 +17,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LinkRecord", "AdmissionRecord", "BaselineRecord", "nmse_summary"]
+__all__ = ["LinkRecord", "AdmissionRecord", "BaselineRecord", "nmse_summary", "fmt"]
+
+
+def fmt(v) -> str:
+    """A table cell: "-" for None, 4 significant digits for floats."""
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
 
 
 def nmse_summary(errors: list[float]) -> dict:
@@ -43,6 +52,11 @@ class LinkRecord:
 
     def summary(self) -> dict:
         return {}
+
+    @staticmethod
+    def detail(summary: dict) -> str:
+        """One cell of ``floras link``'s table from the scheme's summary (the JSON entry)."""
+        return ""
 
 
 class AdmissionRecord(LinkRecord):
@@ -73,6 +87,11 @@ class AdmissionRecord(LinkRecord):
             "max_power_ratio": float(np.max(self.power)),
             "nmse_note": "relative to the admitted clients' sum; skipped rounds (K' = 0) excluded",
         }
+
+    @staticmethod
+    def detail(s: dict) -> str:
+        return (f"admitted mean={fmt(s['admitted']['mean'])} min={s['admitted']['min']} "
+                f"skipped rounds={s['skipped_rounds']} rho mean={fmt(s['rho_mean'])}")
 
 
 class BaselineRecord(LinkRecord):

@@ -53,8 +53,8 @@ def test_floras_clip_bound_meets_the_target_and_is_the_largest(narrow_floras_ran
 
 
 def test_floras_smallest_N_at_fixed_C(narrow_floras_range):
-    cfg = load_scenario(DIGITS, {**FLORAS, "phy.C": 1.0, "privacy.floras_parameter": "N"})
-    cal = calibrate_config(cfg, 4.0, floras_parameter="N")
+    cfg = load_scenario(DIGITS, {**FLORAS, "phy.C": 1.0, "privacy.calibrate_key": "N"})
+    cal = calibrate_config(cfg, 4.0)
     n = cal.value
     assert isinstance(n, int) and floras_eps(cfg, N=n) <= 4.0 < floras_eps(cfg, N=n - 1)
 

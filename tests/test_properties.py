@@ -21,7 +21,11 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from phy.config import CSIT_MODES, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES  # noqa: E402
+from phy.config import RESOURCES, RHO_RULES  # noqa: E402
+from phy.floras_params import CSIT_MODES, PATHS, SEQUENCE_FAMILIES  # noqa: E402
+from phy.schemes import scheme_names  # noqa: E402
+
+SCHEMES = scheme_names()
 from scenarios.cli.main import main  # noqa: E402
 from scenarios.config import DATASETS, MODELS, PARTITIONS, scenario_from_dict  # noqa: E402
 
@@ -131,7 +135,7 @@ INVALID = {
                               allow_nan=False), NON_FINITE, NOT_NUMBER),
     "privacy.accountant": not_in(("rdp", "rdp-generic", "pld", "gdp")),
     "privacy.calibrated": st.one_of(st.text(max_size=4), st.integers(), st.floats(), st.lists(st.integers(), max_size=2)),
-    "privacy.floras_parameter": not_in(("C", "N")),
+    "privacy.calibrate_key": not_in(("C", "N")),
     "privacy.target_epsilon": st.one_of(st.floats(max_value=0.0, allow_nan=False), st.integers(max_value=0),
                                         st.text(max_size=4).filter(lambda v: v != "inf")),
 }
@@ -196,7 +200,7 @@ VALID = {
     "phy.sq_ratio": st.floats(min_value=0.0, max_value=1.0, exclude_min=True),
     "privacy.accountant": st.sampled_from(("rdp", "rdp-generic")),  # pld and gdp refuse FLORAS without replacement
     "privacy.calibrated": st.just({}),
-    "privacy.floras_parameter": st.sampled_from(("C", "N")),
+    "privacy.calibrate_key": st.sampled_from(("C", "N")),
     "privacy.target_epsilon": st.just(8.0),  # a valid target calibrates the scheme (seconds): one example
 }
 

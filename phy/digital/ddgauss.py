@@ -57,7 +57,7 @@ from ..checks import check_finite_nonnegative, check_finite_positive, check_open
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
 from ..normalization import denormalize, normalize
-from ..link_records import BaselineRecord
+from ..link_records import BaselineRecord, fmt
 from ..randomness import check_seed, stream
 from ..schemes import SchemeSpec, register_scheme
 from .discrete_gaussian import sample_discrete_gaussian
@@ -239,6 +239,13 @@ DD_BITS_MAX = 48  # scaled coordinates stay exact in float64 and modular sums in
 
 class DDGaussRecord(BaselineRecord):
     diagnostics = ("grid", "delta2", "local_std_per_client", "redraws", "wrapped_fraction", "bits_per_client")
+
+    @staticmethod
+    def detail(s: dict) -> str:
+        m, adm = s.get("diagnostics_mean", {}), s["admitted"]
+        return (f"admitted mean={fmt(adm['mean'])} skipped={s['skipped_rounds']} grid={fmt(m.get('grid'))} "
+                f"wrapped={fmt(m.get('wrapped_fraction'))} redraws/round={fmt(m.get('redraws'))} "
+                f"bits/client={fmt(m.get('bits_per_client'))}")
 
 
 register_scheme(SchemeSpec(

@@ -46,6 +46,7 @@ from ..normalization import denormalize, normalize
 from ..randomness import check_seed, stream
 from .rotation import fwht, padded_dimension
 from .privquant import best_kappa, check_mechanism, level_bits, privquant, quantization_levels, stochastic_quantize, unbiasing_constant
+from .sqsgd_link import SqsgdLinkRecord
 from .uplink import DigitalUplink
 from ..schemes import SchemeSpec, register_scheme
 
@@ -237,16 +238,10 @@ class SqsgdAggregator:
 SQ_ESTIMATORS = ("unbiased", "sparse")  # server estimators (model §9.3)
 
 
-def _link_record(aggregator, d):
-    from .sqsgd_link import SqsgdLinkRecord
-
-    return SqsgdLinkRecord(aggregator, d)
-
-
 register_scheme(SchemeSpec(
     name="sqsgd",
     aggregator=lambda config, *, K, d, seed, key, relation: SqsgdAggregator(config, K=K, d=d, seed=seed),
-    link_record=_link_record, params=SqsgdParams, requires_clip=True,
+    link_record=SqsgdLinkRecord, params=SqsgdParams, requires_clip=True,
     example={"normalization": "clip", "clip_norm": 1.0, "sqsgd": {"levels": 4, "epsilon0": 4.0}},
     description="sqSGD: rotated, subsampled, PrivQuant-quantized updates, epsilon0-LDP per client (model §9.3)",
 ))

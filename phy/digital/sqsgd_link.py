@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from ..link_records import fmt
+
 __all__ = ["SqsgdLinkRecord"]
 
 
@@ -92,3 +94,11 @@ class SqsgdLinkRecord:
             "threat_model": "any observer (T1 and T2): each client's message is epsilon0-LDP",
             "nmse_note": "relative to the admitted clients' sum; skipped rounds (K' = 0) excluded",
         }
+
+    @staticmethod
+    def detail(s: dict) -> str:
+        f = fmt
+        return (f"bias={f(s['bias'])} (unbiased ~{f(s['bias_if_unbiased'])}) along sum={f(s['bias_along_sum'])}"
+                f"±{f(s['bias_along_sum_se'])} m={f(s['m'])} kappa={s['kappa']} "
+                f"bits/client={s['bits']} uses/round={f(s['channel_uses']['mean'])} admitted mean={f(s['admitted']['mean'])} "
+                f"[{s['estimator']}; eps0-LDP vs any observer]")

@@ -41,17 +41,17 @@ SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L
 
 def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConfig, K: int, false_alarm: float,
                      confidence: float) -> dict:
-    kind = detector_kind(config.csit)
+    kind = detector_kind(config.of("floras").csit)
     tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind)
     det = evaluate_detector(stats, mask, threshold=tau, nominal_false_alarm=false_alarm, kind=kind, confidence=confidence)
-    theory = theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=config.csit)
+    theory = theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=config.of("floras").csit)
     return {
-        "detector": f"{kind} detector ({'|r_j^s|²' if kind == 'energy' else 'r_j^s'} > τ), Neyman–Pearson optimal per sequence for csit = {config.csit}",
+        "detector": f"{kind} detector ({'|r_j^s|²' if kind == 'energy' else 'r_j^s'} > τ), Neyman–Pearson optimal per sequence for csit = {config.of("floras").csit}",
         "threshold_rule": f"Neyman–Pearson threshold for per-sequence false-alarm probability {false_alarm:g} (noise level σ²/L known)",
         "threshold": det.threshold,
         "detection_probability": det.detection_probability,
         "detection_probability_ci": list(det.detection_ci),
-        "detection_probability_theory": theory if config.sequences != "pn" else None,
+        "detection_probability_theory": theory if config.of("floras").sequences != "pn" else None,
         "false_alarm_probability": det.false_alarm_probability,
         "false_alarm_probability_ci": list(det.false_alarm_ci),
         "nominal_false_alarm": false_alarm,
@@ -84,10 +84,10 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
     if not persistence:
         raise ValueError("persistence must list at least one value in [0, 1]")
     up = _uplink(config, K=K, seed=seed, key=key)
-    kind = detector_kind(config.csit)
+    kind = detector_kind(config.of("floras").csit)
     C = config.norm_bound(d)
-    stats = np.empty((rounds, config.N))
-    mask = np.zeros((rounds, config.N), dtype=bool)
+    stats = np.empty((rounds, config.of("floras").N))
+    mask = np.zeros((rounds, config.of("floras").N), dtype=bool)
     nmse = []
     linking = {}
     for p_i, rho in enumerate(persistence):
@@ -113,7 +113,7 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
         "decoding": decoding,
         "linking": {
             "by_persistence": linking,
-            "chance": {"similarity": 1.0 / K, "pilot": 1.0 / K, "index": 1.0 / config.N},
+            "chance": {"similarity": 1.0 / K, "pilot": 1.0 / K, "index": 1.0 / config.of("floras").N},
             "update_model": "s_k^t = C·unit(centre(√ρ·m_k + √(1−ρ)·z_k^t)), ρ = persistence of a client's update direction",
             "uncertainty": "standard error of the mean success over disjoint round pairs",
         },
@@ -134,7 +134,7 @@ def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, 
                 for N in Ns:
                     if not K <= N:
                         continue
-                    cfg = replace(config, snr_db=float(snr), csit=csit, N=int(N))
+                    cfg = replace(config, snr_db=float(snr)).with_params("floras", csit=csit, N=int(N))
                     cfg.validate(K=int(K))
                     up = _uplink(cfg, K=int(K), seed=seed, key=key)
                     kind = detector_kind(csit)
@@ -225,14 +225,14 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
     if d < 3:
         raise ValueError(f"d must be ≥ 3 for the game's zero-mean canary (got {d})")
     check_confidence(confidence)
-    upper = accountant_upper(K=K, N=config.N, d=d, C=config.C, power=config.power, clip_norm=1.0,
-                             neighbour=neighbour, delta=delta, sequences=config.sequences, snr_db=config.snr_db,
-                             L=config.L, csit=config.csit)
+    upper = accountant_upper(K=K, N=config.of("floras").N, d=d, C=config.C, power=config.power, clip_norm=1.0,
+                             neighbour=neighbour, delta=delta, sequences=config.of("floras").sequences, snr_db=config.snr_db,
+                             L=config.L, csit=config.of("floras").csit)
     out: dict = {
         "threat": threat,
         "config": {"K": K, "d": d, **{k: v for k, v in config.to_dict().items() if k not in ("scheme", "g_th", "rho_rule", "resource", "chunk_size", "normalization", "clip_norm")}},
         "snr_definition": SNR_DEFINITION,
-        "gamma": config.N - K,
+        "gamma": config.of("floras").N - K,
         "seed": seed,
     }
     if threat == "T2":

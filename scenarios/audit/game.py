@@ -165,7 +165,7 @@ def play_game(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, se
         from phy.floras import FlorasAggregator
 
         agg = FlorasAggregator(cfg, K=K, d=d, seed=seed, key=key)
-        gamma = t1_scale(gamma=cfg.N - K, K=K, noise_var=cfg.noise_variance / cfg.L, b=b)
+        gamma = t1_scale(gamma=cfg.of("floras").N - K, K=K, noise_var=cfg.noise_variance / cfg.L, b=b)
         background = nz[0].s[1:].sum(axis=0) / b  # identical in both worlds
         mu0, mu1 = nz[0].s[0] / b, nz[1].s[0] / b
         for w in (0, 1):
@@ -179,7 +179,7 @@ def play_game(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, se
         from .signals import T2Uplink
 
         up = T2Uplink(cfg, K=K, seed=seed, key=key)
-        kind = detector_kind(cfg.csit)
+        kind = detector_kind(cfg.of("floras").csit)
         for w in (0, 1):
             for i in range(trials):
                 view, _ = up.round(nz[w].s, round_index=2 * i + w)

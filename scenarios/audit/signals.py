@@ -98,11 +98,11 @@ class T2Uplink:
             raise ValueError(f"scheme must be 'floras' for the T2 audit (got {config.scheme!r})")
         self.K = int(K)
         self.seed = check_seed(seed)
-        self.A = make_sequences(config.sequences, L=config.L, N=config.N, seed=self.seed)
+        self.A = make_sequences(config.of("floras").sequences, L=config.L, N=config.of("floras").N, seed=self.seed)
         self.b = float(np.sqrt(config.power))
         self.noise_var = float(config.noise_variance / config.L)
         self.receiver = Receiver(self.A, reference_amplitude=self.b)
-        self._clients = KeyedAssignment(key, N=config.N)
+        self._clients = KeyedAssignment(key, N=config.of("floras").N)
 
     def round(self, s: np.ndarray, *, round_index: int) -> tuple[BaseStationView, RoundTruth]:
         """Transmit the normalized vectors s [K, d] (float64, √W) in round ``round_index``."""
@@ -112,7 +112,7 @@ class T2Uplink:
         cfg, t = self.config, int(round_index)
         L, d = cfg.L, s.shape[1]
         active = self._clients.active_set(t, K=self.K)
-        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=cfg.csit)
+        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=cfg.of("floras").csit)
         std = np.sqrt(self.noise_var)
         A_act = self.A[:, active]
         y_ref = A_act @ (g * self.b) + std * stream(self.seed, "audit-chip-reference-noise", t).standard_normal(L)

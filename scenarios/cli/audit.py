@@ -22,7 +22,7 @@ import argparse
 import math
 import sys
 
-from phy.config import CSIT_MODES, SEQUENCE_FAMILIES
+from phy.floras_params import CSIT_MODES, SEQUENCE_FAMILIES
 from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
                                    write_json_atomic)
 
@@ -149,8 +149,8 @@ def run(args: argparse.Namespace) -> int:
     check_seed(args.seed)
     _check(args)
     trials = DEFAULT_TRIALS[args.threat] if args.trials is None else args.trials
-    config = PhyConfig(scheme="floras", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
-                       csit=args.csit, C=args.C, normalization="clip", clip_norm=1.0)
+    config = PhyConfig.make(scheme="floras", L=args.L, snr_db=args.snr_db, C=args.C, normalization="clip", clip_norm=1.0,
+                            floras={"N": args.N, "sequences": args.sequences, "csit": args.csit})
     config.validate(K=args.K, d=args.d)
     sweep = None
     if args.sweep_snr_db or args.sweep_K or args.sweep_N:
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"sweep-K must hold a value ≤ some N of the sweep (K ≤ N; got sweep-K {sweep['Ks']}, "
                              f"N {sweep['Ns']}): every pair would be skipped and the sweep would be empty")
         for K, N in pairs:
-            PhyConfig.from_dict({**config.to_dict(), "N": N}).validate(K=K)
+            config.with_params("floras", N=N).validate(K=K)
 
     from scenarios.config.resources import audit_terms, check_memory
 

@@ -5,7 +5,7 @@ Usage::
     floras calibrate --scheme central-gaussian --target-epsilon 8 --delta 1e-5 --K 20 --M 100 --rounds 200 \
         [--clip-norm 1] [--accountant rdp] [--json FILE|-]
     floras calibrate --scheme floras --N 30 --L 32 --d 4810 --target-epsilon 8 ...      # C at fixed N
-    floras calibrate --scheme floras --floras-parameter N --C 1 --d 4810 ...            # smallest N at fixed C
+    floras calibrate --scheme floras --calibrate-key N --C 1 --d 4810 ...            # smallest N at fixed C
     floras calibrate --scheme ddgauss --dd-bits 16 --d 4810 ...                        # σ at bit width B
     floras calibrate --scheme sqsgd --sq-levels 2 --sq-ratio 0.1 ...                   # largest ε₀
 
@@ -29,7 +29,8 @@ def register(subparsers) -> None:
         "calibrate", help="noise parameter of a scheme that meets a target ε (model §10)",
         description=__doc__.split("\n\n")[0].replace("``", ""), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--scheme", required=True, help="floras, central-gaussian, analog-gaussian, ddgauss or sqsgd")
+    p.add_argument("--scheme", required=True, help="a registered scheme (floras, central-gaussian, analog-gaussian, ddgauss, "
+                   "sqsgd, ...)")
     p.add_argument("--target-epsilon", required=True, help="target ε > 0, or inf (no privacy noise)")
     p.add_argument("--delta", type=float, default=1e-5, help="δ in (0, 1) (default 1e-5)")
     p.add_argument("--K", type=int, default=20, help="clients sampled per round, without replacement (default 20)")
@@ -43,37 +44,57 @@ def register(subparsers) -> None:
     p.add_argument("--N", type=int, default=None, help="FLORAS: sequences N (fixed when C is searched)")
     p.add_argument("--L", type=int, default=None, help="FLORAS / analog: chips per symbol")
     p.add_argument("--C", type=float, default=None, help="FLORAS: norm bound C of s_k (fixed when N is searched)")
-    p.add_argument("--floras-parameter", choices=("C", "N"), default="C", help="FLORAS: search C at fixed N (default) or N at fixed C")
+    p.add_argument("--calibrate-key", default=None, help="the scheme's key to search when it has several (FLORAS: C at "
+                   "fixed N, the default, or N at fixed C)")
     p.add_argument("--dd-bits", type=int, default=None, help="DDGauss: bit width B")
     p.add_argument("--dd-grid", type=float, default=None, help="DDGauss: grid γ (default: from the bit budget)")
     p.add_argument("--dd-k-stddevs", type=float, default=None, help="DDGauss: standard deviations kept in the modulus")
     p.add_argument("--sq-levels", type=int, default=None, help="sqSGD: quantization levels K_q")
     p.add_argument("--sq-ratio", type=float, default=None, help="sqSGD: coordinate ratio r")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="phy.KEY=VALUE",
+                   help="any [phy] key, a scheme's own as phy.<scheme>.KEY (value parsed as TOML); repeatable")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print the full assumptions of ε (default: one privacy line; --json keeps them all)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the result as JSON ('-': standard output)")
     p.set_defaults(handler=run)
 
 
+#: the named flags and the [phy] keys they set (any other key: --set phy.<scheme>.KEY=VALUE)
+FLAG_KEYS = (("N", "floras.N"), ("L", "L"), ("C", "C"), ("dd_bits", "ddgauss.bits"), ("dd_grid", "ddgauss.grid"),
+             ("dd_k_stddevs", "ddgauss.k_stddevs"), ("sq_levels", "sqsgd.levels"), ("sq_ratio", "sqsgd.ratio"))
+
+
 def scenario_mapping(args) -> dict:
     """The scenario that the flags describe (everything else at the defaults of ``scenarios.config``)."""
-    phy = {"scheme": args.scheme, "normalization": "clip", "clip_norm": args.clip_norm}
-    for flag, key in (("N", "N"), ("L", "L"), ("C", "C"), ("dd_bits", "dd_bits"), ("dd_grid", "dd_grid"),
-                      ("dd_k_stddevs", "dd_k_stddevs"), ("sq_levels", "sq_levels"), ("sq_ratio", "sq_ratio")):
+    from scenarios.cli.train import parse_override
+    from scenarios.config.schemes import wiring
+
+    phy: dict = {"scheme": args.scheme, "normalization": "clip", "clip_norm": args.clip_norm}
+
+    def put(dotted: str, value) -> None:
+        head, _, tail = dotted.partition(".")
+        if tail:
+            phy.setdefault(head, {})[tail] = value
+        else:
+            phy[head] = value
+
+    for flag, key in FLAG_KEYS:
         if getattr(args, flag) is not None:
-            phy[key] = getattr(args, flag)
-    if args.scheme in ("central-gaussian", "analog-gaussian"):
-        phy["noise_multiplier"] = 1.0  # any valid value: the calibration searches it
-    if args.scheme == "floras" and "N" not in phy:
-        phy["N"] = max(args.K, 30)
-    if args.scheme == "floras" and "L" not in phy:
-        phy["L"] = 1 << max(0, (phy["N"] - 1).bit_length())
+            put(key, getattr(args, flag))
+    for text in args.overrides:
+        key, value = parse_override(text)
+        if not key.startswith("phy."):
+            raise ValueError(f"--set must name a [phy] key, phy.KEY or phy.<scheme>.KEY (got {key!r})")
+        put(key[len("phy."):], value)
+    row = wiring(args.scheme)
+    if row.scenario_defaults is not None:  # the scheme's own defaults for keys the flags left out (FLORAS: N, L)
+        phy = row.scenario_defaults(phy, K=args.K)
     return {
         "partition": {"clients": args.M},
         "training": {"clients_per_round": args.K},
         "phy": phy,
         "privacy": {"delta": args.delta, "relation": args.relation, "level": args.level, "accountant": args.accountant,
-                    "floras_parameter": args.floras_parameter},
+                    "calibrate_key": args.calibrate_key},
         "run": {"rounds": args.rounds},
     }
 
@@ -82,14 +103,22 @@ def run(args) -> int:
     from scenarios.config.calibration import InfeasibleTarget, calibrate_config, parse_target
     from scenarios.config import scenario_from_dict
 
+    from scenarios.config.schemes import wiring
+
     target = parse_target(_target(args.target_epsilon))
-    if args.d is None and args.scheme in ("floras", "ddgauss") and target != math.inf:
+    if args.d is None and wiring(args.scheme).depends_on_d and target != math.inf:
         raise ValueError(f"d must be given with --d for --scheme {args.scheme} (the model dimension, an integer ≥ 1)")
     if args.d is not None and args.d < 1:
         raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
-    config = scenario_from_dict(scenario_mapping(args), resolve=False)
+    data = scenario_mapping(args)
+    key = wiring(args.scheme).calibrated.get(args.calibrate_key) if args.calibrate_key else \
+        next(iter(wiring(args.scheme).calibrated.values()), None)
+    if key is not None and "." in key.key:  # an unset searched key gets any valid value: the calibration sets it
+        scheme, name = key.key.split(".", 1)
+        data["phy"].setdefault(scheme, {}).setdefault(name, 1.0 if not key.integer else data["training"]["clients_per_round"])
+    config = scenario_from_dict(data, resolve=False)
     try:
-        cal = calibrate_config(config, target, d=args.d or 1, floras_parameter=args.floras_parameter)
+        cal = calibrate_config(config, target, d=args.d or 1)
     except InfeasibleTarget as exc:
         payload = {"scheme": args.scheme, "parameter": None, "value": None, "target_epsilon": args.target_epsilon,
                    "feasible": False, "reason": str(exc)}

@@ -19,16 +19,18 @@ import argparse
 import math
 import sys
 
-from phy.config import CSIT_MODES, NORMALIZATIONS, PATHS, RESOURCES, RHO_RULES, SCHEMES, SEQUENCE_FAMILIES
+from phy.config import NORMALIZATIONS, RESOURCES, RHO_RULES
+from phy.floras_params import CSIT_MODES, PATHS, SEQUENCE_FAMILIES
+from phy.schemes import scheme_names, scheme_spec
 from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
                                    write_json_atomic)
-from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values, sqsgd_detail
+from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("link", help="link-level Monte-Carlo comparison of aggregation schemes",
                               description=__doc__.split("\n\n")[0])
-    p.add_argument("--scheme", nargs="+", choices=SCHEMES, default=list(DEFAULT_SCHEMES),
+    p.add_argument("--scheme", nargs="+", choices=scheme_names(), default=list(DEFAULT_SCHEMES),
                    help=f"one or more schemes to compare (default: {' '.join(DEFAULT_SCHEMES)})")
     add_geometry_options(p, N_help="sequences in the set, N ≥ K (FLORAS)", d_default=1000, d_help="model dimension (≥ 1)")
     p.add_argument("--rounds", type=int, default=500, help="Monte-Carlo rounds (≥ 1)")
@@ -44,6 +46,8 @@ def register(subparsers) -> None:
     p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
     add_baseline_options(p)
     add_sqsgd_options(p)  # sqSGD (model §9.3)
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="phy.KEY=VALUE",
+                   help="any [phy] key, a scheme's own as phy.<scheme>.KEY (value parsed as TOML); repeatable")
     add_key_and_json_options(p, json_help="write the summary as JSON")
     p.set_defaults(handler=run)
 
@@ -66,23 +70,11 @@ def add_baseline_options(p: argparse.ArgumentParser) -> None:
 
 
 def baseline_config_values(args: argparse.Namespace) -> dict:
-    """The PhyConfig fields of the private baselines from the parsed options."""
-    return {"noise_multiplier": args.noise_multiplier, "dd_bits": args.bits, "dd_grid": args.grid,
-            "dd_local_std": args.local_std, "dd_beta": args.beta, "dd_k_stddevs": args.k_stddevs}
-
-
-def baseline_detail(name: str, s: dict) -> str:
-    """One table cell of details for a private baseline."""
-    m = s.get("diagnostics_mean", {})
-    adm = s["admitted"]
-    if name == "central-gaussian":
-        return f"noise std={_fmt(m.get('noise_std'))} (s units) threat: {s.get('threat_model')}"
-    if name == "analog-gaussian":
-        return (f"admitted mean={_fmt(adm['mean'])} skipped={s['skipped_rounds']} target std={_fmt(m.get('noise_std_target'))} "
-                f"effective std={_fmt(m.get('noise_std_effective'))} rx>target frac={_fmt(m.get('receiver_noise_exceeds_target'))}")
-    return (f"admitted mean={_fmt(adm['mean'])} skipped={s['skipped_rounds']} grid={_fmt(m.get('grid'))} "
-            f"wrapped={_fmt(m.get('wrapped_fraction'))} redraws/round={_fmt(m.get('redraws'))} "
-            f"bits/client={_fmt(m.get('bits_per_client'))}")
+    """The sub-tables of the private baselines from the parsed options."""
+    z = {} if args.noise_multiplier is None else {"noise_multiplier": args.noise_multiplier}
+    return {"central-gaussian": z, "analog-gaussian": z,
+            "ddgauss": {"bits": args.bits, "grid": args.grid, "local_std": args.local_std, "beta": args.beta,
+                        "k_stddevs": args.k_stddevs}}
 
 
 def _fmt(v) -> str:
@@ -105,23 +97,7 @@ def format_table(summary: dict) -> str:
         f"{'scheme':<18} {'NMSE mean':>11} {'NMSE median':>12} {'uses/round':>11} {'s/round':>9}  details",
     ]
     for name, s in summary["schemes"].items():
-        if name == "floras":
-            inn = s["inactive_noise"]
-            vq = inn["v_quantiles"]
-            detail = (f"path={s['path']} gamma={s['gamma']} cauchy_scale={_fmt(inn['cauchy_scale'])} "
-                      f"(expected {_fmt(inn['cauchy_scale_expected'])}) V median={_fmt(vq['50'])} "
-                      f"within-round excess kurtosis={_fmt(inn['within_round_excess_kurtosis'])}")
-            if s.get("estimator_biased"):
-                detail += " [non-orthogonal sequences: estimator biased]"
-        elif name == "channel-inversion":
-            detail = (f"admitted mean={_fmt(s['admitted']['mean'])} min={s['admitted']['min']} "
-                      f"skipped rounds={s['skipped_rounds']} rho mean={_fmt(s['rho_mean'])}")
-        elif name == "sqsgd":
-            detail = sqsgd_detail(s)
-        elif name == "ideal":
-            detail = "noise-free reference"
-        else:
-            detail = baseline_detail(name, s)
+        detail = scheme_spec(name).link_record.detail(s)  # the scheme's own cell (phy.link_records)
         lines.append(f"{name:<18} {_fmt(s['nmse']['mean']):>11} {_fmt(s['nmse']['median']):>12} "
                      f"{_fmt(s['channel_uses']['mean']):>11} {s['seconds_per_round']:>9.2g}  {detail}")
     lines.append("")
@@ -140,11 +116,23 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"rounds must be an integer ≥ 1 (got {args.rounds})")
     if args.d < 1:
         raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
-    base = PhyConfig(scheme="ideal", N=args.N, L=args.L, snr_db=args.snr_db, sequences=args.sequences,
-                     csit=args.csit, path=args.path, normalization=args.normalization,
-                     clip_norm=args.clip_norm, g_th=args.g_th, rho_rule=args.rho_rule,
-                     resource=args.resource, chunk_size=args.chunk_size, **baseline_config_values(args),
-                     **sqsgd_config_values(args))
+    from scenarios.cli.train import parse_override
+
+    table = {"scheme": "ideal", "L": args.L, "snr_db": args.snr_db, "normalization": args.normalization,
+             "clip_norm": args.clip_norm, "g_th": args.g_th, "rho_rule": args.rho_rule, "resource": args.resource,
+             "chunk_size": args.chunk_size,
+             "floras": {"N": args.N, "sequences": args.sequences, "csit": args.csit, "path": args.path},
+             **baseline_config_values(args), "sqsgd": sqsgd_config_values(args)}
+    for text in args.overrides:
+        dotted, value = parse_override(text)
+        parts = dotted.split(".")
+        if parts[0] != "phy" or len(parts) not in (2, 3):
+            raise ValueError(f"--set must name phy.KEY or phy.<scheme>.KEY (got {dotted!r})")
+        if len(parts) == 3:
+            table.setdefault(parts[1], {})[parts[2]] = value
+        else:
+            table[parts[1]] = value
+    base = PhyConfig.from_dict(table)
     from dataclasses import replace
 
     schemes = list(dict.fromkeys(args.scheme))
@@ -152,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         replace(base, scheme=name).validate(K=args.K, d=args.d)
     from scenarios.config.resources import check_memory, link_terms
 
-    check_memory(link_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, chunk_size=args.chunk_size,
+    check_memory(link_terms(K=args.K, N=base.of("floras").N, L=args.L, d=args.d, sequences=args.sequences, chunk_size=args.chunk_size,
                             path=args.path, schemes=schemes), what="floras link", option=args.memory_limit)
     check_json_path(args.json_path)
     resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file, warn="floras" in schemes)
@@ -168,7 +156,9 @@ def run(args: argparse.Namespace) -> int:
             "resource": args.resource, "g_th": args.g_th, "rho_rule": args.rho_rule, "power": base.power,
             "C": "sqrt(d*P)", "chunk_size": args.chunk_size, "key": key_note,
             "client_vectors": "x_k ~ N(0, I_d) per round (unit power per entry)",
-            "relation": args.relation, **baseline_config_values(args),
+            "relation": args.relation, "noise_multiplier": args.noise_multiplier, "dd_bits": args.bits,
+            "dd_grid": args.grid, "dd_local_std": args.local_std, "dd_beta": args.beta, "dd_k_stddevs": args.k_stddevs,
+            "phy": base.to_dict(),
             **({"sqsgd": sqsgd_config_values(args)} if "sqsgd" in schemes else {}),
         },
         "conventions": {"snr": SNR_DEFINITION, "resource": resource_statement(args.resource, args.L)},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_sqsgd_options", "sqsgd_config_values", "sqsgd_detail"]
+__all__ = ["add_sqsgd_options", "sqsgd_config_values"]
 
 
 def add_sqsgd_options(p: argparse.ArgumentParser) -> None:
@@ -23,17 +23,6 @@ def add_sqsgd_options(p: argparse.ArgumentParser) -> None:
 
 
 def sqsgd_config_values(args: argparse.Namespace) -> dict:
-    """The PhyConfig fields of sqSGD from the parsed options."""
-    return {"sq_levels": args.sq_levels, "sq_ratio": args.sq_ratio, "epsilon0": args.epsilon0,
-            "kappa": args.kappa, "sq_estimator": args.sq_estimator}
-
-
-def sqsgd_detail(s: dict) -> str:
-    """One table cell of details for the sqsgd scheme."""
-    def f(v):
-        return "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-
-    return (f"bias={f(s['bias'])} (unbiased ~{f(s['bias_if_unbiased'])}) along sum={f(s['bias_along_sum'])}"
-            f"±{f(s['bias_along_sum_se'])} m={f(s['m'])} kappa={s['kappa']} "
-            f"bits/client={s['bits']} uses/round={f(s['channel_uses']['mean'])} admitted mean={f(s['admitted']['mean'])} "
-            f"[{s['estimator']}; eps0-LDP vs any observer]")
+    """The ``[phy.sqsgd]`` sub-table from the parsed options."""
+    return {"levels": args.sq_levels, "ratio": args.sq_ratio, "epsilon0": args.epsilon0,
+            "kappa": args.kappa, "estimator": args.sq_estimator}

@@ -1,6 +1,6 @@
 """Configuration of a run: scenario tables (:mod:`.tables`), the scenario and its checks
 (:mod:`.scenario`), loading (:mod:`.loading`), calibration of a target ε (:mod:`.calibration`,
-:mod:`.targets`), each scheme's accountant (:mod:`.scheme_privacy`), the memory estimate
+:mod:`.targets`), each scheme's wiring row and accountant (:mod:`.schemes`, :mod:`.builtin_schemes`), the memory estimate
 (:mod:`.resources`) and the FLORAS key's source (:mod:`.keys`).
 
 The names below are importable from ``scenarios.config`` directly.
@@ -8,7 +8,6 @@ The names below are importable from ``scenarios.config`` directly.
 
 from scenarios.config.loading import load_scenario, scenario_from_dict
 from scenarios.config.scenario import ScenarioConfig, apply_overrides, did_you_mean
-from scenarios.config.scheme_privacy import BASELINE_THREAT_MODELS, PRIVATE_BASELINES
 from scenarios.config.tables import (
     ACCOUNTANTS,
     DATASETS,
@@ -46,6 +45,4 @@ __all__ = [
     "MODELS",
     "PARTITIONS",
     "RELATIONS",
-    "BASELINE_THREAT_MODELS",
-    "PRIVATE_BASELINES",
 ]

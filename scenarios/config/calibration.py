@@ -1,26 +1,17 @@
 """Calibration: the noise parameter of a scheme that meets a target ε (model §10), and its symbolic use.
 
-For each scheme one scenario key is searched so that the run's own accountant
-(:meth:`scenarios.config.ScenarioConfig.privacy_accountant`, the same one that writes the run's
-ε column) reports ε ≤ target after ``run.rounds`` rounds at ``privacy.delta``:
-
-================= ================== ============================ =================================
-scheme            key searched       direction                    ε = ∞ (no privacy noise)
-================= ================== ============================ =================================
-floras            ``phy.C`` (fixed N) largest C (S = 2C/b grows)   N = K (γ = 0)
-floras (``N``)    ``phy.N`` (fixed C) smallest integer N ≥ K       N = K
-central-gaussian  ``noise_multiplier`` smallest z                   z = 0
-analog-gaussian   ``noise_multiplier`` smallest z                   z = 0
-ddgauss           ``dd_local_std``    smallest σ (at bit width B)  σ = 0
-sqsgd             ``epsilon0``        largest ε₀                    none: infeasible (ε₀ must be finite)
-ideal, channel-…  —                   only ε = ∞                   the scheme itself
-================= ================== ============================ =================================
+For each scheme one scenario key — its wiring row's ``calibrated`` key
+(:mod:`scenarios.config.schemes`, whose table lists them) — is searched so that the run's own
+accountant (:meth:`scenarios.config.ScenarioConfig.privacy_accountant`, the same one that writes the
+run's ε column) reports ε ≤ target after ``run.rounds`` rounds at ``privacy.delta``. A scheme with
+several (FLORAS: C at fixed N, or N at fixed C) takes ``privacy.calibrate_key``, default the first.
+A scheme without privacy noise admits only ε = ∞.
 
 Every bound used is monotone in the searched key, so ``privacy.calibration.calibrate`` (Brent's
-method in log space with a safe-side check; an integer bisection for N) finds it to ``REL_TOL``;
-the returned value is always on the feasible side (ε ≤ target). A
-target that no value in the searched range reaches raises :class:`InfeasibleTarget` (a
-ValueError), which sweeps record as "infeasible" instead of dropping the point.
+method in log space with a safe-side check; an integer bisection for integer keys) finds it to
+``REL_TOL``; the returned value is always on the feasible side (ε ≤ target). A target that no
+value in the searched range reaches raises :class:`InfeasibleTarget` (a ValueError), which sweeps
+record as "infeasible" instead of dropping the point.
 
 Symbolic use: ``[privacy] target_epsilon = 8`` in a scenario (or ``"inf"``) is resolved by
 :func:`scenarios.config.targets.resolve_privacy_target` when the scenario is loaded; the resolved key is written into
@@ -34,13 +25,10 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from scenarios.config.schemes import get_phy_key, set_phy_key, wiring
 from scenarios.config.tables import parse_target
-from scenarios.store.records import THREAT_MODELS
 
 __all__ = [
-    "SCHEME_PARAMETER",
-    "THREAT_MODELS",
-    "NON_PRIVATE",
     "REL_TOL",
     "Calibration",
     "InfeasibleTarget",
@@ -50,16 +38,6 @@ __all__ = [
     "with_phy",
 ]
 
-#: scheme → (phy key searched, ε increases with the key?, search range)
-SCHEME_PARAMETER = {
-    "floras": ("C", True, (1e-4, 1e4)),  # C [√W]; ε(C = 1e-4) ≈ 0.004 at K = 20 of M = 100, T = 200, γ = 12
-    "central-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
-    "analog-gaussian": ("noise_multiplier", False, (1e-4, 1e5)),
-    "ddgauss": ("dd_local_std", False, (1e-9, 1e9)),
-    "sqsgd": ("epsilon0", True, (1e-3, 50.0)),  # ε₀ per round; the RR curve overflows far beyond
-}
-FLORAS_N_RANGE = 2**14  # N ≤ L for orthonormal sequences; also keeps S/γ where the tight bound evaluates
-NON_PRIVATE = ("ideal", "channel-inversion")
 REL_TOL = 1e-5
 #: input shape and classes of each data set (what :func:`fl.data.load_dataset` returns)
 DATA_SHAPES = {"digits": ((8, 8, 1), 10), "fashion-mnist": ((28, 28, 1), 10), "mnist": ((28, 28, 1), 10)}
@@ -103,7 +81,7 @@ class Calibration:
             "rounds": self.rounds,
             "assumptions": list(self.assumptions),
         }
-        if self.scheme in ("central-gaussian", "analog-gaussian"):
+        if self.parameter.rsplit(".", 1)[-1] == "noise_multiplier":
             out["noise_multiplier"] = num(self.noise_multiplier)
         return out
 
@@ -137,17 +115,16 @@ def _local_dataset_size(config) -> int:
     return max(1, n // config.partition.clients)
 
 
-#: the accountant mechanism (CONTRACT: privacy.SchemeRunAccountant) that covers each scheme
-MECHANISMS = {"floras": "floras", "central-gaussian": "gaussian", "analog-gaussian": "gaussian", "ddgauss": "ddgauss", "sqsgd": "ldp"}
-
-
-def _accountant(config, d: int, D: int):
-    acc = config.privacy_accountant(d=d, D=D)
-    mech = getattr(acc, "mechanism", "floras")
-    if mech != MECHANISMS[config.phy.scheme]:  # e.g. a FLORAS accountant for another scheme: never calibrate on it
-        raise ValueError(f"phy.scheme = {config.phy.scheme!r}: this build has no accountant for it "
-                         f"(privacy_accountant gives the {mech!r} mechanism), so it cannot be calibrated")
-    return acc
+def calibrated_key(config):
+    """The scheme's :class:`~scenarios.config.schemes.Calibrated` key (``privacy.calibrate_key`` or the first)."""
+    row = wiring(config.phy.scheme)
+    name = config.privacy.calibrate_key
+    if name is None:
+        return next(iter(row.calibrated.values()), None)
+    if name not in row.calibrated:
+        raise ValueError(f"privacy.calibrate_key must be one of {{{', '.join(row.calibrated)}}} for scheme "
+                         f"{config.phy.scheme!r} (got {name!r})")
+    return row.calibrated[name]
 
 
 def _epsilon(acc, rounds: int) -> float:
@@ -155,8 +132,9 @@ def _epsilon(acc, rounds: int) -> float:
     return float(acc.epsilon(rounds=rounds)) if hasattr(acc, "epsilon") else float(acc.report(rounds=rounds).epsilon)
 
 
-def with_phy(config, **phy):
-    return dataclasses.replace(config, phy=dataclasses.replace(config.phy, **phy))
+def with_phy(config, key: str, value):
+    """``config`` with the dotted ``[phy]`` key set (``"C"``, ``"floras.N"``)."""
+    return dataclasses.replace(config, phy=set_phy_key(config.phy, key, value))
 
 
 def _accountant_name(config, report) -> str:
@@ -185,8 +163,12 @@ def _search(eps_at, lo: float, hi: float, increasing: bool, target: float, round
     return value, eps_at(value)
 
 
-def calibrate_config(config, target_epsilon: float, *, d: int | None = None, floras_parameter: str = "C") -> Calibration:
-    """Calibrate ``config``'s scheme to ``target_epsilon`` (see module table); raise InfeasibleTarget.
+def _bound(v, K: int):
+    return K if v == "K" else v
+
+
+def calibrate_config(config, target_epsilon: float, *, d: int | None = None) -> Calibration:
+    """Calibrate ``config``'s scheme to ``target_epsilon`` (see the module text); raise InfeasibleTarget.
 
     ``config`` is a validated :class:`~scenarios.config.ScenarioConfig`; its other keys (K, M,
     T, δ, relation, clip norm, bit width, …) are held fixed. ``d`` defaults to the model's
@@ -194,60 +176,75 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None, flo
     """
     target = parse_target(target_epsilon)
     scheme = config.phy.scheme
-    threat = THREAT_MODELS.get(scheme, "unknown")
+    row = wiring(scheme)
     pr, K = config.privacy, config.training.clients_per_round
-    common = dict(scheme=scheme, target_epsilon=target, threat_model=threat, delta=float(pr.delta), rounds=config.run.rounds)
-    if scheme in NON_PRIVATE:
+    common = dict(scheme=scheme, target_epsilon=target, threat_model=row.threat_model, delta=float(pr.delta),
+                  rounds=config.run.rounds)
+    if row.accountant is None:
         if target != math.inf:
             raise InfeasibleTarget(f"privacy.target_epsilon = {target:g}: scheme {scheme!r} adds no privacy noise, so only ε = ∞ applies")
         return Calibration(parameter="none", value=None, achieved_epsilon=math.inf, accountant="none", **common)
-    if scheme not in SCHEME_PARAMETER:
-        raise ValueError(f"phy.scheme must be one of {{{', '.join([*SCHEME_PARAMETER, *NON_PRIVATE])}}} to calibrate (got {scheme!r})")
-    if scheme == "floras" and floras_parameter not in ("C", "N"):
-        raise ValueError(f"privacy.floras_parameter must be one of {{C, N}} (got {floras_parameter!r})")
-    key, increasing, (lo, hi) = SCHEME_PARAMETER[scheme]
-    if scheme == "floras" and floras_parameter == "N":
-        key = "N"
+    cal = calibrated_key(config)
+    if cal is None:
+        raise ValueError(f"phy.scheme = {scheme!r} has no calibrated key in its wiring row, so it cannot be calibrated")
+    key = cal.key
     if target == math.inf:
-        if scheme == "sqsgd":
-            raise InfeasibleTarget("privacy.target_epsilon = inf: sqSGD has no noiseless setting (ε₀ must be finite)")
-        value = K if key in ("C", "N") else 0.0
-        cand = with_phy(config, N=K) if key in ("C", "N") else with_phy(config, **{key: 0.0})
-        return Calibration(parameter="N" if key in ("C", "N") else key, value=value, achieved_epsilon=math.inf,
-                           accountant=_accountant_name(config, None), noise_multiplier=0.0 if key == "noise_multiplier" else None,
+        if cal.noiseless is None:
+            raise InfeasibleTarget(f"privacy.target_epsilon = inf: scheme {scheme!r} has no noiseless setting "
+                                   f"(phy.{key} cannot remove its privacy noise)")
+        nkey, nvalue = cal.noiseless[0], _bound(cal.noiseless[1], K)
+        return Calibration(parameter=nkey, value=nvalue, achieved_epsilon=math.inf,
+                           accountant=_accountant_name(config, None),
+                           noise_multiplier=0.0 if nkey.rsplit(".", 1)[-1] == "noise_multiplier" else None,
                            assumptions=("ε = ∞: the scheme runs without privacy noise",), **common)
     d = model_dimension(config) if d is None else int(d)
     D = _local_dataset_size(config)
+    lo, hi = (_bound(b, K) for b in cal.bracket)
+
     def at(v):
-        return _accountant(with_phy(config, **{key: int(v) if key == "N" else float(v)}), d, D)
+        acc = config_at(v).privacy_accountant(d=d, D=D)
+        return acc
+
+    def config_at(v):
+        return with_phy(config, key, int(v) if cal.integer else float(v))
 
     def eps_at(v):
         return _epsilon(at(v), config.run.rounds)
 
-    if key == "N":
-        found = _smallest_integer(eps_at, K, FLORAS_N_RANGE, target)
+    if cal.integer:
+        found = _smallest_integer(eps_at, lo, hi, target) if not cal.increasing else None
     else:
-        found = _search(eps_at, lo, hi, increasing, target, config.run.rounds)
+        found = _search(eps_at, lo, hi, cal.increasing, target, config.run.rounds)
     if found is None:
-        best = (hi if not increasing else lo) if key != "N" else FLORAS_N_RANGE
-        span = f"[{K}, {FLORAS_N_RANGE}]" if key == "N" else f"[{lo:g}, {hi:g}]"
-        hint = ""
-        if scheme == "floras" and key == "C" and config.phy.N - K <= 0:
-            hint = (f"; γ = N − K = {config.phy.N} − {K} = 0: with no inactive sequences FLORAS adds no privacy "
-                    f"noise, so no C reaches a finite ε; raise phy.N above training.clients_per_round = {K} "
-                    "(or search N: privacy.floras_parameter = \"N\", floras calibrate --floras-parameter N)")
+        best = (lo if cal.increasing else hi)
+        span = f"[{lo:g}, {hi:g}]"
         raise InfeasibleTarget(
             f"privacy.target_epsilon = {target:g}: no phy.{key} in {span} reaches it for "
             f"scheme {scheme!r} after {config.run.rounds} rounds (ε = {eps_at(best):.4g} at phy.{key} = {best:g})"
-            + hint
+            + _hint(config, key)
         )
     value, achieved = found
     rep = at(value).report(rounds=config.run.rounds)
     return Calibration(
-        parameter=key, value=int(value) if key == "N" else float(value), achieved_epsilon=achieved,
-        accountant=_accountant_name(config, rep), noise_multiplier=float(value) if key == "noise_multiplier" else None,
+        parameter=key, value=int(value) if cal.integer else float(value), achieved_epsilon=achieved,
+        accountant=_accountant_name(config, rep),
+        noise_multiplier=float(value) if key.rsplit(".", 1)[-1] == "noise_multiplier" else None,
         assumptions=tuple(getattr(rep, "assumptions", ()) or ()), **common,
     )
+
+
+def _hint(config, key: str) -> str:
+    """Why a search found nothing, when the reason is that the other keys leave no privacy noise."""
+    row = wiring(config.phy.scheme)
+    K = config.training.clients_per_round
+    for other in row.calibrated.values():
+        if other.key != key and other.noiseless is not None:
+            nkey, nvalue = other.noiseless[0], _bound(other.noiseless[1], K)
+            if nkey != key and get_phy_key(config.phy, nkey) == nvalue:
+                return (f"; phy.{nkey} = {nvalue} leaves the scheme without privacy noise, so no phy.{key} reaches a "
+                        f"finite ε; change phy.{nkey} (or search it: privacy.calibrate_key = "
+                        f"{next(n for n, c in row.calibrated.items() if c is other)!r})")
+    return ""
 
 
 def _smallest_integer(eps_at, lo: int, hi: int, target: float):

@@ -158,10 +158,11 @@ def training_terms(config) -> dict[str, int]:
         terms["data set"] = _DATA[data.name][2]
     elif data.name == "synthetic":
         terms["data set"] = F32 * int(data.synthetic_samples) * int(data.synthetic_features) * 2
-    if phy.scheme == "floras":
-        terms[f"sequence set ({phy.sequences}, L={phy.L}, N={phy.N})"] = sequence_bytes(phy.sequences, L=phy.L, N=phy.N)
-        terms["one chunk of the uplink"] = _chunk_terms(L=phy.L, N=phy.N, d=d, chunk_size=phy.chunk_size,
-                                                        chip_level=phy.path == "chip")
+    if phy.scheme == "floras":  # the one scheme with a sequence set and chip-level chunks (model §6.1)
+        f = phy.of("floras")
+        terms[f"sequence set ({f.sequences}, L={phy.L}, N={f.N})"] = sequence_bytes(f.sequences, L=phy.L, N=f.N)
+        terms["one chunk of the uplink"] = _chunk_terms(L=phy.L, N=f.N, d=d, chunk_size=phy.chunk_size,
+                                                        chip_level=f.path == "chip")
     return terms
 
 

@@ -21,7 +21,7 @@ import copy
 from dataclasses import asdict, dataclass, field, fields
 
 from phy.config import PhyConfig
-from scenarios.config.scheme_privacy import PRIVATE_BASELINES
+from scenarios.config.schemes import check_wiring, scheme_accountant, wiring, wirings
 from scenarios.config.tables import (  # noqa: F401  (the tables' names, kept importable from here)
     ACCOUNTANTS,
     DATASETS,
@@ -63,7 +63,8 @@ class ScenarioConfig:
         """Plain mapping (tuples as lists) that :func:`scenario_from_dict` reads back."""
         out = {}
         for name in TABLES:
-            table = asdict(getattr(self, name))
+            value = getattr(self, name)
+            table = value.to_dict() if name == "phy" else asdict(value)  # [phy]: shared keys and sub-tables
             out[name] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in table.items()}
         return out
 
@@ -117,7 +118,9 @@ class ScenarioConfig:
             self.phy.validate(K=t.clients_per_round)
         except ValueError as exc:
             msg = f"phy.{exc}"
-            if msg.startswith("phy.noise_multiplier must be set"):
+            keys = [f"phy.{c.key} must be set" for c in wiring(self.phy.scheme).calibrated.values()] \
+                if self.phy.scheme in {w.scheme for w in wirings()} else []
+            if any(msg.startswith(k) for k in keys):
                 msg += ("; or set privacy.target_epsilon (with privacy.delta) to have it calibrated, or find it "
                         f"with `floras calibrate --scheme {self.phy.scheme} --target-epsilon E ...`")
             raise ValueError(msg) from None
@@ -126,7 +129,10 @@ class ScenarioConfig:
         check_choice("privacy.level", pr.level, LEVELS)
         check_choice("privacy.relation", pr.relation, RELATIONS)
         check_choice("privacy.accountant", pr.accountant, ACCOUNTANTS)
-        check_choice("privacy.floras_parameter", pr.floras_parameter, ("C", "N"))
+        row = check_wiring(self.phy.scheme)  # a scheme registered in phy only is an error here
+        if pr.calibrate_key is not None:
+            check_choice(f"privacy.calibrate_key (for scheme {self.phy.scheme!r})", pr.calibrate_key,
+                         tuple(row.calibrated) or ("(none: the scheme has no calibrated key)",))
         parse_target(pr.target_epsilon)
         if pr.calibrated is not None and not isinstance(pr.calibrated, dict):
             fail("privacy.calibrated", "a table written by the calibration (or absent)", pr.calibrated)
@@ -145,18 +151,14 @@ class ScenarioConfig:
                 raise ValueError("run.key_hex must be a hexadecimal string of at least 32 digits (≥ 128 bits), "
                                  f"an even number of them ({describe_key_text(r.key_hex)})")
         check_int("run.checkpoint_every", r.checkpoint_every, 1)
-        if self.phy.scheme in ("floras", "sqsgd", *PRIVATE_BASELINES):
-            # The accountant's own checks (e.g. relation vs. sampling), before any data is loaded;
-            # d and D are not known yet, so placeholders that pass their range checks are used.
-            self.privacy_accountant(d=1, D=t.batch_size)
+        # The accountant's own checks (e.g. relation vs. sampling), before any data is loaded;
+        # d and D are not known yet, so placeholders that pass their range checks are used.
+        self.privacy_accountant(d=1, D=t.batch_size)
         return self
 
     def privacy_accountant(self, *, d: int, D: int):
-        """The run's accountant (:func:`scenarios.config.scheme_privacy.scheme_accountant`): FLORAS's
-        :class:`privacy.FlorasRunAccountant` (model §7), each private baseline's and sqSGD's
-        :class:`privacy.SchemeRunAccountant` (model §9). Errors name ``privacy.*``."""
-        from scenarios.config.scheme_privacy import scheme_accountant
-
+        """The run's accountant from the scheme's wiring row (:func:`scenarios.config.schemes.scheme_accountant`),
+        or None for a scheme without privacy noise (ε = ∞). Errors name ``privacy.*``."""
         return scheme_accountant(self, d=d, D=D)
 
 
@@ -171,13 +173,21 @@ def did_you_mean(word: str, known, prefix: str = "") -> str:
     return f" (did you mean {prefix}{close[0]}?)" if close else ""
 
 
+#: keys of earlier scenario files and their new names
+RENAMED = {"privacy.floras_parameter": "privacy.calibrate_key"}
+
+
 def check_table(name: str, table) -> dict:
     if name not in TABLES:
         raise ValueError(f"unknown table [{name}]{did_you_mean(name, TABLES)} (allowed: {', '.join(TABLES)})")
     if not isinstance(table, dict):
         raise ValueError(f"{name} must be a table of keys (got {table!r})")
+    if name == "phy":  # shared keys and per-scheme sub-tables: phy.config.PhyConfig.from_dict checks them
+        return table
     known = {f.name for f in fields(TABLES[name])}
     for key in table:
+        if f"{name}.{key}" in RENAMED:
+            raise ValueError(f"{name}.{key} is now {RENAMED[name + '.' + key]} (it names any scheme's calibrated key)")
         if key not in known:
             raise ValueError(f"unknown key {name}.{key}{did_you_mean(key, known, name + '.')} "
                              f"(allowed in [{name}]: {', '.join(sorted(known))})")
@@ -190,13 +200,24 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
     out = copy.deepcopy(data)
     for dotted, value in (overrides or {}).items():
         parts = str(dotted).split(".")
+        if len(parts) == 3 and parts[0] == "phy" and all(parts):  # a scheme's sub-table: phy.<scheme>.<key>
+            sub = out.setdefault("phy", {}).setdefault(parts[1], {})
+            if not isinstance(sub, dict):
+                raise ValueError(f"override {dotted}: phy.{parts[1]} is not a sub-table (got {sub!r})")
+            sub[parts[2]] = value
+            continue
         if len(parts) != 2 or not all(parts):
-            raise ValueError(f"override key must be 'table.key' (got {dotted!r})")
+            raise ValueError(f"override key must be 'table.key' or 'phy.<scheme>.key' (got {dotted!r})")
         table, key = parts
+        if table == "phy":  # checked with the whole [phy] table (a moved key is named with its new place)
+            out.setdefault("phy", {})[key] = value
+            continue
         if table not in TABLES:
             raise ValueError(f"unknown key {dotted} (unknown table [{table}]{did_you_mean(table, TABLES)}; "
                              f"allowed: {', '.join(TABLES)})")
         known = {f.name for f in fields(TABLES[table])}
+        if dotted in RENAMED:
+            raise ValueError(f"{dotted} is now {RENAMED[dotted]} (it names any scheme's calibrated key)")
         if key not in known:
             raise ValueError(f"unknown key {dotted}{did_you_mean(key, known, table + '.')} "
                              f"(allowed in [{table}]: {', '.join(sorted(known))})")

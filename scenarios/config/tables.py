@@ -81,7 +81,7 @@ class PrivacyConfig:
     relation: str = "replace"
     accountant: str = "rdp"
     target_epsilon: float | str | None = None
-    floras_parameter: str = "C"
+    calibrate_key: str | None = None
     calibrated: dict | None = None
 
 

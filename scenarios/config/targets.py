@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from functools import lru_cache
 
-from scenarios.config.calibration import Calibration, calibrate_config, with_phy
+from scenarios.config.calibration import Calibration, calibrate_config, calibrated_key, with_phy
+from scenarios.config.schemes import get_phy_key
 from scenarios.config.scenario import build_scenario
 from scenarios.config.tables import parse_target
 
@@ -22,9 +22,9 @@ __all__ = ["resolve_privacy_target"]
 
 
 @lru_cache(maxsize=512)
-def _cached(config_json: str, target: float, floras_parameter: str) -> Calibration:
+def _cached(config_json: str, target: float) -> Calibration:
     config = build_scenario(json.loads(config_json)).validate()
-    return calibrate_config(config, target, floras_parameter=floras_parameter)
+    return calibrate_config(config, target)
 
 
 def _cache_key(config) -> str:
@@ -33,8 +33,10 @@ def _cache_key(config) -> str:
     data["run"].pop("seed", None)
     data["training"].pop("lr", None)
     if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
-        for key in ("snr_db", "csit", "path", "chunk_size", "g_th", "rho_rule", "sequences", "resource"):
+        for key in ("snr_db", "chunk_size", "g_th", "rho_rule", "resource"):
             data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
+        for key in ("csit", "path", "sequences"):
+            data["phy"].get("floras", {}).pop(key, None)
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)
     return json.dumps(data, sort_keys=True)
@@ -50,18 +52,14 @@ def resolve_privacy_target(config):
     target = parse_target(config.privacy.target_epsilon)
     if target is None:
         return config.validate()
-    if config.phy.scheme in ("central-gaussian", "analog-gaussian") and config.phy.noise_multiplier is None:
-        config = with_phy(config, noise_multiplier=1.0)  # any valid value: it is what the calibration sets
+    key = calibrated_key(config)
+    if key is not None and get_phy_key(config.phy, key.key) is None:
+        # an unset key (e.g. a noise multiplier) gets any valid value: it is what the calibration sets
+        config = with_phy(config, key.key, 1.0)
     config = config.validate()
-    cal = _cached(_cache_key(config), target, config.privacy.floras_parameter)
-    phy = {}
-    if cal.parameter == "none":
-        pass
-    elif cal.parameter == "N" and config.phy.scheme == "floras" and target == math.inf:
-        phy["N"] = int(cal.value)
-    else:
-        phy[cal.parameter] = cal.value
+    cal = _cached(_cache_key(config), target)
+    if cal.parameter != "none":
+        config = with_phy(config, cal.parameter, cal.value)
     record = {k: v for k, v in cal.to_dict().items() if k != "assumptions"}
-    out = dataclasses.replace(config, phy=dataclasses.replace(config.phy, **phy),
-                              privacy=dataclasses.replace(config.privacy, calibrated=record))
+    out = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, calibrated=record))
     return out.validate()

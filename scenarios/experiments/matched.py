@@ -8,7 +8,7 @@ ones (run) and infeasible ones (a target the scheme cannot reach, or a finite ε
 without privacy noise), which are recorded with their reason in ``matched.json`` next to the
 sweep's ``sweep.json`` and shown as "infeasible" in tables and figures, never dropped.
 
-Schemes whose learning does not depend on the SNR (:data:`SNR_INDEPENDENT`: the central
+Schemes whose learning does not depend on the SNR (:func:`snr_independent`, from the wiring rows: the central
 Gaussian on an ideal channel, the error-free digital schemes DDGauss and sqSGD, and the ideal
 reference) run at the first SNR of the sweep's ``phy.snr_db`` grid only; their points at the
 other SNRs are recorded as ``reused`` (with ``reuses``, the slug of the point that ran) and the
@@ -29,13 +29,21 @@ from typing import Any, Callable
 
 from scenarios.config.calibration import InfeasibleTarget
 from scenarios.experiments.sweep_file import Sweep
-from scenarios.store.records import MATCHED_RECORD, THREAT_MODELS
+from scenarios.config.schemes import wiring, wirings
+from scenarios.store.records import MATCHED_RECORD
 
-__all__ = ["MATCHED_RECORD", "SNR_INDEPENDENT", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
+__all__ = ["MATCHED_RECORD", "snr_independent", "threat_model_of", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
            "format_plan", "count_identical"]
 
 #: schemes whose final accuracy does not depend on phy.snr_db (ideal channel or error-free digital uplink)
-SNR_INDEPENDENT = frozenset({"central-gaussian", "ddgauss", "sqsgd", "ideal"})
+def snr_independent(scheme: str) -> bool:
+    """The scheme's wiring row says its learning does not depend on phy.snr_db."""
+    return any(w.scheme == scheme and w.snr_independent for w in wirings())
+
+
+def threat_model_of(scheme: str) -> str:
+    """The scheme's threat model (its wiring row), or "" for a name no row has (an infeasible point)."""
+    return wiring(scheme).threat_model if any(w.scheme == scheme for w in wirings()) else ""
 
 
 @dataclass(frozen=True)
@@ -110,20 +118,20 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
             cfg = loader(sweep.base, {**over, "run.seed": sweep.seeds[0]})
         except InfeasibleTarget as exc:
             planned.append(PlannedPoint(point.slug, point.label, dict(point.grid), "infeasible", reason=str(exc),
-                                        scheme=scheme, threat_model=THREAT_MODELS.get(scheme, ""),
+                                        scheme=scheme, threat_model=threat_model_of(scheme),
                                         lr=over.get("training.lr")))
             continue
         except ValueError as exc:
             raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
         status, reuses, reason = "feasible", "", ""
-        if cfg.phy.scheme in SNR_INDEPENDENT and snr_grid and float(point.grid["phy.snr_db"]) != snr_grid[0]:
+        if snr_independent(cfg.phy.scheme) and snr_grid and float(point.grid["phy.snr_db"]) != snr_grid[0]:
             status, reuses = "reused", anchors[_without_snr(point)]
             reason = f"{cfg.phy.scheme} learns the same at every SNR: the runs at {snr_grid[0]:g} dB stand for this point"
         else:
             feasible.append(pt)
         planned.append(PlannedPoint(
             point.slug, point.label, dict(point.grid), status, reason=reason, reuses=reuses, scheme=cfg.phy.scheme,
-            threat_model=THREAT_MODELS.get(cfg.phy.scheme, ""), calibration=cfg.privacy.calibrated,
+            threat_model=threat_model_of(cfg.phy.scheme), calibration=cfg.privacy.calibrated,
             lr=float(cfg.training.lr), dataset=cfg.data.name, rounds=cfg.run.rounds,
             K=cfg.training.clients_per_round, M=cfg.partition.clients, batch_size=cfg.training.batch_size,
             identity=_seedless_identity(cfg),

@@ -11,7 +11,7 @@
 * digits (MLP 64-64-10, batch 10) and the cross-device setting, K = 100 of M = 1 000 on
   Fashion-MNIST (batch 20, L = N = 128), with ``python benchmarks/matched_timing.py --rounds 6``
   (``--rounds 4 --set partition.clients=1000 training.clients_per_round=100
-  training.batch_size=20 phy.L=128 phy.N=128`` for the latter): median per-round wall time after
+  training.batch_size=20 phy.L=128 phy.floras.N=128`` for the latter): median per-round wall time after
   the first round, one thread per run, 2 cores shared with other jobs, load average 5.9–7.4.
 
 Round time is not linear in K: training a round costs about the same in both settings (5 400

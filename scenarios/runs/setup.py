@@ -1,8 +1,8 @@
 """Setting up one run: everything that can fail on bad input first (data, partition, model, the
 ε column), then the aggregator, trainer and evaluators, traced once (:func:`build_run`).
 
-The ε column (:class:`EpsilonColumn`) is the scheme's own accountant (FLORAS and the private
-baselines), or ∞ for schemes without privacy noise.
+The ε column (:class:`EpsilonColumn`) is the scheme's own accountant (its wiring row,
+:mod:`scenarios.config.schemes`), or ∞ for a scheme whose row declares no privacy noise.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import numpy as np
 from phy.randomness import stream
 from scenarios.config import ScenarioConfig
 from scenarios.config.keys import ResolvedKey, warn_simulation_key
-from scenarios.config.scheme_privacy import PRIVATE_BASELINES
 
 __all__ = ["EpsilonColumn", "RunSetup", "build_run", "quiet_tensorflow"]
 
@@ -35,19 +34,17 @@ def quiet_tensorflow() -> None:
 
 
 class EpsilonColumn:
-    """ε after t rounds from the scheme's own accountant (FLORAS and the private baselines); ∞ for
-    schemes without privacy noise."""
+    """ε after t rounds from the scheme's own accountant; ∞ for a scheme without privacy noise."""
 
     def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
-        self.accountant = None
-        if phy.scheme not in ("floras", "sqsgd", *PRIVATE_BASELINES):
+        self.accountant = config.privacy_accountant(d=d, D=D)
+        if self.accountant is None:  # the scheme's wiring row declares no privacy noise
             self.assumptions = (
                 f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
             )
             return
-        self.accountant = config.privacy_accountant(d=d, D=D)
         # the assumptions of the run's final report (the attained order is that of the last round)
         self.assumptions = "; ".join(self.accountant.report(rounds=config.run.rounds).assumptions)
 
@@ -129,7 +126,7 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
     quiet_tensorflow()
     from fl.federated import FederatedAveraging
     from fl.training import Evaluator, VectorizedTrainer
-    from phy.aggregation import make_aggregator
+    from phy.schemes import make_aggregator
 
     if key is not None and key.simulated:
         warn_simulation_key("this run")

@@ -22,7 +22,7 @@ from scenarios.store.files import (
 )
 from scenarios.errors import StorageError
 from scenarios.store.lock import LOCK_NAME, DirectoryLock
-from scenarios.store.records import MATCHED_RECORD, THREAT_MODELS
+from scenarios.store.records import MATCHED_RECORD
 from scenarios.store.runs import (
     CHECKPOINT,
     CONFIG,
@@ -59,6 +59,6 @@ __all__ = [
     "ERROR", "MANIFEST", "METRICS", "RUN_RECORD", "SUMMARY", "is_finished", "manifest_identity", "read_config",
     "read_json", "read_manifest", "read_metric_rows", "read_metrics", "run_status", "to_float", "verify_run",
     "DAMAGED_TAG", "DONE_FORMAT", "done_record", "quarantine", "write_done",
-    "MATCHED_RECORD", "THREAT_MODELS", "StorageError",
+    "MATCHED_RECORD", "StorageError",
     "SUMMARY_METRICS", "format_summary", "privacy_statement", "split_statements", "summarize", "write_summary",
 ]

@@ -1,0 +1,140 @@
+"""The wiring rows of the built-in schemes (:mod:`scenarios.config.schemes`; model §7, §9, §10).
+
+Each accountant builder takes the validated scenario, the model dimension d and the examples per
+client D, and returns the scheme's run accountant in model units. Client sampling is uniform
+without replacement (model §1) unless a row says otherwise; full local epochs make item level
+equal client level (the FLORAS accountant also covers local steps, model §7.3).
+"""
+
+from __future__ import annotations
+
+from scenarios.config.schemes import Calibrated, SchemeWiring, register_wiring
+
+
+def _common(config) -> dict:
+    t, pr = config.training, config.privacy
+    return dict(K=t.clients_per_round, M=config.partition.clients, level=pr.level, relation=pr.relation,
+                sampling="without-replacement", delta=float(pr.delta), accountant=pr.accountant)
+
+
+# ---------------------------------------------------------------- FLORAS (model §7)
+def _floras(config, *, d: int, D: int):
+    from privacy import FlorasRunAccountant
+    from privacy.link import LinkModel
+
+    t, phy, p = config.training, config.phy, config.phy.of("floras")
+    return FlorasRunAccountant(
+        link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=p.csit), N=p.N, d=d,
+        normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
+        clip_norm=phy.clip_norm, local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
+        **_common(config))
+
+
+def _floras_defaults(phy: dict, *, K: int) -> dict:
+    """N = max(K, 30) and L the smallest power of two ≥ N, unless given (Walsh–Hadamard needs N ≤ L = 2^m)."""
+    own = dict(phy.get("floras", {}))
+    own.setdefault("N", max(K, 30))
+    out = {**phy, "floras": own}
+    out.setdefault("L", 1 << max(0, (int(own["N"]) - 1).bit_length()))
+    return out
+
+
+register_wiring(SchemeWiring(
+    scheme="floras", depends_on_d=True, scenario_defaults=_floras_defaults, label="FLORAS", mechanism="floras", accountant=_floras,
+    threat_model="T1 only (output observer)",
+    calibrated={
+        # C [√W]; ε(C = 1e-4) ≈ 0.004 at K = 20 of M = 100, T = 200, γ = 12
+        "C": Calibrated("C", increasing=True, bracket=(1e-4, 1e4), noiseless=("floras.N", "K")),
+        # N ≤ L for orthonormal sequences; 2^14 also keeps S/γ where the tight bound evaluates
+        "N": Calibrated("floras.N", increasing=False, bracket=("K", 2**14), integer=True, noiseless=("floras.N", "K")),
+    },
+    style={"color": "tab:blue"},
+))
+
+
+# ---------------------------------------------------------------- the Gaussian schemes (model §9.1)
+def _central(config, *, d: int, D: int):
+    """σ = z·S·R/C with S = 2C or C, i.e. z·2R or z·R in model units (R = phy.clip_norm)."""
+    from phy.central_gaussian import sum_sensitivity
+    from privacy import RunAccountant
+
+    R = float(config.phy.clip_norm)
+    z = float(config.phy.of("central-gaussian").noise_multiplier)
+    return RunAccountant("gaussian", **_common(config), threat_model=CENTRAL.threat_model, clip_norm=R,
+                         noise_std=z * sum_sensitivity(R, config.privacy.relation))
+
+
+def _analog(config, *, d: int, D: int):
+    """The std every admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`)."""
+    from phy.analog_gaussian import guaranteed_noise_std
+    from privacy import RunAccountant
+
+    phy, R = config.phy, float(config.phy.clip_norm)
+    noise = guaranteed_noise_std(phy, d=d, relation=config.privacy.relation) * R / phy.norm_bound(d)
+    return RunAccountant("gaussian", **_common(config), threat_model=ANALOG.threat_model, clip_norm=R, noise_std=noise)
+
+
+CENTRAL = register_wiring(SchemeWiring(
+    scheme="central-gaussian", label="central Gaussian", mechanism="gaussian", accountant=_central,
+    threat_model="trusted server; outputs only",
+    calibrated={"noise_multiplier": Calibrated("central-gaussian.noise_multiplier", increasing=False,
+                                               bracket=(1e-4, 1e5), noiseless=("central-gaussian.noise_multiplier", 0.0))},
+    snr_independent=True, style={"color": "tab:green"},
+))
+ANALOG = register_wiring(SchemeWiring(
+    scheme="analog-gaussian", label="analog Gaussian", mechanism="gaussian", accountant=_analog,
+    threat_model=("T1 and a single-antenna base station (it sees only the superposition; the receiver noise counts "
+                  "as privacy noise)"),
+    calibrated={"noise_multiplier": Calibrated("analog-gaussian.noise_multiplier", increasing=False,
+                                               bracket=(1e-4, 1e5), noiseless=("analog-gaussian.noise_multiplier", 0.0))},
+    style={"color": "tab:olive"},
+))
+
+
+# ---------------------------------------------------------------- DDGauss (model §9.2)
+def _ddgauss(config, *, d: int, D: int):
+    """n = K contributors at σ = local_std and the aggregator's γ (the K′ admitted clients scale their noise
+    by √(K/K′), which the n = K bound covers; :mod:`phy.digital.ddgauss`)."""
+    from phy.digital.ddgauss import resolve_grid
+    from privacy import RunAccountant
+
+    phy, p = config.phy, config.phy.of("ddgauss")
+    grid, _ = resolve_grid(phy, K=config.training.clients_per_round, d=d)
+    return RunAccountant("ddgauss", **_common(config), threat_model=DDGAUSS.threat_model, d=d,
+                         clip_norm=float(phy.clip_norm), grid=grid, local_std=float(p.local_std), beta=float(p.beta))
+
+
+DDGAUSS = register_wiring(SchemeWiring(
+    scheme="ddgauss", label="DDGauss", depends_on_d=True, mechanism="ddgauss", accountant=_ddgauss,
+    threat_model="the server, given secure aggregation (it sees only the modular sum)",
+    calibrated={"local_std": Calibrated("ddgauss.local_std", increasing=False, bracket=(1e-9, 1e9),
+                                        noiseless=("ddgauss.local_std", 0.0))},
+    snr_independent=True, style={"color": "tab:purple"},
+))
+
+
+# ---------------------------------------------------------------- sqSGD (model §9.3)
+def _sqsgd(config, *, d: int, D: int):
+    """Pure ε₀ per round; K of M without replacement (replace-one) or Poisson (add/remove)."""
+    from privacy import RunAccountant
+    from privacy.mechanisms.ldp import THREAT_MODEL
+
+    common = _common(config)
+    common["sampling"] = "without-replacement" if config.privacy.relation == "replace" else "poisson"
+    return RunAccountant("ldp", **common, threat_model=THREAT_MODEL,
+                         epsilon0=float(config.phy.of("sqsgd").epsilon0))
+
+
+register_wiring(SchemeWiring(
+    scheme="sqsgd", label="sqSGD", mechanism="ldp", accountant=_sqsgd,
+    threat_model="any observer (T1 and T2)",
+    calibrated={"epsilon0": Calibrated("sqsgd.epsilon0", increasing=True, bracket=(1e-3, 50.0))},
+    snr_independent=True, style={"color": "tab:red"},
+))
+
+
+# ---------------------------------------------------------------- no privacy noise
+register_wiring(SchemeWiring(scheme="ideal", label="ideal", threat_model="none (no privacy noise)",
+                             snr_independent=True, style={"color": "black"}))
+register_wiring(SchemeWiring(scheme="channel-inversion", label="channel inversion", threat_model="none (no privacy noise)",
+                             style={"color": "tab:orange"}))
