@@ -16,9 +16,10 @@ lr = 0.1
 batch_size = 10
 [phy]
 scheme = "floras"
-N = 8
 L = 8
 snr_db = 10.0
+[phy.floras]
+N = 8
 [run]
 rounds = {int(rounds)}
 seed = 3

@@ -13,9 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "scenarios" / "examples" / "digits_quick.toml"
 CLIP = {"phy.normalization": "clip", "phy.clip_norm": 1.0, "run.rounds": 3}
 SCHEMES = {
-    "central-gaussian": {"phy.noise_multiplier": 0.05},
-    "analog-gaussian": {"phy.noise_multiplier": 0.05},
-    "ddgauss": {"phy.dd_local_std": 0.02, "phy.dd_bits": 16},
+    "central-gaussian": {"phy.central-gaussian.noise_multiplier": 0.05},
+    "analog-gaussian": {"phy.analog-gaussian.noise_multiplier": 0.05},
+    "ddgauss": {"phy.ddgauss.local_std": 0.02, "phy.ddgauss.bits": 16},
 }
 
 
@@ -62,7 +62,7 @@ def test_epsilon_column_comes_from_each_scheme_event(tmp_path):
     common = dict(K=K, M=M, relation="replace", delta=1e-5)
     z = 0.8
     for scheme in ("central-gaussian", "analog-gaussian"):
-        cfg = load_scenario(QUICK, {"phy.scheme": scheme, **CLIP, "phy.noise_multiplier": z})
+        cfg = load_scenario(QUICK, {"phy.scheme": scheme, **CLIP, f"phy.{scheme}.noise_multiplier": z})
         run_scenario(cfg, tmp_path / scheme, progress=False)
         eps = [float(r["epsilon"]) for r in _rows(tmp_path / scheme)]
         # σ = z·S with S = 2R in model units (analog at 20 dB: the receiver noise σ_n/√g_th in model
@@ -72,7 +72,7 @@ def test_epsilon_column_comes_from_each_scheme_event(tmp_path):
         assert eps == pytest.approx(expected, rel=1e-12)
         assert 0 < eps[0] < eps[1] < eps[2] < math.inf
     sigma, B, k = 0.5, 16, 4.0
-    cfg = load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.dd_local_std": sigma, "phy.dd_bits": B})
+    cfg = load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.ddgauss.local_std": sigma, "phy.ddgauss.bits": B})
     run_scenario(cfg, tmp_path / "dd", progress=False)
     d, d_pad = 64 * 64 + 64 + 64 * 10 + 10, 8192
     gamma = 2 * k * math.sqrt(R**2 * K**2 / d_pad + K * sigma**2) / math.sqrt(4.0**B - k**2 * K)
@@ -103,12 +103,12 @@ def test_ddgauss_noise_rescaling_keeps_the_n_equals_K_bound():
 
 def test_add_remove_with_sampling_without_replacement_is_refused_before_any_work():
     with pytest.raises(ValueError, match=r"privacy: relation must be 'replace'"):
-        load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.dd_local_std": 0.1, "privacy.relation": "add-remove"})
+        load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.ddgauss.local_std": 0.1, "privacy.relation": "add-remove"})
 
 
 def test_sqsgd_run_records_the_admitted_clients(tmp_path):
     """metrics.csv's admitted column carries sqSGD's admitted count (K′ ≤ K = 10), not an empty cell."""
-    cfg = load_scenario(QUICK, {"phy.scheme": "sqsgd", **CLIP, "run.rounds": 2, "phy.epsilon0": 5.0})
+    cfg = load_scenario(QUICK, {"phy.scheme": "sqsgd", **CLIP, "run.rounds": 2, "phy.sqsgd.epsilon0": 5.0})
     run_scenario(cfg, tmp_path / "sq", progress=False)
     admitted = [r["admitted"] for r in _rows(tmp_path / "sq")]
     assert len(admitted) == 2 and all(0 <= int(a) <= 10 for a in admitted) and any(int(a) > 0 for a in admitted)

@@ -66,13 +66,14 @@ local_epochs = 1
 
 [phy]
 scheme = "floras"
-N = 5
 L = 8
 snr_db = 20.0
 normalization = "clip"
 clip_norm = 1.0
 C = 1.0
 
+[phy.floras]
+N = 5
 [privacy]
 delta = 1e-5
 level = "client"

@@ -46,7 +46,7 @@ def test_quick_set_and_every_figure(tmp_path, capsys):
     ci_iid = _row(fig4, label="iid", **{"phy.scheme": "channel-inversion", "phy.snr_db": 15.0})
     assert ci_iid["final_test_accuracy_mean"] > 0.6
     fig5 = summarize(results / "fig5")
-    gamma0 = [r for r in fig5 if r.get("phy.N") == 20 and r["label"] == "iid"]
+    gamma0 = [r for r in fig5 if r.get("phy.floras.N") == 20 and r["label"] == "iid"]
     assert gamma0 and gamma0[0]["final_test_accuracy_mean"] > 0.6
     # ε: infinite without privacy noise (γ = 0), finite and decreasing in γ where the privacy
     # sweep makes it finite (L = 1024, γ up to hundreds).
@@ -55,7 +55,7 @@ def test_quick_set_and_every_figure(tmp_path, capsys):
     by_n: dict[int, set[float]] = {}
     for r in priv:
         if r["epsilon_mean"] < float("inf"):
-            by_n.setdefault(r["phy.N"], set()).add(r["epsilon_mean"])
+            by_n.setdefault(r["phy.floras.N"], set()).add(r["epsilon_mean"])
     assert all(len(v) == 1 for v in by_n.values())  # ε does not depend on the SNR
     finite = sorted((n, v.pop()) for n, v in by_n.items())
     assert len(finite) >= 2 and all(a[1] > b[1] for a, b in zip(finite, finite[1:]))

@@ -62,7 +62,7 @@ def test_defaults_and_round_trip(tmp_path):
         ("[training]\nlocal_epochs = 1\nlocal_steps = 3\n", None, r"training\.local_epochs and training\.local_steps"),
         ("[training]\nclients_per_round = 30\n[partition]\nclients = 20\n", None, r"training\.clients_per_round must be an integer ≥ 1 and ≤ 20"),
         ("[partition]\nkind = \"pathological\"\n", None, r"partition\.kind must be one of"),
-        ("[phy]\nN = 10\n", {"training.clients_per_round": 20}, r"phy\.N must be an integer ≥ 20"),
+        ("[phy.floras]\nN = 10\n", {"training.clients_per_round": 20}, r"phy\.floras\.N must be an integer ≥ 20"),
         ("[privacy]\nrelation = \"add-remove\"\n", None, r"privacy: relation must be 'replace'"),
         ("[run]\nkey_hex = \"abcd\"\n", None, r"run\.key_hex must be a hexadecimal string"),
         ("[model]\nhidden = [0]\n", None, r"model\.hidden must be a list of integers"),

@@ -22,25 +22,34 @@ from scenarios.config import load_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "scenarios" / "base" / "digits_mlp.toml"
-FLORAS = {"partition.clients": 100, "training.clients_per_round": 20, "run.rounds": 200, "phy.N": 30, "phy.L": 32,
+FLORAS = {"partition.clients": 100, "training.clients_per_round": 20, "run.rounds": 200, "phy.floras.N": 30, "phy.L": 32,
           "phy.normalization": "clip", "phy.clip_norm": 1.0}
 
 
 def floras_eps(cfg, **change) -> float:
     """ε of the FLORAS accountant at the given keys (independent of the calibration code)."""
+    N = change.pop("N", cfg.phy.of("floras").N)
     phy = replace(cfg.phy, **change)
-    return FlorasRunAccountant(K=20, N=phy.N, M=100, d=model_dimension(cfg), normalization="clip", C=phy.C,
+    return FlorasRunAccountant(K=20, N=N, M=100, d=model_dimension(cfg), normalization="clip", C=phy.C,
                                clip_norm=1.0, delta=1e-5).report(rounds=200).epsilon
 
 
 # ------------------------------------------------------------------------------ calibration
 @pytest.fixture
-def narrow_floras_range(monkeypatch):
+def narrow_floras_range():
     """A narrower search range than the default (the tight FLORAS bound is slow at tiny S/γ); same code path."""
-    import scenarios.config.calibration as cal
+    from dataclasses import replace
 
-    monkeypatch.setitem(cal.SCHEME_PARAMETER, "floras", ("C", True, (0.3, 10.0)))
-    monkeypatch.setattr(cal, "FLORAS_N_RANGE", 120)
+    from scenarios.config.schemes import register_wiring, wiring
+    from scenarios.config.targets import clear_calibration_cache
+
+    row = wiring("floras")
+    narrow = {"C": replace(row.calibrated["C"], bracket=(0.3, 10.0)), "N": replace(row.calibrated["N"], bracket=("K", 120))}
+    register_wiring(replace(row, calibrated=narrow), replace=True)
+    clear_calibration_cache()
+    yield
+    register_wiring(row, replace=True)
+    clear_calibration_cache()
 
 
 def test_floras_clip_bound_meets_the_target_and_is_the_largest(narrow_floras_range):
@@ -60,7 +69,7 @@ def test_floras_smallest_N_at_fixed_C(narrow_floras_range):
 
 
 def test_unreachable_and_non_private_targets_are_infeasible(narrow_floras_range):
-    cfg = load_scenario(DIGITS, {**FLORAS, "phy.N": 20})  # γ = 0: no Cauchy noise at any C
+    cfg = load_scenario(DIGITS, {**FLORAS, "phy.floras.N": 20})  # γ = 0: no Cauchy noise at any C
     with pytest.raises(InfeasibleTarget, match="no phy.C"):
         calibrate_config(cfg, 8.0)
     ideal = load_scenario(DIGITS, {"phy.scheme": "ideal"})
@@ -78,7 +87,7 @@ def test_symbolic_target_is_resolved_and_recorded(narrow_floras_range):
     # the stored mapping loads back to the same configuration (what a resumed run compares)
     assert scenario_from_dict(cfg.to_dict()) == cfg
     inf = load_scenario(DIGITS, {**FLORAS, "privacy.target_epsilon": "inf"})
-    assert inf.phy.N == 20  # ε = ∞: no privacy noise (γ = 0)
+    assert inf.phy.of("floras").N == 20  # ε = ∞: no privacy noise (γ = 0)
     with pytest.raises(ValueError, match="privacy.target_epsilon must be"):
         load_scenario(DIGITS, {**FLORAS, "privacy.target_epsilon": -1})
 
@@ -181,7 +190,7 @@ seeds = [0, 1]
 [[cases]]
 label = "floras-none"
 "phy.scheme" = "floras"
-"phy.N" = 32
+"phy.floras.N" = 32
 [[cases]]
 label = "ideal"
 "phy.scheme" = "ideal"
@@ -334,7 +343,7 @@ seeds = [0]
 [[cases]]
 label = "floras-none"
 "phy.scheme" = "floras"
-"phy.N" = 32
+"phy.floras.N" = 32
 [[cases]]
 label = "central-gaussian"
 "phy.scheme" = "central-gaussian"
@@ -396,7 +405,7 @@ def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_ran
     rows = {(r["label"], r["target"]): r for r in accountant_rows(sweep)}
     assert set(rows) == {("floras-none", 8.0), ("central-gaussian", 8.0)}  # ε = ∞ has no key; first SNR only
     z = rows[("central-gaussian", 8.0)]
-    assert z["parameter"] == "noise_multiplier" and z["rdp-generic"]["value"] > 1.3 * z["rdp"]["value"]
+    assert z["parameter"] == "central-gaussian.noise_multiplier" and z["rdp-generic"]["value"] > 1.3 * z["rdp"]["value"]
     c = rows[("floras-none", 8.0)]
     assert c["parameter"] == "C" and c["rdp-generic"]["value"] < c["rdp"]["value"]
     for r in rows.values():
@@ -404,7 +413,7 @@ def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_ran
         assert r["rdp"]["achieved_epsilon"] <= 8.0 and r["rdp-generic"]["achieved_epsilon"] <= 8.0
     assert main(["matched", str(tmp_path / "ci.toml"), "--calibrate-only", "--accountants", "rdp,rdp-generic"]) == 0
     out = capsys.readouterr().out
-    assert "| central-gaussian | 8 | noise_multiplier |" in out
+    assert "| central-gaussian | 8 | central-gaussian.noise_multiplier |" in out
     assert main(["matched", str(tmp_path / "ci.toml"), "--calibrate-only", "--accountants", "rdp,foo"]) == 2
 
 

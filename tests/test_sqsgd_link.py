@@ -29,11 +29,11 @@ def test_link_json_and_the_estimators_bias(tmp_path, capsys, estimator, expected
 
 
 @pytest.mark.parametrize("flag,value,message", [
-    ("--sq-levels", "1", "sq_levels must be an integer ≥ 2"),
-    ("--sq-ratio", "1.5", "sq_ratio must be a number in (0, 1]"),
-    ("--epsilon0", "0", "epsilon0 must be a finite number > 0"),
-    ("--epsilon0", "inf", "epsilon0 must be a finite number > 0"),
-    ("--kappa", "40", "kappa must be an integer in [-32, 31]"),
+    ("--sq-levels", "1", "sqsgd.levels must be an integer ≥ 2"),
+    ("--sq-ratio", "1.5", "sqsgd.ratio must be a number in (0, 1]"),
+    ("--epsilon0", "0", "sqsgd.epsilon0 must be a finite number > 0"),
+    ("--epsilon0", "inf", "sqsgd.epsilon0 must be a finite number > 0"),
+    ("--kappa", "40", "sqsgd.kappa must be an integer in [-32, 31]"),
 ])
 def test_bad_inputs_exit_2_with_one_line(capsys, flag, value, message):
     argv = list(COMMON)

@@ -25,7 +25,7 @@ from scenarios.experiments.sweep import (
     validate_sweep,
 )
 
-KNOWN_KEYS = {"data.partition", "training.lr", "phy.scheme", "phy.snr_db", "phy.N", "run.rounds", "run.seed", "run.K"}
+KNOWN_KEYS = {"data.partition", "training.lr", "phy.scheme", "phy.snr_db", "phy.floras.N", "run.rounds", "run.seed", "run.K"}
 HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s"
 
 
@@ -79,7 +79,7 @@ class FakeRunner:
         rounds = config["run.rounds"]
         for rnd in range(start, rounds):
             tr, te, acc = _value(config, rnd)
-            eps = math.inf if config.get("phy.N", 30) == config.get("run.K", 20) else 10.0 / (rnd + 1)
+            eps = math.inf if config.get("phy.floras.N", 30) == config.get("run.K", 20) else 10.0 / (rnd + 1)
             with (out_dir / "metrics.csv").open("a") as fh:
                 fh.write(f"{rnd + 1},{tr!r},{te!r},{acc!r},0.0,,,{eps!r},{0.01 * (rnd + 1)!r}\n")
             ckpt.write_text(json.dumps({"next_round": rnd + 1}))
@@ -98,6 +98,7 @@ lr = 0.005
 [phy]
 scheme = "floras"
 snr_db = 20
+[phy.floras]
 N = 30
 [run]
 rounds = 4

@@ -164,8 +164,9 @@ clients_per_round = 4
 batch_size = 10
 [phy]
 scheme = "floras"
-N = 8
 L = 8
+[phy.floras]
+N = 8
 [run]
 rounds = 2
 """

@@ -46,7 +46,7 @@ def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConf
     det = evaluate_detector(stats, mask, threshold=tau, nominal_false_alarm=false_alarm, kind=kind, confidence=confidence)
     theory = theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=config.of("floras").csit)
     return {
-        "detector": f"{kind} detector ({'|r_j^s|²' if kind == 'energy' else 'r_j^s'} > τ), Neyman–Pearson optimal per sequence for csit = {config.of("floras").csit}",
+        "detector": f"{kind} detector ({'|r_j^s|²' if kind == 'energy' else 'r_j^s'} > τ), Neyman–Pearson optimal per sequence for csit = {config.of('floras').csit}",
         "threshold_rule": f"Neyman–Pearson threshold for per-sequence false-alarm probability {false_alarm:g} (noise level σ²/L known)",
         "threshold": det.threshold,
         "detection_probability": det.detection_probability,

@@ -29,6 +29,8 @@ import math
 import sys
 from pathlib import Path
 
+from privacy.mechanisms import mechanism_names
+
 ACTIONS = ("report", "plan", "curves")
 
 
@@ -61,7 +63,10 @@ def register(subparsers) -> None:
     p.add_argument("--local-dataset-size", type=int, default=None, help="item level with --local-steps: records D")
     p.add_argument("--conversion", choices=("tight", "standard"), default="tight", help="RDP → (ε, δ) conversion")
     p.add_argument("--json", type=str, default=None, metavar="FILE", help="also write the report as JSON ('-': stdout only)")
-    p.add_argument("--mechanism", choices=("floras", "gaussian", "ddgauss", "ldp"), default="floras")
+    p.add_argument("--mechanism", choices=mechanism_names(), default="floras",
+                   help="a registered privacy mechanism (privacy.mechanisms); one without flags of its own takes --param")
+    p.add_argument("--param", dest="params", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter of a mechanism without flags of its own (value parsed as TOML); repeatable")
     p.add_argument("--accountant", default="rdp", help="rdp (default), rdp-generic, pld or gdp (gdp: Gaussian only)")
     p.add_argument("--noise-multiplier", type=float, default=None, help="gaussian: noise std = Z × sensitivity")
     p.add_argument("--grid", type=float, default=None, help="ddgauss: grid step γ (or give --bits)")
@@ -117,7 +122,7 @@ def _ddgauss_grid(args, n: int, local_std: float) -> float:
 
 
 def _scheme_params(args, *, override=None) -> dict:
-    """Keyword arguments of SchemeRunAccountant for --mechanism gaussian/ddgauss/ldp."""
+    """Keyword arguments of RunAccountant for --mechanism gaussian/ddgauss/ldp."""
     from privacy.engines import ACCOUNTANTS
 
     if args.accountant not in ACCOUNTANTS:
@@ -131,6 +136,10 @@ def _scheme_params(args, *, override=None) -> dict:
             z = _finite("noise-multiplier", z)
         S = 2.0 if common["relation"] == "replace" else 1.0
         return dict(common, clip_norm=1.0, noise_std=z * S)
+    if args.mechanism not in ("gaussian", "ddgauss", "ldp"):  # a mechanism registered elsewhere: --param KEY=VALUE
+        from scenarios.cli.train import parse_override
+
+        return dict(common, **dict(parse_override(t) for t in args.params), **ov)
     if args.mechanism == "ddgauss":
         if args.d is None:
             raise ValueError("d must be given with --d (the model dimension, an integer ≥ 1)")
@@ -224,12 +233,12 @@ def run(args) -> int:
 
 
 def _run_scheme(args, quiet: bool) -> int:
-    from privacy import SchemeRunAccountant
+    from privacy import RunAccountant
     from privacy.calibration import calibrate
 
     if args.action == "report":
         kw = _scheme_params(args)
-        acc = SchemeRunAccountant(args.mechanism, **kw)
+        acc = RunAccountant(args.mechanism, **kw)
         rep = acc.report(rounds=args.rounds)
         out = rep.to_dict()
         if args.mechanism == "gaussian":
@@ -240,15 +249,19 @@ def _run_scheme(args, quiet: bool) -> int:
             print(rep)
         _write_json(args.json, out)
         return 0
-    name, increasing, lo, hi = {
+    searched = {
         "gaussian": ("noise_multiplier", False, 1e-2, 1e4),
         "ddgauss": ("local_std", False, 1e-4, 1e6),
         "ldp": ("epsilon0", True, 1e-6, 50.0),
-    }[args.mechanism]
+    }
+    if args.mechanism not in searched:
+        raise ValueError(f"mechanism {args.mechanism!r}: 'floras privacy plan' searches the built-in mechanisms only; "
+                         "calibrate a scheme with `floras calibrate --scheme ...`")
+    name, increasing, lo, hi = searched[args.mechanism]
     _scheme_params(args, override={name: 1.0})  # validates the rest before the search
 
     def make(x: float):
-        return SchemeRunAccountant(args.mechanism, **_scheme_params(args, override={name: x}))
+        return RunAccountant(args.mechanism, **_scheme_params(args, override={name: x}))
 
     value = calibrate(make, target_epsilon=args.target_epsilon, rounds=args.rounds, lower=lo, upper=hi,
                       increasing=increasing, rel_tol=1e-4)

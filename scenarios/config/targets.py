@@ -18,13 +18,18 @@ from scenarios.config.schemes import get_phy_key
 from scenarios.config.scenario import build_scenario
 from scenarios.config.tables import parse_target
 
-__all__ = ["resolve_privacy_target"]
+__all__ = ["resolve_privacy_target", "clear_calibration_cache"]
 
 
 @lru_cache(maxsize=512)
 def _cached(config_json: str, target: float) -> Calibration:
     config = build_scenario(json.loads(config_json)).validate()
     return calibrate_config(config, target)
+
+
+def clear_calibration_cache() -> None:
+    """Forget the cached calibrations (after a wiring row's calibrated keys changed)."""
+    _cached.cache_clear()
 
 
 def _cache_key(config) -> str:

@@ -46,7 +46,7 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
             elapsed += time.perf_counter() - t0
             diag = outcome.diagnostics
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
-                   diag.get("V") if config.phy.scheme == "floras" else None,
+                   diag.get("V"),  # only FLORAS reports V (the round's conditional noise variance)
                    int(diag["admitted"]) if "admitted" in diag else None,
                    eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
             line = ",".join(format_cell(v) for v in row) + "\n"

@@ -128,7 +128,9 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
 def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress: bool) -> dict:
     setup_start = time.perf_counter()
     config_dict = json.loads(json.dumps(config.to_dict()))
-    key = derive_key(config) if config.phy.scheme == "floras" else None
+    from phy.schemes import scheme_spec
+
+    key = derive_key(config) if scheme_spec(config.phy.scheme).needs_key else None
     mode, ckpt = prepare_out_dir(out_dir, config_dict, resume, key.key_id if key else None)
     rounds = config.run.rounds
     if mode == "done":
