@@ -92,7 +92,7 @@ class PhyConfig:
             spec = _registry().scheme_spec(name, where="phy sub-table")
             if spec.params is None or type(p) is not spec.params:
                 raise TypeError(f"phy.{name} parameters must be a {getattr(spec.params, '__name__', 'None')} (got {type(p).__name__})")
-            if p != spec.params():
+            if not _same(p, spec.params()):
                 kept.append((name, p))
         object.__setattr__(self, "params", tuple(kept))
 
@@ -213,6 +213,12 @@ class PhyConfig:
         if active is not None:
             active.check(self, K=K, d=d, active=True)
         return self
+
+
+def _same(a, b) -> bool:
+    """Field by field equal and of the same type (False is not 0.0: a wrong type must reach the checks)."""
+    return all(type(getattr(a, f.name)) is type(getattr(b, f.name)) and getattr(a, f.name) == getattr(b, f.name)
+               for f in fields(a))
 
 
 def _owners(key: str) -> list[tuple[str, str]]:

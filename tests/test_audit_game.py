@@ -14,7 +14,8 @@ from scenarios.cli.main import main
 
 
 def _game(threat, *, K=10, d=8, trials=150, seed=7, neighbour="replace", **phy):
-    cfg = PhyConfig(scheme="floras", **phy)
+    own = {k: phy.pop(k) for k in ("N", "sequences", "csit", "path") if k in phy}  # [phy.floras]
+    cfg = PhyConfig.make(scheme="floras", **phy, floras=own)
     return play_game(cfg, threat=threat, K=K, d=d, trials=trials, seed=seed, key=simulation_key(seed), delta=1e-5,
                      neighbour=neighbour)
 

@@ -50,7 +50,7 @@ def test_paper_normalization_is_refused_before_any_work(scheme):
 
 
 def test_missing_noise_multiplier_names_the_key():
-    with pytest.raises(ValueError, match=r"phy\.noise_multiplier must be set"):
+    with pytest.raises(ValueError, match=r"phy\.central-gaussian\.noise_multiplier must be set"):
         load_scenario(QUICK, {"phy.scheme": "central-gaussian", **CLIP})
 
 

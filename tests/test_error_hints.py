@@ -1,5 +1,5 @@
 """Errors that point to the fix: "did you mean" for unknown scenario keys, the missing noise
-multiplier, and FLORAS calibration with γ = N − K = 0."""
+multiplier, and FLORAS calibration with γ = N − K = 0 (phy.floras.N = K)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_cli_set_unknown_key_suggests(tmp_path, capsys):
 
 
 def test_missing_noise_multiplier_names_target_epsilon_and_calibrate():
-    with pytest.raises(ValueError, match=r"phy\.noise_multiplier must be set") as info:
+    with pytest.raises(ValueError, match=r"phy\.central-gaussian\.noise_multiplier must be set") as info:
         scenario_from_dict({"phy": {"scheme": "central-gaussian", "normalization": "clip", "clip_norm": 1.0}})
     assert "privacy.target_epsilon" in str(info.value) and "floras calibrate" in str(info.value)
 
@@ -42,5 +42,6 @@ def test_floras_calibration_with_gamma_zero_says_raise_N(capsys):
     rc = main(["calibrate", "--scheme", "floras", "--K", "20", "--N", "20", "--L", "32", "--d", "100",
                "--target-epsilon", "8", "--rounds", "10"])
     err = capsys.readouterr().err
-    assert rc == 1 and "γ = N − K" in err and "raise phy.N" in " ".join(err.split())
+    text = " ".join(err.split())
+    assert rc == 1 and "phy.floras.N = 20 leaves the scheme without privacy noise" in text and "change phy.floras.N" in text
     assert all(len(line) <= 200 for line in err.splitlines())

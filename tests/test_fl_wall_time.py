@@ -12,7 +12,7 @@ def test_run_records_setup_and_tracing_apart_from_wall_time(tmp_path):
         "data": {"name": "synthetic", "synthetic_samples": 300, "synthetic_features": 6, "synthetic_classes": 3},
         "partition": {"clients": 6}, "model": {"hidden": [8]},
         "training": {"clients_per_round": 3, "lr": 0.1, "batch_size": 10},
-        "phy": {"scheme": "floras", "N": 5, "L": 8, "snr_db": 10.0}, "run": {"rounds": 3, "seed": 1},
+        "phy": {"scheme": "floras", "L": 8, "snr_db": 10.0, "floras": {"N": 5}}, "run": {"rounds": 3, "seed": 1},
     })
     run_scenario(cfg, tmp_path / "r", progress=False)
     record = json.loads((tmp_path / "r" / "config.json").read_text())

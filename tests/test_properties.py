@@ -135,7 +135,7 @@ INVALID = {
                               allow_nan=False), NON_FINITE, NOT_NUMBER),
     "privacy.accountant": not_in(("rdp", "rdp-generic", "pld", "gdp")),
     "privacy.calibrated": st.one_of(st.text(max_size=4), st.integers(), st.floats(), st.lists(st.integers(), max_size=2)),
-    "privacy.calibrate_key": not_in(("C", "N")),
+    "privacy.calibrate_key": not_in(("C", "N")).filter(lambda v: v is not None),
     "privacy.target_epsilon": st.one_of(st.floats(max_value=0.0, allow_nan=False), st.integers(max_value=0),
                                         st.text(max_size=4).filter(lambda v: v != "inf")),
 }
@@ -205,15 +205,40 @@ VALID = {
 }
 
 
+def _scheme_keys() -> set[str]:
+    """``phy.<scheme>.<key>`` of every built-in scheme's sub-table (phy.schemes.BUILTIN_MODULES)."""
+    from dataclasses import fields
+
+    from phy.schemes import BUILTIN_MODULES, scheme_spec
+
+    out = set()
+    for name in SCHEMES:
+        spec = scheme_spec(name)
+        if spec.params is not None and spec.aggregator.__module__ in BUILTIN_MODULES:
+            out |= {f"phy.{name}.{f.name}" for f in fields(spec.params)}
+    return out
+
+
 def test_every_key_has_both_strategies():
     cfg = scenario_from_dict({}).to_dict()
-    keys = {f"{table}.{key}" for table, values in cfg.items() for key in values}
-    assert keys == set(INVALID) == set(VALID)
+    keys = {f"{table}.{key}" for table, values in cfg.items() for key, v in values.items() if not isinstance(v, dict)}
+    keys |= _scheme_keys()
+    # the analog Gaussian's noise multiplier has the central one's law (the same parameter class)
+    assert keys - {"phy.analog-gaussian.noise_multiplier"} == set(INVALID) == set(VALID)
 
 
 def _set(dotted, value):
-    table, key = dotted.split(".")
-    return {table: {key: value}}
+    parts = dotted.split(".")
+    if len(parts) == 3:
+        return {parts[0]: {parts[1]: {parts[2]: value}}}
+    return {parts[0]: {parts[1]: value}}
+
+
+def _get(cfg, dotted):
+    parts = dotted.split(".")
+    if len(parts) == 3:
+        return getattr(cfg.phy.of(parts[1]), parts[2])
+    return getattr(getattr(cfg, parts[0]), parts[1])
 
 
 @pytest.mark.parametrize("dotted", sorted(INVALID))
@@ -234,13 +259,16 @@ def test_valid_value_is_accepted_and_round_trips_through_config_json(dotted):
     @given(VALID[dotted])
     def check(value):
         cfg = scenario_from_dict(_set(dotted, value))
-        table, key = dotted.split(".")
-        stored = getattr(getattr(cfg, table), key)
+        stored = _get(cfg, dotted)
         assert stored == (tuple(value) if isinstance(value, list) else value)
         again = scenario_from_dict(json.loads(json.dumps(cfg.to_dict())))
         assert again == cfg
 
     check()
+
+
+def _scheme_field_names() -> set[str]:
+    return {d.split(".")[2] for d in _scheme_keys()} | {"floras", "ddgauss", "sqsgd", "central-gaussian", "analog-gaussian"}
 
 
 @given(st.sampled_from(["replace", "add-remove"]), st.integers(1, 50), st.integers(1, 100))
@@ -254,7 +282,7 @@ def test_item_level_relations_and_local_steps_are_accepted(relation, steps, batc
 @given(st.sampled_from(sorted(VALID)), st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=10))
 def test_unknown_keys_are_named(dotted, extra):
     table = dotted.split(".")[0]
-    if extra in {d.split(".")[1] for d in VALID if d.startswith(table + ".")}:
+    if extra in {d.split(".")[1] for d in VALID if d.startswith(table + ".")} or extra in _scheme_field_names():
         return
     with pytest.raises(ValueError, match=f"unknown key {table}.{extra}"):
         scenario_from_dict({table: {extra: 1}})

@@ -129,7 +129,7 @@ def test_scenario_accountant_item_level_from_raw_training_numbers():
     cfg = scenario_from_dict({
         "partition": {"clients": 5},
         "training": {"clients_per_round": 5, "batch_size": 10, "local_steps": 4},
-        "phy": {"scheme": "floras", "N": 15, "L": 16, "C": 0.5},
+        "phy": {"scheme": "floras", "L": 16, "C": 0.5, "floras": {"N": 15}},
         "privacy": {"level": "item", "relation": "add-remove", "delta": 1e-6, "accountant": "rdp-generic"},
         "run": {"rounds": 50},
     })
@@ -150,7 +150,7 @@ def test_a_floras_run_reports_the_independent_epsilon_every_round(tmp_path):
         "partition": {"clients": 4},
         "model": {"hidden": [3]},
         "training": {"clients_per_round": 4, "batch_size": 5, "local_steps": 2, "lr": 0.05},
-        "phy": {"scheme": "floras", "N": 36, "L": 64, "C": 0.5},
+        "phy": {"scheme": "floras", "L": 64, "C": 0.5, "floras": {"N": 36}},
         "privacy": {"level": "item", "relation": "add-remove", "delta": 1e-5, "accountant": "rdp-generic"},
         "run": {"rounds": 3, "seed": 1},
     })

@@ -111,3 +111,71 @@ def test_flat_keys_of_earlier_files_name_their_new_place():
 def test_an_unregistered_scheme_is_an_error_naming_the_registered_ones():
     with pytest.raises(ValueError, match=r"^scheme must be one of \{floras, .*\} \(got 'bogus'\)"):
         PhyConfig(scheme="bogus").validate(K=2)
+
+
+# ------------------------------------------------------------------ scenarios: the wiring rows
+from scenarios.config import scenario_from_dict  # noqa: E402
+from scenarios.config.calibration import calibrate_config  # noqa: E402
+from scenarios.config.schemes import wirings  # noqa: E402
+
+ROWS = {w.scheme: w for w in wirings()}
+
+
+def _scenario(name: str, **privacy):
+    """The scheme's example in a small scenario (K = 5 of M = 20, 30 rounds, digits)."""
+    phy = {"scheme": name, **json.loads(json.dumps(scheme_spec(name).example))}
+    return scenario_from_dict({"partition": {"clients": 20}, "training": {"clients_per_round": 5, "batch_size": 10},
+                               "phy": phy, "privacy": privacy, "run": {"rounds": 30}}, resolve=False)
+
+
+def test_every_registered_scheme_has_a_wiring_row():
+    assert set(SCHEMES) <= set(ROWS), f"schemes without a wiring row: {sorted(set(SCHEMES) - set(ROWS))}"
+
+
+@pytest.mark.parametrize("name", SCHEMES)
+def test_the_scenario_round_trips_through_config_json(name):
+    cfg = _scenario(name)
+    back = scenario_from_dict(json.loads(json.dumps(cfg.to_dict())), resolve=False)
+    assert back == cfg
+
+
+@pytest.mark.parametrize("name", SCHEMES)
+def test_epsilon_is_finite_exactly_when_the_scheme_adds_privacy_noise(name):
+    acc = _scenario(name).privacy_accountant(d=50, D=10)
+    if ROWS[name].accountant is None:
+        assert acc is None  # the row declares no privacy noise: the ε column is ∞ by declaration
+        return
+    eps = acc.epsilon(rounds=30)
+    assert math.isfinite(eps) and eps > 0
+    assert acc.epsilon(rounds=60) > eps  # composition over rounds costs privacy
+
+
+@pytest.mark.parametrize("name", [n for n in SCHEMES if ROWS[n].calibrated])
+@pytest.mark.parametrize("target", [2.0, 9.0])
+def test_calibration_never_overshoots_the_target(name, target):
+    """The calibrated value meets the target (ε ≤ target, recomputed from a fresh accountant) and is not
+    needlessly noisy: a 1 % step towards less noise breaks it (integer keys: one step)."""
+    from scenarios.config.calibration import with_phy
+    from scenarios.config.schemes import get_phy_key
+
+    cfg = _scenario(name)
+    row = ROWS[name]
+    key = next(iter(row.calibrated.values()))
+    if key.key == "C":  # FLORAS at its example N: a narrower bracket keeps the test fast
+        row_cal = dataclasses.replace(key, bracket=(0.05, 20.0))
+    else:
+        row_cal = key
+    from scenarios.config.schemes import register_wiring
+
+    register_wiring(dataclasses.replace(row, calibrated={**row.calibrated, next(iter(row.calibrated)): row_cal}), replace=True)
+    try:
+        cal = calibrate_config(cfg, target, d=50)
+    finally:
+        register_wiring(row, replace=True)
+    at = with_phy(cfg, cal.parameter, cal.value)
+    eps = at.privacy_accountant(d=50, D=10).epsilon(rounds=30)
+    assert eps <= target and cal.achieved_epsilon == pytest.approx(eps, rel=1e-12)
+    assert get_phy_key(at.phy, key.key) == cal.value
+    step = 1 if key.integer else 0.01 * cal.value
+    less_noise = cal.value + (step if key.increasing else -step)
+    assert with_phy(cfg, key.key, less_noise).privacy_accountant(d=50, D=10).epsilon(rounds=30) > target

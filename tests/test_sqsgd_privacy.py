@@ -88,15 +88,15 @@ def test_scenario_accountant_of_sqsgd_names_any_observer_and_uses_client_samplin
     from scenarios.config import scenario_from_dict
 
     base = {"partition": {"clients": 50}, "training": {"clients_per_round": 10},
-            "phy": {"scheme": "sqsgd", "normalization": "clip", "clip_norm": 1.0, "epsilon0": 2.0}}
+            "phy": {"scheme": "sqsgd", "normalization": "clip", "clip_norm": 1.0, "sqsgd": {"epsilon0": 2.0}}}
     cfg = scenario_from_dict(base)
     report = cfg.privacy_accountant(d=100, D=30).report(rounds=5)
     assert report.threat_model.startswith("any observer (T1 and T2)")
     assert any("ε₀ = 2" in line for line in report.assumptions)
     full = scenario_from_dict({**base, "partition": {"clients": 10}}).privacy_accountant(d=100, D=30)
     assert report.epsilon < full.epsilon(rounds=5) <= 5 * 2.0 + conversion_overhead(1e-5)  # sampling helps T1
-    with pytest.raises(ValueError, match=r"^phy\.epsilon0 must be a finite number > 0"):
-        scenario_from_dict({**base, "phy": {**base["phy"], "epsilon0": -1.0}})
+    with pytest.raises(ValueError, match=r"^phy\.sqsgd\.epsilon0 must be a finite number > 0"):
+        scenario_from_dict({**base, "phy": {**base["phy"], "sqsgd": {"epsilon0": -1.0}}})
 
 
 def test_randomized_response_rdp_for_large_eps0_is_finite():
@@ -118,7 +118,7 @@ def test_ldp_cli_and_run_print_one_threat_model_with_the_t2_caveat(capsys):
     assert main(["privacy", "--mechanism", "ldp", "--epsilon0", "1", "--K", "10", "--M", "50", "--rounds", "3"]) == 0
     cli_text = capsys.readouterr().out
     cfg = scenario_from_dict({"partition": {"clients": 50}, "training": {"clients_per_round": 10},
-                              "phy": {"scheme": "sqsgd", "normalization": "clip", "clip_norm": 1.0, "epsilon0": 1.0}})
+                              "phy": {"scheme": "sqsgd", "normalization": "clip", "clip_norm": 1.0, "sqsgd": {"epsilon0": 1.0}}})
     run_threat = cfg.privacy_accountant(d=100, D=30).report(rounds=3).threat_model
     assert "(T2) gets the unamplified composition" in run_threat and "K = M" in run_threat
     assert f"threat model: {run_threat}\n" in cli_text

@@ -12,6 +12,8 @@ Every measurement is a pure function of (configuration, seed, key): the rounds a
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from dataclasses import replace
 
@@ -230,7 +232,10 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
                              L=config.L, csit=config.of("floras").csit)
     out: dict = {
         "threat": threat,
-        "config": {"K": K, "d": d, **{k: v for k, v in config.to_dict().items() if k not in ("scheme", "g_th", "rho_rule", "resource", "chunk_size", "normalization", "clip_norm")}},
+        "config": {"K": K, "d": d, **{k: v for k, v in config.to_dict().items()
+                                      if k not in ("scheme", "floras", "g_th", "rho_rule", "resource", "chunk_size",
+                                                   "normalization", "clip_norm")},
+                   **dataclasses.asdict(config.of("floras"))},  # the FLORAS keys beside the shared ones
         "snr_definition": SNR_DEFINITION,
         "gamma": config.of("floras").N - K,
         "seed": seed,

@@ -209,7 +209,9 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
         if len(parts) != 2 or not all(parts):
             raise ValueError(f"override key must be 'table.key' or 'phy.<scheme>.key' (got {dotted!r})")
         table, key = parts
-        if table == "phy":  # checked with the whole [phy] table (a moved key is named with its new place)
+        if table == "phy":  # a moved key is named with its new place; values are checked with the whole table
+            if key not in {f.name for f in fields(PhyConfig)} - {"params"}:
+                PhyConfig.from_dict({key: value})  # raises: unknown (with a suggestion) or moved to a sub-table
             out.setdefault("phy", {})[key] = value
             continue
         if table not in TABLES:
