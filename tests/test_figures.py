@@ -31,14 +31,14 @@ def fake_curve(cfg, rnd: int) -> tuple[float, float]:
     """(train loss, test accuracy): depends on scheme, SNR, N, partition and seed."""
     phy = cfg.phy
     rate = 0.15 if cfg.partition.kind == "iid" else 0.08
-    penalty = 0.02 * (phy.N - cfg.training.clients_per_round) + (0.1 if phy.scheme == "channel-inversion" and phy.snr_db < 5 else 0)
+    penalty = 0.02 * (phy.of("floras").N - cfg.training.clients_per_round) + (0.1 if phy.scheme == "channel-inversion" and phy.snr_db < 5 else 0)
     acc = 0.9 * (1 - math.exp(-rate * rnd)) - penalty + 0.01 * cfg.run.seed
     return 2.3 * math.exp(-rate * rnd) + 0.1 + penalty, acc
 
 
 def fake_runner(cfg, out_dir, *, resume, progress):
     out_dir = Path(out_dir)
-    gamma = cfg.phy.N - cfg.training.clients_per_round
+    gamma = cfg.phy.of("floras").N - cfg.training.clients_per_round
     report = {"assumptions": [ASSUMPTIONS, f"noise scale γ = {gamma}"], "best_order": 1.5 + gamma, "warnings": []}
     (out_dir / "config.json").write_text(json.dumps({"config": cfg.to_dict(), "privacy_report": report}))
     rows = [HEADER]
