@@ -179,3 +179,19 @@ def test_calibration_never_overshoots_the_target(name, target):
     step = 1 if key.integer else 0.01 * cal.value
     less_noise = cal.value + (step if key.increasing else -step)
     assert with_phy(cfg, key.key, less_noise).privacy_accountant(d=50, D=10).epsilon(rounds=30) > target
+
+
+def test_docs_fl_lists_every_key_of_every_built_in_sub_table():
+    """docs/fl.md's sub-table reference drifts from the dataclasses → this fails naming the missing key."""
+    from phy.schemes import BUILTIN_MODULES
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "fl.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `[phy.")]
+    for name in SCHEMES:
+        spec = scheme_spec(name)
+        if spec.params is None or spec.aggregator.__module__ not in BUILTIN_MODULES:
+            continue
+        row = next((r for r in rows if f"`[phy.{name}]`" in r), None)
+        assert row is not None, f"docs/fl.md has no row for [phy.{name}]"
+        for f in dataclasses.fields(spec.params):
+            assert f"`{f.name}`" in row, f"docs/fl.md: [phy.{name}] row lacks `{f.name}`"
