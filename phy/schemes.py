@@ -19,6 +19,7 @@ key's new place.
 from __future__ import annotations
 
 import importlib
+import threading
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import Any, Callable, Mapping
@@ -79,19 +80,28 @@ class SchemeSpec:
 
 _REGISTRY: dict[str, SchemeSpec] = {}
 _LOADED = False
+_LOCK = threading.Lock()
 
 
 def _load_builtins() -> None:
+    """Import the built-in scheme modules once (thread-safe: sweep workers look schemes up from threads)."""
     global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        for module in BUILTIN_MODULES:
-            importlib.import_module(module)
+    if _LOADED:
+        return
+    with _LOCK:
+        if not _LOADED:
+            for module in BUILTIN_MODULES:
+                importlib.import_module(module)
+            _LOADED = True
+
+
+def _order(spec: SchemeSpec) -> int:
+    module = spec.aggregator.__module__
+    return BUILTIN_MODULES.index(module) if module in BUILTIN_MODULES else len(BUILTIN_MODULES)
 
 
 def register_scheme(spec: SchemeSpec, *, replace: bool = False) -> SchemeSpec:
     """Add ``spec`` to the registry; a second scheme of the same name is an error unless ``replace``."""
-    _load_builtins()  # the built-in schemes come first in every listing
     if not isinstance(spec, SchemeSpec):
         raise TypeError(f"register_scheme takes a SchemeSpec (got {type(spec).__name__})")
     name = spec.name
@@ -113,7 +123,7 @@ def unregister_scheme(name: str) -> None:
 def scheme_names() -> tuple[str, ...]:
     """Every registered scheme, built-ins first in :data:`BUILTIN_MODULES` order."""
     _load_builtins()
-    return tuple(_REGISTRY)
+    return tuple(name for name, _ in sorted(_REGISTRY.items(), key=lambda item: _order(item[1])))
 
 
 def scheme_spec(name: str, *, where: str = "scheme") -> SchemeSpec:
@@ -123,7 +133,7 @@ def scheme_spec(name: str, *, where: str = "scheme") -> SchemeSpec:
     if spec is None:
         close = get_close_matches(str(name), list(_REGISTRY), n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"{where} must be one of {{{', '.join(_REGISTRY)}}} (got {name!r}){hint}")
+        raise ValueError(f"{where} must be one of {{{', '.join(scheme_names())}}} (got {name!r}){hint}")
     return spec
 
 

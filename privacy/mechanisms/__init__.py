@@ -13,6 +13,7 @@ itself when imported.
 from __future__ import annotations
 
 import importlib
+import threading
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import Any, Callable
@@ -66,19 +67,23 @@ class Mechanism:
 
 _REGISTRY: dict[str, Mechanism] = {}
 _LOADED = False
+_LOCK = threading.Lock()
 
 
 def _load_builtins() -> None:
+    """Import the built-in mechanism modules once (thread-safe)."""
     global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        for module in BUILTIN_MODULES:
-            importlib.import_module(module)
+    if _LOADED:
+        return
+    with _LOCK:
+        if not _LOADED:
+            for module in BUILTIN_MODULES:
+                importlib.import_module(module)
+            _LOADED = True
 
 
 def register_mechanism(mech: Mechanism, *, replace: bool = False) -> Mechanism:
     """Add ``mech``; a second mechanism of the same name is an error unless ``replace``."""
-    _load_builtins()
     if not isinstance(mech, Mechanism):
         raise TypeError(f"register_mechanism takes a Mechanism (got {type(mech).__name__})")
     if (mech.round_event is None) == (mech.run_accountant is None):

@@ -24,6 +24,7 @@ ideal, channel-…  — (no privacy noise: ε = ∞ only)             the scheme
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -71,20 +72,24 @@ class SchemeWiring:
 
 _ROWS: dict[str, SchemeWiring] = {}
 _LOADED = False
+_LOCK = threading.Lock()
 BUILTIN_MODULE = "scenarios.config.builtin_schemes"
 
 
 def _load() -> None:
+    """Import the built-in rows once (thread-safe: sweep workers look rows up from threads)."""
     global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        import importlib
+    if _LOADED:
+        return
+    with _LOCK:
+        if not _LOADED:
+            import importlib
 
-        importlib.import_module(BUILTIN_MODULE)
+            importlib.import_module(BUILTIN_MODULE)
+            _LOADED = True
 
 
 def register_wiring(row: SchemeWiring, *, replace: bool = False) -> SchemeWiring:
-    _load()
     if (row.mechanism is None) != (row.accountant is None):
         raise ValueError(f"wiring of {row.scheme!r}: give both mechanism and accountant, or neither (no privacy noise)")
     if row.scheme in _ROWS and not replace and _ROWS[row.scheme] != row:
