@@ -58,10 +58,13 @@ def resolve_privacy_target(config):
     if target is None:
         return config.validate()
     key = calibrated_key(config)
-    if key is not None and get_phy_key(config.phy, key.key) is None:
-        # an unset key (e.g. a noise multiplier) gets any valid value: it is what the calibration sets
-        config = with_phy(config, key.key, 1.0)
-    config = config.validate()
+    try:
+        config = config.validate()
+    except ValueError as exc:
+        # a searched key that must be set (e.g. a noise multiplier) gets any valid value: the calibration sets it
+        if key is None or get_phy_key(config.phy, key.key) is not None or f"phy.{key.key} must be set" not in str(exc):
+            raise
+        config = with_phy(config, key.key, 1.0).validate()
     cal = _cached(_cache_key(config), target)
     if cal.parameter != "none":
         config = with_phy(config, cal.parameter, cal.value)
