@@ -195,3 +195,25 @@ def test_docs_fl_lists_every_key_of_every_built_in_sub_table():
         assert row is not None, f"docs/fl.md has no row for [phy.{name}]"
         for f in dataclasses.fields(spec.params):
             assert f"`{f.name}`" in row, f"docs/fl.md: [phy.{name}] row lacks `{f.name}`"
+
+
+@pytest.mark.parametrize("name", [n for n in SCHEMES if ROWS[n].calibrated and next(iter(ROWS[n].calibrated.values())).noiseless])
+def test_a_resolved_target_changes_only_the_calibrated_key(name):
+    """privacy.target_epsilon = "inf" sets the noiseless key and nothing else of [phy] (no placeholder left behind)."""
+    from scenarios.config.targets import resolve_privacy_target
+
+    cfg = _scenario(name)
+    resolved = resolve_privacy_target(dataclasses.replace(cfg, privacy=dataclasses.replace(cfg.privacy, target_epsilon="inf")))
+    key, value = next(iter(ROWS[name].calibrated.values())).noiseless
+    value = cfg.training.clients_per_round if value == "K" else value
+
+    def flat(phy):
+        d = phy.to_dict()
+        out = {k: v for k, v in d.items() if not isinstance(v, dict)}
+        out.update({f"{s}.{k}": v for s, t in d.items() if isinstance(t, dict) for k, v in t.items()})
+        return out
+
+    before, after = flat(cfg.phy), flat(resolved.phy)
+    assert after.pop(key) == value
+    before.pop(key, None)
+    assert after == before
