@@ -41,8 +41,6 @@ __all__ = [
 REL_TOL = 1e-5
 #: input shape and classes of each data set (what :func:`fl.data.load_dataset` returns)
 DATA_SHAPES = {"digits": ((8, 8, 1), 10), "fashion-mnist": ((28, 28, 1), 10), "mnist": ((28, 28, 1), 10)}
-#: training examples before any validation split (digits: 1 797 less the stratified test share)
-N_TRAIN = {"fashion-mnist": 60000, "mnist": 60000}
 
 
 class InfeasibleTarget(ValueError):
@@ -104,15 +102,11 @@ def model_dimension(config) -> int:
 
 def _local_dataset_size(config) -> int:
     """D (examples per client) as the run will have it, without loading the data (item level only)."""
-    d = config.data
-    if d.name == "digits":
-        n = 1797 - round(1797 * d.test_fraction)
-    elif d.name == "synthetic":
-        n = d.synthetic_samples - max(1, round(d.test_fraction * d.synthetic_samples))
-    else:
-        n = N_TRAIN[d.name]
-    n -= round(n * getattr(d, "validation_fraction", 0.0))
-    return max(1, n // config.partition.clients)
+    from fl.sizes import examples_per_client, train_size
+
+    p = config.partition
+    n = train_size(config.data, seed=config.run.seed)
+    return max(1, examples_per_client(n, p.clients, kind=p.kind, shards_per_client=p.shards_per_client))
 
 
 def calibrated_key(config):
