@@ -39,8 +39,11 @@ def test_high_snr_recovers_the_sum_with_predicted_error(path, csit):
     for t in range(3):
         r = link.run_round(s, round_index=t)
         err = r.s_hat - s.sum(axis=0)
-        var_a = link.noise_std**2 * np.sum(1 / r.gains**2)
-        eps = (r.r_ref[r.active] - r.gains * link.b) / (r.gains * link.b)
+        # from the raw configuration (model §5): σ²/L per chip, σ² = P/10^(SNR/10), b = √P (P = 1 here)
+        sigma2_per_chip = 1.0 / 10 ** (80.0 / 10) / 32
+        b = 1.0
+        var_a = sigma2_per_chip * np.sum(1 / r.gains**2)
+        eps = (r.r_ref[r.active] - r.gains * b) / (r.gains * b)
         mean_b2 = np.mean((eps @ s) ** 2)
         sd = np.sqrt((2 * var_a**2 + 4 * var_a * mean_b2) / d)
         assert abs(np.mean(err**2) - (var_a + mean_b2)) < 5 * sd
