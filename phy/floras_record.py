@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from .link_records import LinkRecord, fmt
-from .statistics import QUANTILE_LEVELS, cauchy_scale_mle, excess_kurtosis, levy_quantiles
 
 __all__ = ["FlorasLinkRecord", "POOLED_ENTRIES_PER_ROUND"]
 
@@ -19,6 +18,8 @@ POOLED_ENTRIES_PER_ROUND = 2000  # entries per round kept for the pooled Cauchy 
 
 
 def _quantiles(values: np.ndarray) -> dict[str, float]:
+    from .statistics import QUANTILE_LEVELS
+
     return {str(q): float(np.percentile(values, q)) for q in QUANTILE_LEVELS}
 
 
@@ -33,6 +34,8 @@ class FlorasLinkRecord(LinkRecord):
         self.keep = min(self.d, POOLED_ENTRIES_PER_ROUND)
 
     def record(self, result, trace, x: np.ndarray) -> None:
+        from .statistics import excess_kurtosis  # scipy: loaded by a link study, not by every command line
+
         self.errors.append(result.error)
         self.V.append(trace.V)
         if self.aggregator.link.gamma > 0 and trace.inactive_noise is not None:
@@ -41,6 +44,8 @@ class FlorasLinkRecord(LinkRecord):
                 self.kurt.append(excess_kurtosis(trace.inactive_noise))
 
     def summary(self) -> dict:
+        from .statistics import QUANTILE_LEVELS, cauchy_scale_mle, levy_quantiles
+
         link = self.aggregator.link
         gamma, traced = link.gamma, link.trace_path is not None
         out = {"path": link.trace_path or link.path, "gamma": gamma, "orthonormal": link.orthonormal,

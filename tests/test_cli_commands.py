@@ -32,3 +32,14 @@ def test_a_command_module_that_fails_to_import_is_an_error(tmp_path, monkeypatch
     assert cli_main(["--help"]) == 1  # the one error path: one line naming the module, no traceback
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and name in err[0] and err[0].startswith("floras: error:")
+
+
+def test_building_the_command_line_imports_no_heavy_library():
+    """`floras --help`, `--version` and every command's --help stay fast: building the parser imports neither
+    numpy, scipy, TensorFlow, Sionna, matplotlib nor dask (a scheme or mechanism is looked up when a command runs)."""
+    import subprocess
+
+    code = ("import sys; from scenarios.cli.main import build_parser; build_parser(); "
+            "print(','.join(m for m in ('numpy', 'scipy', 'tensorflow', 'sionna', 'matplotlib', 'dask') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"building the parser imported {out}"

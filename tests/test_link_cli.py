@@ -61,7 +61,7 @@ BAD = [
     (["--normalization", "clip"], "clip_norm must be set"),
     (["--path", "fast", "--sequences", "pn"], "path must be 'chip' or 'auto'"),
     (["--bogus"], "unrecognized arguments: --bogus"),
-    (["--scheme", "magic"], "argument --scheme: invalid choice"),
+    (["--scheme", "magic"], "--scheme must be one of {floras, channel-inversion, ideal"),
 ]
 
 

@@ -21,7 +21,6 @@ import sys
 
 from phy.config import NORMALIZATIONS, RESOURCES, RHO_RULES
 from phy.floras_params import CSIT_MODES, PATHS, SEQUENCE_FAMILIES
-from phy.schemes import scheme_names, scheme_spec
 from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
                                    write_json_atomic)
 from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values
@@ -30,8 +29,9 @@ from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values
 def register(subparsers) -> None:
     p = subparsers.add_parser("link", help="link-level Monte-Carlo comparison of aggregation schemes",
                               description=__doc__.split("\n\n")[0])
-    p.add_argument("--scheme", nargs="+", choices=scheme_names(), default=list(DEFAULT_SCHEMES),
-                   help=f"one or more schemes to compare (default: {' '.join(DEFAULT_SCHEMES)})")
+    p.add_argument("--scheme", nargs="+", default=list(DEFAULT_SCHEMES), metavar="SCHEME",
+                   help=f"one or more registered schemes to compare (floras, channel-inversion, ideal, central-gaussian, "
+                        f"analog-gaussian, ddgauss, sqsgd, ...; default: {' '.join(DEFAULT_SCHEMES)})")
     add_geometry_options(p, N_help="sequences in the set, N ≥ K (FLORAS)", d_default=1000, d_help="model dimension (≥ 1)")
     p.add_argument("--rounds", type=int, default=500, help="Monte-Carlo rounds (≥ 1)")
     p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
@@ -86,6 +86,8 @@ def _fmt(v) -> str:
 
 
 def format_table(summary: dict) -> str:
+    from phy.schemes import scheme_spec
+
     p = summary["parameters"]
     lines = [
         f"link-level comparison: K={p['K']} N={p['N']} L={p['L']} d={p['d']} SNR={p['snr_db']} dB "
@@ -135,7 +137,11 @@ def run(args: argparse.Namespace) -> int:
     base = PhyConfig.from_dict(table)
     from dataclasses import replace
 
+    from phy.schemes import scheme_spec
+
     schemes = list(dict.fromkeys(args.scheme))
+    for name in schemes:
+        scheme_spec(name, where="--scheme")  # a registered scheme, or the list of them
     for name in schemes:  # validate everything before any work
         replace(base, scheme=name).validate(K=args.K, d=args.d)
     from scenarios.config.resources import check_memory, link_terms

@@ -29,7 +29,6 @@ import math
 import sys
 from pathlib import Path
 
-from privacy.mechanisms import mechanism_names
 
 ACTIONS = ("report", "plan", "curves")
 
@@ -63,8 +62,9 @@ def register(subparsers) -> None:
     p.add_argument("--local-dataset-size", type=int, default=None, help="item level with --local-steps: records D")
     p.add_argument("--conversion", choices=("tight", "standard"), default="tight", help="RDP → (ε, δ) conversion")
     p.add_argument("--json", type=str, default=None, metavar="FILE", help="also write the report as JSON ('-': stdout only)")
-    p.add_argument("--mechanism", choices=mechanism_names(), default="floras",
-                   help="a registered privacy mechanism (privacy.mechanisms); one without flags of its own takes --param")
+    p.add_argument("--mechanism", default="floras",
+                   help="a registered privacy mechanism (floras, gaussian, ddgauss, ldp, ...; privacy.mechanisms); one "
+                        "without flags of its own takes --param")
     p.add_argument("--param", dest="params", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of a mechanism without flags of its own (value parsed as TOML); repeatable")
     p.add_argument("--accountant", default="rdp", help="rdp (default), rdp-generic, pld or gdp (gdp: Gaussian only)")
@@ -213,6 +213,9 @@ def run(args) -> int:
     if args.action == "plan":
         if args.target_epsilon is None or not (math.isfinite(args.target_epsilon) and args.target_epsilon > 0):
             raise ValueError(f"target-epsilon must be a finite number > 0 (got {args.target_epsilon})")
+    from privacy.mechanisms import mechanism
+
+    mechanism(args.mechanism)  # a registered mechanism, or the list of them
     if args.mechanism != "floras":
         return _run_scheme(args, quiet)
     if args.accountant == "gdp":
