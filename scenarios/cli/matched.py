@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from scenarios.cli.options import add_dask_options, check_dask_options, check_distinct_names, check_run_count
+
 
 def add_cluster_options(p) -> None:
     p.add_argument("--quick", action="store_true", help="use each sweep file's [quick] variant (digits, minutes)")
@@ -30,6 +32,7 @@ def add_cluster_options(p) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output root (default: results, or results/quick with --quick)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_dask_options(p)
 
 
 def add_tune_options(p) -> None:
@@ -77,13 +80,14 @@ def make_executor(args, workers: int, threads: int):
     from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor
 
     if args.scheduler is not None:
-        return DaskExecutor.connect(args.scheduler)
+        return DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
+                                    no_workers_timeout=args.no_workers_timeout)
     if workers == 0:
         return InProcessExecutor()
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
         os.environ[var] = str(threads)
     os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-    return DaskExecutor.local(workers)
+    return DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -143,15 +147,15 @@ def run(args) -> int:
 
     if args.tune and args.tuned:
         raise ValueError("--tune and --tuned exclude each other (tune now, or reuse a tune.json)")
+    check_dask_options(args)
     root = output_root(args)
     workers, threads = workers_of(args)
+    tuned = read_tuned(args.tuned) if args.tuned else None  # a bad record is refused before the sweeps load
     sweeps = [load_sweep(f, quick=args.quick) for f in args.sweep_files]
-    names = [s.name for s in sweeps]
-    if len(set(names)) != len(names):
-        raise ValueError(f"sweep names must be distinct, since each writes to <out>/<name> (got {names})")
+    check_distinct_names(sweeps)
+    check_run_count({s.name: s.n_runs for s in sweeps}, args.max_runs)
     if getattr(args, "calibrate_only", False):
         return calibrate_only(args, sweeps)
-    tuned = read_tuned(args.tuned) if args.tuned else None
     executor = None
     try:
         if args.tune and not args.predict_only:
