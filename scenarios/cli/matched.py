@@ -156,6 +156,11 @@ def run(args) -> int:
     check_run_count({s.name: s.n_runs for s in sweeps}, args.max_runs)
     if getattr(args, "calibrate_only", False):
         return calibrate_only(args, sweeps)
+    if not args.predict_only:  # before tuning or calibration work: a file or a source folder as --out is refused
+        from scenarios.store import check_output_location
+
+        for s in sweeps:
+            check_output_location(root / s.name, what="sweep output directory")
     executor = None
     try:
         if args.tune and not args.predict_only:
