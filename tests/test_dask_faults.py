@@ -90,9 +90,9 @@ def test_a_worker_that_dies_mid_run_is_retried_once_elsewhere_else_recorded_as_f
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     executor = DaskExecutor.local(2)
     try:
-        items = [Item("once", str(tmp_path), {}), Item("always", str(tmp_path), {})]
-        outcomes = {o.name: o for o in executor.map_unordered(lambda it: (die_once if it.name == "once" else die_always)(it),
-                                                              items)}
+        # one after the other: a run charged for its own worker's death only
+        outcomes = {o.name: o for o in executor.map_unordered(die_once, [Item("once", str(tmp_path), {})])}
+        outcomes.update({o.name: o for o in executor.map_unordered(die_always, [Item("always", str(tmp_path), {})])})
     finally:
         executor.close()
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
@@ -146,6 +146,49 @@ def test_local_cluster_processes_end_with_the_command(how):
         while _alive(pids) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _alive(pids) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_matched_with_an_unreachable_scheduler_fails_within_its_connect_timeout(tmp_path, capsys):
+    from scenarios.cli.main import main
+    from test_matched import ci_sweep
+
+    t0 = time.perf_counter()
+    rc = main(["matched", str(ci_sweep(tmp_path)), "--out", str(tmp_path / "res"), "--scheduler", "tcp://127.0.0.1:9",
+               "--connect-timeout", "1", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 6 and err[-1].startswith("floras: error: cannot reach the dask scheduler at 'tcp://127.0.0.1:9' within 1 s")
+    assert time.perf_counter() - t0 < 20
+
+
+def test_sigterm_during_a_local_cluster_sweep_ends_its_workers_and_frees_the_directory(tmp_path):
+    """The real command, as a background job would run it: SIGTERM while the runs train."""
+    import psutil
+
+    from test_sweep_safety import REAL_BASE
+
+    (tmp_path / "base.toml").write_text(REAL_BASE.replace("rounds = 2", "rounds = 500"))
+    (tmp_path / "s.toml").write_text('name = "long"\nbase = "base.toml"\nseeds = [0]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "scenarios", "sweep", str(tmp_path / "s.toml"), "--out",
+                             str(tmp_path / "res"), "--workers", "1", "--no-progress"], env=ENV, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("floras sweep: 1 sweep(s), 1 runs, 1 local worker(s)"), line
+        pids = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+        assert pids
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+        deadline = time.monotonic() + 15
+        while _alive(pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _alive(pids) == []
+        from scenarios.store import DirectoryLock
+
+        DirectoryLock(tmp_path / "res" / "long").acquire().release()  # the lock was released
     finally:
         if proc.poll() is None:
             proc.kill()

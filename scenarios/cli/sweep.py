@@ -11,7 +11,9 @@ Rerunning the same command skips finished runs and resumes unfinished ones. The 
 format is documented in ``docs/experiments.md``. Before any cluster starts: every scenario is
 validated, the memory of the concurrent runs is estimated against the limit, the output
 directories are checked (writable, free space) and locked (a second sweep into one is
-refused), and ``--scheduler`` must answer within ``--connect-timeout`` seconds.
+refused), the run count is checked against ``--max-runs``, and ``--scheduler`` must answer
+within ``--connect-timeout`` seconds. A cluster without a worker for ``--no-workers-timeout``
+seconds stops the sweep (finished runs kept); a local cluster is closed on SIGTERM too.
 """
 
 from __future__ import annotations

@@ -63,7 +63,9 @@ class DaskExecutor:
         self = cls(None, no_workers_timeout=no_workers_timeout)
         self._trap_sigterm()  # before the workers start: a SIGTERM while they start closes them too
         try:
-            with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+            # one task per one-thread worker at a time: a dying worker takes down (and charges) only its own run
+            with dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                                  "distributed.scheduler.worker-saturation": 1.0}):
                 self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
                                             dashboard_address=":0", silence_logs=40)
             self.client = Client(self.cluster)
