@@ -59,3 +59,10 @@ def test_a_grid_whose_table_exceeds_the_memory_is_refused_before_any_work(capsys
     err = capsys.readouterr().err.strip()
     assert rc == 5 and "but the limit is 1 KiB (--memory-limit)" in err
     assert main(["pir", "--r", "2", "--s", "4", "--N", "2", "--memory-limit", "1G"]) == 0
+
+
+@pytest.mark.faults
+def test_a_subpacketization_too_large_to_print_is_named_not_an_integer_conversion_error(capsys):
+    rc = main(["pir", "--r", "1000", "--s", "1000", "--N", "100000000", "--verify", "--memory-limit", "100000T"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "N^r = 100000000^1000 > s" in err and "digits" not in err
