@@ -174,7 +174,7 @@ def test_sigterm_during_a_local_cluster_sweep_ends_its_workers_and_frees_the_dir
     (tmp_path / "s.toml").write_text('name = "long"\nbase = "base.toml"\nseeds = [0]\n')
     proc = subprocess.Popen([sys.executable, "-m", "scenarios", "sweep", str(tmp_path / "s.toml"), "--out",
                              str(tmp_path / "res"), "--workers", "1", "--no-progress"], env=ENV, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=(tmp_path / "stderr").open("w"), text=True)
     try:
         line = proc.stdout.readline()
         assert line.startswith("floras sweep: 1 sweep(s), 1 runs, 1 local worker(s)"), line
@@ -182,6 +182,8 @@ def test_sigterm_during_a_local_cluster_sweep_ends_its_workers_and_frees_the_dir
         assert pids
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 143
+        assert (tmp_path / "stderr").read_text().strip().splitlines()[-1] == \
+            "floras: terminated; finished work is kept and a rerun resumes"
         deadline = time.monotonic() + 15
         while _alive(pids) and time.monotonic() < deadline:
             time.sleep(0.2)

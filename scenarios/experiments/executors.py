@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterator
 
-from scenarios.errors import ConnectError
+from scenarios.errors import ConnectError, Terminated
 from scenarios.experiments.outcome import RunOutcome, record_error
 
 __all__ = ["InProcessExecutor", "DaskExecutor", "NoWorkersError", "CONNECT_TIMEOUT", "NO_WORKERS_TIMEOUT"]
@@ -43,7 +43,7 @@ class DaskExecutor:
     it), so the others go on. While the cluster has no worker for ``no_workers_timeout``
     seconds, the pending runs are cancelled and :class:`NoWorkersError` is raised; finished
     runs stay. A local cluster is closed on exit, on an exception and on SIGTERM (the handler
-    raises ``SystemExit(143)`` so that ``close`` runs).
+    raises :class:`scenarios.errors.Terminated`, a ``SystemExit(143)``, so that ``close`` runs).
     """
 
     def __init__(self, client, *, cluster=None, no_workers_timeout: float = NO_WORKERS_TIMEOUT, address: str = ""):
@@ -82,7 +82,7 @@ class DaskExecutor:
             return
 
         def on_sigterm(signum, frame):
-            raise SystemExit(128 + signal.SIGTERM)
+            raise Terminated()
 
         self._old_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
 
