@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo link test bench mutate clean
+.PHONY: setup demo link test faults bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +28,12 @@ link: $(STAMP)
 
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest -rs
+
+# The fault-injection tests only (pytest marker `faults`; the table in docs/reliability.md): locks,
+# atomic writes, damaged runs, keys never on disk, umask, the dask executor's timeouts and dead
+# workers, size refusals, leftover temporaries, foreign entries. Also part of `make test`.
+faults: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest -rs -m faults
 
 # Mutation testing of phy/, privacy/ and fl/training.py (cosmic-ray, a sampled run sized for under an
 # hour on 2 cores; docs/testing.md). Not part of `make test`. Report: build/mutation/report.md.

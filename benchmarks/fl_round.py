@@ -356,9 +356,13 @@ def main() -> None:
 def _write_json(path, payload):
     """Write the results so far atomically (a temporary beside the target, then a rename)."""
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=2)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2)
+        os.replace(tmp, path)
+    finally:  # a failure between the write and the rename leaves no temporary behind
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 if __name__ == "__main__":

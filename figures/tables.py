@@ -60,7 +60,9 @@ def table(sweep_dir: Path) -> str:
 
 def make_tables(results_dir: Path, out_dir: Path) -> Path | None:
     """Write ``summary_tables.md`` for every sweep directory in ``results_dir``; None if there is none."""
-    sweeps = sorted(p.parent for p in Path(results_dir).glob(f"*/{MANIFEST}"))
+    # a folder with a sweep.json file is a sweep; anything else at the top (a README, a stray folder,
+    # a sweep.json that is a folder) is no sweep's and is left alone (floras figures lists it once)
+    sweeps = sorted(p.parent for p in Path(results_dir).glob(f"*/{MANIFEST}") if p.is_file())
     if not sweeps:
         return None
     text = [

@@ -14,7 +14,7 @@ Nothing here imports beyond the standard library.
 
 from __future__ import annotations
 
-__all__ = ["FlorasError", "BusyError", "StorageError", "ResourceLimitError", "ConnectError"]
+__all__ = ["FlorasError", "BusyError", "StorageError", "ResourceLimitError", "ConnectError", "Terminated"]
 
 
 class FlorasError(Exception):
@@ -37,3 +37,10 @@ class ResourceLimitError(FlorasError):
 
 class ConnectError(FlorasError):
     exit_code = 6
+
+
+class Terminated(SystemExit):
+    """Raised by the SIGTERM handler a local dask cluster installs, so that cleanup runs; exit 143."""
+
+    def __init__(self) -> None:
+        super().__init__(143)

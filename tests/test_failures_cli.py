@@ -21,6 +21,8 @@ from scenarios.store import files as store_files
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
 
+pytestmark = pytest.mark.faults  # make faults (docs/reliability.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 KEY_HEX = "8f3a5c7e9b1d2f4a6c8e0b2d4f6a8c0e1f2e3d4c5b6a79880123456789abcdef"

@@ -191,3 +191,27 @@ def test_curves_join_the_rounds_that_were_evaluated():
     np.testing.assert_allclose(line.get_xdata(), [10, 20, 25])
     np.testing.assert_allclose(line.get_ydata(), [60, 70, 75])
     plt.close(fig)
+
+
+@pytest.mark.faults
+def test_foreign_entries_of_the_results_tree_are_listed_once_and_the_rest_drawn(results, tmp_path, capsys):
+    """A README, a stray folder, a file named like a sweep and a folder whose sweep.json is a folder."""
+    import shutil
+
+    root = tmp_path / "res"
+    shutil.copytree(results / "fig4", root / "fig4")
+    (root / "README.md").write_text("my notes\n")
+    (root / "stray").mkdir()
+    (root / "stray" / "notes.txt").write_text("x")
+    (root / "fig5").write_text("not a sweep\n")  # a file named like a sweep
+    (root / "odd" / "sweep.json").mkdir(parents=True)
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and "fig4" not in p.parts}
+    assert main(["figures", "--results", str(root), "--out", str(root / "figures")]) == 0
+    out = capsys.readouterr().out
+    line = f"--results {root}: ignored 4 entries that hold no sweep results (no sweep.json, not audit/ or privacy/): " \
+           "README.md, fig5, odd/, stray/"
+    assert out.count("ignored 4 entries") == 1 and line in out
+    assert (root / "figures" / "fig4_floras_vs_channel_inversion.png").is_file()
+    tables = (root / "figures" / "summary_tables.md").read_text()
+    assert "### `fig4`" in tables and "odd" not in tables and "stray" not in tables
+    assert {p: p.read_bytes() for p in before} == before  # never touched

@@ -21,6 +21,8 @@ from scenarios.cli.main import main
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
 
+pytestmark = pytest.mark.faults  # make faults (docs/reliability.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 KEY_HEX = "c0ffee00deadbeef13572468ace0bdf1feedface0badf00d2468ace013579bdf"
 KEY = bytes.fromhex(KEY_HEX)

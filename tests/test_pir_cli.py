@@ -1,6 +1,7 @@
 """``floras pir``: JSON costs, --verify, one-line errors."""
 
 import json
+import time
 
 import pytest
 
@@ -43,3 +44,25 @@ def test_errors_are_one_line(argv, match, capsys):
     assert main(["pir", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("floras: error:") and match in err and err.count("\n") == 1
+
+
+@pytest.mark.faults
+def test_a_grid_whose_table_exceeds_the_memory_is_refused_before_any_work(capsys, tmp_path):
+    out = tmp_path / "pir.json"
+    big = [str(v) for v in range(2, 102)]  # 100 × 100 × 100 × 100 rows: ~400 GB of table
+    t0 = time.perf_counter()
+    rc = main(["pir", "--r", *big, "--s", *big, "--N", *big, "--snr-db", *big, "--json", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 5 and len(err) == 1 and "cost table (100000000 rows" in err[0] and "--memory-limit" in err[0]
+    assert time.perf_counter() - t0 < 5 and not out.exists()
+    rc = main(["pir", "--r", "1", "2", "--s", "4", "--N", "2", "--memory-limit", "1K"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 5 and "but the limit is 1 KiB (--memory-limit)" in err
+    assert main(["pir", "--r", "2", "--s", "4", "--N", "2", "--memory-limit", "1G"]) == 0
+
+
+@pytest.mark.faults
+def test_a_subpacketization_too_large_to_print_is_named_not_an_integer_conversion_error(capsys):
+    rc = main(["pir", "--r", "1000", "--s", "1000", "--N", "100000000", "--verify", "--memory-limit", "100000T"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "N^r = 100000000^1000 > s" in err and "digits" not in err

@@ -17,6 +17,8 @@ from scenarios.cli.main import main
 from scenarios.store import read_metric_rows, summarize, verify_run
 from scenarios.experiments.sweep import load_sweep, run_sweep
 
+pytestmark = pytest.mark.faults  # make faults (docs/reliability.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 

@@ -13,6 +13,8 @@ from scenarios.store.files import atomic_write_bytes, current_umask
 
 from small_scenario import small_scenario  # noqa: E402  (tests/small_scenario.py)
 
+pytestmark = pytest.mark.faults  # make faults (docs/reliability.md)
+
 
 @pytest.fixture
 def umask():

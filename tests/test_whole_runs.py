@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from scenarios.store import read_manifest, run_status, summarize, verify_run, write_done
 from scenarios.experiments.sweep import load_sweep, run_sweep
+
+pytestmark = pytest.mark.faults  # make faults (docs/reliability.md)
 
 SWEEP = 'name = "whole"\nbase = "base.toml"\nseeds = [0, 1]\n'
 HEADER = "round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s"

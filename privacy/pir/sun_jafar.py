@@ -56,8 +56,9 @@ def check_subpacketization(s: int, K: int, N: int) -> None:
     """ValueError unless s is a multiple of N^K (the Sun–Jafar subpacketization)."""
     L = subpacketization(K, N)
     if s % L != 0:
+        shown = str(L) if L <= s else f"{N}^{K} > s"  # N^r may have more digits than Python prints
         raise ValueError(f"s = {s} does not fit the Sun–Jafar subpacketization: s must be a multiple of "
-                         f"N^r = {L} for the functional PIR (the cost formulas hold for any s)")
+                         f"N^r = {shown} for the functional PIR (the cost formulas hold for any s)")
 
 
 @dataclass(frozen=True)

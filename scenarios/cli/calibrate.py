@@ -168,8 +168,12 @@ def _emit(dest: str | None, payload: dict, text: str | None = None) -> None:
     if text:
         print(text)
     if dest:
+        from scenarios.store import atomic_write_text, storage_error
+
         path = Path(dest)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(blob, encoding="utf-8")
-        tmp.replace(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(exc, "create", path.parent) from None
+        # a unique temporary beside it, removed if anything fails before the rename (scenarios.store)
+        atomic_write_text(path, blob)

@@ -42,6 +42,10 @@ def run(args) -> int:
     from scenarios.store import check_output_location
 
     check_output_location(out, need_bytes=FIGURE_BYTES, what="figures --out")
+    foreign = foreign_entries(results, out)
+    if foreign:  # a README, a stray folder, a file named like a sweep: never read, listed once
+        print(f"--results {results}: ignored {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} that hold no "
+              f"sweep results (no sweep.json, not audit/ or privacy/): {', '.join(foreign)}")
     made, absent = [], []
     for module_name, sweep in FIGURES:
         sweep_dir = results / sweep
@@ -69,6 +73,24 @@ def run(args) -> int:
     if absent:
         print("not drawn, no stored results: " + "; ".join(absent))
     return 0
+
+
+def foreign_entries(results: Path, out: Path) -> list[str]:
+    """Top-level names of ``results`` that are no sweep directory (a folder with a ``sweep.json`` file),
+    no ``audit/`` or ``privacy/`` folder and not the figures' output folder."""
+    from scenarios.store import MANIFEST
+
+    try:
+        entries = sorted(results.iterdir(), key=lambda p: p.name)
+    except OSError:
+        return []
+    keep = {"audit", "privacy"}
+    foreign = []
+    for p in entries:
+        if p.is_dir() and ((p / MANIFEST).is_file() or p.name in keep or p.resolve() == out.resolve()):
+            continue
+        foreign.append(p.name + ("/" if p.is_dir() else ""))
+    return foreign
 
 
 def _stored_json_figures(results: Path, out: Path, absent: list[str]) -> list[Path]:

@@ -89,7 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("floras: interrupted; finished work is kept and a rerun resumes", file=sys.stderr)
         return 130
-    except SystemExit:
+    except SystemExit as exc:
+        from scenarios.errors import Terminated
+
+        if isinstance(exc, Terminated):  # SIGTERM while a local cluster ran: it is closed, as on Ctrl-C
+            print("floras: terminated; finished work is kept and a rerun resumes", file=sys.stderr)
+            return 143
         raise
     except BaseException as exc:  # noqa: BLE001 - the one error path: one line, no traceback
         if debug:

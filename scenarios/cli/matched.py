@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from scenarios.cli.options import add_dask_options, check_dask_options, check_distinct_names, check_run_count
+
 
 def add_cluster_options(p) -> None:
     p.add_argument("--quick", action="store_true", help="use each sweep file's [quick] variant (digits, minutes)")
@@ -30,6 +32,7 @@ def add_cluster_options(p) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output root (default: results, or results/quick with --quick)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_dask_options(p)
 
 
 def add_tune_options(p) -> None:
@@ -77,13 +80,14 @@ def make_executor(args, workers: int, threads: int):
     from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor
 
     if args.scheduler is not None:
-        return DaskExecutor.connect(args.scheduler)
+        return DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
+                                    no_workers_timeout=args.no_workers_timeout)
     if workers == 0:
         return InProcessExecutor()
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
         os.environ[var] = str(threads)
     os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-    return DaskExecutor.local(workers)
+    return DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -135,53 +139,79 @@ def calibrate_only(args, sweeps) -> int:
 
 
 def run(args) -> int:
-    from scenarios.experiments.matched import MATCHED_RECORD, count_identical, format_plan, matched_record, plan_sweep, predict
-    from scenarios.store import atomic_write_json
-    from scenarios.experiments.sweep import lock_sweep_dirs, run_sweep
-    from scenarios.experiments.sweep_file import load_sweep
     from scenarios.experiments.tune import read_tuned
 
     if args.tune and args.tuned:
         raise ValueError("--tune and --tuned exclude each other (tune now, or reuse a tune.json)")
-    root = output_root(args)
+    check_dask_options(args)
     workers, threads = workers_of(args)
-    sweeps = [load_sweep(f, quick=args.quick) for f in args.sweep_files]
-    names = [s.name for s in sweeps]
-    if len(set(names)) != len(names):
-        raise ValueError(f"sweep names must be distinct, since each writes to <out>/<name> (got {names})")
-    if getattr(args, "calibrate_only", False):
-        return calibrate_only(args, sweeps)
-    tuned = read_tuned(args.tuned) if args.tuned else None
-    executor = None
+    tuned = read_tuned(args.tuned) if args.tuned else None  # a bad record is refused before the sweeps load
+    cluster: dict = {}
+    if args.scheduler is not None and not (args.predict_only or getattr(args, "calibrate_only", False)):
+        # before the sweeps are loaded and calibrated: a scheduler that does not answer fails in --connect-timeout
+        cluster["executor"] = make_executor(args, workers, threads)
     try:
-        if args.tune and not args.predict_only:
-            executor = make_executor(args, workers, threads)
-            tuned = run_tuning(args, sweeps[0], root, executor, threads)
-        plans = []
-        for s in sweeps:
-            feasible, planned = plan_sweep(s, tuned_lr=tuned)
-            pred = predict(planned, seeds=len(s.seeds), workers=workers if args.scheduler is None else 1)
-            plans.append((s, feasible, planned, pred))
-        for i, (copies, seconds) in enumerate(count_identical([(p[0], p[2]) for p in plans])):
-            s, feasible, planned, pred = plans[i]
-            plans[i] = (s, feasible, planned, pred.without_copies(copies, seconds))
-            print(plans[i][3].line(s.name))
-            print(format_plan(planned))
-        total = sum(p[3].wall_seconds for p in plans)
-        print(f"floras matched: predicted total {total / 60:.1f} min wall ({sum(p[3].runs for p in plans)} runs)")
-        if args.predict_only:
-            return 0
-        jobs = [(feasible, root / s.name) for s, feasible, _, _ in plans]
-        locks = lock_sweep_dirs(jobs)
-        for (s, feasible, planned, pred), (_, out) in zip(plans, jobs):
-            atomic_write_json(out / MATCHED_RECORD, matched_record(s, planned, tuned=tuned, prediction=pred))
-        executor = executor or make_executor(args, workers, threads)
-        outcomes = run_sweep(jobs, executor=executor, progress=not args.no_progress, threads=threads, locks=locks)
+        outcomes = _run(args, cluster, tuned, workers, threads)
     finally:
-        if executor is not None:
-            executor.close()
+        if cluster.get("executor") is not None:
+            cluster["executor"].close()
+    if outcomes is None:
+        return 0
     failed = [o for o in outcomes if o.status == "failed"]
     print(f"floras matched: {sum(o.status == 'done' for o in outcomes)} run(s) finished, "
           f"{sum(o.status == 'copied' for o in outcomes)} copied from identical runs, "
           f"{sum(o.status == 'skipped' for o in outcomes)} already done, {len(failed)} failed")
     return 1 if failed else 0
+
+
+def _run(args, cluster: dict, tuned, workers: int, threads: int):
+    """Load, plan and run; the executor is made (once) in ``cluster``. None: nothing was to run."""
+    from scenarios.experiments.matched import MATCHED_RECORD, count_identical, format_plan, matched_record, plan_sweep, predict
+    from scenarios.store import atomic_write_json
+    from scenarios.experiments.sweep import lock_sweep_dirs, run_sweep
+    from scenarios.experiments.sweep_file import load_sweep
+
+    def executor():
+        if cluster.get("executor") is None:
+            cluster["executor"] = make_executor(args, workers, threads)
+        return cluster["executor"]
+
+    root = output_root(args)
+    sweeps = [load_sweep(f, quick=args.quick) for f in args.sweep_files]
+    check_distinct_names(sweeps)
+    check_run_count({s.name: s.n_runs for s in sweeps}, args.max_runs)
+    if getattr(args, "calibrate_only", False):
+        calibrate_only(args, sweeps)
+        return None
+    if not args.predict_only:  # before tuning or calibration work: a file or a source folder as --out is refused
+        from scenarios.store import check_output_location
+
+        for s in sweeps:
+            check_output_location(root / s.name, what="sweep output directory")
+    if args.tune and not args.predict_only:
+        tuned = run_tuning(args, sweeps[0], root, executor(), threads)
+    plans = []
+    for s in sweeps:
+        feasible, planned = plan_sweep(s, tuned_lr=tuned)
+        pred = predict(planned, seeds=len(s.seeds), workers=workers if args.scheduler is None else 1)
+        plans.append((s, feasible, planned, pred))
+    for i, (copies, seconds) in enumerate(count_identical([(p[0], p[2]) for p in plans])):
+        s, feasible, planned, pred = plans[i]
+        plans[i] = (s, feasible, planned, pred.without_copies(copies, seconds))
+        print(plans[i][3].line(s.name))
+        print(format_plan(planned))
+    total = sum(p[3].wall_seconds for p in plans)
+    print(f"floras matched: predicted total {total / 60:.1f} min wall ({sum(p[3].runs for p in plans)} runs)")
+    if args.predict_only:
+        return None
+    jobs = [(feasible, root / s.name) for s, feasible, _, _ in plans]
+    locks = lock_sweep_dirs(jobs)
+    try:
+        for (s, feasible, planned, pred), (_, out) in zip(plans, jobs):
+            atomic_write_json(out / MATCHED_RECORD, matched_record(s, planned, tuned=tuned, prediction=pred))
+        ex = executor()
+    except BaseException:
+        for lock in locks:
+            lock.release()
+        raise
+    return run_sweep(jobs, executor=ex, progress=not args.no_progress, threads=threads, locks=locks)

@@ -12,8 +12,11 @@ import sys
 
 __all__ = [
     "add_geometry_options", "add_key_and_json_options", "add_memory_option", "resolve_key",
-    "check_json_path", "write_json_atomic",
+    "check_json_path", "write_json_atomic", "add_dask_options", "check_dask_options",
+    "check_run_count", "check_distinct_names", "MAX_RUNS",
 ]
+
+MAX_RUNS = 10_000  # runs one sweep command starts without --max-runs
 
 
 def add_geometry_options(p: argparse.ArgumentParser, *, N_help: str, d_default: int, d_help: str) -> None:
@@ -40,6 +43,47 @@ def add_memory_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
                    help="refuse work whose memory estimate exceeds SIZE (e.g. 64G; default: FLORAS_MEMORY_LIMIT, "
                         "else the machine's available memory); raising it above the available memory is at your risk")
+
+
+def add_dask_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--connect-timeout``, ``--no-workers-timeout`` and ``--max-runs`` (``floras sweep``, ``floras matched``)."""
+    p.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="how long to wait for --scheduler to answer (default 5)")
+    p.add_argument("--no-workers-timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="stop the sweep (finished runs kept) when the cluster has had no worker this long (default 120)")
+    p.add_argument("--max-runs", type=int, default=MAX_RUNS, metavar="N",
+                   help=f"refuse a command whose sweeps hold more than N runs in all (default {MAX_RUNS})")
+
+
+def check_dask_options(args) -> None:
+    """The timeouts are finite numbers of seconds > 0 and ``--max-runs`` ≥ 1 (before any work)."""
+    import math
+
+    for name in ("connect_timeout", "no_workers_timeout"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{name.replace('_', '-')} must be a finite number of seconds > 0 (got {value})")
+    if args.max_runs < 1:
+        raise ValueError(f"--max-runs must be an integer ≥ 1 (got {args.max_runs})")
+
+
+def check_run_count(counts: dict, max_runs: int) -> None:
+    """Refuse, before anything starts, sweeps whose runs (``{sweep name: runs}``) exceed ``max_runs`` in all."""
+    total = sum(counts.values())
+    if total > max_runs:
+        parts = ", ".join(f"{name} {n}" for name, n in counts.items())
+        raise ValueError(f"these sweeps hold {total} runs ({parts}), more than --max-runs {max_runs}: shrink the grid "
+                         f"or seeds, split the sweep, or pass --max-runs {total} to run them all")
+
+
+def check_distinct_names(sweeps) -> None:
+    """Refuse two sweep files with one ``name``: both would write into ``<out>/<name>``."""
+    seen: dict = {}
+    for s in sweeps:
+        if s.name in seen:
+            raise ValueError(f"sweep files {seen[s.name]} and {s.path} both have name = {s.name!r}, so both would write "
+                             f"into <out>/{s.name}: give one of them another name, or run them with different --out")
+        seen[s.name] = s.path
 
 
 def add_key_and_json_options(p: argparse.ArgumentParser, *, json_help: str) -> None:

@@ -17,6 +17,8 @@ import argparse
 import json
 import sys
 
+from scenarios.cli.options import add_memory_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("pir", help="federated submodel learning with PIR: costs and verification",
@@ -32,6 +34,7 @@ def register(subparsers) -> None:
     p.add_argument("--iterations", type=int, default=8, help="--verify: clients simulated (default 8)")
     p.add_argument("--seed", type=int, default=0, help="--verify: master seed in [0, 2**63)")
     p.add_argument("--json", dest="json_path", default=None, metavar="FILE", help="write JSON to FILE ('-': stdout)")
+    add_memory_option(p)
     p.set_defaults(handler=run)
 
 
@@ -41,9 +44,16 @@ def run(args) -> int:
                                     validate_request, verify_all)
     from scenarios.cli.options import write_json_atomic
 
+    from scenarios.cli.options import check_json_path
+    from scenarios.config.resources import check_memory, pir_terms
+
+    # before the grid is validated point by point (a large grid is itself the cost)
+    check_memory(pir_terms(rs=args.r, ss=args.s, Ns=args.N, snr_dbs=args.snr_db, verify=args.verify,
+                           iterations=args.iterations), what="this floras pir", option=args.memory_limit)
     q = validate_request(rs=args.r, ss=args.s, Ns=args.N, field_bits=args.field_bits, snr_dbs=args.snr_db,
                          g_th=args.g_th, verify=args.verify, iterations=args.iterations)
     check_seed(args.seed)
+    check_json_path(args.json_path)
     rows = cost_table(rs=args.r, ss=args.s, Ns=args.N, q=q, snr_dbs=args.snr_db, g_th=args.g_th)
     payload = {"parameters": {"r": args.r, "s": args.s, "N": args.N, "field_bits": args.field_bits, "q": q,
                               "snr_db": args.snr_db, "g_th": args.g_th},

@@ -11,16 +11,23 @@ Rerunning the same command skips finished runs and resumes unfinished ones. The 
 format is documented in ``docs/experiments.md``. Before any cluster starts: every scenario is
 validated, the memory of the concurrent runs is estimated against the limit, the output
 directories are checked (writable, free space) and locked (a second sweep into one is
-refused), and ``--scheduler`` must answer within ``--connect-timeout`` seconds.
+refused), the run count is checked against ``--max-runs``, and ``--scheduler`` must answer
+within ``--connect-timeout`` seconds. A cluster without a worker for ``--no-workers-timeout``
+seconds stops the sweep (finished runs kept); a local cluster is closed on SIGTERM too.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 
-from scenarios.cli.options import add_memory_option
+from scenarios.cli.options import (
+    add_dask_options,
+    add_memory_option,
+    check_dask_options,
+    check_distinct_names,
+    check_run_count,
+)
 
 
 def register(subparsers) -> None:
@@ -38,8 +45,6 @@ def register(subparsers) -> None:
                    help="use each sweep file's [quick] variant (digits, few rounds; what CI runs)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output root; each sweep writes to DIR/<name> (default: results, or results/quick with --quick)")
-    p.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
-                   help="how long to wait for --scheduler to answer (default 5)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print the full epsilon assumptions of every grid point (default: one line; summary.csv and "
@@ -47,6 +52,7 @@ def register(subparsers) -> None:
     p.add_argument("--key-file", default=None, metavar="FILE",
                    help="file holding the FLORAS key as hex digits, mode 600 (overrides FLORAS_KEY_FILE, "
                         "FLORAS_KEY_HEX and run.key_hex; default: simulation-only key derived from each seed)")
+    add_dask_options(p)
     add_memory_option(p)
     p.set_defaults(handler=run)
 
@@ -59,16 +65,14 @@ def run(args) -> int:
         raise ValueError(f"--workers must be an integer ≥ 0 (got {args.workers})")
     if args.scheduler is not None and args.workers is not None:
         raise ValueError("--workers must not be given with --scheduler (the cluster decides its workers)")
+    check_dask_options(args)
     root = Path(args.out) if args.out else (Path("results") / "quick" if args.quick else Path("results"))
     sweeps = [load_sweep(f, quick=args.quick) for f in args.sweep_files]
-    names = [s.name for s in sweeps]
-    if len(set(names)) != len(names):
-        raise ValueError(f"sweep names must be distinct, since each writes to <out>/<name> (got {names})")
+    check_distinct_names(sweeps)
+    check_run_count({s.name: s.n_runs for s in sweeps}, args.max_runs)
     jobs = [(s, root / s.name) for s in sweeps]
     workers = cores if args.workers is None else args.workers
     threads = max(1, cores // max(1, workers)) if args.scheduler is None else 1
-    if not (math.isfinite(args.connect_timeout) and args.connect_timeout > 0):
-        raise ValueError(f"connect-timeout must be a finite number of seconds > 0 (got {args.connect_timeout})")
     if args.key_file is not None:
         from scenarios.config.keys import KEY_FILE_ENV, KEY_HEX_ENV, read_key_file
 
@@ -86,10 +90,13 @@ def run(args) -> int:
     _check_resources(configs, jobs, concurrent=1 if workers == 0 else (workers if args.scheduler is None else 1),
                      memory_limit=args.memory_limit)
     locks = lock_sweep_dirs(jobs)
-    _warn_once(configs)  # before the workers start: they inherit that the warning was given
     try:
+        if args.scheduler is not None:  # a scheduler that does not answer ends the command with its one line only
+            executor = DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
+                                            no_workers_timeout=args.no_workers_timeout)
+        _warn_once(configs)  # before local workers start: they inherit that the warning was given
         if args.scheduler is not None:
-            executor = DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout)
+            pass
         elif workers == 0:
             executor = InProcessExecutor()
         else:
@@ -97,7 +104,7 @@ def run(args) -> int:
             for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
                 os.environ[var] = str(threads)
             os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-            executor = DaskExecutor.local(workers)
+            executor = DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
     except BaseException:
         for lock in locks:
             lock.release(remove_directory_if_empty=True)

@@ -29,6 +29,9 @@ def run(args) -> int:
     from scenarios.cli.matched import make_executor, output_root, run_tuning, workers_of
     from scenarios.experiments.sweep_file import load_sweep
 
+    from scenarios.cli.options import check_dask_options
+
+    check_dask_options(args)
     sweep = load_sweep(args.sweep_file, quick=args.quick)
     workers, threads = workers_of(args)
     executor = make_executor(args, workers, threads)

@@ -27,7 +27,7 @@ from scenarios.store.files import format_size
 
 __all__ = [
     "MEMORY_LIMIT_ENV", "parse_size", "format_size", "available_memory", "memory_limit", "sequence_bytes",
-    "link_terms", "audit_terms", "training_terms", "model_dimension", "check_memory",
+    "link_terms", "audit_terms", "pir_terms", "training_terms", "model_dimension", "check_memory",
 ]
 
 MEMORY_LIMIT_ENV = "FLORAS_MEMORY_LIMIT"
@@ -138,6 +138,19 @@ def model_dimension(config) -> int | None:
     spec = build_model_spec(model.name, input_shape=shape, num_classes=classes, hidden=model.hidden,
                             channels=model.channels, kernel_size=model.kernel_size)
     return spec.d
+
+
+def pir_terms(*, rs, ss, Ns, snr_dbs, verify: bool, iterations: int) -> dict[str, int]:
+    """Dominant allocations of ``floras pir`` (bytes, by term): the cost table of the grid, and with
+    ``verify`` the databases, the kept views of every iteration and the code matrix of one (r, s, N)."""
+    rows = len(rs) * len(ss) * len(Ns) * len(snr_dbs)
+    terms = {f"cost table ({rows} rows of the --r × --s × --N × --snr-db grid, JSON)": 4096 * rows}
+    if verify:
+        r, s, N = int(rs[0]), int(ss[0]), int(Ns[0])
+        terms[f"--N {N} databases × (r + s) × s symbols (×2)"] = 2 * F64 * N * (r + s) * s
+        terms[f"--iterations {iterations} × N views kept"] = F64 * int(iterations) * N * (r * s + 4 * (r + s))
+        terms["(r + s)² code matrix and its inverse (×3)"] = 3 * F64 * (r + s) ** 2
+    return terms
 
 
 def training_terms(config) -> dict[str, int]:

@@ -10,10 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterator
 
-from scenarios.errors import ConnectError
+from scenarios.errors import ConnectError, Terminated
 from scenarios.experiments.outcome import RunOutcome, record_error
 
-__all__ = ["InProcessExecutor", "DaskExecutor"]
+__all__ = ["InProcessExecutor", "DaskExecutor", "NoWorkersError", "CONNECT_TIMEOUT", "NO_WORKERS_TIMEOUT"]
+
+CONNECT_TIMEOUT = 5.0  # seconds a --scheduler has to answer
+NO_WORKERS_TIMEOUT = 120.0  # seconds a sweep waits while its cluster has no worker
+
+
+class NoWorkersError(ConnectError):
+    """The cluster had no worker for longer than the no-workers timeout (exit status 6)."""
 
 
 class InProcessExecutor:
@@ -30,26 +37,58 @@ class InProcessExecutor:
 class DaskExecutor:
     """Runs tasks on a ``distributed.Client`` and yields outcomes as they complete.
 
-    A task whose worker died (the future errs, not the run) is turned into a failed outcome
-    and recorded in its partial directory, so the others go on.
+    A task whose worker died is given to another worker once (a local cluster's scheduler
+    allows one failure; each task also has ``retries=1``); if that fails too the future errs,
+    and it is turned into a failed outcome recorded in its partial directory (a rerun redoes
+    it), so the others go on. While the cluster has no worker for ``no_workers_timeout``
+    seconds, the pending runs are cancelled and :class:`NoWorkersError` is raised; finished
+    runs stay. A local cluster is closed on exit, on an exception and on SIGTERM (the handler
+    raises :class:`scenarios.errors.Terminated`, a ``SystemExit(143)``, so that ``close`` runs).
     """
 
-    def __init__(self, client, *, cluster=None):
+    def __init__(self, client, *, cluster=None, no_workers_timeout: float = NO_WORKERS_TIMEOUT, address: str = ""):
         self.client = client
         self.cluster = cluster
+        self.no_workers_timeout = no_workers_timeout
+        self.address = address or "the local cluster"
+        self._old_sigterm = None
 
     @classmethod
-    def local(cls, workers: int) -> "DaskExecutor":
-        """A LocalCluster of ``workers`` processes with one thread each."""
+    def local(cls, workers: int, *, no_workers_timeout: float = NO_WORKERS_TIMEOUT,
+              processes: bool = True) -> "DaskExecutor":
+        """A LocalCluster of ``workers`` processes with one thread each, closed on SIGTERM too."""
+        import dask
         from distributed import Client, LocalCluster
 
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
-        )
-        return cls(Client(cluster), cluster=cluster)
+        self = cls(None, no_workers_timeout=no_workers_timeout)
+        self._trap_sigterm()  # before the workers start: a SIGTERM while they start closes them too
+        try:
+            # one task per one-thread worker at a time: a dying worker takes down (and charges) only its own run
+            with dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                                  "distributed.scheduler.worker-saturation": 1.0}):
+                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                                            dashboard_address=":0", silence_logs=40)
+            self.client = Client(self.cluster)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _trap_sigterm(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def on_sigterm(signum, frame):
+            raise Terminated()
+
+        self._old_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
 
     @classmethod
-    def connect(cls, address: str, *, timeout: float = 5.0) -> "DaskExecutor":
+    def connect(cls, address: str, *, timeout: float = CONNECT_TIMEOUT,
+                no_workers_timeout: float = NO_WORKERS_TIMEOUT) -> "DaskExecutor":
         """Connect to a running scheduler; :class:`ConnectError` after ``timeout`` seconds."""
         import logging
 
@@ -57,17 +96,18 @@ class DaskExecutor:
 
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
         try:
-            return cls(Client(address, timeout=f"{timeout}s"))
+            client = Client(address, timeout=f"{timeout}s")
         except (OSError, TimeoutError, ValueError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ConnectError(f"cannot reach the dask scheduler at {address!r} within {timeout:g} s ({reason}); "
-                               f"check --scheduler, or omit it to start a local cluster") from None
+                               f"check --scheduler (host, port, firewall, that the scheduler runs), raise "
+                               f"--connect-timeout, or omit --scheduler to start a local cluster") from None
+        return cls(client, no_workers_timeout=no_workers_timeout, address=address)
 
     def map_unordered(self, fn: Callable, items: list) -> Iterator:
-        from distributed import as_completed
-
-        futures = {self.client.submit(fn, item, pure=False, key=f"floras-run-{item.name}"): item for item in items}
-        for fut in as_completed(futures):
+        futures = {self.client.submit(fn, item, pure=False, retries=1, key=f"floras-run-{item.name}"): item
+                   for item in items}
+        for fut in self._completed(set(futures)):
             item = futures[fut]
             try:
                 yield fut.result()
@@ -77,7 +117,46 @@ class DaskExecutor:
                 err = record_error(partial, exc, item.record)
                 yield RunOutcome(item.name, "failed", error=err, out_dir=item.out_dir)
 
+    def _completed(self, pending: set) -> Iterator:
+        """The futures as they complete; :class:`NoWorkersError` after a worker-less wait too long."""
+        import time
+
+        from distributed import wait
+
+        idle_since = None
+        poll = min(1.0, self.no_workers_timeout / 4)
+        while pending:
+            try:
+                done = wait(pending, timeout=poll, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                done = set()
+            pending -= done
+            yield from done
+            if done or not pending:
+                idle_since = None
+                continue
+            if self.client.scheduler_info().get("workers"):
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since >= self.no_workers_timeout:
+                self.client.cancel(list(pending))
+                raise NoWorkersError(
+                    f"the dask cluster at {self.address} has had no worker for {self.no_workers_timeout:g} s, "
+                    f"{len(pending)} run(s) not started; start workers (dask worker ADDRESS) or raise "
+                    f"--no-workers-timeout, then rerun (finished runs are kept)")
+
     def close(self) -> None:
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
+        try:
+            if self.client is not None:
+                self.client.close()
+            if self.cluster is not None:
+                self.cluster.close()
+        finally:
+            self.client = self.cluster = None
+            if self._old_sigterm is not None:
+                import signal
+
+                signal.signal(signal.SIGTERM, self._old_sigterm)
+                self._old_sigterm = None
+

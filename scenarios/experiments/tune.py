@@ -128,11 +128,34 @@ def tune_record(tune: Sweep, choices: dict, tuned_at: dict, *, at_snr_db, valida
 
 
 def read_tuned(path: str | Path) -> dict[str, float]:
-    """{case label: chosen η} from a ``tune.json``."""
+    """{case label: chosen η} from a ``tune.json``; a record of another shape is refused in one line.
+
+    Expected: an object with ``choices`` = {case label: {``lr``: a finite number > 0, or null, …}}.
+    """
+    import math
+
     from scenarios.store import read_json
 
     data = read_json(Path(path), what="tuning record")
-    choices = data.get("choices") if isinstance(data, dict) else None
+    expected = "an object with 'choices': {case label: {'lr': number or null, ...}} (a tune.json of `floras tune`)"
+
+    def refuse(found: str) -> ValueError:
+        return ValueError(f"--tuned {path} must hold {expected}; found {found}")
+
+    if not isinstance(data, dict):
+        raise refuse(f"a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
     if not isinstance(choices, dict):
-        raise ValueError(f"tuned must be a tune.json written by `floras tune` (got {str(path)!r})")
-    return {label: float(c["lr"]) for label, c in choices.items() if c.get("lr") is not None}
+        raise refuse(f"keys {sorted(data)}" if "choices" not in data else f"'choices' of type {type(choices).__name__}")
+    out = {}
+    for label, c in choices.items():
+        if not isinstance(c, dict) or "lr" not in c:
+            raise refuse(f"choices[{label!r}] = " + (f"an object with keys {sorted(c)}" if isinstance(c, dict)
+                                                      else f"a {type(c).__name__}"))
+        lr = c["lr"]
+        if lr is None:
+            continue
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (math.isfinite(lr) and lr > 0):
+            raise refuse(f"choices[{label!r}]['lr'] = {lr!r}, not a finite number > 0")
+        out[label] = float(lr)
+    return out

@@ -181,9 +181,16 @@ def check_output_location(path: str | os.PathLike, *, need_bytes: int = 0, kind:
     ``kind`` is ``"directory"`` (``path`` is, or will be created as, a folder) or ``"file"``
     (``path``'s parent folder receives it). Checks: the existing part of the path is a folder
     (a file is not), it is writable and searchable, and ``shutil.disk_usage`` reports at least
-    ``need_bytes`` free (an estimate). Raises :class:`StorageError` naming ``what``.
+    ``need_bytes`` free (an estimate), and that it does not resolve (``..``, symbolic links
+    followed) into the package's own ``scenarios/`` source folder. Raises
+    :class:`StorageError` naming ``what``.
     """
     path = Path(path)
+    source = Path(__file__).resolve().parents[1]
+    resolved = path.resolve()
+    if resolved == source or source in resolved.parents:
+        raise StorageError(f"{what} {path} resolves to {resolved}, inside the simulator's own source folder {source}; "
+                           f"choose an output location outside it (e.g. results/)")
     if kind == "file":
         if path.is_dir():
             raise StorageError(f"{what} {path} is a directory; give a file name")
