@@ -195,3 +195,36 @@ def test_sigterm_during_a_local_cluster_sweep_ends_its_workers_and_frees_the_dir
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def sleep_then_done(item: Item) -> RunOutcome:
+    time.sleep(30)
+    return RunOutcome(item.name, "done", out_dir=item.out_dir)
+
+
+def test_a_scheduler_that_dies_mid_sweep_is_one_connect_error_naming_it(tmp_path):
+    """A separate scheduler process killed while runs are pending: a ConnectError naming its address, within
+    seconds (not a FuturesCancelledError traceback listing every run)."""
+    port = 8790 + os.getpid() % 100
+    address = f"tcp://127.0.0.1:{port}"
+    sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", str(port),
+                              "--no-dashboard"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        ex = DaskExecutor.connect(address, timeout=30)
+        items = [Item(f"r{i}", str(tmp_path), {}) for i in range(3)]  # no worker: every run stays pending
+        runs = ex.map_unordered(sleep_then_done, items)
+        time.sleep(1)
+        sched.kill()
+        t0 = time.perf_counter()
+        with pytest.raises(ConnectError) as info:
+            next(runs)
+        assert time.perf_counter() - t0 < 60
+        msg = str(info.value)
+        assert "\n" not in msg and f"lost the dask scheduler at {address}" in msg and "3 run(s) unfinished" in msg
+    finally:
+        sched.kill()
+        sched.wait()
+        try:
+            ex.close()
+        except Exception:
+            pass

@@ -7,6 +7,7 @@ that uses them; nothing heavy (dask) is imported at module level.
 
 from __future__ import annotations
 
+from concurrent.futures import CancelledError
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -130,6 +131,13 @@ class DaskExecutor:
                 done = wait(pending, timeout=poll, return_when="FIRST_COMPLETED").done
             except TimeoutError:
                 done = set()
+            except CancelledError as exc:  # the client lost its scheduler: every pending future is cancelled
+                if "scheduler-connection-lost" not in str(exc) and self.client.status == "running":
+                    raise
+                raise ConnectError(
+                    f"lost the dask scheduler at {self.address or 'the local cluster'} with {len(pending)} run(s) "
+                    "unfinished; finished runs are kept: restart the scheduler (and its workers) and rerun the "
+                    "same command to do the rest") from None
             pending -= done
             yield from done
             if done or not pending:
