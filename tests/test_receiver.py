@@ -214,3 +214,24 @@ def test_resuming_a_checkpoint_with_the_older_header_is_refused_with_a_message(t
     (out / "config.json").write_text(json.dumps(record))
     with pytest.raises(ValueError, match="noise_energy, clipped_error, weight appended.*cannot be continued"):
         run_scenario(cfg, out, resume=True, progress=False)
+
+
+def test_link_reports_the_clipped_error_in_db_and_takes_the_receiver_options(tmp_path):
+    import json
+
+    from scenarios.cli.main import main
+
+    out = tmp_path / "link.json"
+    assert main(["link", "--scheme", "floras", "ideal", "--K", "4", "--N", "12", "--L", "16", "--d", "64", "--rounds", "20",
+                 "--normalization", "clip", "--clip-norm", "0.5", "--receiver", "capped", "--receiver-cap", "2.0",
+                 "--noise-estimate", "energy", "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    fl, ideal = summary["schemes"]["floras"], summary["schemes"]["ideal"]
+    assert summary["parameters"]["phy"]["floras"]["receiver"] == "capped"
+    assert fl["receiver"]["rule"] == "capped" and fl["receiver"]["noise_estimate"] == "energy"
+    assert 0 < fl["receiver"]["weight_max"] <= 2.0
+    assert ideal["clipped_nmse"]["mean"] <= 1e-20 and ideal["nmse"]["mean"] > 0  # clipping active: raw error only
+    for s in (fl, ideal):
+        assert s["nmse_db"]["mean"] == pytest.approx(10 * math.log10(s["nmse"]["mean"]))
+        assert s["nmse_db"]["median"] == pytest.approx(10 * math.log10(s["nmse"]["median"]))
+    assert fl["clipped_nmse_db"]["mean"] == pytest.approx(10 * math.log10(fl["clipped_nmse"]["mean"]))
