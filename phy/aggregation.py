@@ -22,7 +22,8 @@ import numpy as np
 
 from .config import PhyConfig
 
-__all__ = ["AggregationResult", "Aggregator", "check_updates", "relative_error"]
+__all__ = ["AggregationResult", "Aggregator", "check_updates", "relative_error", "noise_metrics", "clipped_sum",
+           "clipped_metrics", "clipped_sum_factored"]
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,12 @@ class AggregationResult:
     contributors : int
         K', the number of clients whose updates x̂ contains (K, or the admitted count).
     error : float
-        Normalized squared error ‖x̂ − Σ_{k∈contributors} x_k‖² / ‖Σ_{k∈contributors} x_k‖²
-        (0/0 is reported as 0; x/0 as inf).
+        Normalized squared error ‖x̂ − Σ_{k∈contributors} x_k‖² / ‖Σ_{k∈contributors} x_k‖² against the
+        raw (unclipped) sum (0/0 is reported as 0; x/0 as inf).
     diagnostics : mapping str → float
         Scheme-specific per-round values (FLORAS: ``V`` the conditional noise variance;
         channel inversion: ``admitted``; all: ``nmse`` and ``channel_uses``, the real channel
-        uses of the round, model §5).
+        uses of the round, model §5; ``noise_energy`` and ``clipped_nmse``, :func:`noise_metrics`).
     """
 
     sum_estimate: np.ndarray
@@ -97,3 +98,36 @@ def relative_error(estimate: np.ndarray, target: np.ndarray) -> float:
     if den == 0.0:
         return 0.0 if num == 0.0 else float("inf")
     return num / den
+
+
+def noise_metrics(estimate: np.ndarray, target: np.ndarray) -> dict[str, float]:
+    """``noise_energy`` = ‖x̂ − Σ x̃_k‖² [model units²] and ``clipped_nmse`` = that / ‖Σ x̃_k‖² (0/0 = 0, x/0 = inf).
+
+    ``target`` is Σ_{contributors} x̃_k, x̃_k the normalized-then-de-normalized update (what the channel is
+    asked to deliver, :func:`clipped_sum`); the raw-sum error (``relative_error`` against Σ x_k) hides
+    noise when the raw updates are large (model §6.4).
+    """
+    diff = np.asarray(estimate, dtype=np.float64) - np.asarray(target, dtype=np.float64)
+    num = float(np.dot(diff, diff))
+    den = float(np.dot(target, target))
+    nmse = (0.0 if num == 0.0 else float("inf")) if den == 0.0 else num / den
+    return {"noise_energy": num, "clipped_nmse": nmse}
+
+
+def clipped_sum(normalized, mask: np.ndarray | None = None) -> np.ndarray:
+    """Σ_{k∈mask} x̃_k = scale·Σ_{k∈mask} s_k + Σ_{k∈mask} μ_k [model units] of a :class:`phy.normalization.Normalized`."""
+    s, mu = normalized.s, normalized.mu
+    if mask is not None:
+        s, mu = s[mask], mu[mask]
+    return normalized.scale * s.sum(axis=0) + float(mu.sum())
+
+
+def clipped_metrics(estimate: np.ndarray, normalized, mask: np.ndarray | None = None) -> dict[str, float]:
+    """:func:`noise_metrics` against the contributors' (``mask``; all when None) clipped sum."""
+    return noise_metrics(estimate, clipped_sum(normalized, mask))
+
+
+def clipped_sum_factored(x: np.ndarray, factors) -> np.ndarray:
+    """Σ_k x̃_k from the factored normalization (:class:`phy.normalization.RowFactors`), without forming s."""
+    s_sum = np.einsum("k,kd->d", factors.factor, x) - float(factors.factor @ factors.mu)
+    return factors.scale * s_sum + float(factors.mu.sum())

@@ -35,7 +35,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, relative_error
+from .aggregation import AggregationResult, check_updates, clipped_metrics, noise_metrics, relative_error
 from .blocks import chunk_ranges, fill_block_noise
 from .central_gaussian import CentralGaussianParams, sum_sensitivity
 from .channel_inversion import ChannelInversionLink, receiver_noise_variance
@@ -104,7 +104,8 @@ class AnalogGaussianAggregator:
         if k_adm == 0:
             err = relative_error(np.zeros(self.d), np.zeros(self.d))
             diag.update({"receiver_noise_std": 0.0, "artificial_noise_std": 0.0, "noise_std_effective": 0.0,
-                         "receiver_noise_exceeds_target": 0.0, "max_power_ratio": 0.0, "nmse": err})
+                         "receiver_noise_exceeds_target": 0.0, "max_power_ratio": 0.0, "nmse": err,
+                         **noise_metrics(np.zeros(self.d), np.zeros(self.d))})
             return AggregationResult(np.zeros(self.d), 0, err, diag)
         var_a = artificial_noise_variance(target_std=self.target_std, receiver_variance=self.receiver_variance, rho=rnd.rho)
         std_a = float(np.sqrt(var_a))
@@ -121,7 +122,7 @@ class AnalogGaussianAggregator:
             "receiver_noise_std": rx_std, "artificial_noise_std": std_a,
             "noise_std_effective": float(np.sqrt(rx_std**2 + var_a)),
             "receiver_noise_exceeds_target": float(rx_std > self.target_std),
-            "max_power_ratio": float(power.max() / cfg.power), "nmse": err,
+            "max_power_ratio": float(power.max() / cfg.power), "nmse": err, **clipped_metrics(estimate, nz, adm),
         })
         return AggregationResult(estimate, k_adm, err, diag)
 

@@ -26,7 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, relative_error
+from .aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
 from .checks import check_finite_nonnegative
@@ -94,7 +94,8 @@ class CentralGaussianAggregator:
         estimate = denormalize(s_hat, nz)
         err = relative_error(estimate, x.sum(axis=0))
         return AggregationResult(estimate, self.K, err, {"noise_std": self.noise_std,
-                                                         "channel_uses": float(self.channel_uses), "nmse": err})
+                                                         "channel_uses": float(self.channel_uses), "nmse": err,
+                                                         **clipped_metrics(estimate, nz)})
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
         return self.aggregate(updates, round_index=round_index), None

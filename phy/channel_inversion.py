@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, relative_error
+from .aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
@@ -147,6 +147,7 @@ class ChannelInversionAggregator:
             "max_power_ratio": float(rnd.transmit_power.max() / cfg.power),
             "nmse": err,
             "channel_uses": float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource)),
+            **clipped_metrics(estimate, nz, adm),
         }
         return AggregationResult(estimate, k_adm, err, diag), rnd
 

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, relative_error
+from .aggregation import AggregationResult, check_updates, clipped_sum, clipped_sum_factored, noise_metrics, relative_error
 from .assignment import KeyedAssignment
 from .blocks import BLOCK, block_noise, block_ranges, chunk_ranges
 from .channel_uses import floras_channel_uses
@@ -72,6 +72,7 @@ from .fading import draw_rayleigh, effective_gain
 from .normalization import denormalize, normalize, row_factors
 from .randomness import check_seed, stream
 from .receiver import Receiver
+from .receiver_rules import energy_variance, receiver_weight
 from .schemes import SchemeSpec, register_scheme
 from .sequences import is_orthonormal, make_sequences, orthogonality_defect
 
@@ -268,8 +269,10 @@ class FlorasLink:
 class FlorasAggregator:
     """FLORAS behind the aggregation interface (model §2 normalization + §6.1 link).
 
-    ``aggregate`` returns x̂ = scale·ŝ + Σ_k μ_k (model §2), contributors K, and diagnostics
-    ``V`` (see :mod:`phy.floras`), ``gamma``, ``nmse`` (= error) and ``channel_uses`` ((d + 1)·L).
+    ``aggregate`` returns w·x̂, x̂ = scale·ŝ + Σ_k μ_k (model §2) and w the receiver rule's weight
+    (``floras.receiver``, model §6.4; 1 for "plain"), contributors K, and diagnostics ``V`` (see
+    :mod:`phy.floras`), ``V_hat`` (the rule's noise estimate), ``weight`` (w), ``gamma``, ``nmse``
+    (= error, against the raw sum), ``noise_energy``, ``clipped_nmse`` and ``channel_uses`` ((d + 1)·L).
     """
 
     def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, key: bytes):
@@ -287,11 +290,22 @@ class FlorasAggregator:
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace)
-        estimate = denormalize(rnd.s_hat, nz)
+        return self._result(denormalize(rnd.s_hat, nz), x, clipped_sum(nz), rnd), rnd
+
+    def _result(self, estimate: np.ndarray, x: np.ndarray, target: np.ndarray, rnd: FlorasRound) -> AggregationResult:
+        """The receiver rule (model §6.4) applied to x̂, and the round's diagnostics."""
+        p, link = self.link.params, self.link
+        if p.noise_estimate == "energy":
+            V_hat = energy_variance(rnd.s_hat, b=link.b)
+        else:  # the pilots: the conditional variance over all N sequences (the BS does not know the active set)
+            V_hat = link.conditional_variance(rnd.r_ref, np.arange(p.N))
+        w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap)
+        if w != 1.0:
+            estimate = w * estimate
         err = relative_error(estimate, x.sum(axis=0))
-        diag = {"V": rnd.V, "gamma": float(self.link.gamma), "nmse": err,
-                "channel_uses": float(floras_channel_uses(d=self.d, L=cfg.L))}
-        return AggregationResult(estimate, self.K, err, diag), rnd
+        diag = {"V": rnd.V, "V_hat": V_hat, "weight": w, "gamma": float(link.gamma), "nmse": err,
+                "channel_uses": float(floras_channel_uses(d=self.d, L=self.config.L)), **noise_metrics(estimate, target)}
+        return AggregationResult(estimate, self.K, err, diag)
 
     def _aggregate_sufficient(self, updates: np.ndarray, *, round_index: int):
         """The sufficient path with the normalization folded into the weights (no K×d temporary).
@@ -309,12 +323,8 @@ class FlorasAggregator:
         s_hat -= float(u @ rf.mu)
         self.link.add_sufficient_noise(s_hat, w, round_index=t)
         estimate = rf.scale * s_hat + float(rf.mu.sum())
-        err = relative_error(estimate, x.sum(axis=0))
-        V = self.link.conditional_variance(r_ref, inactive)
-        rnd = FlorasRound(s_hat, active, g, r_ref, V, "sufficient")
-        diag = {"V": V, "gamma": float(self.link.gamma), "nmse": err,
-                "channel_uses": float(floras_channel_uses(d=self.d, L=cfg.L))}
-        return AggregationResult(estimate, self.K, err, diag), rnd
+        rnd = FlorasRound(s_hat, active, g, r_ref, self.link.conditional_variance(r_ref, inactive), "sufficient")
+        return self._result(estimate, x, clipped_sum_factored(x, rf), rnd), rnd
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, trace=False)[0]

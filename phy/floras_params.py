@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .checks import check_choice, check_int_at_least
+from .checks import check_choice, check_finite_positive, check_int_at_least
 
-__all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS"]
+__all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RECEIVERS", "NOISE_ESTIMATES"]
 
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")
 PATHS = ("auto", "fast", "chip", "sufficient")
+RECEIVERS = ("plain", "inverse-variance", "capped")
+NOISE_ESTIMATES = ("pilots", "energy")
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,24 @@ class FlorasParams:
         Implementation (model §6.1). "auto": on orthonormal A the sufficient-statistic path for
         untraced rounds (learning runs, sweeps) and the fast path for traced rounds (link
         summaries); the chip path otherwise. "sufficient" yields ŝ and V only (no traces).
+    receiver : {"plain", "inverse-variance", "capped"}
+        The server's rule for the round's weight w (model §6.4, :mod:`phy.receiver_rules`): the estimate
+        is w·x̂. "plain" (w = 1) is the source's estimator; "inverse-variance" w = γ²/V̂; "capped"
+        w = min(receiver_cap, γ²/V̂). Post-processing under T1: ε is unchanged.
+    receiver_cap : float > 0
+        w_max of the "capped" rule (4.0).
+    noise_estimate : {"pilots", "energy"}
+        V̂ from the pilot outputs r^s (the exact conditional variance, default) or from the energy of
+        the release, ‖ŝ‖²/(b²d).
     """
 
     N: int = 30
     sequences: str = "walsh-hadamard"
     csit: str = "none"
     path: str = "auto"
+    receiver: str = "plain"
+    receiver_cap: float = 4.0
+    noise_estimate: str = "pilots"
 
     moved_from: ClassVar[dict] = {}
 
@@ -45,6 +59,9 @@ class FlorasParams:
         check_choice("floras.sequences", self.sequences, SEQUENCE_FAMILIES)
         check_choice("floras.csit", self.csit, CSIT_MODES)
         check_choice("floras.path", self.path, PATHS)
+        check_choice("floras.receiver", self.receiver, RECEIVERS)
+        check_finite_positive("floras.receiver_cap", self.receiver_cap)
+        check_choice("floras.noise_estimate", self.noise_estimate, NOISE_ESTIMATES)
         check_int_at_least("floras.N", self.N, K if active else 1)
         if not active:
             return

@@ -31,6 +31,7 @@ class FlorasLinkRecord(LinkRecord):
         self.V: list[float] = []
         self.pooled: list[np.ndarray] = []
         self.kurt: list[float] = []
+        self.weights: list[float] = []
         self.keep = min(self.d, POOLED_ENTRIES_PER_ROUND)
 
     def record(self, result, trace, x: np.ndarray) -> None:
@@ -38,6 +39,7 @@ class FlorasLinkRecord(LinkRecord):
 
         self.errors.append(result.error)
         self.V.append(trace.V)
+        self.weights.append(result.diagnostics["weight"])
         if self.aggregator.link.gamma > 0 and trace.inactive_noise is not None:
             self.pooled.append(trace.inactive_noise[:self.keep].copy())
             if self.d >= 2:
@@ -50,6 +52,10 @@ class FlorasLinkRecord(LinkRecord):
         gamma, traced = link.gamma, link.trace_path is not None
         out = {"path": link.trace_path or link.path, "gamma": gamma, "orthonormal": link.orthonormal,
                "estimator_biased": not link.orthonormal}
+        w = np.asarray(self.weights)
+        out["receiver"] = {"rule": link.params.receiver, "noise_estimate": link.params.noise_estimate,
+                           "cap": link.params.receiver_cap, "weight_mean": float(w.mean()),
+                           "weight_median": float(np.median(w)), "weight_max": float(w.max())}
         if gamma > 0 and not traced:  # sufficient path: ŝ and V only (model §6.1)
             out["inactive_noise"] = {
                 "units": "V is the per-entry conditional variance in (s_hat/b)^2 (b = sqrt(P))",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, relative_error
+from .aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
 from .channel_uses import analog_channel_uses
 from .config import PhyConfig
 from .link_records import LinkRecord
@@ -34,7 +34,8 @@ class IdealAggregator:
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(x.shape[1]), clip_norm=cfg.clip_norm)
         estimate = denormalize(nz.s.sum(axis=0), nz)
         err = relative_error(estimate, x.sum(axis=0))
-        return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err})
+        return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err,
+                                                         **clipped_metrics(estimate, nz)})
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
         return self.aggregate(updates, round_index=round_index), None

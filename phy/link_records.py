@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LinkRecord", "AdmissionRecord", "BaselineRecord", "nmse_summary", "fmt"]
+__all__ = ["LinkRecord", "AdmissionRecord", "BaselineRecord", "nmse_summary", "decibels", "fmt"]
 
 
 def fmt(v) -> str:
@@ -35,6 +35,15 @@ def nmse_summary(errors: list[float]) -> dict:
     if e.size == 0:
         return {"mean": None, "median": None, "rounds": 0}
     return {"mean": float(np.mean(e)), "median": float(np.median(e)), "rounds": int(e.size)}
+
+
+def decibels(summary: dict) -> dict:
+    """{mean, median} of an :func:`nmse_summary` as 10·log10 [dB] (None when absent; −inf for 0)."""
+    def db(v):
+        if v is None:
+            return None
+        return float(10.0 * np.log10(v)) if v > 0 else float("-inf")
+    return {"mean": db(summary["mean"]), "median": db(summary["median"])}
 
 
 class LinkRecord:

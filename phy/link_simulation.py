@@ -7,7 +7,9 @@ fading draw, the same channel. Per round and scheme it calls the aggregator's
 :class:`phy.schemes.SchemeSpec` names it): FLORAS keeps V and the inactive-sequence noise
 (:mod:`phy.floras_record`), channel inversion and the private baselines the admitted count and
 their diagnostics (:mod:`phy.link_records`), sqSGD its bias (:mod:`phy.digital.sqsgd_link`); for
-every scheme the channel uses per round (model §5).
+every scheme the channel uses per round (model §5), and the error against the clipped sum
+(``clipped_nmse``, the aggregators' diagnostic, model §6.4) beside the raw-sum ``nmse``, both also in dB
+(``nmse_db``, ``clipped_nmse_db``: 10·log10 of the mean and of the median).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from .config import SNR_DEFINITION, PhyConfig
 from .floras_record import POOLED_ENTRIES_PER_ROUND
+from .link_records import decibels, nmse_summary
 from .randomness import stream
 from .schemes import make_aggregator, scheme_spec
 
@@ -62,6 +65,7 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
         records[name] = spec.link_record(aggs[name], d)
     seconds = dict.fromkeys(aggs, 0.0)
     uses = {name: [] for name in aggs}
+    clipped = {name: [] for name in aggs}  # rounds with contributors (K' = 0 rounds excluded, as from the NMSE)
     for t in range(rounds):
         x = stream(seed, "link-client-vectors", t).standard_normal((K, d))
         for name, agg in aggs.items():
@@ -69,6 +73,8 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
             res, trace = agg.aggregate_traced(x, round_index=t)
             seconds[name] += time.perf_counter() - t0
             uses[name].append(res.diagnostics["channel_uses"])
+            if res.contributors > 0 and "clipped_nmse" in res.diagnostics:
+                clipped[name].append(res.diagnostics["clipped_nmse"])
             records[name].record(res, trace, x)
         if progress is not None:
             progress(t + 1, rounds)
@@ -78,6 +84,9 @@ def simulate_link(base: PhyConfig, *, schemes: list[str], K: int, d: int, rounds
         u = np.asarray(uses[name], dtype=np.float64)
         summary = {"nmse": rec.nmse(), "seconds_per_round": seconds[name] / rounds,
                    "channel_uses": {"mean": float(u.mean()), "min": float(u.min()), "max": float(u.max())}}
+        summary["nmse_db"] = decibels(summary["nmse"])
+        summary["clipped_nmse"] = nmse_summary(clipped[name])
+        summary["clipped_nmse_db"] = decibels(summary["clipped_nmse"])
         summary.update(rec.summary())
         out[name] = summary
     return out

@@ -380,7 +380,9 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
         assert cfg["training"]["lr"] == lr[label]
         if cfg["privacy"]["target_epsilon"] != "inf":
             assert cfg["privacy"]["calibrated"]["achieved_epsilon"] <= 8.0
-        uses = {line.split(",")[-1] for line in (r / "metrics.csv").read_text().strip().splitlines()[1:]}
+        lines = (r / "metrics.csv").read_text().strip().splitlines()
+        col = lines[0].split(",").index("channel_uses")  # by name: columns are appended at the end
+        uses = {line.split(",")[col] for line in lines[1:]}
         # model §5, every run records channel_uses: FLORAS (d + 1)·L (pilot + d symbols), the Gaussian sum d·L
         assert uses == {str((4810 + (label == "floras-none")) * 32)}
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0

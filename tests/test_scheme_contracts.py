@@ -58,6 +58,29 @@ def test_every_aggregator_reports_channel_uses_and_its_nmse(name):
     assert agg.describe()["scheme"] == name
 
 
+@pytest.mark.parametrize("name", SCHEMES)
+def test_every_aggregator_reports_the_noise_energy_and_the_clipped_sum_error(name):
+    """noise_energy = ‖x̂ − Σ x̃_k‖² and clipped_nmse = that / ‖Σ x̃_k‖², x̃_k = clip(x_k − μ_k) + μ_k (model §2, §6.4),
+    predicted here from the raw configuration: the contributors are all K, or the admitted count (a scheme that
+    admits fewer reports it as ``admitted``; the sum is then over an unknown subset, so only the shape is checked)."""
+    cfg = _config(name)
+    agg = make_aggregator(cfg, K=K, d=D, seed=3, key=KEY)
+    x = 3.0 * stream(1, "contract-x").standard_normal((K, D))
+    res, _ = agg.aggregate_traced(x, round_index=0)
+    diag = res.diagnostics
+    assert diag["noise_energy"] >= 0.0 and math.isfinite(diag["noise_energy"])
+    if res.contributors == K:
+        mu = x.mean(axis=1, keepdims=True)
+        v = x - mu
+        R = cfg.clip_norm if cfg.normalization == "clip" else None
+        if R is not None:
+            v = v * np.minimum(1.0, R / np.linalg.norm(v, axis=1, keepdims=True))
+        target = (v + mu).sum(axis=0) if R is not None else x.sum(axis=0)  # "paper": no clipping, x̃ = x
+        energy = float(np.sum((res.sum_estimate - target) ** 2))
+        assert diag["noise_energy"] == pytest.approx(energy, rel=1e-9, abs=1e-9)
+        assert diag["clipped_nmse"] == pytest.approx(energy / float(np.sum(target**2)), rel=1e-9, abs=1e-12)
+
+
 @pytest.mark.parametrize("name", [n for n in SCHEMES if scheme_spec(n).unbiased])
 def test_every_unbiased_scheme_is_unbiased_within_four_standard_errors(name):
     """All K clients send the same x₀, so whichever K' clients contribute, E[x̂] = K'·x₀: the error

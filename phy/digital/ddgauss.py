@@ -52,7 +52,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..aggregation import AggregationResult, check_updates, relative_error
+from ..aggregation import AggregationResult, check_updates, clipped_metrics, noise_metrics, relative_error
 from ..checks import check_finite_nonnegative, check_finite_positive, check_open_unit
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
@@ -193,7 +193,8 @@ class DDGaussAggregator:
                 "bits_per_client": float(self.bits_per_client), "channel_uses": float(link.channel_uses)}
         if k_adm == 0:
             err = relative_error(np.zeros(self.d), np.zeros(self.d))
-            diag.update({"local_std_per_client": 0.0, "redraws": 0.0, "wrapped_fraction": 0.0, "nmse": err})
+            diag.update({"local_std_per_client": 0.0, "redraws": 0.0, "wrapped_fraction": 0.0, "nmse": err,
+                         **noise_metrics(np.zeros(self.d), np.zeros(self.d))})
             return AggregationResult(np.zeros(self.d), 0, err, diag)
         nz = normalize(x, rule="clip", C=self.clip, clip_norm=self.clip)  # s_k = clip_c(x_k − μ_k), scale 1
         signs = rademacher_signs(self.seed, "ddgauss-rotation", t, n=self.d_pad)
@@ -216,7 +217,8 @@ class DDGaussAggregator:
         s_hat = inverse_randomized_hadamard(agg.astype(np.float64) * self.grid, signs)[: self.d]
         estimate = denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
         err = relative_error(estimate, x[adm].sum(axis=0))
-        diag.update({"local_std_per_client": sigma_k, "redraws": float(redraws), "wrapped_fraction": wrapped, "nmse": err})
+        diag.update({"local_std_per_client": sigma_k, "redraws": float(redraws), "wrapped_fraction": wrapped, "nmse": err,
+                     **clipped_metrics(estimate, nz, adm)})
         return AggregationResult(estimate, k_adm, err, diag)
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int):

@@ -38,7 +38,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..aggregation import AggregationResult, check_updates, relative_error
+from ..aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
 from ..checks import check_choice, check_finite_positive, check_int_at_least
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
@@ -217,7 +217,8 @@ class SqsgdAggregator:
         estimate = np.zeros(self.d) if k_adm == 0 else denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
         err = relative_error(estimate, x[adm].sum(axis=0))
         diag = {"admitted": float(k_adm), "skipped": float(k_adm == 0), "channel_uses": float(link.channel_uses),
-                "bits": float(self.bits), "m": self.m, "kappa": float(self.kappa), "nmse": err}
+                "bits": float(self.bits), "m": self.m, "kappa": float(self.kappa), "nmse": err,
+                **clipped_metrics(estimate, nz, adm)}
         return AggregationResult(estimate, k_adm, err, diag), trace
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:

@@ -20,7 +20,7 @@ import math
 import sys
 
 from phy.config import NORMALIZATIONS, RESOURCES, RHO_RULES
-from phy.floras_params import CSIT_MODES, PATHS, SEQUENCE_FAMILIES
+from phy.floras_params import CSIT_MODES, NOISE_ESTIMATES, PATHS, RECEIVERS, SEQUENCE_FAMILIES
 from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
                                    write_json_atomic)
 from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values
@@ -38,6 +38,11 @@ def register(subparsers) -> None:
     p.add_argument("--csit", choices=CSIT_MODES, default="none", help="FLORAS: none (g=Re h) or phase (g=|h|)")
     p.add_argument("--path", choices=PATHS, default="auto", help="FLORAS implementation (auto: fast iff exact, traced; sufficient: NMSE and V only, no noise trace)")
     p.add_argument("--sequences", choices=SEQUENCE_FAMILIES, default="walsh-hadamard")
+    p.add_argument("--receiver", choices=RECEIVERS, default="plain",
+                   help="FLORAS receiver rule (model §6.4): plain w=1, inverse-variance w=gamma^2/V_hat, capped min(cap, .)")
+    p.add_argument("--receiver-cap", type=float, default=4.0, help="FLORAS: w_max of the capped receiver (> 0)")
+    p.add_argument("--noise-estimate", choices=NOISE_ESTIMATES, default="pilots",
+                   help="FLORAS: V_hat from the pilot outputs (exact) or the release energy |s_hat|^2/(b^2 d)")
     p.add_argument("--normalization", choices=NORMALIZATIONS, default="paper")
     p.add_argument("--clip-norm", type=float, default=None, help="R for --normalization clip")
     p.add_argument("--resource", choices=RESOURCES, default="equal", help="resource convention (model §5)")
@@ -96,14 +101,20 @@ def format_table(summary: dict) -> str:
         f"  {summary['conventions']['resource']}",
         f"  key: {p['key']}",
         "",
-        f"{'scheme':<18} {'NMSE mean':>11} {'NMSE median':>12} {'uses/round':>11} {'s/round':>9}  details",
+        f"{'scheme':<18} {'NMSE mean':>11} {'NMSE median':>12} {'NMSE dB':>8} {'clipped mean':>12} "
+        f"{'clipped med':>12} {'clip dB':>8} {'uses/round':>11} {'s/round':>9}  details",
     ]
     for name, s in summary["schemes"].items():
         detail = scheme_spec(name).link_record.detail(s)  # the scheme's own cell (phy.link_records)
+        c = s.get("clipped_nmse", {})
         lines.append(f"{name:<18} {_fmt(s['nmse']['mean']):>11} {_fmt(s['nmse']['median']):>12} "
+                     f"{_fmt(s.get('nmse_db', {}).get('mean')):>8} {_fmt(c.get('mean')):>12} {_fmt(c.get('median')):>12} "
+                     f"{_fmt(s.get('clipped_nmse_db', {}).get('mean')):>8} "
                      f"{_fmt(s['channel_uses']['mean']):>11} {s['seconds_per_round']:>9.2g}  {detail}")
     lines.append("")
-    lines.append("NMSE = ||x_hat - sum x||^2 / ||sum x||^2 per round (schemes with truncation: admitted clients' sum)")
+    lines.append("NMSE = ||x_hat - sum x||^2 / ||sum x||^2 per round against the raw sum (schemes with truncation: admitted clients' sum)")
+    lines.append("clipped = ||x_hat - sum x~||^2 / ||sum x~||^2 against the clipped sum x~ (what the channel is asked to deliver); "
+                 "dB = 10 log10 of the mean")
     lines.append("uses/round = real channel uses per round (model §5): FLORAS (d+1)L, analog d*L or d, digital sum ceil(bits/r_k)")
     return "\n".join(lines)
 
@@ -123,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
     table = {"scheme": "ideal", "L": args.L, "snr_db": args.snr_db, "normalization": args.normalization,
              "clip_norm": args.clip_norm, "g_th": args.g_th, "rho_rule": args.rho_rule, "resource": args.resource,
              "chunk_size": args.chunk_size,
-             "floras": {"N": args.N, "sequences": args.sequences, "csit": args.csit, "path": args.path},
+             "floras": {"N": args.N, "sequences": args.sequences, "csit": args.csit, "path": args.path,
+                        "receiver": args.receiver, "receiver_cap": args.receiver_cap, "noise_estimate": args.noise_estimate},
              **baseline_config_values(args), "sqsgd": sqsgd_config_values(args)}
     for text in args.overrides:
         dotted, value = parse_override(text)
@@ -159,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
             "schemes": schemes, "K": args.K, "N": args.N, "L": args.L, "d": args.d, "snr_db": args.snr_db,
             "rounds": args.rounds, "seed": args.seed, "csit": args.csit, "path": args.path,
             "sequences": args.sequences, "normalization": args.normalization, "clip_norm": args.clip_norm,
+            "receiver": args.receiver, "receiver_cap": args.receiver_cap, "noise_estimate": args.noise_estimate,
             "resource": args.resource, "g_th": args.g_th, "rho_rule": args.rho_rule, "power": base.power,
             "C": "sqrt(d*P)", "chunk_size": args.chunk_size, "key": key_note,
             "client_vectors": "x_k ~ N(0, I_d) per round (unit power per entry)",

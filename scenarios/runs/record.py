@@ -41,7 +41,8 @@ def run_record(config: ScenarioConfig, config_dict: dict, setup: RunSetup, key: 
             "train_loss": TRAIN_LOSS_DEFINITION,
             "test_loss": "mean cross-entropy [nats] of the global model after the round on the whole test set",
             "test_accuracy": "fraction of the test set classified correctly by the global model after the round",
-            "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 of the sum of differentials",
+            "agg_error": "aggregator's normalized squared error |x_hat - x|^2 / |x|^2 against the raw (unclipped) sum "
+                         "of the contributors' differentials",
             "V": "FLORAS conditional noise variance V = sum_j 1/w_j^2 of the round (empty for other schemes)",
             "admitted": "clients admitted by the round's uplink (channel inversion's truncation, the analog baseline's "
                         "and DDGauss's and sqSGD's admission; empty for schemes that report none)",
@@ -51,6 +52,12 @@ def run_record(config: ScenarioConfig, config_dict: dict, setup: RunSetup, key: 
                            "excluded; see timing)",
             "channel_uses": "real channel uses of the round's uplink (model §5): FLORAS (d+1)L, analog d*L or d, "
                             "digital sum over admitted clients of ceil(bits_k/r_k)",
+            "noise_energy": "|x_hat - sum_k x~_k|^2 [model units^2] over the contributors, x~_k the clipped (normalized, "
+                            "then de-normalized) differential the channel is asked to deliver (model §6.4)",
+            "clipped_error": "noise_energy / |sum_k x~_k|^2: the normalized squared error against the clipped sum "
+                             "(0/0 = 0, x/0 = inf)",
+            "weight": "FLORAS receiver weight w of the round (phy.floras.receiver, model §6.4; the estimate is w*x_hat; "
+                      "empty for other schemes)",
         },
         "timing": {
             "setup_s": setup_s,

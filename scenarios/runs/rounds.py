@@ -48,7 +48,9 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
                    diag.get("V"),  # only FLORAS reports V (the round's conditional noise variance)
                    int(diag["admitted"]) if "admitted" in diag else None,
-                   eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None]
+                   eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None,
+                   diag.get("noise_energy"), diag.get("clipped_nmse"),
+                   diag.get("weight")]  # only FLORAS reports a receiver weight (model §6.4)
             line = ",".join(format_cell(v) for v in row) + "\n"
             try:
                 fh.write(line)

@@ -8,7 +8,8 @@ Run directory
     (model §5), the FLORAS key's source and identifier (``key``: never the key itself), the definition of every metric, the ε
     assumptions (model §7.4), package versions and the project's git revision.
 ``metrics.csv``
-    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses``;
+    Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses,``
+    ``noise_energy,clipped_error,weight``;
     one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
     cell means "does not apply" (V outside FLORAS, admitted for schemes whose aggregator reports no
     admission count, losses
@@ -30,7 +31,7 @@ Columns: ``train_loss`` is the global model w_{t+1}'s mean cross-entropy [nats] 
 training subset (``training.train_eval_size`` examples drawn once from the partitioned
 training data by the stream ``(seed, "train-eval-subset")``); ``test_loss`` and
 ``test_accuracy`` are over the whole test set; ``agg_error`` is the aggregator's normalized
-squared error ‖x̂ − x‖²/‖x‖²; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
+squared error ‖x̂ − x‖²/‖x‖² against the raw (unclipped) sum; ``V`` is FLORAS's conditional Cauchy noise variance; ``admitted``
 is the number of clients the round's uplink admitted (the aggregator's ``admitted`` diagnostic:
 channel inversion, the analog Gaussian baseline, DDGauss, sqSGD); ``epsilon`` is the ε (at
 ``privacy.delta``) spent after that round under threat model T1 for FLORAS, under each private
@@ -40,7 +41,11 @@ noise; ``wall_time_s`` is the cumulative training wall time since the run starte
 aggregator) and the tracing time (one warm-up call of the training and evaluation functions, which
 does not change results) of a fresh start are recorded in ``config.json`` under ``timing``;
 ``channel_uses`` is the real channel uses of the round's uplink (model §5; the aggregator's
-``channel_uses`` diagnostic).
+``channel_uses`` diagnostic); ``noise_energy`` is ‖x̂ − Σ_k x̃_k‖² in model units and ``clipped_error``
+that over ‖Σ_k x̃_k‖², x̃_k the clipped (normalized, then de-normalized) differential (model §6.4);
+``weight`` is FLORAS's receiver weight w (``phy.floras.receiver``; empty for other schemes). The last
+three columns were appended after the others: a finished run with the older ten-column header still
+verifies and reads; resuming an unfinished one is refused with a message (its rows lack them).
 """
 
 from __future__ import annotations
@@ -153,6 +158,11 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
         start = int(ckpt["next_round"])
         elapsed = float(ckpt["elapsed"])
         metrics_text = str(ckpt["metrics"])
+        header = tuple(metrics_text.split("\n", 1)[0].split(","))
+        if header != METRICS_HEADER:
+            raise ValueError(f"checkpoint in {out_dir} holds metrics with the columns {','.join(header)}; this version "
+                             f"writes {','.join(METRICS_HEADER)} (noise_energy, clipped_error, weight appended), so the run "
+                             "cannot be continued: start it again in another --out (its finished rounds stay readable)")
         if w.shape != (d,):
             raise ValueError(f"checkpoint in {out_dir} holds a model of dimension {w.shape} (scenario has d = {d}); choose another --out")
     else:

@@ -21,12 +21,15 @@ from scenarios.errors import StorageError
 from scenarios.config.keys import REDACTED
 from scenarios.store import CHECKPOINT, DONE, read_config, read_metric_rows, verify_run
 
+from phy.floras_params import FlorasParams
 from scenarios.config import ScenarioConfig
 
 __all__ = ["METRICS_HEADER", "SNR_DEFINITION", "TRAIN_LOSS_DEFINITION", "read_metrics"]
 
 METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
-                  "channel_uses")
+                  "channel_uses", "noise_energy", "clipped_error", "weight")
+# the header of runs made before noise_energy, clipped_error and weight were recorded (resumable: no; finished: readable)
+METRICS_HEADER_V1 = METRICS_HEADER[:10]
 SNR_DEFINITION = (
     "SNR := P/sigma^2 (model §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
     "seen after despreading with a unit-norm sequence (despread SNR = L*P/sigma^2)"
@@ -113,11 +116,15 @@ def run_summary(rows: list[dict], rounds: int) -> dict:
     }
 
 
+_RECEIVER_DEFAULTS = {key: getattr(FlorasParams, key) for key in ("receiver", "receiver_cap", "noise_estimate")}
+
+
 def _effective(config_dict: dict) -> dict:
     """The scenario without keys that cannot affect this run (compared when resuming).
 
     CNN keys of an MLP (and the reverse), synthetic-data keys of a real data set, the split
-    fraction of IDX data, the shard count outside ``shards`` and α outside ``dirichlet``.
+    fraction of IDX data, the shard count outside ``shards`` and α outside ``dirichlet``; FLORAS's
+    receiver keys absent from an older record are its defaults.
     """
     out = json.loads(json.dumps(config_dict))
     out.get("run", {}).pop("key_hex", None)  # the key is compared by its identifier
@@ -134,6 +141,10 @@ def _effective(config_dict: dict) -> dict:
         part.pop("shards_per_client", None)
     if part.get("kind") != "dirichlet":
         part.pop("alpha", None)
+    floras = out.get("phy", {}).get("floras")
+    if isinstance(floras, dict):  # runs made before the receiver rule existed used today's defaults ("plain")
+        for key, value in _RECEIVER_DEFAULTS.items():
+            floras.setdefault(key, value)
     return out
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from phy.aggregation import AggregationResult, check_updates, relative_error
+from phy.aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
 from phy.blocks import fill_block_noise
 from phy.checks import check_finite_nonnegative
 from phy.link_records import LinkRecord
@@ -45,7 +45,8 @@ class LocalGaussianAggregator:
         s_hat = (nz.s + noise).sum(axis=0)
         estimate = denormalize(s_hat, nz)
         err = relative_error(estimate, x.sum(axis=0))
-        diag = {"channel_uses": float(self.d * cfg.L), "nmse": err, "noise_std_sum": self.local_std * np.sqrt(self.K)}
+        diag = {"channel_uses": float(self.d * cfg.L), "nmse": err, "noise_std_sum": self.local_std * np.sqrt(self.K),
+                **clipped_metrics(estimate, nz)}
         return AggregationResult(estimate, self.K, err, diag), None
 
     def aggregate(self, updates, *, round_index):
