@@ -199,9 +199,11 @@ def calibrate(scenario, target_epsilon: float, *, overrides: dict | None = None,
         scenario = _calibration_mapping(scenario)
     config = _scenario(scenario, overrides, resolve=False)
     dim = model_dimension(config) if d is None else d
-    out = calibrate_config(config, float(target_epsilon), d=dim).to_dict()
-    if out.get("parameter") == "C" and isinstance(out.get("value"), (int, float)):
-        import math
+    from scenarios.cli.calibrate import back_off_db
 
-        out["back_off_db"] = 20.0 * math.log10(out["value"] / math.sqrt(dim * config.phy.power))
+    cal = calibrate_config(config, float(target_epsilon), d=dim)
+    out = cal.to_dict()
+    back_off = back_off_db(cal, d=dim, power=float(config.phy.power))
+    if back_off is not None:
+        out["back_off_db"] = back_off
     return out
