@@ -128,3 +128,42 @@ def test_json_to_stdout_and_a_key_file_that_is_never_written(tmp_path, capsys, m
                  "--key-file", str(key_file), "--json", str(out)]) == 0
     for needle in (key_hex.encode(), key_hex.upper().encode(), bytes.fromhex(key_hex)):
         assert needle not in out.read_bytes()
+
+
+def test_several_snrs_give_one_block_each_equal_to_the_single_snr_run(tmp_path, capsys):
+    common = ["link", "--scheme", "floras", "channel-inversion", "--K", "3", "--N", "5", "--L", "8", "--d", "16",
+              "--rounds", "3"]
+    both, one = tmp_path / "both.json", tmp_path / "one.json"
+    assert main([*common, "--snr-db", "0", "20", "--json", str(both)]) == 0
+    assert capsys.readouterr().out.count("link-level comparison:") == 2  # one table per SNR
+    assert main([*common, "--snr-db", "20", "--json", str(one)]) == 0
+    data, single = json.loads(both.read_text()), json.loads(one.read_text())
+    assert list(data) == ["by_snr"] and list(data["by_snr"]) == ["0.0", "20.0"]
+    assert data["by_snr"]["20.0"]["schemes"]["floras"]["nmse"] == single["schemes"]["floras"]["nmse"]
+    assert data["by_snr"]["0.0"]["parameters"]["snr_db"] == 0.0 and single["parameters"]["snr_db"] == 20.0
+    ci = [data["by_snr"][s]["schemes"]["channel-inversion"]["nmse"]["mean"] for s in ("0.0", "20.0")]
+    assert ci[1] < ci[0]
+
+
+def test_csv_has_a_row_per_snr_and_scheme_with_the_one_round_epsilon(tmp_path):
+    import csv
+    import math
+
+    from privacy import RunAccountant
+
+    path = tmp_path / "study.csv"
+    z = 1.5
+    assert main(["link", "--scheme", "central-gaussian", "ideal", "--normalization", "clip", "--clip-norm", "1",
+                 "--noise-multiplier", str(z), "--K", "5", "--d", "16", "--rounds", "2", "--snr-db", "0", "10",
+                 "--csv", str(path)]) == 0
+    with path.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["snr_db"], r["scheme"]) for r in rows] == [("0.0", "central-gaussian"), ("0.0", "ideal"),
+                                                          ("10.0", "central-gaussian"), ("10.0", "ideal")]
+    for r in rows:
+        assert math.isclose(float(r["nmse_db"]), 10 * math.log10(float(r["nmse_mean"])), rel_tol=1e-9)
+        assert float(r["channel_uses_mean"]) > 0
+    # one round, K = M (no sampling amplification), δ = 1e-5; replace-one: sensitivity 2R, noise std z·2R
+    want = RunAccountant("gaussian", K=5, M=5, clip_norm=1.0, noise_std=z * 2.0).epsilon(rounds=1)
+    assert [float(r["epsilon"]) for r in rows if r["scheme"] == "central-gaussian"] == [pytest.approx(want, rel=1e-9)] * 2
+    assert all(r["epsilon"] == "" for r in rows if r["scheme"] == "ideal")  # no privacy noise, no ε

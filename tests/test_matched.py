@@ -127,6 +127,14 @@ def test_calibrate_cli(capsys, tmp_path, narrow_floras_range):
     assert main(["calibrate", "--scheme", "floras", "--N", "30", "--d", "4810", "--target-epsilon", "8", "--json", "-"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["parameter"] == "C" and out["achieved_epsilon"] <= 8 and out["threat_model"].startswith("T1")
+    # C as a transmit back-off against full power √(d·P), P = 1 W by default (model §2)
+    assert out["back_off_db"] == pytest.approx(20 * math.log10(out["value"] / math.sqrt(4810 * 1.0)), rel=1e-12)
+    assert main(["calibrate", "--scheme", "floras", "--N", "30", "--d", "4810", "--target-epsilon", "8",
+                 "--set", "phy.power=4"]) == 0
+    printed = capsys.readouterr().out
+    c = float(printed.split("C = ", 1)[1].split()[0])
+    want = 20 * math.log10(c / math.sqrt(4810 * 4.0))
+    assert f"20·log10(C/√(d·P)) = {want:.2f} dB" in printed
     path = tmp_path / "cal.json"
     assert main(["calibrate", "--scheme", "floras", "--N", "20", "--d", "4810", "--target-epsilon", "8", "--json", str(path)]) == 1
     assert json.loads(path.read_text())["feasible"] is False

@@ -342,3 +342,30 @@ def test_cli_rejects_unknown_scenario_key_before_any_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "grid point non-iid_scheme-floras_snr-db-15" in err and "unknown key training.lrate" in err
     assert "Traceback" not in err and not out.exists()
+
+
+def test_dry_run_validates_counts_and_predicts_without_writing(tmp_path, capsys, monkeypatch):
+    """`floras sweep --dry-run`: every sweep file loaded and validated, runs per sweep, a predicted time, no directory."""
+    from scenarios.cli.main import main
+    from scenarios.experiments.matched_timing import run_seconds
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "results"
+    files = [str(root / "scenarios" / "snr_sweep.toml"), str(root / "scenarios" / "fig4.toml")]
+    assert main(["sweep", *files, "--quick", "--out", str(out), "--dry-run", "--workers", "1"]) == 0
+    text = capsys.readouterr().out
+    assert not out.exists() and list(tmp_path.iterdir()) == []  # nothing written anywhere
+    sweeps = [load_sweep(f, quick=True) for f in files]
+    for sweep in sweeps:
+        seconds = sum(run_seconds(dataset=c.data.name, scheme=c.phy.scheme, rounds=c.run.rounds,
+                                  K=c.training.clients_per_round, M=c.partition.clients,
+                                  batch_size=c.training.batch_size) for c in validate_sweep(sweep))
+        assert f"{sweep.name}: {sweep.n_runs} run(s)" in text and f"predicted {seconds:.0f} s of run time" in text
+    assert f"{sum(s.n_runs for s in sweeps)} run(s) valid" in text and "nothing written" in text
+    # an invalid sweep file is still the one-line error, before anything
+    bad = tmp_path / "bad.toml"
+    bad.write_text((root / "scenarios" / "fig4.toml").read_text().replace('"training.lr" = 0.001', '"training.lrate" = 0.001')
+                   .replace('base = "base/', f'base = "{root / "scenarios" / "base"}/'))
+    assert main(["sweep", str(bad), "--out", str(out), "--dry-run"]) == 2
+    assert "unknown key training.lrate" in capsys.readouterr().err and not out.exists()

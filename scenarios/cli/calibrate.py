@@ -130,8 +130,26 @@ def run(args) -> int:
                             break_long_words=False, break_on_hyphens=False), file=sys.stderr)
         return 1
     payload = {**cal.to_dict(), "feasible": True}
-    _emit(args.json, payload, text=_text(cal, verbose=args.verbose, json_path=args.json))
+    back_off = back_off_db(cal, d=args.d, power=float(config.phy.power))
+    text = _text(cal, verbose=args.verbose, json_path=args.json)
+    if back_off is not None:
+        payload["back_off_db"] = back_off
+        first, _, rest = text.partition("\n")
+        text = (f"{first}\n  C as transmit back-off: 20·log10(C/√(d·P)) = {back_off:.2f} dB relative to full power √(d·P) "
+                f"(d = {args.d}, P = {config.phy.power:g}; model §2)" + (f"\n{rest}" if rest else ""))
+    _emit(args.json, payload, text=text)
     return 0
+
+
+def back_off_db(cal, *, d: int | None, power: float) -> float | None:
+    """20·log10(C/√(d·P)): FLORAS's calibrated norm bound C against full power √(d·P), in dB (model §2).
+
+    None unless the calibrated key is C with a finite positive value and d is known."""
+    if cal.parameter != "C" or d is None or not isinstance(cal.value, (int, float)):
+        return None
+    if not (math.isfinite(cal.value) and cal.value > 0):
+        return None
+    return 20.0 * math.log10(cal.value / math.sqrt(d * power))
 
 
 def _target(text: str):

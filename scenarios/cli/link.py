@@ -7,6 +7,9 @@ Example::
 
 Prints a table (SNR definition and resource convention stated) and, with ``--json FILE``,
 writes the summary atomically (temporary file in the same folder, then ``os.replace``).
+Several ``--snr-db`` values run the study once per SNR: one table each, and the JSON becomes
+``{"by_snr": {"0.0": summary, ...}}``. ``--csv FILE`` writes one row per (SNR, scheme) with the
+one-round ε of each scheme that has an accountant (:mod:`scenarios.cli.link_study`).
 
 Key: ``--key-hex`` gives the clients' permutation key (≥ 32 hex digits). Without it a
 simulation-only key is derived from a public constant and ``--seed`` (reproducible, NOT
@@ -32,7 +35,8 @@ def register(subparsers) -> None:
     p.add_argument("--scheme", nargs="+", default=list(DEFAULT_SCHEMES), metavar="SCHEME",
                    help=f"one or more registered schemes to compare (floras, channel-inversion, ideal, central-gaussian, "
                         f"analog-gaussian, ddgauss, sqsgd, ...; default: {' '.join(DEFAULT_SCHEMES)})")
-    add_geometry_options(p, N_help="sequences in the set, N ≥ K (FLORAS)", d_default=1000, d_help="model dimension (≥ 1)")
+    add_geometry_options(p, N_help="sequences in the set, N ≥ K (FLORAS)", d_default=1000, d_help="model dimension (≥ 1)",
+                         several_snr=True)
     p.add_argument("--rounds", type=int, default=500, help="Monte-Carlo rounds (≥ 1)")
     p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
     p.add_argument("--csit", choices=CSIT_MODES, default="none", help="FLORAS: none (g=Re h) or phase (g=|h|)")
@@ -53,7 +57,10 @@ def register(subparsers) -> None:
     add_sqsgd_options(p)  # sqSGD (model §9.3)
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="phy.KEY=VALUE",
                    help="any [phy] key, a scheme's own as phy.<scheme>.KEY (value parsed as TOML); repeatable")
-    add_key_and_json_options(p, json_help="write the summary as JSON")
+    add_key_and_json_options(p, json_help="write the summary as JSON (several SNRs: {\"by_snr\": {\"0.0\": summary, ...}})")
+    p.add_argument("--csv", dest="csv_path", default=None, metavar="FILE",
+                   help="write one row per (SNR, scheme): NMSE mean, median and dB, clipped NMSE, channel uses, "
+                        "and the one-round ε (K = M, T = 1, δ = 1e-5) of schemes with an accountant")
     p.set_defaults(handler=run)
 
 
@@ -131,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
     from scenarios.cli.train import parse_override
 
-    table = {"scheme": "ideal", "L": args.L, "snr_db": args.snr_db, "normalization": args.normalization,
+    snrs = list(args.snr_db) if isinstance(args.snr_db, list) else [args.snr_db]
+    table = {"scheme": "ideal", "L": args.L, "snr_db": snrs[0], "normalization": args.normalization,
              "clip_norm": args.clip_norm, "g_th": args.g_th, "rho_rule": args.rho_rule, "resource": args.resource,
              "chunk_size": args.chunk_size,
              "floras": {"N": args.N, "sequences": args.sequences, "csit": args.csit, "path": args.path,
@@ -154,21 +162,54 @@ def run(args: argparse.Namespace) -> int:
     schemes = list(dict.fromkeys(args.scheme))
     for name in schemes:
         scheme_spec(name, where="--scheme")  # a registered scheme, or the list of them
-    for name in schemes:  # validate everything before any work
-        replace(base, scheme=name).validate(K=args.K, d=args.d)
+    bases = [replace(base, snr_db=float(snr)) for snr in snrs]
+    for b in bases:
+        for name in schemes:  # validate everything before any work
+            replace(b, scheme=name).validate(K=args.K, d=args.d)
     from scenarios.config.resources import check_memory, link_terms
 
     check_memory(link_terms(K=args.K, N=base.of("floras").N, L=args.L, d=args.d, sequences=args.sequences, chunk_size=args.chunk_size,
                             path=args.path, schemes=schemes), what="floras link", option=args.memory_limit)
     check_json_path(args.json_path)
+    if args.csv_path:
+        from scenarios.store import check_output_location
+
+        check_output_location(args.csv_path, need_bytes=2**20, kind="file", what="--csv")
     resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file, warn="floras" in schemes)
     key, key_note = resolved.key, resolved.note()
 
-    results = simulate_link(base, schemes=schemes, K=args.K, d=args.d, rounds=args.rounds,
-                            seed=args.seed, key=key, relation=args.relation)
-    summary = {
+    out = sys.stderr if args.json_path == "-" else sys.stdout
+    blocks, summaries = [], {}
+    for b in bases:
+        results = simulate_link(b, schemes=schemes, K=args.K, d=args.d, rounds=args.rounds,
+                                seed=args.seed, key=key, relation=args.relation)
+        summary = _summary(args, b, schemes, results, key_note, SNR_DEFINITION, resource_statement(args.resource, args.L))
+        if len(bases) > 1 and summaries:
+            print("", file=out)
+        print(format_table(summary), file=out)
+        summaries[str(float(b.snr_db))] = summary
+        if args.csv_path:
+            from scenarios.cli.link_study import one_round_epsilon
+
+            blocks.append((float(b.snr_db), results, {name: one_round_epsilon(b, scheme=name, K=args.K, d=args.d,
+                                                                               relation=args.relation) for name in schemes}))
+    if args.json_path:
+        write_json_atomic(args.json_path, summary if len(bases) == 1 else {"by_snr": summaries})
+        if args.json_path != "-":
+            print(f"summary written to {args.json_path}", file=sys.stderr)
+    if args.csv_path:
+        from scenarios.cli.link_study import csv_rows, csv_text
+        from scenarios.store import atomic_write_text
+
+        atomic_write_text(args.csv_path, csv_text(csv_rows(blocks)))
+        print(f"rows written to {args.csv_path}", file=sys.stderr)
+    return 0
+
+
+def _summary(args, base, schemes, results, key_note, snr_definition, resource) -> dict:
+    return {
         "parameters": {
-            "schemes": schemes, "K": args.K, "N": args.N, "L": args.L, "d": args.d, "snr_db": args.snr_db,
+            "schemes": schemes, "K": args.K, "N": args.N, "L": args.L, "d": args.d, "snr_db": float(base.snr_db),
             "rounds": args.rounds, "seed": args.seed, "csit": args.csit, "path": args.path,
             "sequences": args.sequences, "normalization": args.normalization, "clip_norm": args.clip_norm,
             "receiver": args.receiver, "receiver_cap": args.receiver_cap, "noise_estimate": args.noise_estimate,
@@ -180,12 +221,6 @@ def run(args: argparse.Namespace) -> int:
             "phy": base.to_dict(),
             **({"sqsgd": sqsgd_config_values(args)} if "sqsgd" in schemes else {}),
         },
-        "conventions": {"snr": SNR_DEFINITION, "resource": resource_statement(args.resource, args.L)},
+        "conventions": {"snr": snr_definition, "resource": resource},
         "schemes": results,
     }
-    print(format_table(summary), file=sys.stderr if args.json_path == "-" else sys.stdout)
-    if args.json_path:
-        write_json_atomic(args.json_path, summary)
-        if args.json_path != "-":
-            print(f"summary written to {args.json_path}", file=sys.stderr)
-    return 0

@@ -19,13 +19,20 @@ __all__ = [
 MAX_RUNS = 10_000  # runs one sweep command starts without --max-runs
 
 
-def add_geometry_options(p: argparse.ArgumentParser, *, N_help: str, d_default: int, d_help: str) -> None:
-    """Add ``--K --N --L --d --snr-db`` (in this order) to ``p``; the commands differ in N's and d's text."""
+def add_geometry_options(p: argparse.ArgumentParser, *, N_help: str, d_default: int, d_help: str,
+                         several_snr: bool = False) -> None:
+    """Add ``--K --N --L --d --snr-db`` (in this order) to ``p``; the commands differ in N's and d's text.
+
+    With ``several_snr``, ``--snr-db`` takes one or more values (a list, default [20.0])."""
     p.add_argument("--K", type=int, default=20, help="scheduled clients (≥ 1)")
     p.add_argument("--N", type=int, default=30, help=N_help)
     p.add_argument("--L", type=int, default=32, help="chips per sequence")
     p.add_argument("--d", type=int, default=d_default, help=d_help)
-    p.add_argument("--snr-db", type=float, default=20.0, help="SNR = P/sigma^2 in dB (finite)")
+    if several_snr:
+        p.add_argument("--snr-db", type=float, nargs="+", default=[20.0], metavar="SNR_DB",
+                       help="SNR = P/sigma^2 in dB (finite); several values: one study per SNR")
+    else:
+        p.add_argument("--snr-db", type=float, default=20.0, help="SNR = P/sigma^2 in dB (finite)")
 
 
 def add_key_options(p: argparse.ArgumentParser) -> None:

@@ -52,6 +52,9 @@ def register(subparsers) -> None:
     p.add_argument("--key-file", default=None, metavar="FILE",
                    help="file holding the FLORAS key as hex digits, mode 600 (overrides FLORAS_KEY_FILE, "
                         "FLORAS_KEY_HEX and run.key_hex; default: simulation-only key derived from each seed)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="load and validate every sweep file, print the runs per sweep and a predicted time where the "
+                        "timing table covers the setting; start nothing, write nothing")
     add_dask_options(p)
     add_memory_option(p)
     p.set_defaults(handler=run)
@@ -87,6 +90,8 @@ def run(args) -> int:
     from scenarios.experiments.sweep import lock_sweep_dirs, validate_sweep
 
     configs = [c for s in sweeps for c in validate_sweep(s)]
+    if args.dry_run:
+        return _dry_run(sweeps, configs, jobs, workers=1 if workers == 0 else workers)
     _check_resources(configs, jobs, concurrent=1 if workers == 0 else (workers if args.scheduler is None else 1),
                      memory_limit=args.memory_limit)
     locks = lock_sweep_dirs(jobs)
@@ -124,6 +129,37 @@ def run(args) -> int:
     print(f"floras sweep: {done} run(s) finished, {copied} copied from identical runs, {skipped} already done, {len(failed)} failed"
           + (" (error.json in each .partial directory; rerun to retry)" if failed else ""))
     return 1 if failed else 0
+
+
+def _dry_run(sweeps, configs, jobs, *, workers: int) -> int:
+    """The plan of ``floras sweep --dry-run``: runs per sweep and, where measured, the predicted time."""
+    from scenarios.experiments.matched_timing import MEASURED_LOAD, RUN_OVERHEAD_S, WORKER_START_S, run_seconds
+
+    start = 0
+    total_s, unknown = 0.0, 0
+    for sweep, (_, out) in zip(sweeps, jobs):
+        mine = configs[start:start + sweep.n_runs]
+        start += sweep.n_runs
+        covered = [c for c in mine if c.data.name in RUN_OVERHEAD_S and c.model.name == "mlp"]
+        seconds = sum(run_seconds(dataset=c.data.name, scheme=c.phy.scheme, rounds=c.run.rounds,
+                                  K=c.training.clients_per_round, M=c.partition.clients,
+                                  batch_size=c.training.batch_size) for c in covered)
+        total_s += seconds
+        unknown += len(mine) - len(covered)
+        time = f"predicted {seconds:.0f} s of run time" if covered else "no predicted time"
+        if covered and len(covered) < len(mine):
+            time += f" for {len(covered)} of them"
+        if len(covered) < len(mine):
+            time += " (the timing table has MLP runs on digits, MNIST and Fashion-MNIST only)"
+        print(f"{sweep.name}: {sweep.n_runs} run(s) ({len(sweep.points)} grid point(s) × {len(sweep.seeds)} seed(s)) "
+              f"into {out}; {time}")
+    runs = sum(s.n_runs for s in sweeps)
+    wall = total_s / max(1, workers) + (WORKER_START_S if runs else 0.0)
+    print(f"floras sweep --dry-run: {len(sweeps)} sweep(s), {runs} run(s) valid"
+          + (f"; predicted {total_s:.0f} s of run time, about {wall:.0f} s wall on {workers} worker(s) "
+             f"(timing table of scenarios.experiments.matched_timing, load {MEASURED_LOAD})" if runs > unknown else "")
+          + "; nothing written")
+    return 0
 
 
 def _warn_once(configs) -> None:

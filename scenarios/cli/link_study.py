@@ -1,0 +1,67 @@
+"""``floras link`` studies: several SNRs, one CSV row per (SNR, scheme), and each scheme's one-round ε.
+
+The ε column is the scheme's own run accountant (its wiring row, :mod:`scenarios.config.schemes`)
+for a single round's release: rounds = 1, every client of the round in the population (K = M, no
+sampling amplification), δ = 1e-5, client level, the link's neighbouring relation and [phy] table.
+Schemes without privacy noise (or whose noise parameter is unset) leave the cell empty.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+__all__ = ["CSV_HEADER", "csv_rows", "csv_text", "one_round_epsilon"]
+
+CSV_HEADER = ("snr_db", "scheme", "nmse_mean", "nmse_median", "nmse_db", "clipped_nmse_mean", "clipped_nmse_db",
+              "channel_uses_mean", "epsilon")
+
+ONE_ROUND_DELTA = 1e-5
+
+
+def one_round_epsilon(phy, *, scheme: str, K: int, d: int, relation: str = "replace") -> float | None:
+    """ε of one round's release of ``scheme`` with the [phy] table ``phy`` (a PhyConfig): K = M, T = 1, δ = 1e-5."""
+    from dataclasses import replace
+
+    from scenarios.config import scenario_from_dict
+    from scenarios.config.schemes import scheme_accountant, wiring
+
+    if wiring(scheme).accountant is None:
+        return None
+    data = {"partition": {"clients": K}, "training": {"clients_per_round": K},
+            "phy": replace(phy, scheme=scheme).to_dict(),
+            "privacy": {"delta": ONE_ROUND_DELTA, "relation": relation, "level": "client"}, "run": {"rounds": 1}}
+    try:
+        acc = scheme_accountant(scenario_from_dict(data, resolve=False), d=d, D=1)
+    except ValueError:  # e.g. a noise multiplier left unset: no ε to state
+        return None
+    return None if acc is None else float(acc.epsilon(rounds=1))
+
+
+def csv_rows(blocks: list[tuple[float, dict, dict]]) -> list[tuple]:
+    """Rows of :data:`CSV_HEADER` from (snr_db, per-scheme results, per-scheme one-round ε) blocks."""
+    rows = []
+    for snr, results, eps in blocks:
+        for name, s in results.items():
+            c, cdb = s.get("clipped_nmse", {}), s.get("clipped_nmse_db", {})
+            rows.append((snr, name, s["nmse"]["mean"], s["nmse"].get("median"), s.get("nmse_db", {}).get("mean"),
+                         c.get("mean"), cdb.get("mean"), s["channel_uses"]["mean"], eps.get(name)))
+    return rows
+
+
+def _cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def csv_text(rows: list[tuple]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_HEADER)
+    for row in rows:
+        w.writerow([_cell(v) for v in row])
+    return buf.getvalue()
