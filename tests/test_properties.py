@@ -22,7 +22,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from phy.config import RESOURCES, RHO_RULES  # noqa: E402
-from phy.floras_params import CSIT_MODES, PATHS, SEQUENCE_FAMILIES  # noqa: E402
+from phy.floras_params import CSIT_MODES, NOISE_ESTIMATES, PATHS, RECEIVERS, SEQUENCE_FAMILIES  # noqa: E402
 from phy.schemes import scheme_names  # noqa: E402
 
 SCHEMES = scheme_names()
@@ -99,6 +99,9 @@ INVALID = {
     "phy.floras.sequences": not_in(SEQUENCE_FAMILIES),
     "phy.floras.csit": not_in(CSIT_MODES),
     "phy.floras.path": not_in(PATHS),
+    "phy.floras.receiver": not_in(RECEIVERS),
+    "phy.floras.receiver_cap": not_positive(),
+    "phy.floras.noise_estimate": not_in(NOISE_ESTIMATES),
     "phy.normalization": not_in(("paper", "clip")),
     "phy.C": not_positive().filter(lambda v: v is not None),
     "phy.clip_norm": not_positive().filter(lambda v: v is not None),
@@ -170,6 +173,9 @@ VALID = {
     "phy.floras.sequences": st.sampled_from(SEQUENCE_FAMILIES),
     "phy.floras.csit": st.sampled_from(CSIT_MODES),
     "phy.floras.path": st.sampled_from(("auto", "fast", "chip")),
+    "phy.floras.receiver": st.sampled_from(RECEIVERS),
+    "phy.floras.receiver_cap": positive(1e6),
+    "phy.floras.noise_estimate": st.sampled_from(NOISE_ESTIMATES),
     "phy.normalization": st.just("paper"),
     "phy.C": positive(1e6),
     "phy.clip_norm": positive(1e6),
