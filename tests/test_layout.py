@@ -145,11 +145,12 @@ def test_no_long_module_in_scenarios():
     assert not problems, "\n".join(problems)
 
 
-def test_privacy_does_not_import_tensorflow():
+def test_privacy_imports_neither_tensorflow_nor_phy():
+    """privacy takes numbers (and generators), not blocks: no TensorFlow, nothing of the physical layer."""
     problems = []
     for name, (path, is_package) in modules("privacy").items():
         for module, imported, line in imports(name, path, is_package):
-            if module.split(".")[0] == "tensorflow":
+            if module.split(".")[0] in ("tensorflow", "phy"):
                 problems.append(f"{name} (line {line}) imports {module}")
     assert not problems, "\n".join(problems)
 

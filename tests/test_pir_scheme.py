@@ -1,11 +1,13 @@
 """privacy.pir: the submodel-learning iterations, their counted costs and the source's totals (model §9.6)."""
 
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 import pytest
 
 from privacy.pir.costs import client_multiplications, naive_symbols, scheme_symbols
+from phy.randomness import stream
 from privacy.pir.submodel import SubmodelPIRSystem, simulate
 
 
@@ -21,7 +23,7 @@ def source_total(r, s, N):
 @pytest.mark.parametrize("exclusive", ["mds", "shared"])
 @pytest.mark.parametrize("r,s,N", [(1, 3, 3), (2, 4, 2), (3, 16, 2), (2, 9, 3), (4, 16, 2)])
 def test_iterations_recover_the_row_and_keep_databases_consistent(r, s, N, exclusive):
-    system, recs = simulate(r=r, s=s, N=N, q=65537, iterations=7, seed=r + s, exclusive=exclusive)
+    system, recs = simulate(r=r, s=s, N=N, q=65537, iterations=7, streams=partial(stream, r + s), exclusive=exclusive)
     assert all(np.array_equal(rc.recovered, rc.true_row) for rc in recs)
     assert system.consistent()
     assert all(np.array_equal(system.stored[0], S) for S in system.stored)
@@ -33,14 +35,14 @@ def test_iterations_recover_the_row_and_keep_databases_consistent(r, s, N, exclu
 
 @pytest.mark.parametrize("r,s,N", [(2, 4, 2), (3, 16, 2), (2, 9, 3), (4, 16, 2), (3, 27, 3)])
 def test_counted_symbols_match_the_formulas(r, s, N):
-    _, recs = simulate(r=r, s=s, N=N, q=65537, iterations=3, exclusive="mds")
+    _, recs = simulate(r=r, s=s, N=N, q=65537, iterations=3, streams=partial(stream, 0), exclusive="mds")
     rc = recs[-1]
     assert rc.download == {"exclusive": r + s, "pir": s * (1 + beta(r, N))}
     assert rc.upload == {"update": r * s * N, "exclusive": r + s}
     assert rc.total_symbols == source_total(r, s, N)
     assert rc.client_mults == 2 * (r + s) ** 2 + s + 2 * r * s
     assert rc.query_indices == r * s  # N^(r−1) indices of every row to every database, per segment of N^r
-    _, recs = simulate(r=r, s=s, N=N, q=65537, iterations=2, exclusive="shared")
+    _, recs = simulate(r=r, s=s, N=N, q=65537, iterations=2, streams=partial(stream, 0), exclusive="shared")
     assert recs[-1].total_symbols == source_total(r, s, N) + 2 * (N - 1) * r
     assert recs[-1].client_mults == 2 * s * s + s + 2 * r * s
     assert scheme_symbols(r=r, s=s, N=N)["total"] == source_total(r, s, N)
@@ -67,4 +69,4 @@ def test_reference_totals_of_the_source():
 ])
 def test_invalid_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        SubmodelPIRSystem(**kwargs)
+        SubmodelPIRSystem(**kwargs, streams=partial(stream, 0))

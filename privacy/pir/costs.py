@@ -34,7 +34,6 @@ from fractions import Fraction
 import numpy as np
 from scipy import integrate
 
-from phy.digital.uplink import shannon_rate
 
 from .submodel import EXCLUSIVE_MODES, validate_parameters
 from .sun_jafar import capacity_beta
@@ -77,23 +76,27 @@ def _check_link(snr_db: float, g_th: float) -> float:
     return 10.0 ** (float(snr_db) / 10.0)
 
 
-def expected_inverse_rate(*, snr_db: float, g_th: float) -> float:
-    """E[1/r(g) | g ≥ g_th] [channel uses per bit], g ~ Exp(1), by numerical integration."""
+def expected_inverse_rate(*, snr_db: float, g_th: float, rate) -> float:
+    """E[1/r(g) | g ≥ g_th] [channel uses per bit], g ~ Exp(1), by numerical integration.
+
+    ``rate(g, snr_linear)`` is the link's rate [bits per real channel use] at gain |h|² = g — the
+    digital uplink's Shannon rate ½·log2(1 + g·SNR) (model §5), passed in by the caller.
+    """
     snr = _check_link(snr_db, g_th)
-    val, err = integrate.quad(lambda g: math.exp(-(g - g_th)) / float(shannon_rate(g, snr)), g_th, np.inf,
+    val, err = integrate.quad(lambda g: math.exp(-(g - g_th)) / float(rate(g, snr)), g_th, np.inf,
                               epsabs=0.0, epsrel=1e-10, limit=200)
     return float(val)
 
 
-def expected_channel_uses(symbols, *, symbol_bits: float, snr_db: float, g_th: float) -> float:
+def expected_channel_uses(symbols, *, symbol_bits: float, snr_db: float, g_th: float, rate) -> float:
     """Expected airtime [real channel uses] of ``symbols`` symbols of ``symbol_bits`` bits each."""
-    return float(symbols) * float(symbol_bits) * expected_inverse_rate(snr_db=snr_db, g_th=g_th)
+    return float(symbols) * float(symbol_bits) * expected_inverse_rate(snr_db=snr_db, g_th=g_th, rate=rate)
 
 
-def cost_row(*, r: int, s: int, N: int, q: int, snr_db: float, g_th: float) -> dict:
+def cost_row(*, r: int, s: int, N: int, q: int, snr_db: float, g_th: float, rate) -> dict:
     """One row of the cost table: symbols, channel uses and multiplications of both schemes."""
     bits = math.log2(q)
-    inv = expected_inverse_rate(snr_db=snr_db, g_th=g_th)
+    inv = expected_inverse_rate(snr_db=snr_db, g_th=g_th, rate=rate)
     row = {"r": r, "s": s, "N": N, "q": q, "symbol_bits": bits, "snr_db": snr_db, "g_th": g_th,
            "p_admitted": math.exp(-g_th), "channel_uses_per_bit": inv}
     naive = naive_symbols(r=r, s=s, N=N)

@@ -56,9 +56,10 @@ def validate_request(*, rs: list, ss: list, Ns: list, field_bits: int, snr_dbs: 
     return q
 
 
-def cost_table(*, rs, ss, Ns, q: int, snr_dbs, g_th: float) -> list[dict]:
-    """One :func:`privacy.pir.costs.cost_row` per (r, s, N, SNR)."""
-    return [cost_row(r=r, s=s, N=N, q=q, snr_db=x, g_th=g_th) for r, s, N, x in itertools.product(rs, ss, Ns, snr_dbs)]
+def cost_table(*, rs, ss, Ns, q: int, snr_dbs, g_th: float, rate) -> list[dict]:
+    """One :func:`privacy.pir.costs.cost_row` per (r, s, N, SNR); ``rate`` the link's rate function."""
+    return [cost_row(r=r, s=s, N=N, q=q, snr_db=x, g_th=g_th, rate=rate)
+            for r, s, N, x in itertools.product(rs, ss, Ns, snr_dbs)]
 
 
 def _attack_on(system, records) -> dict:
@@ -79,7 +80,7 @@ def _attack_on(system, records) -> dict:
             "note": "rows d_t recovered by one database from four consecutive uploads, updates unknown to it"}
 
 
-def verify_all(*, r: int, s: int, N: int, field_bits: int, iterations: int, seed: int) -> dict:
+def verify_all(*, r: int, s: int, N: int, field_bits: int, iterations: int, streams) -> dict:
     """Functional simulation (both exclusive-data modes), counted vs formula costs, exhaustive checks."""
     bits = min(field_bits, ARITHMETIC_MAX_BITS)
     q = prime_for_bits(bits)
@@ -87,7 +88,7 @@ def verify_all(*, r: int, s: int, N: int, field_bits: int, iterations: int, seed
                                 "note": "" if bits == field_bits else
                                 f"simulated in the largest prime below 2^{bits}: arithmetic needs q < 2^31"}}
     for mode in ("mds", "shared"):
-        system, recs = simulate(r=r, s=s, N=N, q=q, iterations=iterations, seed=seed, exclusive=mode,
+        system, recs = simulate(r=r, s=s, N=N, q=q, iterations=iterations, streams=streams, exclusive=mode,
                                 keep_views=(mode == "mds"))
         formula = scheme_symbols(r=r, s=s, N=N, exclusive=mode)
         counted = {"download_exclusive": recs[-1].download["exclusive"], "download_pir": recs[-1].download["pir"],
@@ -110,11 +111,11 @@ def verify_all(*, r: int, s: int, N: int, field_bits: int, iterations: int, seed
     own = exhaustive_feasible(r=r, s=s, N=N, q=q) and exhaustive_feasible(r=r, s=s, N=N, q=q, exclusive="shared")
     tiny = dict(r=r, s=s, N=N, q=q) if own else dict(TINY)
     checks = [check_queries(r=tiny["r"], N=tiny["N"])]
-    checks += [check_uploads(**tiny, exclusive=m, seed=seed) for m in ("mds", "shared")]
+    checks += [check_uploads(**tiny, exclusive=m, streams=streams) for m in ("mds", "shared")]
     if tiny["q"] ** (tiny["r"] + tiny["s"]) <= 200_000:
         checks.append(check_uploads_uniform_update(**tiny))
     if tiny["r"] >= 2:
-        checks.append(check_two_iterations(**tiny, seed=seed))
+        checks.append(check_two_iterations(**tiny, streams=streams))
     out["exhaustive"] = {"parameters": tiny,
                          "note": "given parameters" if own else "given parameters too large to enumerate; tiny case",
                          "checks": [c.__dict__ for c in checks]}

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field as dc_field
 
 import numpy as np
 
-from phy.randomness import check_seed, stream
 
 from . import sun_jafar as sj
 from .field import PrimeField
@@ -137,21 +136,24 @@ def exclusive_parts(field: PrimeField, code: SplitMDSCode, mode: str, a, delta, 
 class SubmodelPIRSystem:
     """N databases holding B̃_t and their exclusive parts; ``iterate`` runs one client."""
 
-    def __init__(self, *, r: int, s: int, N: int, q: int, seed: int = 0, exclusive: str = "mds",
+    def __init__(self, *, r: int, s: int, N: int, q: int, streams, exclusive: str = "mds",
                  initial: np.ndarray | None = None):
         self.r, self.s, self.N = validate_parameters(r=r, s=s, N=N, q=q, exclusive=exclusive)
         sj.check_subpacketization(self.s, self.r, self.N)
         self.field = PrimeField(q)
-        self.seed = check_seed(seed)
+        if not callable(streams):
+            raise ValueError("streams must be a callable (purpose, *indices) -> numpy Generator, e.g. "
+                             "functools.partial(phy.randomness.stream, seed)")
+        self.streams = streams
         self.exclusive = exclusive
         self.code = SplitMDSCode(self.field, self.r + self.s if exclusive == "mds" else self.s, self.N)
         if initial is None:
-            initial = self.field.random(stream(self.seed, "pir-initial-model"), (self.r, self.s))
+            initial = self.field.random(self.streams("pir-initial-model"), (self.r, self.s))
         self.B_true = self.field.array(initial).copy()
         if self.B_true.shape != (self.r, self.s):
             raise ValueError(f"initial model must have shape ({self.r}, {self.s})")
         zero_a, zero_d = np.zeros(self.r, np.int64), np.zeros(self.s, np.int64)
-        init_parts = self.encode_exclusive(zero_a, zero_d, self.draw_shares(stream(self.seed, "pir-initial-shares")))
+        init_parts = self.encode_exclusive(zero_a, zero_d, self.draw_shares(self.streams("pir-initial-shares")))
         self.stored = [self.B_true.copy() for _ in range(self.N)]
         self.exclusive_parts = init_parts
         self.t = 0
@@ -180,7 +182,7 @@ class SubmodelPIRSystem:
         if not 0 <= d < self.r:
             raise ValueError(f"d must be in [0, {self.r}) (got {d})")
         F, r, s, N = self.field, self.r, self.s, self.N
-        rng = stream(self.seed, "pir-client", self.t)
+        rng = self.streams("pir-client", self.t)
         mults0 = F.mults
         # 1. exclusive data of the previous iteration
         old_parts = [p.copy() for p in self.exclusive_parts]
@@ -243,17 +245,17 @@ class SubmodelPIRSystem:
         return bool(np.array_equal(B, self.B_true))
 
 
-def simulate(*, r: int, s: int, N: int, q: int, iterations: int, seed: int = 0, exclusive: str = "mds",
+def simulate(*, r: int, s: int, N: int, q: int, iterations: int, streams, exclusive: str = "mds",
              rows=None, keep_views: bool = False) -> tuple[SubmodelPIRSystem, list[IterationRecord]]:
     """Run ``iterations`` clients; client t trains row rows[t] (default: keyed uniform draws) and
     its update Δ_t is a keyed uniform vector of F_q^s (a stand-in for training)."""
     iterations = _int("iterations", iterations, 1)
-    system = SubmodelPIRSystem(r=r, s=s, N=N, q=q, seed=seed, exclusive=exclusive)
+    system = SubmodelPIRSystem(r=r, s=s, N=N, q=q, streams=streams, exclusive=exclusive)
     if rows is None:
-        rows = [int(stream(system.seed, "pir-row", t).integers(0, system.r)) for t in range(iterations)]
+        rows = [int(system.streams("pir-row", t).integers(0, system.r)) for t in range(iterations)]
 
     def update_fn(t, d, row):
-        return system.field.random(stream(system.seed, "pir-update", t), system.s)
+        return system.field.random(system.streams("pir-update", t), system.s)
 
     records = []
     for t in range(iterations):

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from phy.randomness import stream
 
 from . import sun_jafar as sj
 from .field import PrimeField
@@ -91,9 +90,9 @@ def check_queries(*, r: int, N: int) -> CheckResult:
                        f"Sun–Jafar queries, r={r}, N={N}, L={L}: all {len(perm_sets)} permutation tuples per row")
 
 
-def _data_cases(field: PrimeField, r: int, s: int, seed: int) -> list:
+def _data_cases(field: PrimeField, r: int, s: int, streams) -> list:
     """(B_t, Δ_{t−1}, Δ_t): every combination of a zero and a nonzero update."""
-    rng = stream(seed, "pir-verify-data")
+    rng = streams("pir-verify-data")
     B = field.random(rng, (r, s))
     x, y = field.random(rng, s), field.random(rng, s)
     x[0] = y[1] = 1  # nonzero
@@ -106,7 +105,7 @@ def _all_vectors(q: int, n: int) -> np.ndarray:
     return np.array(list(itertools.product(range(q), repeat=n)), dtype=np.int64).reshape(-1, n)
 
 
-def check_uploads(*, r: int, s: int, N: int, q: int, exclusive: str = "mds", seed: int = 0) -> CheckResult:
+def check_uploads(*, r: int, s: int, N: int, q: int, streams, exclusive: str = "mds") -> CheckResult:
     """Upload-side view (B̃_t, c_{t−1,i}, U_t, c_{t,i}) for every d, database, data case and past a_{t−1}."""
     r, s, N = validate_parameters(r=r, s=s, N=N, q=q, exclusive=exclusive)
     F = PrimeField(q)
@@ -117,9 +116,9 @@ def check_uploads(*, r: int, s: int, N: int, q: int, exclusive: str = "mds", see
     rand = _all_vectors(q, r + n_extra)  # α_t and the N − 1 shares of a_t
     alpha = rand[:, :r]
     shares = rand[:, r:].reshape(-1, N - 1, r) if exclusive == "shared" else None
-    past_shares = F.random(stream(seed, "pir-verify-past"), (N - 1, r)) if exclusive == "shared" else None
+    past_shares = F.random(streams("pir-verify-past"), (N - 1, r)) if exclusive == "shared" else None
     failures, cases = [], 0
-    for ci, (B, d_prev, d_now) in enumerate(_data_cases(F, r, s, seed)):
+    for ci, (B, d_prev, d_now) in enumerate(_data_cases(F, r, s, streams)):
         new_parts = [exclusive_parts(F, code, exclusive, pollution(F, alpha, d), d_now, shares) for d in range(r)]
         for a_prev in _all_vectors(q, r):
             stored = F.add(B, F.outer(a_prev, d_prev))
@@ -166,14 +165,14 @@ def check_uploads_uniform_update(*, r: int, s: int, N: int, q: int, exclusive: s
                        f"r={r}, s={s}, N={N}, q={q}: (U_1, c_(1,i)) over all (α_1, Δ_1); differs at {differ} of {N} databases")
 
 
-def check_two_iterations(*, r: int, s: int, N: int, q: int, seed: int = 0) -> CheckResult:
+def check_two_iterations(*, r: int, s: int, N: int, q: int, streams) -> CheckResult:
     """Uploads (U_t, U_{t+1}) of two consecutive clients, enumerated over (α_t, α_{t+1}), for each
     d_t with d_{t+1} = 0 fixed, data fixed (Δ_t, Δ_{t+1} nonzero, iteration t the first)."""
     r, s, N = validate_parameters(r=r, s=s, N=N, q=q)
     F = PrimeField(q)
     if q ** (2 * r) > _MAX_UPLOAD_ENUM:
         raise ValueError(f"two-iteration check too large at q = {q}, r = {r}")
-    _, _, d_now = _data_cases(F, r, s, seed)[3]
+    _, _, d_now = _data_cases(F, r, s, streams)[3]
     d_next = np.roll(d_now, 1)
     both = _all_vectors(q, 2 * r)
     zero_r, zero_s = np.zeros(r, np.int64), np.zeros(s, np.int64)

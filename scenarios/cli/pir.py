@@ -39,7 +39,10 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from phy.randomness import check_seed
+    from functools import partial
+
+    from phy.digital.uplink import shannon_rate
+    from phy.randomness import check_seed, stream
     from privacy.pir.report import (GUARANTEE, LINK_CONVENTION, cost_table, format_costs, format_verification,
                                     validate_request, verify_all)
     from scenarios.cli.options import write_json_atomic
@@ -54,14 +57,15 @@ def run(args) -> int:
                          g_th=args.g_th, verify=args.verify, iterations=args.iterations)
     check_seed(args.seed)
     check_json_path(args.json_path)
-    rows = cost_table(rs=args.r, ss=args.s, Ns=args.N, q=q, snr_dbs=args.snr_db, g_th=args.g_th)
+    # privacy/ takes numbers and generators: the digital uplink's rate and the run's keyed streams come from phy
+    rows = cost_table(rs=args.r, ss=args.s, Ns=args.N, q=q, snr_dbs=args.snr_db, g_th=args.g_th, rate=shannon_rate)
     payload = {"parameters": {"r": args.r, "s": args.s, "N": args.N, "field_bits": args.field_bits, "q": q,
                               "snr_db": args.snr_db, "g_th": args.g_th},
                "conventions": {"snr": "SNR = P/sigma^2 (model §5)", "guarantee": GUARANTEE, "link": LINK_CONVENTION},
                "rows": rows}
     if args.verify:
         payload["verify"] = verify_all(r=args.r[0], s=args.s[0], N=args.N[0], field_bits=args.field_bits,
-                                       iterations=args.iterations, seed=args.seed)
+                                       iterations=args.iterations, streams=partial(stream, args.seed))
     if args.json_path == "-":
         json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
