@@ -157,6 +157,7 @@ def run(scenario, *, out, overrides: dict | None = None, resume: bool = False, p
 def _calibration_mapping(data: dict) -> dict:
     """``data`` with what ``floras calibrate`` fills in: clip normalization (R = 1), the scheme's defaults, a
     placeholder for the searched key."""
+    from scenarios.config.calibration import with_search_placeholder
     from scenarios.config.schemes import wiring
 
     data = {name: dict(table) if isinstance(table, dict) else table for name, table in data.items()}
@@ -165,13 +166,8 @@ def _calibration_mapping(data: dict) -> dict:
     K = data.get("training", {}).get("clients_per_round", 20)
     if row.scenario_defaults is not None:
         phy = row.scenario_defaults(phy, K=K)
-    key = next(iter(row.calibrated.values()), None)
-    if key is not None and "." in key.key:
-        scheme, name = key.key.split(".", 1)
-        phy[scheme] = {**phy.get(scheme, {})}
-        phy[scheme].setdefault(name, K if key.integer else 1.0)
     data["phy"] = phy
-    return data
+    return with_search_placeholder(data)
 
 
 def calibrate(scenario, target_epsilon: float, *, overrides: dict | None = None, d: int | None = None) -> dict:

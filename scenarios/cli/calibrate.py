@@ -23,6 +23,8 @@ import math
 import sys
 from pathlib import Path
 
+from scenarios.cli.options import add_phy_set_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -51,8 +53,7 @@ def register(subparsers) -> None:
     p.add_argument("--dd-k-stddevs", type=float, default=None, help="DDGauss: standard deviations kept in the modulus")
     p.add_argument("--sq-levels", type=int, default=None, help="sqSGD: quantization levels K_q")
     p.add_argument("--sq-ratio", type=float, default=None, help="sqSGD: coordinate ratio r")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="phy.KEY=VALUE",
-                   help="any [phy] key, a scheme's own as phy.<scheme>.KEY (value parsed as TOML); repeatable")
+    add_phy_set_option(p)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print the full assumptions of ε (default: one privacy line; --json keeps them all)")
     p.add_argument("--json", default=None, metavar="FILE", help="write the result as JSON ('-': standard output)")
@@ -66,26 +67,14 @@ FLAG_KEYS = (("N", "floras.N"), ("L", "L"), ("C", "C"), ("dd_bits", "ddgauss.bit
 
 def scenario_mapping(args) -> dict:
     """The scenario that the flags describe (everything else at the defaults of ``scenarios.config``)."""
-    from scenarios.cli.train import parse_override
+    from scenarios.cli.options import put_phy_key, set_phy_keys
     from scenarios.config.schemes import wiring
 
     phy: dict = {"scheme": args.scheme, "normalization": "clip", "clip_norm": args.clip_norm}
-
-    def put(dotted: str, value) -> None:
-        head, _, tail = dotted.partition(".")
-        if tail:
-            phy.setdefault(head, {})[tail] = value
-        else:
-            phy[head] = value
-
     for flag, key in FLAG_KEYS:
         if getattr(args, flag) is not None:
-            put(key, getattr(args, flag))
-    for text in args.overrides:
-        key, value = parse_override(text)
-        if not key.startswith("phy."):
-            raise ValueError(f"--set must name a [phy] key, phy.KEY or phy.<scheme>.KEY (got {key!r})")
-        put(key[len("phy."):], value)
+            put_phy_key(phy, key, getattr(args, flag))
+    set_phy_keys(phy, args.overrides)
     row = wiring(args.scheme)
     if row.scenario_defaults is not None:  # the scheme's own defaults for keys the flags left out (FLORAS: N, L)
         phy = row.scenario_defaults(phy, K=args.K)
@@ -100,7 +89,7 @@ def scenario_mapping(args) -> dict:
 
 
 def run(args) -> int:
-    from scenarios.config.calibration import InfeasibleTarget, calibrate_config, parse_target
+    from scenarios.config.calibration import InfeasibleTarget, calibrate_config, parse_target, with_search_placeholder
     from scenarios.config import scenario_from_dict
 
     from scenarios.config.schemes import wiring
@@ -110,13 +99,7 @@ def run(args) -> int:
         raise ValueError(f"d must be given with --d for --scheme {args.scheme} (the model dimension, an integer ≥ 1)")
     if args.d is not None and args.d < 1:
         raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
-    data = scenario_mapping(args)
-    key = wiring(args.scheme).calibrated.get(args.calibrate_key) if args.calibrate_key else \
-        next(iter(wiring(args.scheme).calibrated.values()), None)
-    if key is not None and "." in key.key:  # an unset searched key gets any valid value: the calibration sets it
-        scheme, name = key.key.split(".", 1)
-        data["phy"].setdefault(scheme, {}).setdefault(name, 1.0 if not key.integer else data["training"]["clients_per_round"])
-    config = scenario_from_dict(data, resolve=False)
+    config = scenario_from_dict(with_search_placeholder(scenario_mapping(args)), resolve=False)
     try:
         cal = calibrate_config(config, target, d=args.d or 1)
     except InfeasibleTarget as exc:

@@ -24,8 +24,8 @@ import sys
 
 from phy.config import NORMALIZATIONS, RESOURCES, RHO_RULES
 from phy.floras_params import CSIT_MODES, NOISE_ESTIMATES, PATHS, RECEIVERS, SEQUENCE_FAMILIES
-from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
-                                   write_json_atomic)
+from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, add_phy_set_option, check_json_path,
+                                   resolve_key, set_phy_keys, write_json_atomic)
 from scenarios.cli.sqsgd_options import add_sqsgd_options, sqsgd_config_values
 
 
@@ -55,8 +55,7 @@ def register(subparsers) -> None:
     p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
     add_baseline_options(p)
     add_sqsgd_options(p)  # sqSGD (model §9.3)
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="phy.KEY=VALUE",
-                   help="any [phy] key, a scheme's own as phy.<scheme>.KEY (value parsed as TOML); repeatable")
+    add_phy_set_option(p)
     add_key_and_json_options(p, json_help="write the summary as JSON (several SNRs: {\"by_snr\": {\"0.0\": summary, ...}})")
     p.add_argument("--csv", dest="csv_path", default=None, metavar="FILE",
                    help="write one row per (SNR, scheme): NMSE mean, median and dB, clipped NMSE, channel uses, "
@@ -89,15 +88,8 @@ def baseline_config_values(args: argparse.Namespace) -> dict:
                         "k_stddevs": args.k_stddevs}}
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
 def format_table(summary: dict) -> str:
+    from phy.link_records import fmt as _fmt
     from phy.schemes import scheme_spec
 
     p = summary["parameters"]
@@ -136,7 +128,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"rounds must be an integer ≥ 1 (got {args.rounds})")
     if args.d < 1:
         raise ValueError(f"d must be an integer ≥ 1 (got {args.d})")
-    from scenarios.cli.train import parse_override
 
     snrs = list(args.snr_db) if isinstance(args.snr_db, list) else [args.snr_db]
     table = {"scheme": "ideal", "L": args.L, "snr_db": snrs[0], "normalization": args.normalization,
@@ -145,15 +136,7 @@ def run(args: argparse.Namespace) -> int:
              "floras": {"N": args.N, "sequences": args.sequences, "csit": args.csit, "path": args.path,
                         "receiver": args.receiver, "receiver_cap": args.receiver_cap, "noise_estimate": args.noise_estimate},
              **baseline_config_values(args), "sqsgd": sqsgd_config_values(args)}
-    for text in args.overrides:
-        dotted, value = parse_override(text)
-        parts = dotted.split(".")
-        if parts[0] != "phy" or len(parts) not in (2, 3):
-            raise ValueError(f"--set must name phy.KEY or phy.<scheme>.KEY (got {dotted!r})")
-        if len(parts) == 3:
-            table.setdefault(parts[1], {})[parts[2]] = value
-        else:
-            table[parts[1]] = value
+    set_phy_keys(table, args.overrides)
     base = PhyConfig.from_dict(table)
     from dataclasses import replace
 

@@ -144,3 +144,43 @@ def write_json_atomic(path: str, data: dict) -> None:
     except OSError as exc:
         raise storage_error(exc, "create", folder) from None
     atomic_write_json(path, data, strict=True)
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``"phy.snr_db=0"`` → ``("phy.snr_db", 0)``; the value is read as a TOML value (bare words as strings)."""
+    import tomllib
+
+    if "=" not in text:
+        raise ValueError(f"--set must be TABLE.KEY=VALUE (got {text!r})")
+    key, raw = (s.strip() for s in text.split("=", 1))
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def add_phy_set_option(p: argparse.ArgumentParser) -> None:
+    """``--set phy.KEY=VALUE`` (repeatable): any [phy] key, a scheme's own as ``phy.<scheme>.KEY``."""
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="phy.KEY=VALUE",
+                   help="any [phy] key, a scheme's own as phy.<scheme>.KEY (value parsed as TOML); repeatable")
+
+
+def put_phy_key(table: dict, key: str, value) -> None:
+    """Set ``key`` (``"L"`` or ``"<scheme>.<key>"``, relative to [phy]) in the [phy] mapping ``table``."""
+    head, _, tail = key.partition(".")
+    if tail:
+        table.setdefault(head, {})[tail] = value
+    else:
+        table[head] = value
+
+
+def set_phy_keys(table: dict, texts) -> dict:
+    """``table`` (a [phy] mapping) with each ``--set`` text put in place: ``phy.KEY`` or ``phy.<scheme>.KEY``."""
+    for text in texts:
+        dotted, value = parse_override(text)
+        parts = dotted.split(".")
+        if parts[0] != "phy" or len(parts) not in (2, 3) or not all(parts):
+            raise ValueError(f"--set must name a [phy] key, phy.KEY or phy.<scheme>.KEY (got {dotted!r})")
+        put_phy_key(table, dotted[len("phy."):], value)
+    return table

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from scenarios.cli.options import add_key_options, add_memory_option
+from scenarios.cli.options import add_key_options, add_memory_option, parse_override  # noqa: F401  (--set, used below)
 
 
 def register(subparsers) -> None:
@@ -36,19 +36,6 @@ def register(subparsers) -> None:
     add_memory_option(p)
     p.set_defaults(handler=run)
 
-
-def parse_override(text: str) -> tuple[str, object]:
-    """``"phy.snr_db=0"`` → ``("phy.snr_db", 0)``; the value is read as a TOML value (bare words as strings)."""
-    import tomllib
-
-    if "=" not in text:
-        raise ValueError(f"--set must be TABLE.KEY=VALUE (got {text!r})")
-    key, raw = (s.strip() for s in text.split("=", 1))
-    try:
-        value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw
-    return key, value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -36,6 +36,7 @@ __all__ = [
     "model_dimension",
     "calibrate_config",
     "with_phy",
+    "with_search_placeholder",
 ]
 
 REL_TOL = 1e-5
@@ -119,6 +120,21 @@ def calibrated_key(config):
         raise ValueError(f"privacy.calibrate_key must be one of {{{', '.join(row.calibrated)}}} for scheme "
                          f"{config.phy.scheme!r} (got {name!r})")
     return row.calibrated[name]
+
+
+def with_search_placeholder(data: dict) -> dict:
+    """The scenario mapping ``data`` with any valid value at its searched sub-table key if unset (a noise
+    multiplier must be set to validate; the calibration replaces it). Integer keys get K. ``data`` unchanged."""
+    phy = dict(data.get("phy", {}))
+    row = wiring(phy.get("scheme", "floras"))
+    name = data.get("privacy", {}).get("calibrate_key")
+    key = row.calibrated.get(name) if name else next(iter(row.calibrated.values()), None)
+    if key is None or "." not in key.key:
+        return data
+    scheme, field = key.key.split(".", 1)
+    own = dict(phy.get(scheme, {}))
+    own.setdefault(field, data.get("training", {}).get("clients_per_round", 20) if key.integer else 1.0)
+    return {**data, "phy": {**phy, scheme: own}}
 
 
 def _epsilon(acc, rounds: int) -> float:

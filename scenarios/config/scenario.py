@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from phy.config import PhyConfig
 from scenarios.config.schemes import check_wiring, scheme_accountant, wiring, wirings
-from scenarios.config.tables import (  # noqa: F401  (the tables' names, kept importable from here)
+from scenarios.config.tables import (
     ACCOUNTANTS,
     DATASETS,
     EVALUATION_SETS,
