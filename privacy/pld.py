@@ -216,8 +216,8 @@ def epsilon_bracket(event, *, rounds: int, delta: float, target_error: float = D
 
     From h = ``start`` the pessimistic and the optimistic PLD are composed and converted; while
     the gap exceeds the allowance a = ``target_error``·max(ε_pess, 1), h shrinks to
-    h·0.8·a/gap (the gap grows linearly in h: each composed round moves by at most h either
-    way, so it is ≤ 2·rounds·h), by a factor between 2 and 16, down to :data:`MIN_DISCRETIZATION`.
+    h·0.8·a/gap (each round's loss moves by at most h either way, so the gap shrinks about
+    linearly with h), by a factor between 2 and 16, down to :data:`MIN_DISCRETIZATION`.
     Returns a :class:`PldBracket` (``met`` False when even the finest interval misses the target).
     """
     _check_bracket_args(rounds, delta, target_error, start)
