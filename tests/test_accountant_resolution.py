@@ -82,18 +82,18 @@ def test_without_replacement_gaussian_never_above_dp_accounting(K, M, z, T):
 
 
 def test_calibrated_poisson_noise_multiplier_at_epsilon_16_matches_dp_accounting():
-    # q = K/M = 0.2, T = 50, ε = 16: the smallest z reaching it, by bisection on dp_accounting's accountant
+    # q = K/M = 0.2, T = 50, ε = 16. dp_accounting's ε falls with z, so with z_ref its root at 16:
+    # z ≤ z_ref·(1 + 1e-4) ⇔ ε_dpa(z/(1 + 1e-4)) ≥ 16 and z ≥ 0.995·z_ref ⇔ ε_dpa(z/0.995) ≤ 16.
     K, M, T, target = 20, 100, 50, 16.0
 
     def dpa_eps(z):
         return _dpa(dpe.PoissonSampledDpEvent(K / M, dpe.GaussianDpEvent(z)), T)
 
-    z_ref = brentq(lambda z: dpa_eps(z) - target, 0.5, 2.0, xtol=1e-6)
     z = smallest_noise_multiplier(target_epsilon=target, rounds=T, K=K, M=M, delta=DELTA, relation="add-remove",
                                   sampling="poisson", rel_tol=1e-4)
-    # ours is never noisier than dp_accounting's (up to the calibration's 1e-4 bracket) and within 0.5 %
-    assert z <= z_ref * (1 + 1e-4)
-    assert z >= z_ref * 0.995
+    # never noisier than dp_accounting's, up to the 1e-4 bracket (the integer-only grid gave z 1.9 % larger: fails)
+    assert dpa_eps(z / (1 + 1e-4)) >= target
+    assert dpa_eps(z / 0.995) <= target  # and within 0.5 % of it
 
 
 @pytest.mark.parametrize("event", [
