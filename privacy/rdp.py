@@ -44,7 +44,7 @@ INTEGER_ORDERS = np.arange(2.0, 65.0)
 
 #: 189 orders: 30 just above 1 (the Cauchy bound is finite only for α(α−1) < γ²/S²), the
 #: tenths 1.1…10.9 (dp_accounting's default grid there: the Gaussian and sampled-Gaussian optimum
-#: sits between 2 and 11 in the usual regime, and integer orders alone inflate ε by up to 11 %),
+#: often falls between two integers below 11, where integer orders alone inflate ε by up to 11 %),
 #: the integers 2…64 and 7 large ones. The grid contains dp_accounting's ``DEFAULT_RDP_ORDERS``
 #: (1.1…10.9, 11…63, 128, 256, 512, 1024), so on curves computed by the same functions (sampled
 #: Gaussian) ε is never above dp_accounting's ``RdpAccountant`` (model §7.3). Every curve is a
