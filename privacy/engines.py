@@ -70,11 +70,14 @@ class _RdpEngine:
 class _PldEngine:
     approximate = False
 
-    def __init__(self, event, *, discretization: float | None = None):
+    def __init__(self, event, *, discretization: float | None = None, target_error: float | None = None):
         from privacy.pld import DEFAULT_DISCRETIZATION, event_pld
 
-        self.round_pld = event_pld(event, discretization=discretization or DEFAULT_DISCRETIZATION)
+        self.event, self.target_error = event, target_error
+        self.discretization = discretization or DEFAULT_DISCRETIZATION
+        self.round_pld = event_pld(event, discretization=self.discretization)
         self._cache: dict[int, object] = {}
+        self.bracket = None  # with a target error: the last privacy.pld.PldBracket (ε_pess, ε_opt, interval)
 
     def _composed(self, rounds: int):
         if rounds not in self._cache:
@@ -84,6 +87,14 @@ class _PldEngine:
     def epsilon(self, rounds: int, delta: float):
         if rounds == 0:
             return 0.0, None, []
+        if self.target_error is not None:  # the interval chosen from the target, the error reported (model §9.4)
+            from privacy.pld import epsilon_bracket
+
+            b = self.bracket = epsilon_bracket(self.event, rounds=rounds, delta=delta, target_error=self.target_error,
+                                               start=self.discretization)
+            note = (f"PLD discretization: ε ∈ [{b.lower:.6g}, {b.upper:.6g}] (optimistic, pessimistic) at interval "
+                    f"{b.discretization:.3g} nats")
+            return b.upper, None, [note if b.met else note + f"; the target error {b.target_error:g} is not met"]
         eps = float(self._composed(rounds).get_epsilon_for_delta(delta))
         return max(eps, 0.0), None, []
 
@@ -106,11 +117,16 @@ class _GdpEngine:
         return gdp_delta(epsilon, self.mu(rounds))
 
 
-def make_engine(accountant: str, event, *, orders, conversion: str = "tight", discretization: float | None = None):
-    """The engine of ``accountant`` for the per-round ``event``; ValueError when it cannot handle it."""
+def make_engine(accountant: str, event, *, orders, conversion: str = "tight", discretization: float | None = None,
+                pld_target_error: float | None = None):
+    """The engine of ``accountant`` for the per-round ``event``; ValueError when it cannot handle it.
+
+    ``pld_target_error`` (pld only): choose the discretization interval per query so that the
+    optimistic–pessimistic gap is within this fraction of ε (:func:`privacy.pld.epsilon_bracket`).
+    """
     _check(accountant)
     if accountant in ("rdp", "rdp-generic"):
         return _RdpEngine(event, orders=orders, method="tight" if accountant == "rdp" else "generic", conversion=conversion)
     if accountant == "pld":
-        return _PldEngine(event, discretization=discretization)
+        return _PldEngine(event, discretization=discretization, target_error=pld_target_error)
     return _GdpEngine(event)

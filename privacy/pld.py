@@ -17,21 +17,41 @@ floating-point error of the FFT composition.
   by ``self_compose`` (dp_accounting 0.6's ``PLDAccountant.compose(event, count)`` ignores count
   for randomized response, so the PLD object is used directly).
 - Sampling without replacement (replace-one) has no PLD here: ValueError naming ``rdp``.
+
+Resolution (model §9.4): the discretization interval h is chosen from a target error by
+:func:`epsilon_bracket`. The same event is built twice, with dp_accounting's pessimistic and its
+optimistic discretization (losses rounded up, resp. down, to the grid of step h); after
+composition the two ε bracket the ε of the PLD being discretized, ε_opt ≤ ε ≤ ε_pess, and the
+gap ε_pess − ε_opt is the discretization error, reported with ε_pess. h is refined until
+the gap is at most ``target_error``·ε_pess (or ``target_error`` itself when ε_pess < 1). For the
+FLORAS mixture both ends keep the pessimistic panels in V (the bracket covers the discretization
+of the loss, not the V-panel error, which is on the safe side in both).
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as _pld
 from scipy.special import ndtr
 
-__all__ = ["DEFAULT_DISCRETIZATION", "event_pld", "cauchy_mixture_pld"]
+__all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MIN_DISCRETIZATION", "PldBracket", "event_pld",
+           "epsilon_bracket", "cauchy_mixture_pld"]
 
-#: Loss discretization interval of every PLD built here (nats).
+#: Loss discretization interval of a PLD built without a target error, and the first one tried with one (nats).
 DEFAULT_DISCRETIZATION = 1e-3
+#: Default relative target of :func:`epsilon_bracket`: ε_pess − ε_opt ≤ 1 % of ε_pess.
+DEFAULT_TARGET_ERROR = 1e-2
+#: The finest interval :func:`epsilon_bracket` tries (nats); it reports when the target is still missed there.
+MIN_DISCRETIZATION = 1e-6
+
+#: Which estimate the builders below make: dp_accounting's pessimistic (default) or optimistic one.
+#: Set only by :func:`event_pld` for the duration of one build (the events' ``pld`` methods take no flag).
+_PESSIMISTIC = contextvars.ContextVar("pld_pessimistic", default=True)
 #: FLORAS mixture: panels in |Z| are geometric with this ratio between z_lo and z_max.
 PANEL_RATIO = 1.05
 Z_LO, Z_TAIL = 0.02, 6.7  # 2Φ̄(6.7) = 2.1e-11 per round into the infinite-loss mass
@@ -52,6 +72,7 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
                        discretization: float = DEFAULT_DISCRETIZATION):
     """PLD of the FLORAS round (Poisson rate ``rate``, add/remove; 1: unsampled) as a pessimistic V-mixture."""
     S, g = float(sensitivity), float(gamma)
+    pess = _PESSIMISTIC.get()
     if S == 0.0:
         return _pld.identity(discretization)
     edges = np.concatenate([[0.0], np.geomspace(Z_LO, Z_TAIL, int(math.ceil(math.log(Z_TAIL / Z_LO) / math.log(PANEL_RATIO))) + 1)])
@@ -64,14 +85,15 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     for w, z in zip(weights, edges[1:]):
         if w <= 0.0:
             continue
-        p = _pld.from_gaussian_mechanism(g / z, sensitivity=S, sampling_prob=rate, value_discretization_interval=discretization)
+        p = _pld.from_gaussian_mechanism(g / z, sensitivity=S, sampling_prob=rate, pessimistic_estimate=pess,
+                                         value_discretization_interval=discretization, use_connect_dots=pess)
         parts_remove.append((w, p._pmf_remove.to_dense_pmf()))
         parts_add.append((w, p._pmf_add.to_dense_pmf()))
 
     def mixture(parts):
         # Σ_i w_i·pmf_i + tail·δ_∞ on one dense grid (weights sum to 1 − tail)
         if not parts:
-            return pld_pmf.DensePLDPmf(discretization, 0, np.zeros(1), 1.0, True)
+            return pld_pmf.DensePLDPmf(discretization, 0, np.zeros(1), 1.0, pess)
         lo = min(d._lower_loss for _, d in parts)
         hi = max(d._lower_loss + d.size for _, d in parts)
         probs = np.zeros(hi - lo)
@@ -79,7 +101,7 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
         for w, d in parts:
             probs[d._lower_loss - lo: d._lower_loss - lo + d.size] += w * d._probs
             inf_mass += w * d._infinity_mass
-        return pld_pmf.DensePLDPmf(discretization, lo, probs, inf_mass, True)
+        return pld_pmf.DensePLDPmf(discretization, lo, probs, inf_mass, pess)
 
     return _pld.PrivacyLossDistribution(mixture(parts_remove), mixture(parts_add))
 
@@ -91,6 +113,7 @@ def gaussian_round_pld(event, *, rate: float, discretization: float):
     if event.noise_std == 0:
         raise _unsupported(event, "a Gaussian without noise has ε = ∞")
     return _pld.from_gaussian_mechanism(event.noise_std, sensitivity=event.sensitivity, sampling_prob=rate,
+                                        pessimistic_estimate=_PESSIMISTIC.get(), use_connect_dots=_PESSIMISTIC.get(),
                                         value_discretization_interval=discretization)
 
 
@@ -108,15 +131,27 @@ def randomized_response_pld(event, *, rate: float, discretization: float):
     if event.epsilon0 == 0:
         return _pld.identity(discretization)
     return _pld.from_randomized_response(2.0 / (1.0 + math.exp(event.epsilon0)), 2,
-                                         value_discretization_interval=discretization)
+                                         pessimistic_estimate=_PESSIMISTIC.get(), value_discretization_interval=discretization)
 
 
-def event_pld(event, *, discretization: float = DEFAULT_DISCRETIZATION):
+def event_pld(event, *, discretization: float = DEFAULT_DISCRETIZATION, pessimistic: bool = True):
     """The PLD of one event (see the module doc for what is supported).
 
     The wrappers are handled here; a leaf event (or one Poisson-sampled) gives its own
     :meth:`~privacy.events.PrivacyEvent.pld`. Errors name the event passed in (the wrapper).
+    ``pessimistic`` False builds dp_accounting's optimistic estimate (losses rounded down: a lower
+    bound on ε up to the FFT's rounding), the lower end of :func:`epsilon_bracket`.
     """
+    if not isinstance(pessimistic, bool):
+        raise ValueError(f"pessimistic must be True or False (got {pessimistic!r})")
+    token = _PESSIMISTIC.set(pessimistic)
+    try:
+        return _event_pld(event, discretization)
+    finally:
+        _PESSIMISTIC.reset(token)
+
+
+def _event_pld(event, discretization: float):
     from privacy.events import Composed, PoissonSampled, PrivacyEvent, SampledWithoutReplacement, SelfComposed
 
     h = discretization
@@ -124,15 +159,15 @@ def event_pld(event, *, discretization: float = DEFAULT_DISCRETIZATION):
     if isinstance(event, SampledWithoutReplacement):
         if event.rate < 1.0:
             raise _unsupported(event, "sampling without replacement (replace-one) has no PLD construction here")
-        return event_pld(event.event, discretization=h)
+        return _event_pld(event.event, h)
     if isinstance(event, SelfComposed):
         if event.count == 0:
             return _pld.identity(h)
-        return event_pld(event.event, discretization=h).self_compose(event.count)
+        return _event_pld(event.event, h).self_compose(event.count)
     if isinstance(event, Composed):
         out = _pld.identity(h)
         for e in event.events:
-            out = out.compose(event_pld(e, discretization=h))
+            out = out.compose(_event_pld(e, h))
         return out
     rate, inner = (event.rate, event.event) if isinstance(event, PoissonSampled) else (1.0, event)
     if not isinstance(inner, PrivacyEvent) or isinstance(inner, wrappers):
@@ -143,3 +178,56 @@ def event_pld(event, *, discretization: float = DEFAULT_DISCRETIZATION):
         if inner is event or not hasattr(exc, "pld_why"):
             raise
         raise _unsupported(event, exc.pld_why) from None
+
+
+@dataclass(frozen=True)
+class PldBracket:
+    """ε after ``rounds`` at δ from the PLD at interval ``discretization``: ``upper`` (pessimistic, the
+    reported bound) and ``lower`` (optimistic); ``error`` = upper − lower; ``met``: error within the target."""
+
+    upper: float
+    lower: float
+    discretization: float
+    rounds: int
+    delta: float
+    target_error: float
+    met: bool
+
+    @property
+    def error(self) -> float:
+        return self.upper - self.lower
+
+
+def _check_bracket_args(rounds, delta, target_error, start):
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be an integer ≥ 1 (got {rounds!r})")
+    if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
+        raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
+    if not (isinstance(target_error, (int, float)) and 0.0 < target_error < 1.0):
+        raise ValueError(f"pld target error must be in (0, 1) (got {target_error!r}): the allowed ε_pess − ε_opt as a "
+                         "fraction of ε_pess, e.g. 0.01")
+    if not (isinstance(start, (int, float)) and MIN_DISCRETIZATION <= start <= 0.1):
+        raise ValueError(f"pld discretization must be in [{MIN_DISCRETIZATION:g}, 0.1] nats (got {start!r})")
+
+
+def epsilon_bracket(event, *, rounds: int, delta: float, target_error: float = DEFAULT_TARGET_ERROR,
+                    start: float = DEFAULT_DISCRETIZATION) -> PldBracket:
+    """ε of ``rounds`` compositions of ``event`` at ``delta``, with the interval chosen from a target error.
+
+    From h = ``start`` the pessimistic and the optimistic PLD are composed and converted; while
+    the gap exceeds the allowance a = ``target_error``·max(ε_pess, 1), h shrinks to
+    h·0.8·a/gap (each round's loss moves by at most h either way, so the gap shrinks about
+    linearly with h), by a factor between 2 and 16, down to :data:`MIN_DISCRETIZATION`.
+    Returns a :class:`PldBracket` (``met`` False when even the finest interval misses the target).
+    """
+    _check_bracket_args(rounds, delta, target_error, start)
+    h = float(start)
+    while True:
+        up = float(event_pld(event, discretization=h).self_compose(int(rounds)).get_epsilon_for_delta(delta))
+        lo = float(event_pld(event, discretization=h, pessimistic=False).self_compose(int(rounds)).get_epsilon_for_delta(delta))
+        up, lo = max(up, 0.0), max(min(lo, up), 0.0)
+        allowance = target_error * max(up, 1.0)
+        met = up - lo <= allowance
+        if met or h <= MIN_DISCRETIZATION or not math.isfinite(up):
+            return PldBracket(up, lo, h, int(rounds), float(delta), float(target_error), met or not math.isfinite(up))
+        h = max(MIN_DISCRETIZATION, h * min(0.5, max(1.0 / 16.0, 0.8 * allowance / (up - lo))))

@@ -14,6 +14,10 @@ data up). With the project's "shared" exclusive data (additive shares of a_t, se
 :mod:`privacy.pir.submodel`) the r of each exclusive transfer becomes N·r:
 2N·r + (3 + β + rN)·s. The queries (index lists) are not in these totals.
 
+The scheme wins on symbols exactly when naive − PIR = s·(r − 3 − β) − 2a > 0 (a = r, or N·r
+shared): never when r ≤ 3 + β, else for s > s* = 2a/(r − 3 − β), with a tie at s = s*
+(:func:`winning_threshold`; r = 4, N = 2: β = 7/8, s* = 64, or 128 shared).
+
 Channel uses (model §5, digital uplink, a choice and an optimistic bound): bits = symbols·log2 q
 sent error-free at the Shannon rate r(g) = ½·log2(1 + g·P/σ²) of the client's faded link,
 g = |h|² ~ Exp(1) (Rayleigh), the client admitted only if g ≥ g_th. The expected airtime of an
@@ -38,7 +42,7 @@ from scipy import integrate
 from .submodel import EXCLUSIVE_MODES, validate_parameters
 from .sun_jafar import capacity_beta
 
-__all__ = ["scheme_symbols", "naive_symbols", "client_multiplications", "expected_inverse_rate",
+__all__ = ["scheme_symbols", "naive_symbols", "winning_threshold", "smallest_winning_s", "client_multiplications", "expected_inverse_rate",
            "expected_channel_uses", "cost_row"]
 
 
@@ -58,6 +62,28 @@ def naive_symbols(*, r: int, s: int, N: int) -> dict:
     """Naive scheme: download r·s, upload r·s·N, total r·s·(N + 1)."""
     r, s, N = validate_parameters(r=r, s=s, N=N)
     return {"download": Fraction(r * s), "upload": Fraction(r * s * N), "total": Fraction(r * s * (N + 1))}
+
+
+def winning_threshold(*, r: int, N: int, exclusive: str = "mds") -> Fraction | None:
+    """s* = 2a/(r − 3 − β) [rows' length in symbols]: the PIR scheme costs fewer symbols than the naive one
+    exactly when s > s* and the same at s = s* (a = r, "shared" a = N·r; β = Σ_{k=1}^{r−1} N^{−k}).
+
+    From the totals above: naive − PIR = r·s·(N + 1) − 2a − (3 + β + rN)·s = s·(r − 3 − β) − 2a.
+    None when r ≤ 3 + β (the scheme never wins; r ≤ 3 always, r = 4 needs β < 1, true for N ≥ 2).
+    Exact (a Fraction); seed 004 §IV, model §9.6.
+    """
+    r, _, N = validate_parameters(r=r, s=1, N=N, exclusive=exclusive)
+    slope = r - 3 - capacity_beta(r, N)
+    if slope <= 0:
+        return None
+    a_size = r if exclusive == "mds" else N * r
+    return Fraction(2 * a_size) / slope
+
+
+def smallest_winning_s(*, r: int, N: int, exclusive: str = "mds") -> int | None:
+    """The smallest integer s with a strict saving, ⌊s*⌋ + 1 (None when the scheme never wins)."""
+    t = winning_threshold(r=r, N=N, exclusive=exclusive)
+    return None if t is None else math.floor(t) + 1
 
 
 def client_multiplications(*, r: int, s: int, exclusive: str = "mds") -> int:
