@@ -1,6 +1,6 @@
-"""Benchmark: ε after T = 10⁴ rounds over 100 Rényi orders, FLORAS accountant vs dp_accounting.
+"""Benchmark: ε after T = 10⁴ rounds over the default Rényi orders, FLORAS accountant vs dp_accounting.
 
-Both accountants use the same 100 orders (``privacy.DEFAULT_ORDERS``) and the same sampling:
+Both accountants use the same orders (``privacy.DEFAULT_ORDERS``) and the same sampling:
 K = 20 of M = 100 clients per round. Ours accounts the FLORAS Cauchy release (γ = N − K, S); the
 reference is Google's dp_accounting RdpAccountant on the Gaussian equivalent (noise multiplier
 σ = γ/S, the Gaussian the Cauchy bound approaches as α → 1), sampled the same way.
@@ -10,7 +10,7 @@ Two jobs, each timed by wall clock (best of ``--repeat``):
 * ``once``: build the accountant, compose T rounds in one call (count = T), ask ε at δ.
 * ``per-round``: ε after every round t = 1..T (what an FL run records), i.e. T compositions
   and T conversions. dp_accounting re-evaluates the sampled event at every ``compose`` call
-  (about 0.35 s per round without replacement on the 100 orders), so it is timed on the first
+  (about 0.35 s per round without replacement on the 100 orders of the earlier grid), so it is timed on the first
   ``--reference-per-round-rounds`` rounds only and its total for T rounds is that time scaled by
   T/n (labelled "extrapolated"); ours is timed on all T rounds.
 

@@ -57,7 +57,7 @@ class FlorasRunAccountant:
     dimension d; normalization, C (None: √(d·P)), power P, clip_norm R (``clip`` only); level
     ``client`` or ``item``; relation ``replace`` or ``add-remove``; client sampling
     ``without-replacement`` or ``poisson``; δ; for item level, local_steps E (None: full local
-    epochs, q_touch = 1), batch_size B and local_dataset_size D; orders (default grid of 100).
+    epochs, q_touch = 1), batch_size B and local_dataset_size D; orders (default ``privacy.rdp.DEFAULT_ORDERS``).
     ``sensitivity`` overrides the derived S; ``conversion`` is ``tight`` (default) or ``standard``.
     ``accountant``: ``rdp`` (default; the conditional-Gaussian bound of model §9.5 for sampled
     rounds), ``rdp-generic`` (the generic sampling bounds, the accountant before model §9.5) or
