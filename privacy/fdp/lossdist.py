@@ -82,11 +82,14 @@ class LossDistribution:
         """δ(ε) = Σ_i probs_i (1 − e^{ε − L_i})₊ + inf."""
         e = np.atleast_1d(np.asarray(eps, dtype=np.float64))
         L = self.losses
-        out = np.empty(e.size)
-        for j, x in enumerate(e):
-            m = L > x
-            out[j] = float(np.dot(self.probs[m], -np.expm1(x - L[m]))) + self.inf
-        return np.minimum(out, 1.0).reshape(np.shape(eps))
+        if e.size <= 4:
+            out = np.array([float(np.dot(self.probs[L > x], -np.expm1(x - L[L > x]))) for x in e])
+        else:  # suffix sums: Σ_{L_i > ε} q_i − e^ε Σ_{L_i > ε} q_i e^{−L_i}
+            s1 = np.append(np.cumsum(self.probs[::-1])[::-1], 0.0)
+            s2 = np.append(np.cumsum((self.probs * np.exp(np.minimum(-L, 700.0)))[::-1])[::-1], 0.0)
+            i = np.searchsorted(L, e, side="right")
+            out = np.maximum(s1[i] - np.exp(e) * s2[i], 0.0)
+        return np.minimum(out + self.inf, 1.0).reshape(np.shape(eps))
 
     def epsilon(self, delta: float) -> float:
         """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (∞ when the mass at +∞ alone exceeds it)."""
