@@ -7,7 +7,7 @@ accountant      what it computes                                                
 ``rdp-generic`` RDP, generic sampling bounds only (WBK 2019 Thm 9 / Zhu & Wang 2019 Thm 6) upper bound
 ``pld``         privacy-loss distribution, pessimistic discretization (dp_accounting)      upper bound
 ``gdp``         μ-GDP; subsampling by the central limit theorem                            APPROXIMATE
-``fdp``         trade-off functions (f-DP), C_p / f_p subsampling, numerical ⊗ (model §9.6) upper bound
+``fdp``         trade-off functions (f-DP), C_p / f_p subsampling, numerical ⊗ (model §9.4) upper bound
 =============== ========================================================================= ===========
 
 Each engine answers ``epsilon(rounds)`` → (ε, order or None, warnings) and ``delta_at``; the run
@@ -36,7 +36,7 @@ ACCOUNTANT_TEXT = {
     "pld": "pld: privacy-loss distribution with pessimistic (connect-the-dots) discretization, FFT composition "
            "(dp_accounting; FLORAS as a pessimistic V-mixture of Gaussian PLDs, model §9.5)",
     "gdp": "gdp: Gaussian DP (Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002), exact μ → (ε, δ) conversion",
-    "fdp": "fdp: f-DP trade-off functions (Dong, Roth & Su 2019; seeds/002; model §9.6): Gaussian G_μ exact, "
+    "fdp": "fdp: f-DP trade-off functions (Dong, Roth & Su 2019; seeds/002; model §9.4): Gaussian G_μ exact, "
            "randomized response f_{ε₀,0} exact, sampling without replacement by C_p (DRS Thm 4.2), Poisson by the "
            "pair (P, (1−p)P + pQ) in both orders, composition ⊗ on a 1e-4-nat loss grid (ε at most T·1e-4 above "
            "the exact value of these trade-off functions); DDGauss: the f implied by its T-round RDP curve",

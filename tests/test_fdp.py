@@ -1,4 +1,4 @@
-"""The trade-off function calculus of privacy/fdp (model §9.6; Dong, Roth & Su 2019; seeds/002).
+"""The trade-off function calculus of privacy/fdp (model §9.4; Dong, Roth & Su 2019; seeds/002).
 
 Predictions come from the definitions: f(α) from Φ and Φ⁻¹ (scipy.stats.norm), δ(ε) from a
 brute-force conjugate sup_α (1 − f(α) − e^ε α) on a dense α-grid, compositions of Gaussians from

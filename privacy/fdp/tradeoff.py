@@ -1,4 +1,4 @@
-"""Trade-off functions as objects (model §9.6; Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002).
+"""Trade-off functions as objects (model §9.4; Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002).
 
 A trade-off function f = T(P, Q): [0, 1] → [0, 1] gives, at type I error α, the smallest type II
 error of a test of P against Q; it is convex, continuous, non-increasing and f(α) ≤ 1 − α.

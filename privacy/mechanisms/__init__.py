@@ -55,7 +55,7 @@ class Mechanism:
         A mechanism that builds its own sampled event (FLORAS) names its accountant class here;
         it takes the run accountant's keywords and the mechanism's parameters.
     trade_off : str or None
-        The trade-off function the ``fdp`` accountant uses for one round, in words (model §9.6);
+        The trade-off function the ``fdp`` accountant uses for one round, in words (model §9.4);
         None: none is known and ``fdp`` refuses the mechanism.
     """
 
