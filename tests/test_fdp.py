@@ -70,6 +70,19 @@ def test_mixture_inverse_and_subsampling_operator():
     assert np.all(cp.delta(EPS) >= np.maximum(fp.delta(EPS), inv) - 1e-15)
 
 
+def test_from_an_eps_delta_curve():
+    """Finitely many (ε_k, δ(ε_k)) of G_1 give max_k f_{ε_k,δ_k}: below G_1, touching it at the tangent points,
+    and one pair alone is exactly f_{ε,δ}."""
+    g = Gaussian(1.0)
+    e = np.linspace(0, 4, 81)
+    f = PiecewiseLinear.from_eps_delta(e, g.delta(e))
+    a = np.linspace(0, 1, 20001)
+    assert np.all(f(a) <= g(a) + 1e-12) and np.max(g(a) - f(a)) < 5e-3
+    assert f.delta(e) == pytest.approx(g.delta(e), abs=1e-12)  # each (ε_k, δ_k) is attained
+    one = PiecewiseLinear.from_eps_delta([1.0], [0.1])
+    assert one(a) == pytest.approx(EpsDelta(1.0, 0.1)(a), abs=1e-12)
+
+
 def test_envelope_is_a_lower_bound_within_one_loss_step():
     g, h = Gaussian(1.0), 1e-3
     env = g.envelope(step=h)

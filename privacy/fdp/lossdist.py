@@ -13,7 +13,10 @@ Discretisation (``step`` h nats, pessimistic):
   the pair whose loss is L + h (it is f(e^h α)), whose T-fold composition has loss ΣL + Th; τ is the
   mass moved by truncation (tails of mass ≤ ``tail`` each, per round and per composition step: the
   low tail is moved up to the lowest kept bin, the high tail to +∞, both pessimistic; the
-  integrand of δ lies in [0, 1], so moving mass m changes δ by at most m), reported as ``moved``.
+  integrand of δ lies in [0, 1], so moving mass m changes δ by at most m), reported as ``moved``;
+  each round's loss range is cut at ln(tail₀) below (Q-mass ≤ tail₀ there) and where δ ≤ tail₀
+  above (tail₀ = 10⁻¹²), adding at most 2·tail₀ per round to δ in that upper bound. The lower bound
+  ε_true ≤ ε holds unconditionally: the envelope lies below f, hence its inverse below f⁻¹.
 """
 
 from __future__ import annotations

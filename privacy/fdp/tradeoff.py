@@ -218,6 +218,16 @@ class PiecewiseLinear(TradeOff):
         return cls(a, np.minimum(b, 1.0 - a), tol=1e-7)
 
     @classmethod
+    def from_eps_delta(cls, eps, delta) -> "PiecewiseLinear":
+        """The trade-off function of a mechanism that is (ε_k, δ_k)-DP for every k (both orders of the pair):
+        max_k f_{ε_k,δ_k} = max{0, 1 − δ_k − e^{ε_k}α, e^{−ε_k}(1 − δ_k − α)} (DRS Prop. 2.5), exact."""
+        e, d = np.asarray(eps, dtype=np.float64), np.asarray(delta, dtype=np.float64)
+        if e.shape != d.shape or np.any(e < 0) or np.any((d < 0) | (d > 1)):
+            raise ValueError("eps must be ≥ 0 and delta in [0, 1], arrays of one shape")
+        return cls.from_lines(np.concatenate([-np.exp(e), -np.exp(-e)]),
+                              np.concatenate([1.0 - d, np.exp(-e) * (1.0 - d)]))
+
+    @classmethod
     def from_samples(cls, alpha, values) -> "PiecewiseLinear":
         """A lower bound of a convex trade-off function known only at the grid ``alpha`` (0 = α_0 < … < α_n = 1).
 
