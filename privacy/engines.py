@@ -7,6 +7,7 @@ accountant      what it computes                                                
 ``rdp-generic`` RDP, generic sampling bounds only (WBK 2019 Thm 9 / Zhu & Wang 2019 Thm 6) upper bound
 ``pld``         privacy-loss distribution, pessimistic discretization (dp_accounting)      upper bound
 ``gdp``         μ-GDP; subsampling by the central limit theorem                            APPROXIMATE
+``fdp``         trade-off functions (f-DP), C_p / f_p subsampling, numerical ⊗ (model §9.4) upper bound
 =============== ========================================================================= ===========
 
 Each engine answers ``epsilon(rounds)`` → (ε, order or None, warnings) and ``delta_at``; the run
@@ -25,7 +26,7 @@ from privacy.rdp import delta_from_rdp, epsilon_from_rdp
 
 __all__ = ["ACCOUNTANTS", "ACCOUNTANT_TEXT", "make_engine"]
 
-ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
+ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp", "fdp")
 ACCOUNTANT_TEXT = {
     "rdp": "rdp: Rényi DP with mechanism-specific sampling bounds where they exist (sampled Gaussian: dp_accounting, "
            "Mironov–Talwar–Zhang 2019 arXiv:1908.10530 / WBK 2019 arXiv:1808.00087 Thm 27; sampled FLORAS: "
@@ -35,6 +36,10 @@ ACCOUNTANT_TEXT = {
     "pld": "pld: privacy-loss distribution with pessimistic (connect-the-dots) discretization, FFT composition "
            "(dp_accounting; FLORAS as a pessimistic V-mixture of Gaussian PLDs, model §9.5)",
     "gdp": "gdp: Gaussian DP (Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002), exact μ → (ε, δ) conversion",
+    "fdp": "fdp: f-DP trade-off functions (Dong, Roth & Su 2019; seeds/002; model §9.4): Gaussian G_μ exact, "
+           "randomized response f_{ε₀,0} exact, sampling without replacement by C_p (DRS Thm 4.2), Poisson by the "
+           "pair (P, (1−p)P + pQ) in both orders, composition ⊗ on a 1e-4-nat loss grid (ε at most T·1e-4 above "
+           "the exact value of these trade-off functions); DDGauss: the f implied by its T-round RDP curve",
 }
 
 
@@ -117,6 +122,34 @@ class _GdpEngine:
         return gdp_delta(epsilon, self.mu(rounds))
 
 
+class _FdpEngine:
+    """ε from the trade-off function of the run (:func:`privacy.fdp.accounting.run_tradeoff`), cached per T."""
+
+    approximate = False
+
+    def __init__(self, event, *, orders, discretization: float | None = None):
+        from privacy.fdp.accounting import round_tradeoff, uses_rdp
+        from privacy.fdp.lossdist import DEFAULT_STEP
+
+        self.event, self.orders, self.step = event, orders, discretization or DEFAULT_STEP
+        if not uses_rdp(event):  # refuses FLORAS; validates the rest before any composition
+            round_tradeoff(event, step=self.step)
+        self._cache: dict[int, object] = {}
+
+    def tradeoff(self, rounds: int):
+        from privacy.fdp.accounting import run_tradeoff
+
+        if rounds not in self._cache:
+            self._cache = {rounds: run_tradeoff(self.event, rounds, step=self.step, orders=self.orders)}
+        return self._cache[rounds]
+
+    def epsilon(self, rounds: int, delta: float):
+        return (0.0 if rounds == 0 else self.tradeoff(rounds).epsilon(delta)), None, []
+
+    def delta_at(self, rounds: int, epsilon: float) -> float:
+        return 0.0 if rounds == 0 else float(self.tradeoff(rounds).symmetric_delta(np.array([epsilon]))[0])
+
+
 def make_engine(accountant: str, event, *, orders, conversion: str = "tight", discretization: float | None = None,
                 pld_target_error: float | None = None):
     """The engine of ``accountant`` for the per-round ``event``; ValueError when it cannot handle it.
@@ -129,4 +162,6 @@ def make_engine(accountant: str, event, *, orders, conversion: str = "tight", di
         return _RdpEngine(event, orders=orders, method="tight" if accountant == "rdp" else "generic", conversion=conversion)
     if accountant == "pld":
         return _PldEngine(event, discretization=discretization, target_error=pld_target_error)
+    if accountant == "fdp":
+        return _FdpEngine(event, orders=orders)
     return _GdpEngine(event)

@@ -54,6 +54,9 @@ class Mechanism:
     run_accountant : callable or None
         A mechanism that builds its own sampled event (FLORAS) names its accountant class here;
         it takes the run accountant's keywords and the mechanism's parameters.
+    trade_off : str or None
+        The trade-off function the ``fdp`` accountant uses for one round, in words (model §9.4);
+        None: none is known and ``fdp`` refuses the mechanism.
     """
 
     name: str
@@ -63,6 +66,7 @@ class Mechanism:
     optional: tuple[str, ...] = ()
     poisson_refusal: str | None = None
     run_accountant: Callable[..., Any] | None = field(default=None, compare=False)
+    trade_off: str | None = None
 
 
 _REGISTRY: dict[str, Mechanism] = {}

@@ -30,4 +30,6 @@ DDGAUSS = register_mechanism(Mechanism(
     required=("d", "clip_norm", "grid", "local_std"), optional=("beta",),
     poisson_refusal=("under Poisson sampling the number of contributors, whose noise adds up, is random and can fall "
                      "below K"),
+    trade_off=("none in closed form: the f implied by the run's RDP curve (Kairouz, Liu & Steinke 2021 bound, "
+               "composed over T rounds, then converted through the Rényi divergence of every test; model §9.4)"),
 ))

@@ -15,4 +15,6 @@ def _accountant(**kwargs):
     return FlorasRunAccountant(**kwargs)
 
 
-FLORAS = register_mechanism(Mechanism(name="floras", threat_model=THREAT_MODEL_T1, run_accountant=_accountant))
+# trade_off None: the Cauchy release has no closed-form trade-off function, the fdp accountant refuses it
+FLORAS = register_mechanism(Mechanism(name="floras", threat_model=THREAT_MODEL_T1, run_accountant=_accountant,
+                                      trade_off=None))

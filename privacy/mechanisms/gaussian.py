@@ -32,4 +32,6 @@ def round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
 
 GAUSSIAN = register_mechanism(Mechanism(
     name="gaussian", threat_model=THREAT_MODEL, round_event=round_event, required=("clip_norm", "noise_std"),
+    trade_off="G_μ with μ = S/σ, exact (Dong, Roth & Su 2019, Thm 2.7); sampled: C_p(G_μ) without replacement, "
+              "f_p and f_p⁻¹ under Poisson",
 ))

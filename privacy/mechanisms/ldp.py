@@ -31,4 +31,6 @@ def round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
 
 LDP = register_mechanism(Mechanism(
     name="ldp", threat_model=THREAT_MODEL, round_event=round_event, required=("epsilon0",), optional=("epsilon_s",),
+    trade_off="f_{ε₀,0}, the exact trade-off function of binary randomized response, which every ε₀-DP round "
+              "dominates (DRS Prop. 2.5); with ε_s: f_{ε₀,0} ⊗ f_{ε_s,0}",
 ))

@@ -1,5 +1,5 @@
 """Costs of one iteration of federated submodel learning with PIR against the naive scheme
-(seed 004 §IV; model §9.6): symbols of F_q, channel uses (model §5), field multiplications.
+(seed 004 §IV; model §9.4): symbols of F_q, channel uses (model §5), field multiplications.
 
 Symbols per iteration (β = Σ_{k=1}^{r−1} N^{−k}, per-symbol rates: exact for any s as rates,
 integral when N^r divides s):

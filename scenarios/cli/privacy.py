@@ -4,7 +4,7 @@ Usage::
 
     floras privacy --K 20 --N 30 --M 100 --rounds 200 --delta 1e-5 --level client --d 100000 \
         [--normalization {paper,clip}] [--C C] [--sensitivity S] [--sampling {without-replacement,poisson}] \
-        [--accountant {rdp,rdp-generic,pld,gdp}] [--snr-db DB --L L --csit {none,phase}] [--json FILE|-]
+        [--accountant {rdp,rdp-generic,pld,gdp,fdp}] [--snr-db DB --L L --csit {none,phase}] [--json FILE|-]
     floras privacy --mechanism gaussian --noise-multiplier Z [--K --M --rounds --delta --relation --sampling]
     floras privacy --mechanism ddgauss --d D --clip-norm C --local-std S (--grid G | --bits B) [--beta --k-stddevs]
     floras privacy --mechanism ldp --epsilon0 E0 [--epsilon-s ES]
@@ -67,7 +67,9 @@ def register(subparsers) -> None:
                         "without flags of its own takes --param")
     p.add_argument("--param", dest="params", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of a mechanism without flags of its own (value parsed as TOML); repeatable")
-    p.add_argument("--accountant", default="rdp", help="rdp (default), rdp-generic, pld or gdp (gdp: Gaussian only)")
+    p.add_argument("--accountant", default="rdp",
+                   help="rdp (default), rdp-generic, pld, gdp (Gaussian only) or fdp (f-DP trade-off functions: "
+                        "gaussian, ddgauss, ldp; not floras)")
     p.add_argument("--noise-multiplier", type=float, default=None, help="gaussian: noise std = Z × sensitivity")
     p.add_argument("--grid", type=float, default=None, help="ddgauss: grid step γ (or give --bits)")
     p.add_argument("--local-std", type=float, default=None, help="ddgauss: each client's noise scale σ (model units)")
@@ -208,14 +210,21 @@ def run(args) -> int:
 
     check_json_path(args.json)
     quiet = args.json == "-"  # the JSON alone goes to stdout
-    if args.accountant not in ("rdp", "rdp-generic", "pld", "gdp"):
-        raise ValueError(f"accountant must be one of {{rdp, rdp-generic, pld, gdp}} (got {args.accountant!r})")
+    from privacy.engines import ACCOUNTANTS
+
+    if args.accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {{{', '.join(ACCOUNTANTS)}}} (got {args.accountant!r})")
     if args.action == "plan":
         if args.target_epsilon is None or not (math.isfinite(args.target_epsilon) and args.target_epsilon > 0):
             raise ValueError(f"target-epsilon must be a finite number > 0 (got {args.target_epsilon})")
     from privacy.mechanisms import mechanism
 
-    mechanism(args.mechanism)  # a registered mechanism, or the list of them
+    mech = mechanism(args.mechanism)  # a registered mechanism, or the list of them
+    if args.accountant == "fdp" and mech.trade_off is None:
+        from privacy.fdp.accounting import FLORAS_REFUSAL
+
+        raise ValueError(FLORAS_REFUSAL if mech.name == "floras" else
+                         f"accountant fdp: mechanism {mech.name} declares no trade-off function; use --accountant rdp")
     if args.mechanism != "floras":
         return _run_scheme(args, quiet)
     if args.accountant == "gdp":

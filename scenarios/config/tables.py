@@ -18,7 +18,7 @@ MODELS = ("mlp", "cnn")
 LEVELS = ("client", "item")
 RELATIONS = ("replace", "add-remove")
 EVALUATION_SETS = ("test", "validation")
-ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
+ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp", "fdp")
 
 
 @dataclass(frozen=True)
