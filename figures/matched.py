@@ -29,11 +29,14 @@ INF_X = 32.0  # where ε = ∞ sits on the log2 axis
 SCHEME_TEXT = {
     "floras-none": "FLORAS, no CSIT", "floras-phase": "FLORAS, phase CSIT", "central-gaussian": "central Gaussian",
     "analog-gaussian": "analog Gaussian", "ddgauss": "DDGauss", "sqsgd": "sqSGD", "ideal": "ideal (no privacy)",
-    "channel-inversion": "channel inversion (no privacy)",
+    "channel-inversion": "channel inversion (no privacy)", "floras-none-capped": "FLORAS, no CSIT, capped receiver",
+    "floras-none-inverse-variance": "FLORAS, no CSIT, inverse-variance receiver",
+    "floras-phase-capped": "FLORAS, phase CSIT, capped receiver",
 }
 COLORS = {
     "floras-none": "tab:blue", "floras-phase": "tab:cyan", "central-gaussian": "tab:green", "analog-gaussian": "tab:olive",
     "ddgauss": "tab:purple", "sqsgd": "tab:red", "ideal": "black", "channel-inversion": "tab:orange",
+    "floras-none-capped": "tab:brown", "floras-none-inverse-variance": "tab:pink", "floras-phase-capped": "tab:gray",
 }
 REFERENCES = ("ideal", "channel-inversion")
 

@@ -16,6 +16,7 @@ FIGURES = (
     ("matched_generic", "matched_generic"),
     ("matched_budget", "matched_budget"),
     ("matched_snr", "matched_snr"),
+    ("matched_receiver", "matched_receiver"),
 )
 
 
