@@ -179,7 +179,7 @@ class SqsgdAggregator:
         self.bound = cfg.norm_bound(self.d)  # C: ‖s_k‖ ≤ C under clip normalization
         if p.mechanism == "pm":
             self.d_tilde = self.n = self.pm_k = pm_dimensions(float(p.epsilon0), self.d)
-            self.kappa, self.m, self.bits = 0, 1.0, pm_bits(self.pm_k)
+            self.kappa, self.m, self.bits = None, 1.0, pm_bits(self.pm_k)  # no cap; PM needs no rescaling (m = 1)
         else:
             self.d_tilde, self.n = subsampled_dimension(self.d, p.ratio)
             if p.kappa is None:
@@ -255,7 +255,7 @@ class SqsgdAggregator:
         estimate = np.zeros(self.d) if k_adm == 0 else denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
         err = relative_error(estimate, x[adm].sum(axis=0))
         diag = {"admitted": float(k_adm), "skipped": float(k_adm == 0), "channel_uses": float(link.channel_uses),
-                "bits": float(self.bits), "m": self.m, "kappa": float(self.kappa), "nmse": err, "bound_U": bound_t,
+                "bits": float(self.bits), "m": self.m, "kappa": math.nan if self.kappa is None else float(self.kappa), "nmse": err, "bound_U": bound_t,
                 **clipped_metrics(estimate, nz, adm)}
         return AggregationResult(estimate, k_adm, err, diag), trace
 
