@@ -1,5 +1,6 @@
 """ScalarDP: an unbiased, exactly ε-LDP report of one bounded scalar (model §9.3; the sqSGD text's adaptive
-norm bound, its reference [6]: Bhowmick et al., "Protection against reconstruction", Algorithm ScalarDP).
+norm bound, its reference [6]: Bhowmick et al., "Protection against reconstruction", Algorithm ScalarDP; the sqSGD
+text does not restate it, so this form is a reconstruction whose unbiasedness and ε-LDP are derived below).
 
 Input x ∈ [0, r_max] (clipped there first), k ≥ 1 steps, budget ε > 0:
 
