@@ -26,37 +26,48 @@ padded rotation makes every one of the n entries non-zero and all n are sent.
 Privacy: each client's message is ε₀-LDP: coordinates and signs are public and data-independent,
 and P(u | v)/P(u | v') ≤ e^{ε₀} for every pair of level vectors, hence also for the mixtures over
 the quantization randomness that P(u | s) and P(u | s') are; the guarantee holds
-against any observer, T1 and T2 (model §7.1). The adaptive norm bound of the source (with its own
-budget ε_s) is not implemented: U is the fixed public bound C.
+against any observer, T1 and T2 (model §7.1).
+
+Options (``[phy.sqsgd]``, :class:`phy.digital.sqsgd_params.SqsgdParams`, docs/sqsgd.md):
+
+- ``norm_bound = "adaptive"`` (the source's adaptive norm shrinkage): step 3's y is clipped entrywise to
+  [−U_t, U_t] and quantized on levels of [−U_t, U_t]; each admitted client also sends
+  Z_k = ScalarDP_{ε_s, k, C}(‖y_k‖∞) (:mod:`phy.digital.scalardp`), and the server sets
+  U_{t+1} = min(U_t, max(max_k Z_k, C/k)), U_0 = C (the round's report is (ε₀ + ε_s)-LDP);
+- ``accumulation = true``: the client privatizes its accumulated v_k with momentum correction and factor
+  masking (:mod:`phy.digital.sqsgd_state`; needs the clients' ids);
+- ``mechanism = "pm"``: the piecewise mechanism on s_k/C instead of steps 1–5 (:mod:`phy.digital.piecewise`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 
 from ..aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
-from ..checks import check_choice, check_finite_positive, check_int_at_least
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
 from ..normalization import denormalize, normalize
 from ..randomness import check_seed, stream
 from .rotation import fwht, padded_dimension
+from .piecewise import pm_dimensions, piecewise_vector
 from .privquant import best_kappa, check_mechanism, level_bits, privquant, quantization_levels, stochastic_quantize, unbiasing_constant
+from .scalardp import scalardp
 from .sqsgd_link import SqsgdLinkRecord
+from .sqsgd_params import SQ_ESTIMATORS, SqsgdParams
+from .sqsgd_state import ClientAccumulators
 from .uplink import DigitalUplink
 from ..schemes import SchemeSpec, register_scheme
 
-__all__ = ["SEED_BITS", "NORM_BITS", "SQ_ESTIMATORS", "subsampled_dimension", "sqsgd_bits", "client_coordinates",
-           "client_signs", "rotate", "unrotate", "project_to_ball", "sqsgd_encode", "sqsgd_decode",
-           "SqsgdRound", "SqsgdAggregator"]
+__all__ = ["SEED_BITS", "NORM_BITS", "PM_VALUE_BITS", "SQ_ESTIMATORS", "SqsgdParams", "subsampled_dimension",
+           "sqsgd_bits", "pm_bits", "client_coordinates", "client_signs", "rotate", "unrotate", "project_to_ball",
+           "sqsgd_rotated", "sqsgd_privatize", "sqsgd_encode", "sqsgd_decode", "SqsgdRound", "SqsgdAggregator"]
 
 SEED_BITS = 32  # the client's public per-round seed (coordinates and rotation signs)
 NORM_BITS = 32  # one float32 norm field per client and round (the source's norm report)
-SQ_ESTIMATORS = ("unbiased", "sparse")
+PM_VALUE_BITS = 32  # the piecewise mechanism sends each of its k values as a float32
 
 
 def subsampled_dimension(d: int, ratio: float) -> tuple[int, int]:
@@ -70,6 +81,11 @@ def subsampled_dimension(d: int, ratio: float) -> tuple[int, int]:
 def sqsgd_bits(n: int, levels: int) -> int:
     """Bits per admitted client and round: ⌈n·log2 K_q⌉ + SEED_BITS + NORM_BITS."""
     return level_bits(n, levels) + SEED_BITS + NORM_BITS
+
+
+def pm_bits(k: int) -> int:
+    """Bits per admitted client and round of the piecewise mechanism: k·PM_VALUE_BITS + SEED_BITS (public coordinates)."""
+    return int(k) * PM_VALUE_BITS + SEED_BITS
 
 
 def client_coordinates(seed: int, round_index: int, client: int, *, d: int, d_tilde: int) -> np.ndarray:
@@ -100,15 +116,27 @@ def project_to_ball(x: np.ndarray, radius: float) -> np.ndarray:
     return x if norm <= radius else x * (radius / norm)
 
 
+def sqsgd_rotated(s: np.ndarray, *, coords: np.ndarray, signs: np.ndarray, radius: float) -> np.ndarray:
+    """Steps 1–3: y = R·pad(P_radius(s[I])) [n]; ‖y‖∞ ≤ ‖y‖₂ ≤ radius."""
+    x = np.zeros(signs.size)
+    x[: coords.size] = project_to_ball(np.asarray(s, dtype=np.float64)[coords], radius)
+    return rotate(x, signs)
+
+
+def sqsgd_privatize(y: np.ndarray, *, levels: int, bound: float, epsilon0: float, kappa: int,
+                    rng_quantize: np.random.Generator, rng_privatize: np.random.Generator) -> np.ndarray:
+    """Steps 4–5: y clipped to [−U, U] entrywise, quantized to K_q levels of [−U, U], PrivQuant → u [n] (int64)."""
+    v = stochastic_quantize(np.clip(y, -bound, bound), levels=levels, bound=bound, rng=rng_quantize)
+    return privquant(v[None, :], levels=levels, epsilon0=epsilon0, kappa=kappa, rng=rng_privatize)[0]
+
+
 def sqsgd_encode(s: np.ndarray, *, coords: np.ndarray, signs: np.ndarray, levels: int, bound: float,
                  epsilon0: float, kappa: int, rng_quantize: np.random.Generator,
                  rng_privatize: np.random.Generator) -> np.ndarray:
-    """Client side: s [d] → privatized level indices u [n] (int64). Steps 2–5 of the module docstring."""
-    n = signs.size
-    x = np.zeros(n)
-    x[: coords.size] = project_to_ball(np.asarray(s, dtype=np.float64)[coords], bound)
-    v = stochastic_quantize(rotate(x, signs), levels=levels, bound=bound, rng=rng_quantize)
-    return privquant(v[None, :], levels=levels, epsilon0=epsilon0, kappa=kappa, rng=rng_privatize)[0]
+    """Client side with the fixed bound: s [d] → privatized level indices u [n] (int64). Steps 2–5 above."""
+    y = sqsgd_rotated(s, coords=coords, signs=signs, radius=bound)
+    return sqsgd_privatize(y, levels=levels, bound=bound, epsilon0=epsilon0, kappa=kappa,
+                           rng_quantize=rng_quantize, rng_privatize=rng_privatize)
 
 
 def sqsgd_decode(u: np.ndarray, *, coords: np.ndarray, signs: np.ndarray, grid: np.ndarray, m: float,
@@ -118,41 +146,6 @@ def sqsgd_decode(u: np.ndarray, *, coords: np.ndarray, signs: np.ndarray, grid: 
     out = np.zeros(d)
     out[coords] = x_tilde[: coords.size]
     return out
-
-
-@dataclass(frozen=True)
-class SqsgdParams:
-    """``[phy.sqsgd]`` (model §9.3): K_q = ``levels`` ≥ 2 quantization levels, subsampling ``ratio`` r ∈ (0, 1]
-    (d̃ = ⌊r·d⌋ ≥ 1), per-round LDP budget ``epsilon0`` ε₀ > 0, cap ``kappa`` κ (an integer in [−n, n − 1], n the
-    padded rotation length; None → the κ that maximizes m) and the server ``estimator`` ("unbiased": scaled
-    by d/d̃; "sparse": the source's)."""
-
-    levels: int = 2
-    ratio: float = 1.0
-    epsilon0: float = 1.0
-    kappa: int | None = None
-    estimator: str = "unbiased"
-
-    moved_from: ClassVar[dict] = {"sq_levels": "levels", "sq_ratio": "ratio", "epsilon0": "epsilon0", "kappa": "kappa",
-                                  "sq_estimator": "estimator"}
-
-    def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
-        check_int_at_least("sqsgd.levels", self.levels, 2)
-        if isinstance(self.ratio, bool) or not isinstance(self.ratio, (int, float)) \
-                or not math.isfinite(self.ratio) or not 0 < self.ratio <= 1:
-            raise ValueError(f"sqsgd.ratio must be a number in (0, 1] (got {self.ratio!r})")
-        check_finite_positive("sqsgd.epsilon0", self.epsilon0)
-        if self.kappa is not None and (isinstance(self.kappa, bool) or not isinstance(self.kappa, int)):
-            raise ValueError(f"sqsgd.kappa must be an integer or unset (got {self.kappa!r})")
-        check_choice("sqsgd.estimator", self.estimator, SQ_ESTIMATORS)
-        if not active or d is None:
-            return
-        d_tilde = math.floor(self.ratio * d)
-        if d_tilde < 1:
-            raise ValueError(f"sqsgd.ratio must be ≥ 1/d = {1 / d:.3g} so that d̃ = ⌊r·d⌋ ≥ 1 (got {self.ratio!r})")
-        n = 1 << (d_tilde - 1).bit_length()
-        if self.kappa is not None and not -n <= self.kappa <= n - 1:
-            raise ValueError(f"sqsgd.kappa must be an integer in [{-n}, {n - 1}] for the padded length n = {n} (got {self.kappa})")
 
 
 @dataclass(frozen=True)
@@ -172,71 +165,123 @@ class SqsgdAggregator:
 
     x̂ = scale·ŝ + Σ_{admitted} μ_k estimates Σ_{admitted} x_k; contributors = K' (admitted).
     Diagnostics: ``admitted``, ``skipped`` (1 when K' = 0), ``channel_uses``, ``bits`` (per
-    admitted client), ``m``, ``kappa`` and ``nmse``.
+    admitted client), ``m``, ``kappa``, ``nmse``, and ``bound_U`` (the round's quantization bound U_t).
+    With the adaptive bound or accumulation the aggregator holds state across rounds (U_t; the clients'
+    accumulators) in the memory of the run, and refuses rounds out of order (a resumed run cannot restore it).
     """
 
     def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int):
         self.config = config.validate(K=K, d=d)
         self.K, self.d = int(K), int(d)
         self.seed = check_seed(seed)
-        self.params = config.of("sqsgd")
+        self.params = p = config.of("sqsgd")
         cfg = self.config
-        self.d_tilde, self.n = subsampled_dimension(self.d, self.params.ratio)
-        self.bound = cfg.norm_bound(self.d)  # U = C: ‖s_k‖ ≤ C under clip normalization
-        if self.params.kappa is None:
-            self.kappa, self.m = best_kappa(self.n, levels=self.params.levels, epsilon0=float(self.params.epsilon0))
+        self.bound = cfg.norm_bound(self.d)  # C: ‖s_k‖ ≤ C under clip normalization
+        if p.mechanism == "pm":
+            self.d_tilde = self.n = self.pm_k = pm_dimensions(float(p.epsilon0), self.d)
+            self.kappa, self.m, self.bits = None, 1.0, pm_bits(self.pm_k)  # no cap; PM needs no rescaling (m = 1)
         else:
-            check_mechanism(n=self.n, levels=self.params.levels, epsilon0=float(self.params.epsilon0), kappa=self.params.kappa)
-            self.kappa = int(self.params.kappa)
-            self.m = unbiasing_constant(self.n, levels=self.params.levels, epsilon0=float(self.params.epsilon0), kappa=self.kappa)
-        self.grid = quantization_levels(self.params.levels, self.bound)
-        self.bits = sqsgd_bits(self.n, self.params.levels)
+            self.d_tilde, self.n = subsampled_dimension(self.d, p.ratio)
+            if p.kappa is None:
+                self.kappa, self.m = best_kappa(self.n, levels=p.levels, epsilon0=float(p.epsilon0))
+            else:
+                check_mechanism(n=self.n, levels=p.levels, epsilon0=float(p.epsilon0), kappa=p.kappa)
+                self.kappa = int(p.kappa)
+                self.m = unbiasing_constant(self.n, levels=p.levels, epsilon0=float(p.epsilon0), kappa=self.kappa)
+            self.bits = sqsgd_bits(self.n, p.levels)
+        self.grid = quantization_levels(p.levels, self.bound)
         self.uplink = DigitalUplink(cfg, K=self.K, seed=self.seed)
+        self.bound_t = self.bound  # U_t of the adaptive bound (U_0 = C)
+        self.accumulators = ClientAccumulators(self.d, float(p.momentum)) if p.accumulation else None
+        self._stateful = p.adaptive or p.accumulation
+        self._next_round = 0
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
-        """(AggregationResult, SqsgdRound) of one round."""
+    def _client_ids(self, clients) -> np.ndarray:
+        if clients is None:
+            if self.accumulators is not None:
+                raise ValueError("phy.sqsgd.accumulation = true keeps each client's residual under its id: the aggregator "
+                                 "needs the ids of the round's clients (aggregate(..., clients=ids)); this caller gives none")
+            return np.arange(self.K)
+        ids = np.asarray(clients).reshape(-1)
+        if ids.size != self.K:
+            raise ValueError(f"clients must hold K = {self.K} client ids (got {ids.size})")
+        return ids
+
+    def _check_round(self, t: int) -> None:
+        if self._stateful and t != self._next_round:
+            raise ValueError(f"phy.sqsgd.norm_bound = \"adaptive\" and phy.sqsgd.accumulation keep state across rounds in "
+                             f"the memory of the run: round {t} came after round {self._next_round - 1} (a resumed or "
+                             f"reordered run cannot restore that state; rerun from round 1 in a new --out)")
+        self._next_round = t + 1
+
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
+        """(AggregationResult, SqsgdRound) of one round; ``clients``: the K client ids (None: 0..K−1)."""
         x = check_updates(updates, K=self.K, d=self.d)
-        cfg, t = self.config, int(round_index)
-        nz = normalize(x, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)
+        cfg, p, t = self.config, self.params, int(round_index)
+        ids = self._client_ids(clients)
+        self._check_round(t)
+        held = x if self.accumulators is None else self.accumulators.accumulate(ids, x)
+        nz = normalize(held, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)
         h = draw_rayleigh(self.seed, t, K=self.K)
         link = self.uplink.run_round(self.bits, round_index=t, h=h)
         adm = link.admitted
-        s_hat = np.zeros(self.d)
-        for k in np.flatnonzero(adm):
-            coords = client_coordinates(self.seed, t, int(k), d=self.d, d_tilde=self.d_tilde)
-            signs = client_signs(self.seed, t, int(k), n=self.n)
-            u = sqsgd_encode(nz.s[k], coords=coords, signs=signs, levels=self.params.levels, bound=self.bound,
-                             epsilon0=float(self.params.epsilon0), kappa=self.kappa,
-                             rng_quantize=stream(self.seed, "sqsgd-quantize", t, int(k)),
-                             rng_privatize=stream(self.seed, "sqsgd-privquant", t, int(k)))
-            s_hat += sqsgd_decode(u, coords=coords, signs=signs, grid=self.grid, m=self.m, d=self.d)
+        bound_t = self.bound_t
+        grid = self.grid if bound_t == self.bound else quantization_levels(p.levels, bound_t)
+        s_hat, reports = np.zeros(self.d), []
+        for k in (int(i) for i in np.flatnonzero(adm)):
+            if p.mechanism == "pm":
+                coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.pm_k)
+                s_hat += self.bound * piecewise_vector(nz.s[k] / self.bound, epsilon=float(p.epsilon0), coords=coords,
+                                                       rng=stream(self.seed, "sqsgd-pm", t, k))
+                continue
+            coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.d_tilde)
+            signs = client_signs(self.seed, t, k, n=self.n)
+            y = sqsgd_rotated(nz.s[k], coords=coords, signs=signs, radius=self.bound)
+            if p.adaptive:
+                reports.append(float(scalardp(np.max(np.abs(y)), epsilon=float(p.epsilon_s), levels=p.norm_levels,
+                                              r_max=self.bound, rng=stream(self.seed, "sqsgd-norm", t, k))))
+            u = sqsgd_privatize(y, levels=p.levels, bound=bound_t, epsilon0=float(p.epsilon0), kappa=self.kappa,
+                                rng_quantize=stream(self.seed, "sqsgd-quantize", t, k),
+                                rng_privatize=stream(self.seed, "sqsgd-privquant", t, k))
+            s_hat += sqsgd_decode(u, coords=coords, signs=signs, grid=grid, m=self.m, d=self.d)
+            if self.accumulators is not None:
+                self.accumulators.mask(int(ids[k]), coords, float(nz.mu[k]))
+        if reports:  # the server's next bound: the largest report, never above U_t, never below one step C/k
+            self.bound_t = min(bound_t, max(max(reports), self.bound / p.norm_levels))
         k_adm = int(adm.sum())
         trace = SqsgdRound(h, adm, link.channel_uses, self.bits, s_hat.copy())
-        if self.params.estimator == "unbiased":
+        if p.estimator == "unbiased" and p.mechanism == "privquant":
             s_hat *= self.d / self.d_tilde
         estimate = np.zeros(self.d) if k_adm == 0 else denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
         err = relative_error(estimate, x[adm].sum(axis=0))
         diag = {"admitted": float(k_adm), "skipped": float(k_adm == 0), "channel_uses": float(link.channel_uses),
-                "bits": float(self.bits), "m": self.m, "kappa": float(self.kappa), "nmse": err,
+                "bits": float(self.bits), "m": self.m, "kappa": math.nan if self.kappa is None else float(self.kappa), "nmse": err, "bound_U": bound_t,
                 **clipped_metrics(estimate, nz, adm)}
         return AggregationResult(estimate, k_adm, err, diag), trace
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        return self.aggregate_traced(updates, round_index=round_index)[0]
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
+        return self.aggregate_traced(updates, round_index=round_index, clients=clients)[0]
 
     def describe(self) -> dict:
-        cfg = self.config
+        cfg, p = self.config, self.params
+        if p.mechanism == "pm":
+            mech = (f"piecewise mechanism on s/C, {self.pm_k} public coordinates each with epsilon0/{self.pm_k}, "
+                    "scaled by d/k; epsilon0-LDP per client and round against any observer (T1 and T2)")
+        else:
+            mech = ("PrivQuant, P(u|v) proportional to exp(epsilon0*1[M(u,v) > kappa]); exactly epsilon0-LDP per "
+                    "client and round against any observer (T1 and T2)")
+        adaptive = (f"ScalarDP of the rotated vector's l_inf norm, epsilon_s = {float(p.epsilon_s):g} on {p.norm_levels} "
+                    "steps of [0, C]; U_(t+1) = min(U_t, max(max_k Z_k, C/k)); per-round report "
+                    f"(epsilon0 + epsilon_s) = {p.round_epsilon:g}-LDP") if p.adaptive else "fixed: U = C, public"
+        accumulation = (f"momentum correction (beta = {float(p.momentum):g}) and factor masking per client id, in the "
+                        "memory of the run") if p.accumulation else "off"
         return {
             "scheme": "sqsgd", **cfg.to_dict(), "d_tilde": self.d_tilde, "rotation_length": self.n,
             "bound_U": self.bound, "kappa_used": self.kappa, "m": self.m, "bits_per_client": self.bits,
-            "mechanism": "PrivQuant, P(u|v) proportional to exp(epsilon0*1[M(u,v) > kappa]); exactly epsilon0-LDP per "
-                         "client and round against any observer (T1 and T2)",
+            "mechanism": mech,
             "uplink": "Shannon-rate TDMA over the shared fading draw, truncation |h|^2 >= g_th (model §5)",
-            "adaptive_norm": "not implemented (U = C, fixed and public)",
+            "adaptive_norm": adaptive, "accumulation": accumulation,
         }
-
-
-SQ_ESTIMATORS = ("unbiased", "sparse")  # server estimators (model §9.3)
 
 
 register_scheme(SchemeSpec(

@@ -8,8 +8,9 @@ expectation (to first order) for an unbiased estimator whose errors are independ
 proportional to the sum (the sparse estimator's E[x̂_t] = (d̃/d)·x_t) averages out of that
 mean; ``bias_along_sum`` = Σ_t⟨x̂_t − x_t, x_t⟩ / Σ_t‖x_t‖² measures it (−(1 − d̃/d) for the
 sparse estimator, 0 for the unbiased one) with its standard error ``bias_along_sum_se`` =
-√(Σ_t⟨x̂_t − x_t, x_t⟩²) / Σ_t‖x_t‖². Further fields: ``m``, ``kappa``, ``bits`` (per admitted client), ``channel_uses``
-{mean, min, max}, ``admitted`` and ``skipped_rounds``.
+√(Σ_t⟨x̂_t − x_t, x_t⟩²) / Σ_t‖x_t‖². Further fields: ``m``, ``kappa`` (None for the piecewise mechanism), ``bits`` (per admitted client), ``channel_uses``
+{mean, min, max}, ``admitted``, ``skipped_rounds``, ``mechanism``, ``norm_bound`` and ``final_bound_U`` (U after
+the last round: C for the fixed bound).
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ class SqsgdLinkRecord:
             "admitted": {"mean": float(adm.mean()), "min": int(adm.min()), "max": int(adm.max())},
             "skipped_rounds": self.skipped,
             "estimator": agg.params.estimator,
+            "mechanism": agg.params.mechanism,
+            "norm_bound": agg.params.norm_bound,
+            "final_bound_U": agg.bound_t,
             "threat_model": "any observer (T1 and T2): each client's message is epsilon0-LDP",
             "nmse_note": "relative to the admitted clients' sum; skipped rounds (K' = 0) excluded",
         }
@@ -101,4 +105,5 @@ class SqsgdLinkRecord:
         return (f"bias={f(s['bias'])} (unbiased ~{f(s['bias_if_unbiased'])}) along sum={f(s['bias_along_sum'])}"
                 f"±{f(s['bias_along_sum_se'])} m={f(s['m'])} kappa={s['kappa']} "
                 f"bits/client={s['bits']} uses/round={f(s['channel_uses']['mean'])} admitted mean={f(s['admitted']['mean'])} "
-                f"[{s['estimator']}; eps0-LDP vs any observer]")
+                f"[{s['mechanism']}, {s['estimator']}, {s['norm_bound']} U (last {f(s['final_bound_U'])}); "
+                f"LDP vs any observer]")

@@ -115,14 +115,16 @@ DDGAUSS = register_wiring(SchemeWiring(
 
 # ---------------------------------------------------------------- sqSGD (model §9.3)
 def _sqsgd(config, *, d: int, D: int):
-    """Pure ε₀ per round; K of M without replacement (replace-one) or Poisson (add/remove)."""
+    """Pure ε₀ per round (and ε_s with the adaptive norm bound, composed); K of M without replacement
+    (replace-one) or Poisson (add/remove)."""
     from privacy import RunAccountant
     from privacy.mechanisms.ldp import THREAT_MODEL
 
     common = _common(config)
     common["sampling"] = "without-replacement" if config.privacy.relation == "replace" else "poisson"
-    return RunAccountant("ldp", **common, threat_model=THREAT_MODEL,
-                         epsilon0=float(config.phy.of("sqsgd").epsilon0))
+    p = config.phy.of("sqsgd")
+    extra = {"epsilon_s": float(p.epsilon_s)} if p.norm_bound == "adaptive" else {}
+    return RunAccountant("ldp", **common, threat_model=THREAT_MODEL, epsilon0=float(p.epsilon0), **extra)
 
 
 register_wiring(SchemeWiring(
