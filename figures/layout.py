@@ -121,9 +121,11 @@ def _repel(ax, renderer, *, iterations: int = 200) -> None:
             return
 
 
-def settle(fig) -> None:
-    """Final placement of point labels and legends (see the module docstring); call after the layout."""
-    fig.canvas.draw()
+def settle(fig):
+    """Final placement of point labels and legends (see the module docstring); call after the layout.
+
+    Returns the renderer it measured with."""
+    fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
         _repel(ax, renderer)
@@ -133,7 +135,7 @@ def settle(fig) -> None:
         if kwargs is not None and not _place_inside(ax, kwargs, renderer):
             outside.append((ax, kwargs))
     if not outside:
-        return
+        return renderer
     handles, labels = [], []
     for ax, _ in outside:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -144,6 +146,7 @@ def settle(fig) -> None:
     top = max(a.get_position().y1 for a in fig.axes)
     kwargs = dict(outside[0][1])
     fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(right + 0.01, top), borderaxespad=0.0, **kwargs)
+    return renderer
 
 
 def scale_legend_fonts(fig, size_of) -> None:

@@ -2,9 +2,9 @@
 
 ``paper`` is for a manuscript: the figure is one column wide (3.5 in) when it has one column of
 panels and two columns wide (7.16 in) otherwise, the aspect ratio of the screen version kept;
-fonts are 6–8 pt (axis labels 8, tick labels 7, legends 6.5), lines 1 pt, PNG at 300 dpi and
-PDF with embedded TrueType fonts; **no caption in the image** — the caption goes only to the
-side file ``<stem>.caption.txt`` beside the figure (as in both styles).
+fonts are 6–8 pt (axis labels 8, tick labels 7, legends 6.5), lines about 1 pt, PNG at 300 dpi
+and PDF with embedded TrueType fonts; **no caption and no figure title in the image** — they go
+only to the side file ``<stem>.caption.txt`` beside the figure (written in both styles).
 
 :func:`figure_style` sets the style for the figures drawn inside it (``floras figures --style``,
 ``floras plot --style``); :func:`figures.common.save_figure` reads :func:`current`.
@@ -63,8 +63,17 @@ def paper_size(fig) -> tuple[float, float]:
 
 
 def apply_paper_fonts(fig) -> None:
-    """Every text of ``fig`` scaled by 0.8 and held within 6–8 pt (explicit sizes of the screen style included)."""
+    """Every text of ``fig`` scaled by 0.8 and held within 6–8 pt (explicit sizes of the screen style
+    included); lines and markers thinned by 0.7; the figure title (``suptitle``) removed — in a
+    paper the caption carries it."""
+    from matplotlib.lines import Line2D
     from matplotlib.text import Text
 
+    if getattr(fig, "_suptitle", None) is not None:
+        fig._suptitle.remove()
+        fig._suptitle = None
     for text in fig.findobj(Text):
         text.set_fontsize(min(PAPER_FONT_MAX, max(PAPER_FONT_MIN, 0.8 * text.get_fontsize())))
+    for line in fig.findobj(Line2D):
+        line.set_linewidth(0.7 * line.get_linewidth())
+        line.set_markersize(0.7 * line.get_markersize())

@@ -29,7 +29,7 @@ def test_plot_by_scheme_draws_one_line_per_group(sweep_dir):
     assert result["lines"] == len(result["groups"]) == 2
     for path in result["paths"]:
         assert path.is_file() and path.stat().st_size > 0 and path.parent == sweep_dir.parent / "figures"
-    assert {p.suffix for p in result["paths"]} == {".png", ".pdf"}
+    assert {p.suffix for p in result["paths"]} == {".png", ".pdf", ".txt"}
     by_case = plot_by(sweep_dir, by="data.partition", y="test_loss", out_dir=sweep_dir.parent / "other")
     assert by_case["lines"] == 2 and by_case["paths"][0].is_file()
 
