@@ -329,6 +329,8 @@ def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: st
         fig.set_figheight(height)  # the caption gets its own room: the panels keep their size
         fig.subplots_adjust(bottom=(caption_height + 0.55) / height, top=1 - 0.75 / height, hspace=0.5, wspace=0.28)
         fig.text(0.01, 0.01, wrapped, fontsize=7.5, va="bottom", ha="left", wrap=False)
+    dpi = 300 if paper else 150
+    fig.set_dpi(dpi)  # measure at the resolution that is written (text extents depend on it)
     renderer = settle(fig)
     # the tight box (a legend outside the panels included), measured once for both formats [in]
     box = fig.get_tightbbox(renderer).padded(0.04 if paper else 0.1)
@@ -336,7 +338,7 @@ def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: st
     for ext in ("png", "pdf"):
         path = out_dir / f"{stem}.{ext}"
         buf = io.BytesIO()
-        fig.savefig(buf, format=ext, dpi=300 if paper else 150, bbox_inches=box)
+        fig.savefig(buf, format=ext, dpi=dpi, bbox_inches=box)
         atomic_write_bytes(path, buf.getvalue())
         paths.append(path)
     cap = out_dir / f"{stem}.caption.txt"

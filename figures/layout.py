@@ -121,16 +121,33 @@ def _repel(ax, renderer, *, iterations: int = 200) -> None:
             return
 
 
+def all_axes(fig) -> list:
+    """The axes of ``fig`` and their inset axes (``ax.inset_axes``), which ``fig.axes`` leaves out."""
+    out = []
+    for ax in fig.axes:
+        out.append(ax)
+        out.extend(all_axes_of(ax))
+    return out
+
+
+def all_axes_of(ax) -> list:
+    out = []
+    for child in getattr(ax, "child_axes", []):
+        out.append(child)
+        out.extend(all_axes_of(child))
+    return out
+
+
 def settle(fig):
     """Final placement of point labels and legends (see the module docstring); call after the layout.
 
     Returns the renderer it measured with."""
     fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
-    for ax in fig.axes:
+    for ax in all_axes(fig):
         _repel(ax, renderer)
     outside = []
-    for ax in fig.axes:
+    for ax in all_axes(fig):
         kwargs = getattr(ax, _LEGEND, None)
         if kwargs is not None and not _place_inside(ax, kwargs, renderer):
             outside.append((ax, kwargs))
@@ -146,6 +163,7 @@ def settle(fig):
     top = max(a.get_position().y1 for a in fig.axes)
     kwargs = dict(outside[0][1])
     fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(right + 0.01, top), borderaxespad=0.0, **kwargs)
+    fig.draw_without_rendering()  # lays the new legend out, so that the figure's tight box holds it
     return renderer
 
 
@@ -154,7 +172,7 @@ def scale_legend_fonts(fig, size_of) -> None:
     from matplotlib import rcParams
     from matplotlib.font_manager import FontProperties
 
-    for ax in fig.axes:
+    for ax in all_axes(fig):
         kwargs = getattr(ax, _LEGEND, None)
         if kwargs is not None:
             size = kwargs.get("fontsize", rcParams["legend.fontsize"])
