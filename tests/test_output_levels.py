@@ -4,6 +4,8 @@ longer than 200 characters; --verbose prints the full ε assumptions; warnings c
 from __future__ import annotations
 
 import json
+import re
+import time
 
 import pytest
 
@@ -33,9 +35,22 @@ def test_train_prints_one_privacy_line_and_verbose_the_assumptions(tmp_path, cap
     scenario = tmp_path / "small.toml"
     scenario.write_text(small_scenario(2))
     out = tmp_path / "run"
+    began = time.perf_counter()
     assert main(["train", str(scenario), "--out", str(out), "--no-progress"]) == 0
+    command_s = time.perf_counter() - began
     cap = capsys.readouterr()
     assert not _long_lines(cap.out, cap.err), _long_lines(cap.out, cap.err)
+    # units: accuracy in percent with one decimal on the terminal, the fraction in metrics.csv
+    last = (out / "metrics.csv").read_text().strip().splitlines()
+    fraction = float(dict(zip(last[0].split(","), last[-1].split(",")))["test_accuracy"])
+    assert 0.0 <= fraction <= 1.0 and f"test accuracy {100 * fraction:.1f} %" in cap.out
+    # time: the whole command (this process started before it), split into parts that add up
+    (line,) = [x for x in cap.out.splitlines() if x.startswith("time: ")]
+    numbers = [float(v) for v in re.findall(r"([0-9]+\.[0-9]) s", line)]
+    total, parts = numbers[0], numbers[1:]
+    assert total >= command_s - 0.05 and len(parts) == 4 and sum(parts) == pytest.approx(total, abs=0.25)
+    timing = json.loads((out / "config.json").read_text())["timing"]
+    assert parts[1] == pytest.approx(timing["setup_s"], abs=0.051) and parts[2] == pytest.approx(timing["tracing_s"], abs=0.051)
     privacy = [line for line in cap.out.splitlines() if line.startswith("privacy: ε = ")]
     assert len(privacy) == 1 and "threat model T1" in privacy[0] and str(out / "config.json") in privacy[0]
     assert "epsilon assumptions:" not in cap.out
