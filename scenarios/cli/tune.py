@@ -89,9 +89,17 @@ def next_command(args, tune_record: Path) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def _numbers(text: str, what: str) -> list[float]:
+    """``--lr-grid`` / ``--tune-seeds``: a comma-separated list of numbers (the same rule as floras matched)."""
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{what} must be a comma-separated list of numbers (got {text!r})") from None
+
+
 def run(args, *, runner=None) -> int:
     """``runner``: the training function of each run (tests pass a fake one)."""
-    from scenarios.cli.matched import _floats, make_executor, output_root, run_tuning, workers_of
+    from scenarios.cli.matched import make_executor, output_root, run_tuning, workers_of
     from scenarios.cli.options import check_dask_options
     from scenarios.experiments.sweep_file import load_sweep
     from scenarios.experiments.tune import TUNE_RECORD, tune_sweep
@@ -100,8 +108,8 @@ def run(args, *, runner=None) -> int:
     sweep = load_sweep(args.sweep_file, quick=args.quick)
     workers, threads = workers_of(args)
     # the same grid as run_tuning builds (its calibrations are cached, so building it twice costs nothing)
-    grid = _floats(args.lr_grid, "lr-grid") if args.lr_grid else ([0.03, 0.1, 0.3] if args.quick else [0.01, 0.03, 0.1, 0.3])
-    seeds = tuple(int(s) for s in _floats(args.tune_seeds, "tune-seeds"))
+    grid = _numbers(args.lr_grid, "lr-grid") if args.lr_grid else ([0.03, 0.1, 0.3] if args.quick else [0.01, 0.03, 0.1, 0.3])
+    seeds = tuple(int(s) for s in _numbers(args.tune_seeds, "tune-seeds"))
     tune, _ = tune_sweep(sweep, lr_grid=grid, at_epsilon=args.tune_at_epsilon, at_snr_db=args.tune_snr_db, seeds=seeds,
                          rounds=args.tune_rounds, validation_fraction=args.validation_fraction)
     print(estimate_line(tune, workers=max(1, workers)), flush=True)
