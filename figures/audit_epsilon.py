@@ -75,9 +75,13 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     request_legend(ax, fontsize=7.5)
     if infinite:
         _infinity_strip(ax_inf, ax)
-    # the title above the ∞ strip when there is one (a figure title would sit on the strip)
-    (ax_inf if infinite else ax).set_title("Empirical ε lower bounds (T1, T2) and the accountant's ε upper bound (T1), "
-                                           "one round", fontsize=10)
+    # the title above the ∞ strip when there is one (a figure title would sit on the strip); the paper
+    # style leaves figure titles to the caption
+    from .style import current
+
+    if current() != "paper":
+        (ax_inf if infinite else ax).set_title(
+            "Empirical ε lower bounds (T1, T2) and the accountant's ε upper bound (T1), one round", fontsize=10)
     a0 = audits[0]
     c = a0["config"]
     up0 = a0["epsilon_upper_report"]

@@ -331,7 +331,9 @@ def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: st
         fig.text(0.01, 0.01, wrapped, fontsize=7.5, va="bottom", ha="left", wrap=False)
     dpi = 300 if paper else 150
     fig.set_dpi(dpi)  # measure at the resolution that is written (text extents depend on it)
-    renderer = settle(fig)
+    from .style import panel_columns
+
+    renderer = settle(fig, outside="below" if paper and panel_columns(fig) == 1 else "right")
     # the tight box (a legend outside the panels included), measured once for both formats [in]
     box = fig.get_tightbbox(renderer).padded(0.04 if paper else 0.1)
     paths = []

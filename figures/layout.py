@@ -8,7 +8,8 @@ the figure size and margins, so an earlier check would not hold in the written f
   location inside the axes; the first whose box holds no data point (line vertices, the
   segments between them sampled every pixel, error-bar segments and point labels) is kept. If
   no location is free, the legends of all such axes are merged into one figure legend to the
-  right of the panels (outside every axes), which the figure's tight bounding box keeps.
+  right of the panels (or below them, :func:`settle`), outside every axes; the figure's tight
+  bounding box keeps it.
 * :func:`request_repel` marks point labels (``ax.annotate`` with an offset in points); at
   settle time overlapping labels are pushed apart vertically until their boxes are disjoint.
 """
@@ -138,14 +139,17 @@ def all_axes_of(ax) -> list:
     return out
 
 
-def settle(fig):
+def settle(fig, *, outside: str = "right"):
     """Final placement of point labels and legends (see the module docstring); call after the layout.
 
-    Returns the renderer it measured with."""
+    ``outside`` is where a legend that fits in no panel goes: ``"right"`` of the panels, or
+    ``"below"`` them (under the lowest tick labels and axis label; the paper style's choice for a
+    one-column figure, which then keeps its width). Returns the renderer it measured with."""
     fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
     for ax in all_axes(fig):
         _repel(ax, renderer)
+    where = outside
     outside = []
     for ax in all_axes(fig):
         kwargs = getattr(ax, _LEGEND, None)
@@ -159,10 +163,18 @@ def settle(fig):
             if lab not in labels and not lab.startswith("_"):
                 handles.append(h)
                 labels.append(lab)
-    right = max(a.get_position().x1 for a in fig.axes)
-    top = max(a.get_position().y1 for a in fig.axes)
     kwargs = dict(outside[0][1])
-    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(right + 0.01, top), borderaxespad=0.0, **kwargs)
+    if where == "below":
+        lowest = min(a.get_tightbbox(renderer).y0 for a in fig.axes)  # display units, labels included
+        left = min(a.get_position().x0 for a in fig.axes)
+        right = max(a.get_position().x1 for a in fig.axes)
+        y = fig.transFigure.inverted().transform((0.0, lowest))[1] - 0.01
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=((left + right) / 2, y), borderaxespad=0.0,
+                   ncol=2 if len(labels) > 3 and max(map(len, labels)) <= 28 else 1, **kwargs)
+    else:
+        right = max(a.get_position().x1 for a in fig.axes)
+        top = max(a.get_position().y1 for a in fig.axes)
+        fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(right + 0.01, top), borderaxespad=0.0, **kwargs)
     fig.draw_without_rendering()  # lays the new legend out, so that the figure's tight box holds it
     return renderer
 

@@ -11,8 +11,9 @@ sweep directory (``sweep.json``, written by ``floras sweep``), one run directory
 holding several of either. Results are read only through :mod:`scenarios.store` (finished runs
 only, as :mod:`figures.common`); writes ``<stem>.png``, ``<stem>.pdf`` (the legend where it
 covers no data, else outside the axes) and ``<stem>.caption.txt`` to ``--out`` (default:
-``figures`` next to ``DIR``). ``--style paper``: one column wide (3.5 in), paper fonts, no
-title or note in the image (they go to the caption file; :mod:`figures.style`).
+``figures`` next to ``DIR``). ``--style paper``: one column wide (3.5 in; a legend that fits
+nowhere inside goes below the axes), paper fonts, no title or note in the image (they go to the
+caption file; :mod:`figures.style`).
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def _plot_by(directory: Path, *, by: str, y: str, x: str, out_dir, stem, paper: 
     request_legend(ax, title=by, fontsize=6.5 if paper else 8, title_fontsize=6.5 if paper else 8)
     n_lines = len(ax.get_lines())
     fig.tight_layout(pad=0.3)
-    settle(fig)
+    settle(fig, outside="below" if paper else "right")
 
     out = Path(out_dir) if out_dir is not None else directory.resolve().parent / "figures"
     out.mkdir(parents=True, exist_ok=True)
