@@ -306,6 +306,34 @@ def test_a_crowded_panel_gets_its_legend_outside_the_axes(tmp_path):
     assert fig.legends[0].get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1
 
 
+def test_paper_style_puts_a_crowded_legend_below_and_keeps_the_column_width(tmp_path):
+    """In the paper style a one-column figure's homeless legend goes under the axis label, and the
+    written PNG stays 3.5 in wide (300 dpi, plus the 0.04 in pad on both sides)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from figures.common import save_figure
+    from figures.layout import request_legend
+    from figures.style import figure_style
+
+    with figure_style("paper"):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        x = np.linspace(0, 1, 50)
+        for level in np.linspace(0, 1, 12):
+            ax.plot(x, np.full_like(x, level), label=f"level {level:.2f}")
+        ax.set_xlabel("x label")
+        request_legend(ax, fontsize=7)
+        save_figure(fig, tmp_path, "crowded", "caption")
+    renderer = _renderer(fig)
+    (legend,) = fig.legends
+    assert _covered(legend, [ax], renderer) == 0
+    assert legend.get_window_extent(renderer).y1 <= ax.xaxis.label.get_window_extent(renderer).y0
+    assert Image.open(tmp_path / "crowded.png").size[0] <= round(300 * (3.5 + 2 * 0.04)) + 1
+
+
 def test_privacy_utility_point_labels_do_not_overlap(results, tmp_path, monkeypatch):
     """The fake privacy sweep puts both SNRs' points at the same place (accuracy does not depend on the
     SNR there), so their "N=…" labels start on top of each other; in the written figure no two overlap."""
