@@ -267,13 +267,24 @@ def _saved_figures(monkeypatch, module):
 
 
 @pytest.mark.parametrize("name, sweep", [("fig4", "fig4"), ("fig5", "fig5"), ("snr_sweep", "snr_sweep"),
-                                         ("privacy_utility", "privacy_sweep")])
+                                         ("privacy_utility", "privacy_sweep"), ("matched_snr", "snr_sweep")])
 def test_no_legend_covers_a_data_line(results, tmp_path, monkeypatch, name, sweep):
-    """In the written figure, no legend box holds a point of any line (measured with the renderer)."""
+    """In the written figure, no legend box holds a point of any line (measured with the renderer).
+    matched_accuracy_vs_snr is drawn from the SNR sweep's runs, one case per scheme (no matched.json:
+    every point as run)."""
     import importlib
 
     module = importlib.import_module(f"figures.{name}")
     drawn = _saved_figures(monkeypatch, module)
+    if name == "matched_snr":  # the matched sweep's cases are schemes: label each run by its scheme
+        from figures.common import load_finished
+
+        def by_scheme(path):
+            res = load_finished(path)
+            return replace(res, runsets=[replace(rs, point={**rs.point, "label": rs.value("phy.scheme")})
+                                         for rs in res.runsets])
+
+        monkeypatch.setattr(module, "load_finished", by_scheme)
     module.make(results / sweep, tmp_path)
     (fig,) = drawn
     renderer = _renderer(fig)
