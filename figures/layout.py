@@ -41,15 +41,17 @@ def request_repel(ax, annotations) -> None:
 
 def _densify(xy: np.ndarray, step: float = 1.0) -> np.ndarray:
     """Display points of a polyline with the segments sampled every ``step`` pixels (NaN breaks it)."""
-    out = [xy[np.isfinite(xy).all(axis=1)]]
-    for a, b in zip(xy[:-1], xy[1:]):
-        if not (np.isfinite(a).all() and np.isfinite(b).all()):
-            continue
-        n = int(np.hypot(*(b - a)) // step)
-        if n > 1:
-            t = np.linspace(0.0, 1.0, n + 1)[1:-1, None]
-            out.append(a + t * (b - a))
-    return np.concatenate(out) if out else np.empty((0, 2))
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    a, b = xy[:-1], xy[1:]
+    ok = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+    a, b = a[ok], b[ok]
+    n = np.maximum(2, np.ceil(np.hypot(*(b - a).T) / step).astype(int) + 1) if len(a) else np.empty(0, int)
+    if n.size and n.sum() > 2_000_000:  # a pathological line: its vertices only
+        n = np.full_like(n, 2)
+    seg = np.repeat(np.arange(len(a)), n)
+    t = np.concatenate([np.linspace(0.0, 1.0, k) for k in n]) if n.size else np.empty(0)
+    dense = a[seg] + t[:, None] * (b[seg] - a[seg]) if n.size else np.empty((0, 2))
+    return np.concatenate([xy[np.isfinite(xy).all(axis=1)], dense])
 
 
 def data_points(ax) -> np.ndarray:
@@ -75,20 +77,23 @@ def _text_boxes(ax, renderer) -> list:
     return [t.get_window_extent(renderer) for t in getattr(ax, _REPEL, []) if t.get_visible()]
 
 
-def legend_hits(legend, ax, renderer, *, pad: float = 2.0) -> int:
-    """How many data points of ``ax`` (:func:`data_points`) and point-label boxes fall in ``legend``'s box."""
+def legend_hits(legend, ax, renderer, *, pad: float = 2.0, points=None, boxes=None) -> int:
+    """How many data points of ``ax`` (:func:`data_points`, or ``points``) and point-label boxes
+    (or ``boxes``) fall in ``legend``'s box."""
     box = legend.get_window_extent(renderer).padded(pad)
-    pts = data_points(ax)
+    pts = data_points(ax) if points is None else points
     inside = int(np.count_nonzero((pts[:, 0] >= box.x0) & (pts[:, 0] <= box.x1) & (pts[:, 1] >= box.y0) & (pts[:, 1] <= box.y1)))
-    return inside + sum(1 for b in _text_boxes(ax, renderer) if b.overlaps(box))
+    boxes = _text_boxes(ax, renderer) if boxes is None else boxes
+    return inside + sum(1 for b in boxes if b.overlaps(box))
 
 
 def _place_inside(ax, kwargs: dict, renderer) -> bool:
+    points, boxes = data_points(ax), _text_boxes(ax, renderer)  # they do not move with the legend
     for loc in INSIDE:
         legend = ax.legend(loc=loc, **kwargs)
         if legend is None:
             return True
-        if legend_hits(legend, ax, renderer) == 0:
+        if legend_hits(legend, ax, renderer, points=points, boxes=boxes) == 0:
             return True
     legend = ax.get_legend()
     if legend is not None:
@@ -145,8 +150,10 @@ def settle(fig, *, outside: str = "right"):
     ``outside`` is where a legend that fits in no panel goes: ``"right"`` of the panels, or
     ``"below"`` them (under the lowest tick labels and axis label; the paper style's choice for a
     one-column figure, which then keeps its width). Returns the renderer it measured with."""
-    fig.draw_without_rendering()
     renderer = fig.canvas.get_renderer()
+    for ax in all_axes(fig):  # the view limits (autoscale) settle before anything is measured; no full draw
+        ax.apply_aspect()
+        ax.get_xlim(), ax.get_ylim()
     for ax in all_axes(fig):
         _repel(ax, renderer)
     where = outside

@@ -142,7 +142,7 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
             if sets:
                 x = np.array([eps_x(eps_value(rs.value("privacy.target_epsilon"))) for rs in sets])
                 acc = [100 * rs.final("test_accuracy") for rs in sets]
-                ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], color=color, label=text, ls="-" if src is None else ":")
+                ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], markersize=max(3.0, 7.0 - 1.5 * k), color=color, label=text, ls="-" if src is None else ":")
                 if max(len(a) for a in acc) > 1:
                     ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
             bad = [eps_x(eps_value(p["grid"].get("privacy.target_epsilon"))) for p in record.get("points", [])

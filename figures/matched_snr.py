@@ -43,7 +43,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         elif sets:
             x = np.array([float(rs.value("phy.snr_db")) for rs in sets])
             acc = [100 * rs.final("test_accuracy") for rs in sets]
-            ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], color=color, ls="--" if ref else "-", label=text)
+            ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], markersize=max(3.0, 7.0 - 1.5 * k), color=color, ls="--" if ref else "-", label=text)
             if max(len(a) for a in acc) > 1:
                 ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
         bad = [float(p["grid"]["phy.snr_db"]) for p in record.get("points", []) if p["label"] == label and p["status"] == "infeasible"]

@@ -34,7 +34,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
             lo = np.array([a.min() for a in acc])
             hi = np.array([a.max() for a in acc])
             color = SCHEME_COLORS.get(scheme)
-            ax.plot(x, mean, marker=MARKERS[k % len(MARKERS)], color=color, label=SCHEME_NAMES.get(scheme, scheme))
+            ax.plot(x, mean, marker=MARKERS[k % len(MARKERS)], markersize=max(3.0, 7.0 - 1.5 * k), color=color, label=SCHEME_NAMES.get(scheme, scheme))
             if max(len(a) for a in acc) > 1:
                 ax.fill_between(x, lo, hi, color=color, alpha=0.18, linewidth=0)
         ax.set_xlabel("SNR = P/σ² [dB]")

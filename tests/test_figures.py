@@ -266,27 +266,39 @@ def _saved_figures(monkeypatch, module):
     return drawn
 
 
-@pytest.mark.parametrize("name, sweep", [("fig4", "fig4"), ("fig5", "fig5"), ("snr_sweep", "snr_sweep"),
-                                         ("privacy_utility", "privacy_sweep"), ("matched_snr", "snr_sweep")])
-def test_no_legend_covers_a_data_line(results, tmp_path, monkeypatch, name, sweep):
-    """In the written figure, no legend box holds a point of any line (measured with the renderer).
+DRAWN = (("fig4", "fig4"), ("snr_sweep", "snr_sweep"), ("privacy_utility", "privacy_sweep"), ("matched_snr", "snr_sweep"))
+
+
+@pytest.fixture(scope="module")
+def drawn(results, tmp_path_factory):
+    """{module name: the figure it wrote} for :data:`DRAWN`, each drawn once from the fake results.
     matched_accuracy_vs_snr is drawn from the SNR sweep's runs, one case per scheme (no matched.json:
     every point as run)."""
     import importlib
 
-    module = importlib.import_module(f"figures.{name}")
-    drawn = _saved_figures(monkeypatch, module)
-    if name == "matched_snr":  # the matched sweep's cases are schemes: label each run by its scheme
-        from figures.common import load_finished
+    from figures.common import load_finished
 
-        def by_scheme(path):
-            res = load_finished(path)
-            return replace(res, runsets=[replace(rs, point={**rs.point, "label": rs.value("phy.scheme")})
-                                         for rs in res.runsets])
+    def by_scheme(path):  # the matched sweep's cases are schemes: label each run by its scheme
+        res = load_finished(path)
+        return replace(res, runsets=[replace(rs, point={**rs.point, "label": rs.value("phy.scheme")}) for rs in res.runsets])
 
-        monkeypatch.setattr(module, "load_finished", by_scheme)
-    module.make(results / sweep, tmp_path)
-    (fig,) = drawn
+    out = tmp_path_factory.mktemp("drawn")
+    figs = {}
+    with pytest.MonkeyPatch.context() as mp:
+        for name, sweep in DRAWN:
+            module = importlib.import_module(f"figures.{name}")
+            saved = _saved_figures(mp, module)
+            if name == "matched_snr":
+                mp.setattr(module, "load_finished", by_scheme)
+            module.make(results / sweep, out)
+            (figs[name],) = saved
+    return figs
+
+
+@pytest.mark.parametrize("name", [name for name, _ in DRAWN])
+def test_no_legend_covers_a_data_line(drawn, name):
+    """In the written figure, no legend box holds a point of any line (measured with the renderer)."""
+    fig = drawn[name]
     renderer = _renderer(fig)
     legends = [(ax.get_legend(), [ax]) for ax in fig.axes if ax.get_legend() is not None]
     legends += [(leg, fig.axes) for leg in fig.legends]
@@ -345,14 +357,10 @@ def test_paper_style_puts_a_crowded_legend_below_and_keeps_the_column_width(tmp_
     assert Image.open(tmp_path / "crowded.png").size[0] <= round(300 * (3.5 + 2 * 0.04)) + 1
 
 
-def test_privacy_utility_point_labels_do_not_overlap(results, tmp_path, monkeypatch):
+def test_privacy_utility_point_labels_do_not_overlap(drawn):
     """The fake privacy sweep puts both SNRs' points at the same place (accuracy does not depend on the
     SNR there), so their "N=…" labels start on top of each other; in the written figure no two overlap."""
-    from figures import privacy_utility
-
-    drawn = _saved_figures(monkeypatch, privacy_utility)
-    privacy_utility.make(results / "privacy_sweep", tmp_path)
-    (fig,) = drawn
+    fig = drawn["privacy_utility"]
     renderer = _renderer(fig)
     for ax in fig.axes:
         boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().startswith("N=")]
@@ -362,14 +370,10 @@ def test_privacy_utility_point_labels_do_not_overlap(results, tmp_path, monkeypa
                 assert not boxes[i].overlaps(boxes[j]), (ax.texts[i].get_text(), ax.texts[j].get_text())
 
 
-def test_coinciding_curves_keep_distinct_markers(results, tmp_path, monkeypatch):
+def test_coinciding_curves_keep_distinct_markers(drawn):
     """Fig. 4's FLORAS curves coincide with channel inversion's at 15 dB in the fake results: every curve
     carries markers, at rounds no other curve of its panel marks, so that a hidden line still shows."""
-    from figures import fig4
-
-    drawn = _saved_figures(monkeypatch, fig4)
-    fig4.make(results / "fig4", tmp_path)
-    for ax in drawn[0].axes:
+    for ax in drawn["fig4"].axes:
         marked = []
         for line in ax.get_lines():
             assert line.get_marker() not in (None, "None", "", " ")
