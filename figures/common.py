@@ -36,6 +36,9 @@ import numpy as np
 
 from scenarios.store import StorageError, atomic_write_bytes, atomic_write_text, read_config, read_manifest, read_metrics, run_status, storage_error, verify_run
 
+from .captions import (BAND_NOTE, LOSS_MEDIAN_NOTE, ONE_SEED_NOTE, SNR_DEFINITION, band_note,  # noqa: F401  (re-exported)
+                       dataset_name, epsilon_caption, run_facts)
+
 __all__ = [
     "RunSet",
     "SweepResults",
@@ -51,19 +54,7 @@ __all__ = [
     "mean_band",
 ]
 
-SNR_DEFINITION = "SNR = P/σ² (per-symbol transmit power over the noise variance; despread SNR = L·P/σ², model §5)"
-BAND_NOTE = "lines: mean over seeds; bands: min–max over seeds"
-ONE_SEED_NOTE = "one seed per curve: lines are that seed's values (no bands)"
-LOSS_MEDIAN_NOTE = ("training-loss lines: median over seeds (log axis; a seed whose loss is not finite is left "
-                    "out of that round)")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
-
-
-def band_note(res: "SweepResults", *, loss_median: bool = False) -> str:
-    """What the lines and bands of ``res`` are: :data:`BAND_NOTE` only when some curve has ≥ 2 seeds."""
-    if max((len(rs.seeds) for rs in res.runsets), default=0) < 2:
-        return ONE_SEED_NOTE
-    return BAND_NOTE + (f"; {LOSS_MEDIAN_NOTE}" if loss_median else "")
 
 
 @dataclass
@@ -251,52 +242,6 @@ def plot_band(ax, x, values: np.ndarray, *, scale: float = 1.0, keep: np.ndarray
     (line,) = ax.plot(x, mid, zorder=2.5, **style)
     if values.shape[0] > 1:
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0, zorder=1)
-
-
-def dataset_name(res: SweepResults) -> str:
-    for rs in res.runsets:
-        value = rs.value("data.name")
-        if value:
-            return str(value)
-    return "unknown data set"
-
-
-def epsilon_caption(res: SweepResults, label_of: Callable[[RunSet], str]) -> tuple[str, str]:
-    """(short, full) statements of the ε assumptions stored with the runs (model §7.4).
-
-    ``short`` holds the clauses shared by every curve (threat model, relation, sensitivity,
-    sampling, normalization caveats, δ, accountant, conversion); ``full`` adds each curve's
-    own clauses (its noise scale γ, the order α at which ε was attained) and the
-    accountant's warnings, for the caption text file.
-    """
-    from scenarios.store import privacy_statement, split_statements
-
-    items = [(rs, privacy_statement(rs.configs[0])) for rs in res.runsets if rs.configs]
-    items = [(rs, st) for rs, st in items if st["clauses"]]
-    if not items:
-        return "ε assumptions: none stored with the runs.", "ε assumptions: none stored with the runs."
-    common, rest = split_statements([st for _, st in items])
-    short = "ε assumptions (all curves): " + "; ".join(common) + "."
-    per = []
-    for (rs, st), own in zip(items, rest):
-        extra = own + [f"warning: {w}" for w in st["warnings"]]
-        if extra:
-            per.append(f"[{label_of(rs)}] " + "; ".join(extra))
-    full = short + (" Per curve: " + " ".join(per) if per else "")
-    if per:
-        short += " Per-curve clauses (noise scale γ, order α, warnings): see the .caption.txt file."
-    return short, full
-
-
-def run_facts(res: SweepResults, *, loss_median: bool = False) -> str:
-    seeds = sorted({s for rs in res.runsets for s in rs.seeds})
-    rounds = sorted({int(rs.metrics["round"].shape[1]) for rs in res.runsets})
-    rtxt = str(rounds[0]) if len(rounds) == 1 else f"{rounds[0]}–{rounds[-1]}"
-    quick = " (--quick variant)" if res.manifest.get("quick") else ""
-    text = f"Data set: {dataset_name(res)}{quick}; seeds {seeds}; {rtxt} rounds; {band_note(res, loss_median=loss_median)}."
-    if res.missing:
-        text += f" {len(res.missing)} run(s) unfinished and left out."
-    return text
 
 
 def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: str | None = None) -> list[Path]:
