@@ -329,6 +329,31 @@ def test_a_crowded_panel_gets_its_legend_outside_the_axes(tmp_path):
     assert fig.legends[0].get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1
 
 
+def test_learning_curves_that_fill_every_panel_get_their_legend_beside_the_panels(tmp_path):
+    """Twelve accuracy curves flat at levels spread over the whole panel (and losses spread over the log
+    axis) leave no free corner: the written learning-curve figure has no legend inside a panel and one
+    beside the panels that covers no line (a legend at matplotlib's "best" spot would cover some)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from figures.common import RunSet, SweepResults, learning_curves, save_figure
+
+    rounds = np.arange(1.0, 31.0)
+    runsets = []
+    for i, level in enumerate(np.linspace(0.0, 1.0, 12)):
+        metrics = {"round": rounds[None, :], "test_accuracy": np.full((1, 30), level),
+                   "train_loss": np.full((1, 30), 10.0 ** (2 * level - 1))}
+        runsets.append(RunSet(point={"label": "iid", "overrides": {}, "slug": f"c{i}"}, seeds=[0], metrics=metrics,
+                              configs=[], run_dirs=[]))
+    res = SweepResults(name="t", directory=Path("."), manifest={}, runsets=runsets)
+    fig = learning_curves(res, curve_label=lambda r: r.point["slug"], curve_style=lambda r: {}, title="t", row_title=str)
+    save_figure(fig, tmp_path, "full", "caption")
+    renderer = _renderer(fig)
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    assert _covered(fig.legends[0], fig.axes, renderer) == 0
+    assert len(fig.legends[0].get_texts()) == 12  # the two panels' legends merged, each curve once
+
+
 def test_paper_style_puts_a_crowded_legend_below_and_keeps_the_column_width(tmp_path):
     """In the paper style a one-column figure's homeless legend goes under the axis label, and the
     written PNG stays 3.5 in wide (300 dpi, plus the 0.04 in pad on both sides)."""
