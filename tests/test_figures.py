@@ -485,29 +485,38 @@ def test_audit_epsilon_has_a_title_and_never_draws_infinity_at_a_finite_height(t
 
 
 def test_paper_style_is_column_wide_with_small_fonts_and_no_caption_in_the_image(results, tmp_path, monkeypatch):
-    """`floras figures --style paper`: a one-panel figure is ≤ 3.5 in wide (300 dpi), a two-column one
-    ≤ 7.16 in plus the tight-box pad; every text 6–8 pt; the caption only in the side file."""
+    """`floras figures --style paper`: a one-panel figure is 3.5 in wide (300 dpi, ≤ the width plus the
+    0.04 in pad on both sides), a two-column one 7.16 in; every text 6–8 pt; the caption only in the side
+    file; no figure title."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     from matplotlib.text import Text
     from PIL import Image
 
-    from figures import fig4, snr_sweep
+    from figures import snr_sweep
+    from figures.common import save_figure
+    from figures.style import figure_style
 
-    spied = {fig4: _saved_figures(monkeypatch, fig4), snr_sweep: _saved_figures(monkeypatch, snr_sweep)}
+    spied = _saved_figures(monkeypatch, snr_sweep)
     root = tmp_path / "res"
     root.mkdir()
-    for sweep in ("fig4", "snr_sweep"):
-        (root / sweep).symlink_to(results / sweep)
+    (root / "snr_sweep").symlink_to(results / "snr_sweep")
     out = tmp_path / "paper"
     assert main(["figures", "--results", str(root), "--out", str(out), "--style", "paper"]) == 0
-    pad = 2 * 0.04  # savefig pad_inches on both sides
-    for module, stem, width in ((fig4, "fig4_floras_vs_channel_inversion", 7.16), (snr_sweep, "snr_sweep_accuracy", 3.5)):
-        (fig,) = spied[module]
+    with figure_style("paper"):  # two columns of panels
+        two, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax in axes:
+            ax.plot([0, 1], [0, 1], label="a line")
+        two.suptitle("a figure title", fontsize=11)
+        save_figure(two, out, "two", "Data set: none.")
+    pad = 2 * 0.04
+    for fig, stem, width in ((spied[0], "snr_sweep_accuracy", 3.5), (two, "two", 7.16)):
         assert fig.get_figwidth() == pytest.approx(width)
         px = Image.open(out / f"{stem}.png").size[0]
         assert 0.8 * width * 300 < px <= (width + pad) * 300 + 1
         sizes = {t.get_fontsize() for t in fig.findobj(Text) if t.get_text()}
         assert min(sizes) >= 6.0 and max(sizes) <= 8.0
-        caption = (out / f"{stem}.caption.txt").read_text().strip()
-        assert "SNR = P/σ²" in caption
-        texts = [t.get_text() for t in fig.findobj(Text)]
-        assert not any("Data set:" in t for t in texts) and fig._suptitle is None
+        assert "Data set:" in (out / f"{stem}.caption.txt").read_text()
+        assert not any("Data set:" in t.get_text() for t in fig.findobj(Text)) and fig._suptitle is None
