@@ -4,7 +4,8 @@ Reads only stored ``floras audit --json`` files from a results directory (one fi
 threat model and configuration, e.g. N ∈ {20, 21, 25, 30} at K = 20) and draws ε against
 γ = N − K: the accountant's ε (T1, line), the empirical lower bound under T1 and under T2
 (markers; hollow where the attack made no held-out error, i.e. the bound is capped by the
-number of trials), and that cap (dotted). ε = ∞ (γ = 0) is marked at the top edge.
+number of trials), and that cap (dotted). ε = ∞ (γ = 0) is never drawn at a finite height: it is a
+marker on a separate strip above the log axis, labelled "∞" (a broken axis).
 
 Writes ``audit_epsilon`` (PNG, PDF, caption text) with :func:`figures.common.save_figure`.
 """
@@ -18,6 +19,7 @@ import numpy as np
 
 from .audit_roc import load_audits
 from .common import SNR_DEFINITION, save_figure
+from .layout import request_legend
 
 __all__ = ["make"]
 
@@ -37,8 +39,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     audits = load_audits(results_dir)
     if not audits:
         raise ValueError(f"results directory {results_dir} holds no audit JSON (run `floras audit --json FILE`)")
+    infinite = any(math.isinf(_num(a["epsilon_upper"])) for a in audits)
     fig, ax = plt.subplots(figsize=(7.5, 5.6))
-    finite_max = [0.0]
+    if infinite:  # a strip just above the broken log axis holds ε = ∞
+        ax_inf = ax.inset_axes([0.0, 1.04, 1.0, 0.09], sharex=ax)
     upper_pts: dict[int, float] = {}
     styles = {"T1": dict(color="tab:blue", marker="o"), "T2": dict(color="tab:red", marker="s")}
     for threat in ("T1", "T2"):
@@ -55,7 +59,6 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         ax.plot(g[sat], lo[sat], linestyle="none", markerfacecolor="none", **st,
                 label=f"{threat}: attack made no held-out error (bound capped by trials)")
         ax.plot(g, cap, ":", color=st["color"], label=f"largest reportable with the {threat} trials")
-        finite_max += list(lo) + list(cap)
         for a in recs:
             upper_pts[a["gamma"]] = _num(a["epsilon_upper"])
     if upper_pts:
@@ -63,15 +66,22 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         up = np.array([upper_pts[int(x)] for x in g])
         fin = np.isfinite(up)
         ax.plot(g[fin], up[fin], "k-", marker="^", label="accountant ε upper bound (T1 only)")
-        finite_max += list(up[fin])
-        top = 1.15 * max(finite_max)
         if np.any(~fin):
-            ax.plot(g[~fin], np.full((~fin).sum(), top), "k^", markerfacecolor="none", label="accountant: ε = ∞")
+            ax_inf.plot(g[~fin], np.full((~fin).sum(), 0.5), "k^", markerfacecolor="none", label="accountant: ε = ∞")
     ax.set_xlabel("γ = N − K (inactive sequences)")
     ax.set_ylabel(f"ε at δ = {audits[0]['delta']:g}")
     ax.set_yscale("log")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7.5)
+    request_legend(ax, fontsize=7.5)
+    if infinite:
+        _infinity_strip(ax_inf, ax)
+    # the title above the ∞ strip when there is one (a figure title would sit on the strip); the paper
+    # style leaves figure titles to the caption
+    from .style import current
+
+    if current() != "paper":
+        (ax_inf if infinite else ax).set_title(
+            "Empirical ε lower bounds (T1, T2) and the accountant's ε upper bound (T1), one round", fontsize=10)
     a0 = audits[0]
     c = a0["config"]
     up0 = a0["epsilon_upper_report"]
@@ -92,4 +102,21 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         f"{up0['accountant']}, {up0['conversion']} conversion, relation {up0['relation']}, one round, the canary scheduled "
         f"(no sampling amplification), per-round multivariate Cauchy RDP bound (model §7.2). μ_k is released unprotected."
     )
+    if infinite:
+        caption += " Top strip (∞): configurations whose accountant ε is infinite (γ = 0), above the broken log axis."
     return save_figure(fig, Path(out_dir), "audit_epsilon", caption)
+
+
+def _infinity_strip(ax_inf, ax) -> None:
+    """The strip above ``ax`` that holds ε = ∞: one tick labelled "∞", the break marked by diagonals."""
+    ax_inf.set_ylim(0, 1)
+    ax_inf.set_yticks([0.5], ["∞"])
+    ax_inf.spines["bottom"].set_visible(False)
+    ax.spines["top"].set_visible(False)
+    ax_inf.tick_params(axis="x", which="both", bottom=False, labelbottom=False)
+    ax_inf.grid(True, axis="x", alpha=0.3)
+    request_legend(ax_inf, fontsize=7.5)
+    kw = dict(marker=[(-1, -0.5), (1, 0.5)], markersize=8, linestyle="none", color="k", mec="k", mew=1, clip_on=False,
+              gid="decoration")
+    ax_inf.plot([0, 1], [0, 0], transform=ax_inf.transAxes, label="_break", **kw)
+    ax.plot([0, 1], [1, 1], transform=ax.transAxes, label="_break", **kw)

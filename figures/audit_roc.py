@@ -22,6 +22,7 @@ import numpy as np
 from scenarios.store import StorageError, read_json
 
 from .common import SNR_DEFINITION, save_figure
+from .layout import request_legend
 
 __all__ = ["load_audits", "make"]
 
@@ -72,7 +73,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         ax.set_title(title, fontsize=10)
         ax.set_ylim(0, 1.02)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, title="SNR")
+        request_legend(ax, fontsize=8, title="SNR")
     ax = axes[2]
     groups = sorted({(r["csit"], r["K"], r["N"]) for r in sweep})
     for csit, K, N in groups:
@@ -87,7 +88,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     ax.set_title("(c) at the default threshold, and the top-K rule", fontsize=10)
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    request_legend(ax, fontsize=7)
     ax = axes[3]
     for csit, K, N in groups:
         recs = sorted((r for r in sweep if (r["csit"], r["K"], r["N"]) == (csit, K, N)), key=lambda r: r["snr_db"])
@@ -102,7 +103,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     ax.set_ylabel("per-client decoding NMSE ‖v_j − s_k‖²/‖s_k‖²")
     ax.set_title("(d) decoding each client's update: median, 10–90%", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    request_legend(ax, fontsize=7)
     nominal = sweep[0]["nominal_false_alarm"]
     rounds = data.get("rounds")
     caption = (

@@ -8,11 +8,17 @@ training happens here, and nothing is imported from TensorFlow.
 Conventions shared by every figure:
 
 * the line is the mean over seeds; the band is the **min–max range over seeds** (with one
-  seed there is no band);
+  seed there is no band, and the caption says so: :func:`band_note`);
+* training losses, drawn on a log axis, are the **median** over seeds instead (a seed whose
+  loss is not finite is left out of that round's median and band), so that one diverged seed
+  does not set the curve;
+* curves carry markers at staggered rounds, so that curves that coincide stay visible;
+  legends never cover data (:mod:`figures.layout`);
 * only finished runs (``DONE``) are used; if seeds stopped at different rounds, curves are
   cut to the shortest;
 * each figure is saved as PNG (150 dpi) and PDF, with its caption in the figure and in a
-  ``.caption.txt`` side file;
+  ``.caption.txt`` side file; the ``paper`` style (:mod:`figures.style`) leaves the caption
+  out of the image;
 * the caption states the SNR definition (model §5), the data set, seeds, rounds and, where ε
   appears, its assumptions (model §7.4).
 """
@@ -30,6 +36,9 @@ import numpy as np
 
 from scenarios.store import StorageError, atomic_write_bytes, atomic_write_text, read_config, read_manifest, read_metrics, run_status, storage_error, verify_run
 
+from .captions import (BAND_NOTE, LOSS_MEDIAN_NOTE, ONE_SEED_NOTE, SNR_DEFINITION, band_note,  # noqa: F401  (re-exported)
+                       dataset_name, epsilon_caption, run_facts)
+
 __all__ = [
     "RunSet",
     "SweepResults",
@@ -39,13 +48,13 @@ __all__ = [
     "title_case_panel",
     "SNR_DEFINITION",
     "BAND_NOTE",
+    "band_note",
     "save_figure",
     "lookup",
     "mean_band",
 ]
 
-SNR_DEFINITION = "SNR = P/σ² (per-symbol transmit power over the noise variance; despread SNR = L·P/σ², model §5)"
-BAND_NOTE = "lines: mean over seeds; bands: min–max over seeds"
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 
 
 @dataclass
@@ -206,90 +215,77 @@ def evaluated_rounds(rs: RunSet) -> np.ndarray:
     return (rounds % every == 0) | (rounds == rounds[-1])
 
 
-def plot_band(ax, x, values: np.ndarray, *, scale: float = 1.0, keep: np.ndarray | None = None, **style) -> None:
-    """Mean line and min–max band of ``values`` [n_seeds, T] against ``x``.
+def median_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Median, min and max over axis 0 (seeds) of the finite values; NaN where no seed is finite."""
+    v = np.where(np.isfinite(values), values, np.nan)
+    with np.errstate(all="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # rounds where every seed diverged
+            return np.nanmedian(v, axis=0), np.nanmin(v, axis=0), np.nanmax(v, axis=0)
+
+
+def plot_band(ax, x, values: np.ndarray, *, scale: float = 1.0, keep: np.ndarray | None = None,
+              center: str = "mean", **style) -> None:
+    """Line (mean over seeds, or ``center="median"``: :func:`median_band`) and min–max band of
+    ``values`` [n_seeds, T] against ``x``.
 
     ``keep`` (a mask over T, :func:`evaluated_rounds`) leaves out the rounds that were not
     evaluated, so the line joins the evaluated rounds instead of breaking into invisible pieces;
-    a NaN in an evaluated round (a diverged loss) still breaks the line.
+    a NaN in an evaluated round (a diverged loss) still breaks the mean line.
     """
     values = np.asarray(values, dtype=np.float64)
     if keep is not None:
         x, values = np.asarray(x)[keep], values[:, keep]
-    mean, lo, hi = mean_band(values * scale)
-    (line,) = ax.plot(x, mean, **style)
+    mid, lo, hi = (median_band if center == "median" else mean_band)(values * scale)
+    (line,) = ax.plot(x, mid, zorder=2.5, **style)
     if values.shape[0] > 1:
-        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
-
-
-def dataset_name(res: SweepResults) -> str:
-    for rs in res.runsets:
-        value = rs.value("data.name")
-        if value:
-            return str(value)
-    return "unknown data set"
-
-
-def epsilon_caption(res: SweepResults, label_of: Callable[[RunSet], str]) -> tuple[str, str]:
-    """(short, full) statements of the ε assumptions stored with the runs (model §7.4).
-
-    ``short`` holds the clauses shared by every curve (threat model, relation, sensitivity,
-    sampling, normalization caveats, δ, accountant, conversion); ``full`` adds each curve's
-    own clauses (its noise scale γ, the order α at which ε was attained) and the
-    accountant's warnings, for the caption text file.
-    """
-    from scenarios.store import privacy_statement, split_statements
-
-    items = [(rs, privacy_statement(rs.configs[0])) for rs in res.runsets if rs.configs]
-    items = [(rs, st) for rs, st in items if st["clauses"]]
-    if not items:
-        return "ε assumptions: none stored with the runs.", "ε assumptions: none stored with the runs."
-    common, rest = split_statements([st for _, st in items])
-    short = "ε assumptions (all curves): " + "; ".join(common) + "."
-    per = []
-    for (rs, st), own in zip(items, rest):
-        extra = own + [f"warning: {w}" for w in st["warnings"]]
-        if extra:
-            per.append(f"[{label_of(rs)}] " + "; ".join(extra))
-    full = short + (" Per curve: " + " ".join(per) if per else "")
-    if per:
-        short += " Per-curve clauses (noise scale γ, order α, warnings): see the .caption.txt file."
-    return short, full
-
-
-def run_facts(res: SweepResults) -> str:
-    seeds = sorted({s for rs in res.runsets for s in rs.seeds})
-    rounds = sorted({int(rs.metrics["round"].shape[1]) for rs in res.runsets})
-    rtxt = str(rounds[0]) if len(rounds) == 1 else f"{rounds[0]}–{rounds[-1]}"
-    quick = " (--quick variant)" if res.manifest.get("quick") else ""
-    text = f"Data set: {dataset_name(res)}{quick}; seeds {seeds}; {rtxt} rounds; {BAND_NOTE}."
-    if res.missing:
-        text += f" {len(res.missing)} run(s) unfinished and left out."
-    return text
+        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0, zorder=1)
 
 
 def save_figure(fig, out_dir: Path, stem: str, caption: str, *, full_caption: str | None = None) -> list[Path]:
-    """Write ``stem``.png and ``stem``.pdf (caption drawn under the axes) and ``stem``.caption.txt.
+    """Write ``stem``.png and ``stem``.pdf and ``stem``.caption.txt.
 
-    ``full_caption`` (default: ``caption``) is what the text file holds.
+    In the ``screen`` style (:mod:`figures.style`) the caption is drawn under the axes; in the
+    ``paper`` style the figure is resized to the column width with paper fonts and holds no
+    caption. Legends and point labels are placed last (:func:`figures.layout.settle`), so that
+    no legend covers data. ``full_caption`` (default: ``caption``) is what the text file holds.
     """
+    from .layout import scale_legend_fonts, settle
+    from .style import apply_paper_fonts, current, paper_size
+
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise storage_error(exc, "create", out_dir) from None
-    wrapped = "\n".join(textwrap.wrap(caption, width=int(fig.get_figwidth() * 16)))
-    n_lines = wrapped.count("\n") + 1
-    plot_height = fig.get_figheight()
-    caption_height = 0.14 + 0.135 * n_lines  # inches of caption text (7.5 pt lines)
-    height = plot_height + caption_height
-    fig.set_figheight(height)  # the caption gets its own room: the panels keep their size
-    fig.subplots_adjust(bottom=(caption_height + 0.55) / height, top=1 - 0.75 / height, hspace=0.5, wspace=0.28)
-    fig.text(0.01, 0.01, wrapped, fontsize=7.5, va="bottom", ha="left", wrap=False)
+    paper = current() == "paper"
+    if paper:
+        fig.set_size_inches(*paper_size(fig))
+        apply_paper_fonts(fig)
+        scale_legend_fonts(fig, lambda size: min(8.0, max(6.0, 0.8 * size)))
+        fig.tight_layout(pad=0.3)
+    else:
+        wrapped = "\n".join(textwrap.wrap(caption, width=int(fig.get_figwidth() * 16)))
+        n_lines = wrapped.count("\n") + 1
+        plot_height = fig.get_figheight()
+        caption_height = 0.14 + 0.135 * n_lines  # inches of caption text (7.5 pt lines)
+        height = plot_height + caption_height
+        fig.set_figheight(height)  # the caption gets its own room: the panels keep their size
+        fig.subplots_adjust(bottom=(caption_height + 0.55) / height, top=1 - 0.75 / height, hspace=0.5, wspace=0.28)
+        fig.text(0.01, 0.01, wrapped, fontsize=7.5, va="bottom", ha="left", wrap=False)
+    dpi = 300 if paper else 150
+    fig.set_dpi(dpi)  # measure at the resolution that is written (text extents depend on it)
+    from .style import panel_columns
+
+    renderer = settle(fig, outside="below" if paper and panel_columns(fig) == 1 else "right")
+    # the tight box (a legend outside the panels included), measured once for both formats [in]
+    box = fig.get_tightbbox(renderer).padded(0.04 if paper else 0.1)
     paths = []
     for ext in ("png", "pdf"):
         path = out_dir / f"{stem}.{ext}"
         buf = io.BytesIO()
-        fig.savefig(buf, format=ext, dpi=150)
+        fig.savefig(buf, format=ext, dpi=dpi, bbox_inches=box)
         atomic_write_bytes(path, buf.getvalue())
         paths.append(path)
     cap = out_dir / f"{stem}.caption.txt"
@@ -315,8 +311,13 @@ def learning_curves(
 ):
     """A rows × 2 grid of panels: training loss and test accuracy against the round, one row per case.
 
-    Panels are lettered (a), (b), … row by row, as in the source's Fig. 4 and Fig. 5.
+    Panels are lettered (a), (b), … row by row, as in the source's Fig. 4 and Fig. 5. The loss
+    is the median over seeds on a log axis, the accuracy the mean (:func:`plot_band`); curve i of
+    a panel has marker i at rounds offset by i/n of the marker spacing, so that coinciding curves
+    stay distinguishable; legends are placed when the figure is saved (:mod:`figures.layout`).
     """
+    from .layout import request_legend
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -330,18 +331,21 @@ def learning_curves(
             (("train_loss", "training loss (cross-entropy) [nats]", 1.0), ("test_accuracy", "test accuracy [%]", 100.0))
         ):
             ax = axes[r][c]
-            for rs in res.runsets:
-                if rs.label != label:
-                    continue
-                plot_band(ax, rs.rounds, rs.metrics[col], scale=scale, keep=evaluated_rounds(rs), label=curve_label(rs),
-                          **curve_style(rs))
+            members = [rs for rs in res.runsets if rs.label == label]
+            for i, rs in enumerate(members):
+                keep = evaluated_rounds(rs)
+                step = max(len(members), int(np.count_nonzero(keep)) // 6, 1)
+                style = {"marker": MARKERS[i % len(MARKERS)], "markersize": 4,
+                         "markevery": (i * step // len(members), step), **curve_style(rs)}
+                plot_band(ax, rs.rounds, rs.metrics[col], scale=scale, keep=keep, label=curve_label(rs),
+                          center="median" if col == "train_loss" else "mean", **style)
             ax.set_xlabel("communication round t")
             ax.set_ylabel(ylabel)
             ax.set_title(f"({next(letters)}) {row_title(label)}: {'training loss' if c == 0 else 'test accuracy'}", fontsize=10)
             ax.grid(True, alpha=0.3)
             if col == "train_loss":
                 ax.set_yscale("log")
-            ax.legend(fontsize=7.5)
+            request_legend(ax, fontsize=7.5)
     fig.suptitle(title, fontsize=11)
     return fig
 

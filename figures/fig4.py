@@ -47,7 +47,7 @@ def make(results_dir: Path, out_dir: Path, *, res=None, stem: str = STEM,
     resource = rs0.value("phy.resource", "equal")
     head = (
         f"FLORAS vs truncated channel inversion (threshold |h|² ≥ {rs0.value('phy.g_th', 0.01):g}), Rayleigh block fading; "
-        f"FLORAS CSIT: {rs0.value('phy.floras.csit', 'none')}. {SNR_DEFINITION}; resource convention: {resource}. {run_facts(res)} "
+        f"FLORAS CSIT: {rs0.value('phy.floras.csit', 'none')}. {SNR_DEFINITION}; resource convention: {resource}. {run_facts(res, loss_median=True)} "
     )
     eps = [float(rs.final("epsilon")[0]) for rs in res.runsets if "epsilon" in rs.metrics]
     if eps and all(math.isinf(e) for e in eps):

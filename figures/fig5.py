@@ -61,6 +61,6 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     short, full = epsilon_caption(res, lambda rs: f"{case_title(rs.label)}, γ = {gamma(rs)}")
     head = (
         f"FLORAS with γ = N − K inactive sequences, K = {rs0.value('training.clients_per_round')}, SNR {float(rs0.value('phy.snr_db')):g} dB. "
-        f"{SNR_DEFINITION}. {run_facts(res)} Legend: ε after the last round and the Rényi order α that attains it. "
+        f"{SNR_DEFINITION}. {run_facts(res, loss_median=True)} Legend: ε after the last round and the Rényi order α that attains it. "
     )
     return save_figure(fig, out_dir, STEM, head + short, full_caption=head + full)

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import BAND_NOTE, SNR_DEFINITION, load_finished, save_figure
+from .common import MARKERS, SNR_DEFINITION, band_note, load_finished, save_figure
+from .layout import request_legend
 
 SWEEP = "matched"
 STEM = "matched_accuracy_vs_epsilon"
@@ -127,7 +128,7 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
     labels = list(dict.fromkeys([rs.label for rs in res.runsets] + [p["label"] for p in record.get("points", [])]))
     fig, axes = plt.subplots(1, len(snrs), figsize=(5.6 * len(snrs), 4.6), squeeze=False)
     for ax, snr in zip(axes[0], snrs):
-        for label in labels:
+        for k, label in enumerate(labels):
             src = reused_from(record, res, label, snr)
             at = snr if src is None else src
             sets = sorted((rs for rs in res.runsets if rs.label == label and float(rs.value("phy.snr_db")) == at),
@@ -144,7 +145,7 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
             if sets:
                 x = np.array([eps_x(eps_value(rs.value("privacy.target_epsilon"))) for rs in sets])
                 acc = [100 * rs.final("test_accuracy") for rs in sets]
-                ax.plot(x, [a.mean() for a in acc], marker="o", color=color, label=text, ls="-" if src is None else ":")
+                ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], markersize=max(3.0, 7.0 - 1.5 * k), color=color, label=text, ls="-" if src is None else ":")
                 if max(len(a) for a in acc) > 1:
                     ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
             bad = [eps_x(eps_value(p["grid"].get("privacy.target_epsilon"))) for p in record.get("points", [])
@@ -160,7 +161,7 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
         ax.set_ylabel("final test accuracy [%]")
         ax.set_title(f"SNR = {snr:g} dB", fontsize=10)
         ax.grid(True, alpha=0.3)
-    axes[0][0].legend(fontsize=6.5, loc="best", framealpha=0.85)
+    request_legend(axes[0][0], fontsize=6.5, framealpha=0.85)
     fig.suptitle(title, fontsize=11)
     caption = f"{title}: final test accuracy against the target ε. {privacy_caption(res, record)}{reuse_note(record, res)} {SNR_DEFINITION}. {facts(res)}"
     paths = save_figure(fig, out_dir, stem, caption)
@@ -177,7 +178,7 @@ def finish_single_panel(fig, ax, *, xlabel: str, title: str) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel("final test accuracy [%]")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=6.5, loc="best", framealpha=0.85)
+    request_legend(ax, fontsize=6.5, framealpha=0.85)
     fig.suptitle(title, fontsize=11)
 
 
@@ -196,7 +197,7 @@ def facts(res) -> str:
     rounds = sorted({int(rs.metrics["round"].shape[1]) for rs in res.runsets})
     cfg = res.config().get("config", {})
     quick = " (--quick variant)" if res.manifest.get("quick") else ""
-    return f"Data set: {cfg.get('data', {}).get('name')}{quick}; seeds {seeds}; {rounds[-1]} rounds; {BAND_NOTE}."
+    return f"Data set: {cfg.get('data', {}).get('name')}{quick}; seeds {seeds}; {rounds[-1]} rounds; {band_note(res)}."
 
 
 def mean_channel_uses(rs) -> float:

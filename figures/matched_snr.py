@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import SNR_DEFINITION, load_finished, save_figure
+from .common import MARKERS, SNR_DEFINITION, load_finished, save_figure
 from .matched import COLORS, curve_label, facts, finish_single_panel, privacy_caption, read_matched, reuse_note, threat_of
 
 SWEEP = "matched_snr"
@@ -29,7 +29,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     record = read_matched(results_dir)
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
     labels = list(dict.fromkeys([rs.label for rs in res.runsets] + [p["label"] for p in record.get("points", [])]))
-    for label in labels:
+    for k, label in enumerate(labels):
         sets = sorted((rs for rs in res.runsets if rs.label == label), key=lambda rs: float(rs.value("phy.snr_db")))
         color = COLORS.get(label)
         ref = label in ("ideal", "channel-inversion")
@@ -43,7 +43,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         elif sets:
             x = np.array([float(rs.value("phy.snr_db")) for rs in sets])
             acc = [100 * rs.final("test_accuracy") for rs in sets]
-            ax.plot(x, [a.mean() for a in acc], marker="o", color=color, ls="--" if ref else "-", label=text)
+            ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], markersize=max(3.0, 7.0 - 1.5 * k), color=color, ls="--" if ref else "-", label=text)
             if max(len(a) for a in acc) > 1:
                 ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
         bad = [float(p["grid"]["phy.snr_db"]) for p in record.get("points", []) if p["label"] == label and p["status"] == "infeasible"]

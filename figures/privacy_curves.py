@@ -16,6 +16,7 @@ import numpy as np
 from scenarios.store import read_json
 
 from .common import save_figure
+from .layout import request_legend
 
 __all__ = ["plot_curves"]
 
@@ -72,7 +73,7 @@ def plot_curves(json_path, out_dir) -> list[Path]:
         ax.set_ylabel(f"ε at δ = {data['settings']['delta']:g}")
         ax.set_title(f"{level}-level DP")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, title="rounds")
+        request_legend(ax, fontsize=8, title="rounds")
     pr = data["per_round"]
     x = np.array(pr["gamma_over_S"], dtype=float)
     axes[2].plot(x, _dec(pr["bound"]), label="multivariate bound (any d)")
@@ -83,7 +84,7 @@ def plot_curves(json_path, out_dir) -> list[Path]:
     axes[2].set_ylabel(f"per-round RDP at α = {pr['order']:g}, no sampling")
     axes[2].set_title("one round, no sampling")
     axes[2].grid(True, which="both", alpha=0.3)
-    axes[2].legend(fontsize=8)
+    request_legend(axes[2], fontsize=8)
     paths += save_figure(
         fig, out_dir, "privacy_eps_vs_gamma",
         "ε against γ/S for several numbers of rounds T (left: client level, middle: item level); right: per-round "
@@ -105,6 +106,6 @@ def plot_curves(json_path, out_dir) -> list[Path]:
         ax.set_ylabel(f"ε at δ = {data['settings']['delta']:g}")
         ax.set_title(f"{level}-level DP")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        request_legend(ax, fontsize=8)
     paths += save_figure(fig, out_dir, "privacy_eps_vs_rounds", "ε against the number of rounds T for several γ/S. " + caption)
     return paths

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import SNR_DEFINITION, case_panels, load_finished, run_facts, save_figure, title_case_panel
+from .common import MARKERS, SNR_DEFINITION, case_panels, load_finished, run_facts, save_figure, title_case_panel
+from .layout import request_legend
 from .fig4 import SCHEME_COLORS, SCHEME_NAMES
 
 SWEEP = "snr_sweep"
@@ -24,7 +25,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         for rs in res.runsets:
             if rs.label == case and rs.value("phy.scheme") not in schemes:
                 schemes.append(rs.value("phy.scheme"))
-        for scheme in schemes:
+        for k, scheme in enumerate(schemes):
             sets = sorted((rs for rs in res.runsets if rs.label == case and rs.value("phy.scheme") == scheme),
                           key=lambda rs: float(rs.value("phy.snr_db")))
             x = np.array([float(rs.value("phy.snr_db")) for rs in sets])
@@ -33,14 +34,14 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
             lo = np.array([a.min() for a in acc])
             hi = np.array([a.max() for a in acc])
             color = SCHEME_COLORS.get(scheme)
-            ax.plot(x, mean, marker="o", color=color, label=SCHEME_NAMES.get(scheme, scheme))
+            ax.plot(x, mean, marker=MARKERS[k % len(MARKERS)], markersize=max(3.0, 7.0 - 1.5 * k), color=color, label=SCHEME_NAMES.get(scheme, scheme))
             if max(len(a) for a in acc) > 1:
                 ax.fill_between(x, lo, hi, color=color, alpha=0.18, linewidth=0)
         ax.set_xlabel("SNR = P/σ² [dB]")
         ax.set_ylabel("final test accuracy [%]")
         title_case_panel(ax, res, case, i)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        request_legend(ax, fontsize=8)
     fig.suptitle("Final test accuracy against SNR", fontsize=11)
     rs0 = res.runsets[0]
     caption = (

@@ -1,8 +1,8 @@
 """Markdown tables of the sweep summaries, for the reproduction report.
 
 One table per sweep directory found under the results directory: each grid point's final
-test accuracy, final training loss and ε after the last round (mean ± sample std over the
-finished seeds, ddof = 1), the Rényi order α that attains ε and the mean wall time per run.
+test accuracy (in %, one decimal; the stored files keep the fraction), final training loss and
+ε after the last round (mean ± sample std over the finished seeds, ddof = 1), the Rényi order α that attains ε and the mean wall time per run.
 Computed from the stored runs (``scenarios.store.summarize``), never from training.
 """
 
@@ -50,7 +50,7 @@ def table(sweep_dir: Path) -> str:
         wall = r["wall_time_s_mean"]
         wall_text = "—" if math.isnan(wall) else f"{wall:.0f}"
         lines.append(
-            f"| `{r['point']}` | {r['seeds_done']} | {_pm(r['final_test_accuracy_mean'], r['final_test_accuracy_std'], scale=100.0)} "
+            f"| `{r['point']}` | {r['seeds_done']} | {_pm(r['final_test_accuracy_mean'], r['final_test_accuracy_std'], scale=100.0, digits=1)} "
             f"| {_pm(r['final_train_loss_mean'], r['final_train_loss_std'], digits=3)} | {_eps(r['epsilon_mean'])} "
             f"| {alpha_text} | {wall_text} |"
         )

@@ -215,3 +215,308 @@ def test_foreign_entries_of_the_results_tree_are_listed_once_and_the_rest_drawn(
     tables = (root / "figures" / "summary_tables.md").read_text()
     assert "### `fig4`" in tables and "odd" not in tables and "stray" not in tables
     assert {p: p.read_bytes() for p in before} == before  # never touched
+
+
+# --- paper-ready figures: legends, labels, markers, medians, captions, ε = ∞ -------------------------------
+
+
+def _display_points(ax) -> np.ndarray:
+    """Every line of ``ax`` in display coordinates: vertices plus points every pixel along each segment
+    (written here, not taken from figures.layout, so that a wrong check there cannot hide a covered line)."""
+    pts = [np.empty((0, 2))]
+    for line in ax.get_lines():
+        if line.get_gid() == "decoration":
+            continue
+        xy = line.get_transform().transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float))
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        pts.append(xy)
+        if line.get_linestyle() not in ("None", "none", ""):
+            for a, b in zip(xy[:-1], xy[1:]):
+                n = max(2, int(np.hypot(*(b - a))))
+                pts.append(a + np.linspace(0, 1, n)[:, None] * (b - a))
+    return np.concatenate(pts)
+
+
+def _covered(legend, axes, renderer) -> int:
+    box = legend.get_window_extent(renderer)
+    return sum(int(np.count_nonzero((p[:, 0] > box.x0) & (p[:, 0] < box.x1) & (p[:, 1] > box.y0) & (p[:, 1] < box.y1)))
+               for p in (_display_points(ax) for ax in axes))
+
+
+def _renderer(fig):
+    """A renderer of a figure that save_figure has closed (pyplot detaches its canvas)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _saved_figures(monkeypatch, module):
+    """Call-through spy on ``module.save_figure``: the figures it wrote, after their final layout."""
+    drawn = []
+    real = module.save_figure
+
+    def spy(fig, *args, **kw):
+        paths = real(fig, *args, **kw)
+        drawn.append(fig)
+        return paths
+
+    monkeypatch.setattr(module, "save_figure", spy)
+    return drawn
+
+
+DRAWN = (("fig4", "fig4"), ("snr_sweep", "snr_sweep"), ("privacy_utility", "privacy_sweep"), ("matched_snr", "snr_sweep"))
+
+
+@pytest.fixture(scope="module")
+def drawn(results, tmp_path_factory):
+    """{module name: the figure it wrote} for :data:`DRAWN`, each drawn once from the fake results.
+    matched_accuracy_vs_snr is drawn from the SNR sweep's runs, one case per scheme (no matched.json:
+    every point as run)."""
+    import importlib
+
+    from figures.common import load_finished
+
+    def by_scheme(path):  # the matched sweep's cases are schemes: label each run by its scheme
+        res = load_finished(path)
+        return replace(res, runsets=[replace(rs, point={**rs.point, "label": rs.value("phy.scheme")}) for rs in res.runsets])
+
+    out = tmp_path_factory.mktemp("drawn")
+    figs = {}
+    with pytest.MonkeyPatch.context() as mp:
+        for name, sweep in DRAWN:
+            module = importlib.import_module(f"figures.{name}")
+            saved = _saved_figures(mp, module)
+            if name == "matched_snr":
+                mp.setattr(module, "load_finished", by_scheme)
+            module.make(results / sweep, out)
+            (figs[name],) = saved
+    return figs
+
+
+@pytest.mark.parametrize("name", [name for name, _ in DRAWN])
+def test_no_legend_covers_a_data_line(drawn, name):
+    """In the written figure, no legend box holds a point of any line (measured with the renderer)."""
+    fig = drawn[name]
+    renderer = _renderer(fig)
+    legends = [(ax.get_legend(), [ax]) for ax in fig.axes if ax.get_legend() is not None]
+    legends += [(leg, fig.axes) for leg in fig.legends]
+    assert legends
+    for legend, axes in legends:
+        assert _covered(legend, axes, renderer) == 0, f"{name}: a legend covers data"
+
+
+def test_a_crowded_panel_gets_its_legend_outside_the_axes(tmp_path):
+    """Lines through every part of the panel leave no free spot inside: the legend goes beside the panels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from figures.common import save_figure
+    from figures.layout import request_legend
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.linspace(0, 1, 50)
+    for level in np.linspace(0, 1, 12):  # horizontal lines every 1/11 of the height cross every location
+        ax.plot(x, np.full_like(x, level), label=f"level {level:.2f}")
+    request_legend(ax, fontsize=7)
+    save_figure(fig, tmp_path, "crowded", "caption")
+    renderer = _renderer(fig)
+    assert ax.get_legend() is None and len(fig.legends) == 1
+    assert _covered(fig.legends[0], [ax], renderer) == 0
+    assert fig.legends[0].get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1
+
+
+def test_learning_curves_that_fill_every_panel_get_their_legend_beside_the_panels(tmp_path):
+    """Twelve accuracy curves flat at levels spread over the whole panel (and losses spread over the log
+    axis) leave no free corner: the written learning-curve figure has no legend inside a panel and one
+    beside the panels that covers no line (a legend at matplotlib's "best" spot would cover some)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from figures.common import RunSet, SweepResults, learning_curves, save_figure
+
+    rounds = np.arange(1.0, 31.0)
+    runsets = []
+    for i, level in enumerate(np.linspace(0.0, 1.0, 12)):
+        metrics = {"round": rounds[None, :], "test_accuracy": np.full((1, 30), level),
+                   "train_loss": np.full((1, 30), 10.0 ** (2 * level - 1))}
+        runsets.append(RunSet(point={"label": "iid", "overrides": {}, "slug": f"c{i}"}, seeds=[0], metrics=metrics,
+                              configs=[], run_dirs=[]))
+    res = SweepResults(name="t", directory=Path("."), manifest={}, runsets=runsets)
+    fig = learning_curves(res, curve_label=lambda r: r.point["slug"], curve_style=lambda r: {}, title="t", row_title=str)
+    save_figure(fig, tmp_path, "full", "caption")
+    renderer = _renderer(fig)
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    assert _covered(fig.legends[0], fig.axes, renderer) == 0
+    assert len(fig.legends[0].get_texts()) == 12  # the two panels' legends merged, each curve once
+
+
+def test_paper_style_puts_a_crowded_legend_below_and_keeps_the_column_width(tmp_path):
+    """In the paper style a one-column figure's homeless legend goes under the axis label, and the
+    written PNG stays 3.5 in wide (300 dpi, plus the 0.04 in pad on both sides)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from figures.common import save_figure
+    from figures.layout import request_legend
+    from figures.style import figure_style
+
+    with figure_style("paper"):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        x = np.linspace(0, 1, 50)
+        for level in np.linspace(0, 1, 12):
+            ax.plot(x, np.full_like(x, level), label=f"level {level:.2f}")
+        ax.set_xlabel("x label")
+        request_legend(ax, fontsize=7)
+        save_figure(fig, tmp_path, "crowded", "caption")
+    renderer = _renderer(fig)
+    (legend,) = fig.legends
+    assert _covered(legend, [ax], renderer) == 0
+    assert legend.get_window_extent(renderer).y1 <= ax.xaxis.label.get_window_extent(renderer).y0
+    assert Image.open(tmp_path / "crowded.png").size[0] <= round(300 * (3.5 + 2 * 0.04)) + 1
+
+
+def test_privacy_utility_point_labels_do_not_overlap(drawn):
+    """The fake privacy sweep puts both SNRs' points at the same place (accuracy does not depend on the
+    SNR there), so their "N=…" labels start on top of each other; in the written figure no two overlap."""
+    fig = drawn["privacy_utility"]
+    renderer = _renderer(fig)
+    for ax in fig.axes:
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().startswith("N=")]
+        assert len(boxes) == 8  # 4 finite-ε values of N × 2 SNRs
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                assert not boxes[i].overlaps(boxes[j]), (ax.texts[i].get_text(), ax.texts[j].get_text())
+
+
+def test_coinciding_curves_keep_distinct_markers(drawn):
+    """Fig. 4's FLORAS curves coincide with channel inversion's at 15 dB in the fake results: every curve
+    carries markers, at rounds no other curve of its panel marks, so that a hidden line still shows."""
+    for ax in drawn["fig4"].axes:
+        marked = []
+        for line in ax.get_lines():
+            assert line.get_marker() not in (None, "None", "", " ")
+            start, step = line.get_markevery()
+            marked.append(set(np.asarray(line.get_xdata())[start::step].tolist()))
+        assert len(marked) == 4 and all(marked)
+        for i in range(len(marked)):
+            for j in range(i + 1, len(marked)):
+                assert not marked[i] & marked[j]
+
+
+def test_training_loss_is_the_median_over_seeds_and_a_diverged_seed_does_not_set_it():
+    """Three seeds: losses 1 and 2 (per round) and a diverged seed (1e6, then NaN). The log-axis loss line is
+    the median of the finite values: 2 while all three are finite, (1 + 2)/2 once the third is NaN;
+    the accuracy line stays the mean."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from figures.common import RunSet, SweepResults, learning_curves
+
+    rounds = np.arange(1.0, 5.0)
+    loss = np.array([[1.0] * 4, [2.0] * 4, [1e6, 1e6, np.nan, np.nan]])
+    acc = np.array([[0.5] * 4, [0.6] * 4, [0.1] * 4])
+    rs = RunSet(point={"label": "iid", "overrides": {}}, seeds=[0, 1, 2],
+                metrics={"round": np.stack([rounds] * 3), "train_loss": loss, "test_accuracy": acc}, configs=[], run_dirs=[])
+    res = SweepResults(name="t", directory=Path("."), manifest={}, runsets=[rs])
+    fig = learning_curves(res, curve_label=lambda r: "c", curve_style=lambda r: {}, title="t", row_title=str)
+    loss_ax, acc_ax = fig.axes
+    assert loss_ax.get_yscale() == "log"
+    np.testing.assert_allclose(loss_ax.get_lines()[0].get_ydata(), [2.0, 2.0, 1.5, 1.5])
+    np.testing.assert_allclose(acc_ax.get_lines()[0].get_ydata(), [40.0] * 4)  # mean of 50, 60, 10
+
+
+@pytest.fixture(scope="module")
+def one_seed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("one_seed")
+    sweep = load_sweep(ROOT / "scenarios" / "snr_sweep.toml", quick=True)
+    run_sweep([(replace(sweep, seeds=(0,)), root / sweep.name)], runner=fake_runner, progress=False, echo=None)
+    return root / sweep.name
+
+
+def test_one_seed_captions_claim_no_bands(one_seed, results, tmp_path, monkeypatch):
+    """A one-seed SNR sweep draws no band and its caption says so; two seeds keep the min–max sentence."""
+    from matplotlib.collections import PolyCollection
+
+    from figures import snr_sweep
+
+    drawn = _saved_figures(monkeypatch, snr_sweep)
+    snr_sweep.make(one_seed, tmp_path / "one")
+    caption = (tmp_path / "one" / "snr_sweep_accuracy.caption.txt").read_text()
+    assert "band" not in caption.replace("no bands", "") and "one seed per curve" in caption
+    assert not [c for ax in drawn[0].axes for c in ax.collections if isinstance(c, PolyCollection)]
+    snr_sweep.make(results / "snr_sweep", tmp_path / "two")
+    assert "bands: min–max over seeds" in (tmp_path / "two" / "snr_sweep_accuracy.caption.txt").read_text()
+
+
+def _audit(threat: str, gamma: int, lower: float, upper) -> dict:
+    return {"threat": threat, "gamma": gamma, "empirical_epsilon_lower": lower, "epsilon_upper": upper, "delta": 1e-5,
+            "confidence": 0.95, "config": {"K": 20, "L": 64, "d": 10, "snr_db": 20.0, "csit": "none", "C": None},
+            "game": {"max_reportable": 3.0, "saturated": False, "trials_per_world": 200, "neighbour": "replace"},
+            "epsilon_upper_report": {"accountant": "rdp", "conversion": "standard", "relation": "replace"}}
+
+
+def test_audit_epsilon_has_a_title_and_never_draws_infinity_at_a_finite_height(tmp_path, monkeypatch):
+    """γ = 0 has accountant ε = ∞: it is drawn on a strip whose only y tick reads "∞", not on the log ε axis."""
+    from figures import audit_epsilon
+
+    for gamma, upper in ((0, "inf"), (1, 40.0), (5, 8.0)):
+        (tmp_path / f"t1_{gamma}.json").write_text(json.dumps(_audit("T1", gamma, 0.5 / (gamma + 1), upper)))
+    drawn = _saved_figures(monkeypatch, audit_epsilon)
+    audit_epsilon.make(tmp_path, tmp_path / "fig")
+    (fig,) = drawn
+    axes = [ax for top in fig.axes for ax in [top, *top.child_axes]]
+    assert any("ε" in ax.get_title() for ax in axes)  # the title sits above the ∞ strip
+    log_axes = [ax for ax in axes if ax.get_yscale() == "log"]
+    assert len(log_axes) == 1
+    upper = next(l for l in log_axes[0].get_lines() if l.get_label().startswith("accountant ε upper bound"))
+    assert list(upper.get_xdata()) == [1.0, 5.0] and list(upper.get_ydata()) == [40.0, 8.0]
+    inf_lines = [(ax, l) for ax in axes for l in ax.get_lines() if "∞" in l.get_label()]
+    assert len(inf_lines) == 1
+    ax, line = inf_lines[0]
+    assert ax is not log_axes[0] and list(line.get_xdata()) == [0.0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["∞"]
+
+
+def test_paper_style_is_column_wide_with_small_fonts_and_no_caption_in_the_image(results, tmp_path, monkeypatch):
+    """`floras figures --style paper`: a one-panel figure is 3.5 in wide (300 dpi, ≤ the width plus the
+    0.04 in pad on both sides), a two-column one 7.16 in; every text 6–8 pt; the caption only in the side
+    file; no figure title."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+    from PIL import Image
+
+    from figures import snr_sweep
+    from figures.common import save_figure
+    from figures.style import figure_style
+
+    spied = _saved_figures(monkeypatch, snr_sweep)
+    root = tmp_path / "res"
+    root.mkdir()
+    (root / "snr_sweep").symlink_to(results / "snr_sweep")
+    out = tmp_path / "paper"
+    assert main(["figures", "--results", str(root), "--out", str(out), "--style", "paper"]) == 0
+    with figure_style("paper"):  # two columns of panels
+        two, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for ax in axes:
+            ax.plot([0, 1], [0, 1], label="a line")
+        two.suptitle("a figure title", fontsize=11)
+        save_figure(two, out, "two", "Data set: none.")
+    pad = 2 * 0.04
+    for fig, stem, width in ((spied[0], "snr_sweep_accuracy", 3.5), (two, "two", 7.16)):
+        assert fig.get_figwidth() == pytest.approx(width)
+        px = Image.open(out / f"{stem}.png").size[0]
+        assert 0.8 * width * 300 < px <= (width + pad) * 300 + 1
+        sizes = {t.get_fontsize() for t in fig.findobj(Text) if t.get_text()}
+        assert min(sizes) >= 6.0 and max(sizes) <= 8.0
+        assert "Data set:" in (out / f"{stem}.caption.txt").read_text()
+        assert not any("Data set:" in t.get_text() for t in fig.findobj(Text)) and fig._suptitle is None

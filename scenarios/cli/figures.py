@@ -9,7 +9,9 @@ curves from ``DIR/privacy/privacy_curves.json`` (written by ``floras privacy cur
 DIR/privacy``) when those exist. A figure whose results are absent is reported and skipped; it
 is an error when none is present. Results are read only through :mod:`scenarios.store`: an
 empty or damaged ``sweep.json`` or a run marked finished without its metrics is an error
-naming the file; every figure is written atomically.
+naming the file; every figure is written atomically. ``--style paper`` draws them for a
+manuscript (3.5 in single-column or 7.16 in double-column width, 6–8 pt fonts, no caption in the
+image: the caption is only in ``<stem>.caption.txt``; :mod:`figures.style`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ def register(subparsers) -> None:
     p.add_argument("--results", default="results", metavar="DIR",
                    help="directory holding the sweep result directories (default: results)")
     p.add_argument("--out", default=None, metavar="DIR", help="where figures are written (default: RESULTS/figures)")
+    p.add_argument("--style", choices=("screen", "paper"), default="screen",
+                   help="screen (default: caption drawn under the panels) or paper (column width, 6-8 pt fonts, "
+                        "caption only in the .caption.txt side file)")
     p.set_defaults(handler=run)
 
 
@@ -32,6 +37,13 @@ def run(args) -> int:
     import os
 
     os.environ.setdefault("MPLBACKEND", "Agg")
+    from figures.style import figure_style
+
+    with figure_style(getattr(args, "style", "screen")):
+        return _run(args)
+
+
+def _run(args) -> int:
     from figures.common import NoFinishedRuns
     from figures.registry import FIGURES, figure_module
 

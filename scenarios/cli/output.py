@@ -1,8 +1,12 @@
-"""Terminal output levels of ``floras train``, ``sweep`` and ``calibrate``.
+"""Terminal output levels of ``floras train``, ``sweep`` and ``calibrate``, and the units they print.
 
 Without ``--verbose`` the terminal gets one short privacy line (ε, δ, threat model, accountant
 and the file holding the full assumptions); with ``--verbose`` the full assumption text as
 well. The files (``config.json``, ``summary.csv``, ``--json``) always keep everything.
+
+Units (docs/fl.md "Units"): accuracy is printed in percent with one decimal (:func:`percent`)
+while the files keep the fraction in [0, 1] (``test_accuracy``, ``final_test_accuracy``); ε is
+printed with four significant digits (:func:`_eps`: a calibrated 3.9999999977 reads "4").
 """
 
 from __future__ import annotations
@@ -18,6 +22,47 @@ def shorten(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters (ending in "…" when cut)."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def percent(fraction) -> str:
+    """An accuracy fraction in [0, 1] as a percentage with one decimal: 0.91234 → "91.2 %"."""
+    try:
+        v = float(fraction)
+    except (TypeError, ValueError):
+        return "?"
+    return "—" if math.isnan(v) else f"{100.0 * v:.1f} %"
+
+
+def process_seconds(fallback_start: float) -> float:
+    """Wall seconds since this process started (Linux: the seconds since boot of ``/proc/uptime`` less
+    the process's start, field 22 of ``/proc/self/stat``, in clock ticks since boot), else since
+    ``fallback_start`` (a ``time.time()`` value)."""
+    import os
+    import time
+
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22 (starttime), after "pid (comm)"
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        elapsed = uptime - ticks / os.sysconf("SC_CLK_TCK")
+        if 0.0 <= elapsed < 10 * 86400:
+            return max(elapsed, time.time() - fallback_start)
+    except (OSError, ValueError, IndexError):
+        pass
+    return time.time() - fallback_start
+
+
+def time_line(*, total_s: float, rounds_s: float, setup_s=None, tracing_s=None) -> str:
+    """``time: 32.1 s in all = 1.2 s rounds + 2.0 s setup + 0.9 s tracing + 28.0 s start-up and I/O``."""
+    parts = [f"{rounds_s:.1f} s rounds"]
+    known = rounds_s
+    for value, what in ((setup_s, "setup"), (tracing_s, "tf.function tracing")):
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            parts.append(f"{value:.1f} s {what}")
+            known += value
+    parts.append(f"{max(0.0, total_s - known):.1f} s start-up and I/O (Python, TensorFlow, data, files)")
+    return shorten(f"time: {total_s:.1f} s in all = " + " + ".join(parts), MAX_LINE)
 
 
 def _eps(value) -> str:

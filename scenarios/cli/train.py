@@ -1,7 +1,10 @@
 """``floras train SCENARIO.toml [--rounds N] [--seed S] [--out DIR] [--resume]``.
 
 Runs one federated-learning scenario (see :mod:`scenarios.config` and ``docs/fl.md``) into a
-run directory (see :mod:`scenarios.runs.run`) with a progress bar, and prints a short summary.
+run directory (see :mod:`scenarios.runs.run`) with a progress bar, and prints a short summary:
+accuracy in percent (the files keep the fraction), losses in nats, and the command's whole wall
+time since the process started, split into the rounds, the setup, the ``tf.function`` tracing
+and the rest (Python and TensorFlow start-up, loading, writing).
 The run directory is locked while the run writes it; the FLORAS key comes from ``--key-file``,
 ``FLORAS_KEY_FILE``, ``FLORAS_KEY_HEX`` or ``run.key_hex`` (else the simulation-only key) and
 is never written to it (see :mod:`scenarios.config.keys`).
@@ -39,6 +42,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import time
+
+    started = time.time()  # the fallback origin of the total time (the process start where it is known)
     from fl.federated import NonFiniteModelError
     from scenarios.config import load_scenario
     from scenarios.runs.run import run_scenario
@@ -63,14 +69,18 @@ def run(args: argparse.Namespace) -> int:
     except NonFiniteModelError as exc:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
-    from scenarios.cli.output import run_privacy_line, shorten
+    from scenarios.cli.output import percent, process_seconds, run_privacy_line, shorten, time_line
     from scenarios.store import read_config
 
+    record = read_config(out)
     print(shorten(
         f"floras train: {summary['rounds']} rounds, scheme {config.phy.scheme}, "
-        f"test accuracy {summary['final_test_accuracy']:.4f}, test loss {summary['final_test_loss']:.4f}, "
-        f"train loss {summary['final_train_loss']:.4f}, {summary['wall_time_s']:.1f} s; run directory {out}", 200))
-    record = read_config(out)
+        f"test accuracy {percent(summary['final_test_accuracy'])}, test loss {summary['final_test_loss']:.4f} nats, "
+        f"train loss {summary['final_train_loss']:.4f} nats; run directory {out}", 200))
+    timing = record.get("timing") if isinstance(record.get("timing"), dict) else {}
+    print(time_line(total_s=process_seconds(started), rounds_s=float(summary["wall_time_s"]),
+                    setup_s=None if args.resume else timing.get("setup_s"),
+                    tracing_s=None if args.resume else timing.get("tracing_s")))
     print(run_privacy_line(record, out))
     if args.verbose:
         print(f"epsilon assumptions: {record.get('epsilon_assumptions', 'see config.json')}")
