@@ -1,0 +1,179 @@
+"""FedProx's Synthetic(α, β): a federated population of M clients generated lazily (model §8).
+
+Reference: T. Li, A. K. Sahu, M. Zaheer, M. Sanjabi, A. Talwalkar, V. Smith, "Federated Optimization
+in Heterogeneous Networks", MLSys 2020, §5.1 and its generator ``data/synthetic_*/generate_synthetic.py``.
+Client k (0 ≤ k < M) has its own softmax model and feature distribution:
+
+    u_k ~ N(0, α²)           B_k ~ N(0, β²)                     (scalars; the reference code draws
+                                                                 ``normal(0, alpha)``, i.e. standard
+                                                                 deviation α, the paper writes N(0, α))
+    W_k ~ N(u_k, 1)^{F×C}    b_k ~ N(u_k, 1)^C                  (the client's labelling model)
+    v_k ~ N(B_k, 1)^F                                           (its feature mean)
+    x ~ N(v_k, Σ),  Σ = diag(j^{−1.2}), j = 1 … F               (its features, float32)
+    y = argmax_c softmax(xᵀ W_k + b_k)_c = argmax_c (xᵀ W_k + b_k)_c
+
+α controls how much the clients' models differ, β how much their feature distributions differ;
+Synthetic(0, 0), (0.5, 0.5) and (1, 1) are the paper's settings. Client sizes follow the reference's
+power law (lognormal): D_k = min(n_min + ⌊e^{μ + σ Z_k}⌋, n_max), Z_k ~ N(0, 1), with the reference's
+μ = 4, σ = 2, n_min = 50 and a cap n_max (the reference has none; a cap keeps one client's data
+bounded). The reference uses F = 60 features and C = 10 classes; the defaults here are F = 784 (so the
+source's 784-200-10 MLP has a realistic d = 159 010) and C = 10. Features are not rescaled.
+
+Laziness: everything about client k is drawn from its own keyed stream ``(seed, "synthetic-client", k)``
+in a fixed order (Z_k, u_k, B_k, v_k, W_k, b_k, then the D_k rows of x), so building the population
+for M = 10⁶ costs nothing, and client k's data are identical whether generated alone or with others.
+
+Held-out test set (choice): ``test_clients`` clients drawn uniformly without replacement from the
+population by the stream ``(seed, "synthetic-test-clients")``, each contributing ``test_per_client``
+fresh examples from its own distribution (stream ``(seed, "synthetic-client-test", k)``): the global
+model is judged on the population's mixture of client distributions, on examples no client trains on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from phy.randomness import stream
+
+__all__ = ["FedProxSynthetic", "feature_variances"]
+
+
+def feature_variances(F: int) -> np.ndarray:
+    """Σ_jj = j^{−1.2}, j = 1 … F (``[F] float64``), the reference's feature covariance diagonal."""
+    return np.arange(1, F + 1, dtype=np.float64) ** -1.2
+
+
+@dataclass(frozen=True)
+class _ClientModel:
+    size: int
+    W: np.ndarray  # [F, C] float64
+    b: np.ndarray  # [C]
+    v: np.ndarray  # [F]
+
+
+@dataclass(frozen=True)
+class FedProxSynthetic:
+    """The population (module docstring): parameters only, no data until a client is asked for.
+
+    Parameters
+    ----------
+    seed : master seed of the client streams
+    M : clients in the population (1 … 10⁶ or more)
+    alpha, beta : α, β ≥ 0
+    features, classes : F ≥ 1 and C ≥ 2
+    size_mu, size_sigma : μ, σ of the lognormal size law (σ ≥ 0)
+    min_size, max_size : n_min ≥ 1 and the cap n_max ≥ n_min (examples per client)
+    test_clients, test_per_client : the held-out test set's clients and examples per client
+    """
+
+    seed: int
+    M: int
+    alpha: float = 1.0
+    beta: float = 1.0
+    features: int = 784
+    classes: int = 10
+    size_mu: float = 4.0
+    size_sigma: float = 2.0
+    min_size: int = 50
+    max_size: int = 1000
+    test_clients: int = 100
+    test_per_client: int = 50
+
+    name = "fedprox"
+
+    def __post_init__(self):
+        for key, value, low in (("M", self.M, 1), ("features", self.features, 1), ("classes", self.classes, 2),
+                                ("min_size", self.min_size, 1), ("max_size", self.max_size, self.min_size),
+                                ("test_clients", self.test_clients, 1), ("test_per_client", self.test_per_client, 1)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+                raise ValueError(f"data.fedprox.{key} must be an integer ≥ {low} (got {value!r})")
+        for key, value in (("alpha", self.alpha), ("beta", self.beta), ("size_sigma", self.size_sigma)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                raise ValueError(f"data.fedprox.{key} must be a finite number ≥ 0 (got {value!r})")
+        if isinstance(self.size_mu, bool) or not isinstance(self.size_mu, (int, float)) or not np.isfinite(self.size_mu):
+            raise ValueError(f"data.fedprox.size_mu must be a finite number (got {self.size_mu!r})")
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return (int(self.features),)
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.classes)
+
+    @property
+    def source(self) -> str:
+        return (f"FedProx Synthetic(alpha={self.alpha}, beta={self.beta}), M={self.M}, F={self.features}, "
+                f"C={self.classes}, sizes min({self.min_size} + lognormal({self.size_mu}, {self.size_sigma}), "
+                f"{self.max_size}) (generated per client, seeded)")
+
+    def _check(self, k: int) -> int:
+        k = int(k)
+        if not 0 <= k < self.M:
+            raise ValueError(f"client id must be in [0, {self.M}) (got {k})")
+        return k
+
+    def _size(self, z: float) -> int:
+        """D_k = min(n_min + ⌊exp(μ + σ z)⌋, n_max); the exponent is clipped at 700 (exp overflows beyond)."""
+        return int(min(self.min_size + np.floor(np.exp(min(self.size_mu + self.size_sigma * z, 700.0))), self.max_size))
+
+    def _model(self, rng: np.random.Generator) -> _ClientModel:
+        F, C = int(self.features), int(self.classes)
+        size = self._size(rng.standard_normal())
+        u = self.alpha * rng.standard_normal()
+        B = self.beta * rng.standard_normal()
+        v = B + rng.standard_normal(F)
+        W = u + rng.standard_normal((F, C))
+        b = u + rng.standard_normal(C)
+        return _ClientModel(size, W, b, v)
+
+    def _draw(self, rng: np.random.Generator, model: _ClientModel, n: int) -> tuple[np.ndarray, np.ndarray]:
+        scale = np.sqrt(feature_variances(int(self.features)))
+        x = (model.v + scale * rng.standard_normal((n, int(self.features)))).astype(np.float32)
+        y = np.argmax(x.astype(np.float64) @ model.W + model.b, axis=1).astype(np.int32)
+        return x, y
+
+    def size(self, k: int) -> int:
+        """D_k, the examples of client k (one draw of its stream)."""
+        return self._size(stream(self.seed, "synthetic-client", self._check(k)).standard_normal())
+
+    def sizes(self, clients) -> np.ndarray:
+        """``[K] int64`` D_k of the given clients."""
+        return np.array([self.size(k) for k in np.asarray(clients).reshape(-1)], dtype=np.int64)
+
+    def client_data(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Client k's training data: ``x [D_k, F] float32``, ``y [D_k] int32`` (module docstring)."""
+        rng = stream(self.seed, "synthetic-client", self._check(k))
+        model = self._model(rng)
+        return self._draw(rng, model, model.size)
+
+    def test_client_ids(self) -> np.ndarray:
+        """The held-out test set's clients, ``[min(test_clients, M)] int64`` sorted."""
+        n = min(int(self.test_clients), int(self.M))
+        return np.sort(stream(self.seed, "synthetic-test-clients").choice(self.M, size=n, replace=False)).astype(np.int64)
+
+    def test_set(self) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh examples of the test clients (module docstring): ``x [n, F] float32``, ``y [n] int32``."""
+        xs, ys = [], []
+        for k in self.test_client_ids():
+            model = self._model(stream(self.seed, "synthetic-client", int(k)))
+            x, y = self._draw(stream(self.seed, "synthetic-client-test", int(k)), model, int(self.test_per_client))
+            xs.append(x)
+            ys.append(y)
+        return np.concatenate(xs), np.concatenate(ys)
+
+    def train_sample(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Up to ``n`` training examples of the test clients (their own training data, first rows first):
+        the training-loss evaluation set of a run."""
+        xs, ys, have = [], [], 0
+        for k in self.test_client_ids():
+            if have >= n:
+                break
+            x, y = self.client_data(int(k))
+            take = min(x.shape[0], n - have)
+            xs.append(x[:take])
+            ys.append(y[:take])
+            have += take
+        return np.concatenate(xs), np.concatenate(ys)
