@@ -12,8 +12,14 @@ Client k (0 ≤ k < M) has its own softmax model and feature distribution:
     x ~ N(v_k, Σ),  Σ = diag(j^{−1.2}), j = 1 … F               (its features, float32)
     y = argmax_c softmax(xᵀ W_k + b_k)_c = argmax_c (xᵀ W_k + b_k)_c
 
-α controls how much the clients' models differ, β how much their feature distributions differ;
-Synthetic(0, 0), (0.5, 0.5) and (1, 1) are the paper's settings. Client sizes follow the reference's
+β controls how much the clients' feature distributions differ; Synthetic(0, 0), (0.5, 0.5) and (1, 1)
+are the paper's settings. Note (a consequence of the equations, not stated in the paper): u_k shifts
+every class's logit by the same u_k (Σ_j x_j + 1), so it never changes the argmax: α does not affect
+the labels, and the clients' labelling models W_k, b_k are independent N(0, 1) draws whatever α. A
+global model must then fit M unrelated labellers, and little is learnable at large M. With
+``shared_model`` (the reference's ``iid`` flag, for the model only) every client labels with one
+(W, b) ~ N(0, 1) drawn from the stream ``(seed, "synthetic-shared-model")``; features stay
+client-specific (β), so the task is learnable and non-IID in its inputs. Client sizes follow the reference's
 power law (lognormal): D_k = min(n_min + ⌊e^{μ + σ Z_k}⌋, n_max), Z_k ~ N(0, 1), with the reference's
 μ = 4, σ = 2, n_min = 50 and a cap n_max (the reference has none; a cap keeps one client's data
 bounded). The reference uses F = 60 features and C = 10 classes; the defaults here are F = 784 (so the
@@ -66,6 +72,7 @@ class FedProxSynthetic:
     size_mu, size_sigma : μ, σ of the lognormal size law (σ ≥ 0)
     min_size, max_size : n_min ≥ 1 and the cap n_max ≥ n_min (examples per client)
     test_clients, test_per_client : the held-out test set's clients and examples per client
+    shared_model : every client labels with one shared (W, b) (module docstring)
     """
 
     seed: int
@@ -80,6 +87,7 @@ class FedProxSynthetic:
     max_size: int = 1000
     test_clients: int = 100
     test_per_client: int = 50
+    shared_model: bool = False
 
     name = "fedprox"
 
@@ -92,6 +100,8 @@ class FedProxSynthetic:
         for key, value in (("alpha", self.alpha), ("beta", self.beta), ("size_sigma", self.size_sigma)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
                 raise ValueError(f"data.fedprox.{key} must be a finite number ≥ 0 (got {value!r})")
+        if not isinstance(self.shared_model, bool):
+            raise ValueError(f"data.fedprox.shared_model must be true or false (got {self.shared_model!r})")
         if isinstance(self.size_mu, bool) or not isinstance(self.size_mu, (int, float)) or not np.isfinite(self.size_mu):
             raise ValueError(f"data.fedprox.size_mu must be a finite number (got {self.size_mu!r})")
 
@@ -127,6 +137,9 @@ class FedProxSynthetic:
         v = B + rng.standard_normal(F)
         W = u + rng.standard_normal((F, C))
         b = u + rng.standard_normal(C)
+        if self.shared_model:  # the client's own draws are still made, so its features do not change
+            shared = stream(self.seed, "synthetic-shared-model")
+            W, b = shared.standard_normal((F, C)), shared.standard_normal(C)
         return _ClientModel(size, W, b, v)
 
     def _draw(self, rng: np.random.Generator, model: _ClientModel, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -165,15 +178,14 @@ class FedProxSynthetic:
         return np.concatenate(xs), np.concatenate(ys)
 
     def train_sample(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Up to ``n`` training examples of the test clients (their own training data, first rows first):
-        the training-loss evaluation set of a run."""
-        xs, ys, have = [], [], 0
-        for k in self.test_client_ids():
-            if have >= n:
-                break
+        """Up to ``n`` training examples of the test clients, the first ⌈n / test clients⌉ rows of each
+        client's own training data (fewer if it has fewer): the training-loss evaluation set of a run."""
+        ids = self.test_client_ids()
+        per = -(-int(n) // ids.size)
+        xs, ys = [], []
+        for k in ids:
             x, y = self.client_data(int(k))
-            take = min(x.shape[0], n - have)
-            xs.append(x[:take])
-            ys.append(y[:take])
-            have += take
-        return np.concatenate(xs), np.concatenate(ys)
+            xs.append(x[:per])
+            ys.append(y[:per])
+        x, y = np.concatenate(xs), np.concatenate(ys)
+        return x[:n], y[:n]

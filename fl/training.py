@@ -157,6 +157,10 @@ class VectorizedTrainer:
             self._fns[K] = tf.function(self._train_graph, input_signature=sig)
         return self._fns[K]
 
+    def tracing_count(self) -> int:
+        """Traces of the training functions so far (one per chunk size once warmed up)."""
+        return sum(int(f.experimental_get_tracing_count()) for f in self._fns.values())
+
     def _train_graph(self, w, x, y, rows, lr):
         import tensorflow as tf
 

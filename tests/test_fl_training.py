@@ -160,9 +160,9 @@ def test_warm_up_traces_once_and_does_not_change_results():
     fresh = trainer.train(w, clients, round_index=5)
     _, _, _, warmed = _setup("mlp")
     warmed.warm_up(len(clients))
-    assert warmed._fn.experimental_get_tracing_count() == 1
+    assert warmed.tracing_count() == 1
     again = warmed.train(w, clients, round_index=5)
-    assert warmed._fn.experimental_get_tracing_count() == 1  # the first real round traces nothing
+    assert warmed.tracing_count() == 1  # the first real round traces nothing
     np.testing.assert_array_equal(again[0], fresh[0])
     np.testing.assert_array_equal(again[1], fresh[1])
     ev = Evaluator(spec, ds.x_test, ds.y_test, chunk=25)  # 60 examples: chunks of 25, 25, 10 (two shapes)

@@ -11,8 +11,9 @@ import math
 from dataclasses import dataclass, field
 
 from phy.config import PhyConfig
+from scenarios.config.population import FedProxDataConfig
 
-DATASETS = ("fashion-mnist", "mnist", "digits", "synthetic")
+DATASETS = ("fashion-mnist", "mnist", "digits", "synthetic", "fedprox")
 PARTITIONS = ("iid", "shards", "dirichlet")
 MODELS = ("mlp", "cnn")
 LEVELS = ("client", "item")
@@ -23,7 +24,7 @@ ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp")
 
 @dataclass(frozen=True)
 class DataConfig:
-    """``[data]``: which data set (model §8)."""
+    """``[data]``: which data set (model §8); ``[data.fedprox]``: the FedProx population's parameters."""
 
     name: str = "digits"
     dir: str | None = None
@@ -33,6 +34,7 @@ class DataConfig:
     synthetic_classes: int = 4
     validation_fraction: float = 0.0
     evaluate_on: str = "test"
+    fedprox: FedProxDataConfig = field(default_factory=FedProxDataConfig)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class TrainingConfig:
     local_steps: int | None = None
     eval_every: int = 1
     train_eval_size: int = 10000
+    client_chunk: int | None = None
 
 
 @dataclass(frozen=True)
