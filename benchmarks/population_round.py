@@ -9,10 +9,12 @@ of ``--chunk`` clients (``training.client_chunk``). Peak memory is the process's
     python benchmarks/population_round.py --chunk 100 --json chunk100.json
     python benchmarks/population_round.py --chunk 1000 --json chunk1000.json
 
-Reported: the setup (population, model, aggregator), the tracing round (``warm_up``: one K-client
-training pass on the first clients, which also traces every chunk size), the timed round split into
-training (data generation included) and the rest, the peak RSS after setup and at the end, the
-machine load (``os.getloadavg``) before and after. Today's aggregator interface takes the K×d
+Reported: the setup (population, model, aggregator), the tracing (``warm_up``: one training pass
+of one chunk of each size, on the first clients), the data generation of the round's K clients alone,
+the training alone (``VectorizedTrainer.train``, generation included) and the whole round
+(``FederatedAveraging.step``: training and aggregation), the peak RSS after setup, after the warm-up
+(the trainer at one chunk), after the training alone (+ the [K, d] updates) and at the end (+ the
+aggregator), and the machine load (``os.getloadavg``) before and after. Today's aggregator interface takes the K×d
 updates at once, so the round still holds one [K, d] float64 array (1.27 GB at K = 1 000).
 """
 
@@ -69,18 +71,31 @@ def main(argv=None) -> int:
     t1 = time.perf_counter()
     trainer.warm_up(args.K)
     tracing_s = time.perf_counter() - t1
+    rss_warm = _rss_mb()  # the trainer at one chunk (warm_up trains one chunk of each size)
 
+    from fl.federated import sample_clients
+
+    clients = sample_clients(seed=args.seed, round_index=0, M=args.M, K=args.K)
     t2 = time.perf_counter()
-    w_next, outcome = fedavg.step(w, 0)
-    round_s = time.perf_counter() - t2
+    start = 0
+    for c in trainer.chunks(args.K):  # data generation alone: the rows every chunk's batches use
+        ids = clients[start : start + c]
+        trainer.clients.batches(ids, trainer.local_rows(ids, 0))
+        start += c
+    generation_s = time.perf_counter() - t2
     t3 = time.perf_counter()
-    trainer.train(w, outcome.clients, 0)  # the training part alone, same clients (results discarded)
+    trainer.train(w, clients, 0)  # the training part alone, the round's clients (results discarded)
     train_s = time.perf_counter() - t3
+    rss_train = _rss_mb()  # + the [K, d] float64 updates
 
+    t4 = time.perf_counter()
+    w_next, outcome = fedavg.step(w, 0)
+    round_s = time.perf_counter() - t4
     out = {"M": args.M, "K": args.K, "client_chunk": args.chunk, "chunks": trainer.chunks(args.K), "d": spec.d,
            "local_steps": args.steps, "batch_size": args.batch, "setup_s": setup_s, "tracing_round_s": tracing_s,
-           "round_s": round_s, "training_s": train_s, "peak_rss_after_setup_mb": rss_setup,
-           "peak_rss_mb": _rss_mb(), "mean_client_size": float(np.mean(population.sizes(outcome.clients))),
+           "round_s": round_s, "training_s": train_s, "generation_s": generation_s,
+           "peak_rss_after_setup_mb": rss_setup, "peak_rss_after_warm_up_mb": rss_warm,
+           "peak_rss_after_training_mb": rss_train, "peak_rss_mb": _rss_mb(), "mean_client_size": float(np.mean(population.sizes(outcome.clients))),
            "finite": bool(np.all(np.isfinite(w_next))), "load_before": load_before, "load_after": os.getloadavg(),
            "cpus": os.cpu_count()}
     text = json.dumps(out, indent=1)

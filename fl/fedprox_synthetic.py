@@ -26,7 +26,8 @@ bounded). The reference uses F = 60 features and C = 10 classes; the defaults he
 source's 784-200-10 MLP has a realistic d = 159 010) and C = 10. Features are not rescaled.
 
 Laziness: everything about client k is drawn from its own keyed stream ``(seed, "synthetic-client", k)``
-in a fixed order (Z_k, u_k, B_k, v_k, W_k, b_k, then the D_k rows of x), so building the population
+in a fixed order (Z_k, u_k, B_k, v_k, W_k, b_k in float64, then the D_k rows of x from float32 standard
+normal draws, x = float32(v_k) + float32(Σ^{1/2}) z in float32 arithmetic), so building the population
 for M = 10⁶ costs nothing, and client k's data are identical whether generated alone or with others.
 
 Held-out test set (choice): ``test_clients`` clients drawn uniformly without replacement from the
@@ -143,10 +144,14 @@ class FedProxSynthetic:
         return _ClientModel(size, W, b, v)
 
     def _draw(self, rng: np.random.Generator, model: _ClientModel, n: int) -> tuple[np.ndarray, np.ndarray]:
-        scale = np.sqrt(feature_variances(int(self.features)))
-        x = (model.v + scale * rng.standard_normal((n, int(self.features)))).astype(np.float32)
-        y = np.argmax(x.astype(np.float64) @ model.W + model.b, axis=1).astype(np.int32)
-        return x, y
+        # x = v_k + Σ^{1/2} z with z drawn in float32 and the affine map in float32 (elementwise IEEE:
+        # the same on every machine); logits in float64 by einsum (its own loops, no threaded BLAS)
+        scale = np.sqrt(feature_variances(int(self.features))).astype(np.float32)
+        x = rng.standard_normal((n, int(self.features)), dtype=np.float32)
+        x *= scale
+        x += model.v.astype(np.float32)
+        logits = np.einsum("nf,fc->nc", x.astype(np.float64), model.W) + model.b
+        return x, np.argmax(logits, axis=1).astype(np.int32)
 
     def size(self, k: int) -> int:
         """D_k, the examples of client k (one draw of its stream)."""

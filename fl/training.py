@@ -203,11 +203,19 @@ class VectorizedTrainer:
         return [c] * (int(K) // c) + ([int(K) % c] if int(K) % c else [])
 
     def _run(self, w32, clients: np.ndarray, round_index: int):
+        """One batched call for ``clients``; an odd count is padded with a copy of the last client (its
+        outputs dropped): TensorFlow's CPU kernels treat an odd last client of a batch on another code
+        path (different float32 rounding), so with even calls a client's numbers do not depend on the
+        call it is in (tested for chunk sizes 1 … K)."""
         import tensorflow as tf
 
+        n = len(clients)
+        if n % 2:
+            clients = np.append(clients, clients[-1])
         x, y, rows = self.clients.batches(clients, self.local_rows(clients, round_index))
-        return self._fn(len(clients))(w32, tf.convert_to_tensor(x, tf.float32), tf.convert_to_tensor(y, tf.int32),
-                                      tf.constant(rows.astype(np.int32)), tf.constant(self.lr, tf.float32))
+        upd, loss = self._fn(len(clients))(w32, tf.convert_to_tensor(x, tf.float32), tf.convert_to_tensor(y, tf.int32),
+                                           tf.constant(rows.astype(np.int32)), tf.constant(self.lr, tf.float32))
+        return (upd[:n], loss[:n]) if n % 2 else (upd, loss)
 
     def warm_up(self, K: int) -> None:
         """Trace and run the training function once for every chunk size of a K-client round (zero model,
@@ -220,7 +228,7 @@ class VectorizedTrainer:
         import tensorflow as tf
 
         for c in sorted(set(self.chunks(min(int(K), self.M)))):
-            self._run(tf.zeros([self.spec.d], tf.float32), np.arange(c), 0)
+            self._run(tf.zeros([self.spec.d], tf.float32), np.arange(c), 0)  # traces the padded (even) size
 
     def _check(self, clients) -> np.ndarray:
         clients = np.asarray(clients, dtype=np.int64)

@@ -27,7 +27,8 @@ def _reference_client(seed, k, *, alpha, beta, F, C, n_min, n_max, mu, sigma):
     v = B + rng.standard_normal(F)
     W = u + rng.standard_normal((F, C))
     b = u + rng.standard_normal(C)
-    x = (v + np.arange(1, F + 1) ** -0.6 * rng.standard_normal((D, F))).astype(np.float32)
+    z = rng.standard_normal((D, F), dtype=np.float32)  # float32 draws, float32 affine map (model §11)
+    x = v.astype(np.float32) + (np.arange(1, F + 1) ** -0.6).astype(np.float32) * z
     return x, np.argmax(x.astype(np.float64) @ W + b, axis=1), v, W, b
 
 
