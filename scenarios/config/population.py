@@ -9,26 +9,11 @@ Errors name the dotted key, its range and the fix, before any data are generated
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
+
+from scenarios.config.tables import FedProxDataConfig, check_int, check_num, did_you_mean, fail
 
 __all__ = ["FedProxDataConfig", "build_fedprox", "validate_population"]
-
-
-@dataclass(frozen=True)
-class FedProxDataConfig:
-    """``[data.fedprox]`` (defaults: the reference's size law and α = β = 1, 784 features, 10 classes)."""
-
-    alpha: float = 1.0
-    beta: float = 1.0
-    features: int = 784
-    classes: int = 10
-    size_mu: float = 4.0
-    size_sigma: float = 2.0
-    min_size: int = 50
-    max_size: int = 1000
-    test_clients: int = 100
-    test_per_client: int = 50
-    shared_model: bool = False
 
 
 def build_fedprox(table) -> FedProxDataConfig:
@@ -40,8 +25,6 @@ def build_fedprox(table) -> FedProxDataConfig:
     known = {f.name for f in fields(FedProxDataConfig)}
     for key in table:
         if key not in known:
-            from scenarios.config.scenario import did_you_mean
-
             raise ValueError(f"unknown key data.fedprox.{key}{did_you_mean(key, known, 'data.fedprox.')} "
                              f"(allowed in [data.fedprox]: {', '.join(sorted(known))})")
     return FedProxDataConfig(**table)
@@ -49,8 +32,6 @@ def build_fedprox(table) -> FedProxDataConfig:
 
 def validate_population(config) -> None:
     """Check ``[data.fedprox]`` (always) and, for ``data.name = "fedprox"``, the keys it constrains."""
-    from scenarios.config.tables import check_int, check_num, fail
-
     f = config.data.fedprox
     if not isinstance(f, FedProxDataConfig):
         fail("data.fedprox", "a table of keys", f)

@@ -39,6 +39,7 @@ from scenarios.config.tables import (
     RunConfig,
     TrainingConfig,
     check_choice,
+    did_you_mean,
     check_int,
     check_num,
     fail,
@@ -164,17 +165,6 @@ class ScenarioConfig:
         """The run's accountant from the scheme's wiring row (:func:`scenarios.config.schemes.scheme_accountant`),
         or None for a scheme without privacy noise (ε = ∞). Errors name ``privacy.*``."""
         return scheme_accountant(self, d=d, D=D)
-
-
-def did_you_mean(word: str, known, prefix: str = "") -> str:
-    """`` (did you mean privacy.target_epsilon?)`` for the closest of ``known`` (difflib), or ``""``."""
-    import difflib
-
-    known = sorted(str(k) for k in known)
-    close = difflib.get_close_matches(str(word), known, n=1, cutoff=0.6)
-    if not close:  # e.g. "epsilon" → "target_epsilon": a known key that contains the word
-        close = [k for k in known if str(word) and (str(word) in k.split("_") or k.endswith("_" + str(word)))][:1]
-    return f" (did you mean {prefix}{close[0]}?)" if close else ""
 
 
 #: keys of earlier scenario files and their new names
