@@ -46,6 +46,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--compare-unchunked", action="store_true",
+                    help="after the measurements, train the round's clients all at once and compare bit for bit")
     args = ap.parse_args(argv)
 
     load_before = os.getloadavg()
@@ -98,6 +100,13 @@ def main(argv=None) -> int:
            "peak_rss_after_training_mb": rss_train, "peak_rss_mb": _rss_mb(), "mean_client_size": float(np.mean(population.sizes(outcome.clients))),
            "finite": bool(np.all(np.isfinite(w_next))), "load_before": load_before, "load_after": os.getloadavg(),
            "cpus": os.cpu_count()}
+    if args.compare_unchunked:  # after the memory figures above: it holds a second [K, d] array
+        whole = VectorizedTrainer(spec, clients=LazyClients(population), batch_size=args.batch, lr=0.01,
+                                  local_steps=args.steps, seed=args.seed)
+        a, la = trainer.train(w, clients, 0)
+        b, lb = whole.train(w, clients, 0)
+        out["unchunked_identical"] = bool(np.array_equal(a, b) and np.array_equal(la, lb))
+        out["unchunked_max_abs_difference"] = float(np.max(np.abs(a - b)))
     text = json.dumps(out, indent=1)
     print(text)
     if args.json is not None:
