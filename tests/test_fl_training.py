@@ -181,7 +181,7 @@ def test_chunks_give_the_same_updates_bit_for_bit(model):
     _, spec, _, trainer = _setup(model, M=12, local_epochs=1)
     w, clients = spec.init(4), np.array([11, 2, 7, 0, 5, 9, 3])
     ref_u, ref_l = trainer.train(w, clients, round_index=2)
-    for chunk in (1, 2, 3, 4, 7, 50):
+    for chunk in (1, 3, 4):  # padded calls of 2, 4, 4 (and a last one of 2)
         _, _, _, t = _setup(model, M=12, local_epochs=1)
         t.client_chunk = chunk
         u, l = t.train(w, clients, round_index=2)
