@@ -177,7 +177,8 @@ def test_warm_up_traces_once_and_does_not_change_results():
 def test_chunks_give_the_same_updates_bit_for_bit(model):
     # every client's batches come from its own stream, the batched graph computes clients
     # independently and odd calls are padded to even ones, so the chunk a client is trained in cannot
-    # change a single bit (without the padding, chunks of 1 and 3 changed some clients' float32 rounding)
+    # change a single bit (without the padding, odd chunks change some clients' float32 rounding in the
+    # lazy-client test below)
     _, spec, _, trainer = _setup(model, M=12, local_epochs=1)
     w, clients = spec.init(4), np.array([11, 2, 7, 0, 5, 9, 3])
     ref_u, ref_l = trainer.train(w, clients, round_index=2)
