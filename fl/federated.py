@@ -4,8 +4,9 @@ Round t (0-based ``round_index``; reported as round t + 1):
 
 1. the server samples K of M clients uniformly without replacement from the stream
    ``(seed, "client-sampling", t)``;
-2. the K clients train together from w_t (:class:`fl.training.VectorizedTrainer`) and
-   produce x_k = w^k_{t+1} − w_t, a ``[K, d] float64`` array;
+2. the K clients train from w_t (:class:`fl.training.VectorizedTrainer`, in chunks of
+   ``training.client_chunk``) and produce x_k = w^k_{t+1} − w_t, gathered into one ``[K, d] float64``
+   array (today's aggregator interface takes the whole array);
 3. the aggregator (any :class:`phy.aggregation.Aggregator`: ideal, FLORAS or channel
    inversion, with its normalization) returns x̂ ≈ Σ_{k ∈ contributors} x_k;
 4. FedAvg: w_{t+1} = w_t + x̂ / K' (``result.mean_estimate``; K' = contributors, and a round

@@ -24,6 +24,9 @@ FASHION_MNIST_TRAIN_CLASS_COUNTS = (6000,) * 10
 
 def train_class_counts(data, *, seed: int = 0) -> list[int]:
     """Training examples per class of the ``[data]`` table (before any validation split)."""
+    if data.name == "fedprox":
+        raise ValueError("data.name = 'fedprox' has no fixed training set (clients are generated when sampled); "
+                         "its examples per client are bounded below by data.fedprox.min_size")
     if data.name == "digits":
         return [n - int(round(data.test_fraction * n)) for n in DIGITS_CLASS_COUNTS]
     if data.name == "mnist":

@@ -21,10 +21,27 @@ losses are independent, the gradient of their sum with respect to the stacked pa
 the stack of the per-client gradients, so the result equals training the clients one after
 another (checked by the tests to float32 tolerance).
 
+Unequal client sizes (a population such as :class:`fl.fedprox_synthetic.FedProxSynthetic`): every
+client still takes the same S = ``local_steps`` steps (``local_epochs`` is refused: an epoch has no
+common length); client k's batches are cut from epochs over its own D_k examples, ⌊D_k/B⌋ batches
+each, drawn from the same stream as above, so an epoch of a large client is longer than S steps and
+a small client revisits its data. B must not exceed the smallest client (the population's n_min).
+
+Chunks (``client_chunk``): a round's K clients are trained in consecutive chunks of at most c clients
+(one batched call each, one trace per chunk size), in the order sampled. A client's batches depend on
+its own stream only and the batched graph computes every client independently, so a client's update
+is the same bit for bit whatever chunk it is in (tested); the trainer holds one chunk's tensors at a
+time. :meth:`VectorizedTrainer.train_chunks` yields the chunks' updates one after another;
+:meth:`VectorizedTrainer.train` writes them into one ``[K, d] float64`` array (what today's aggregator
+interface takes). Where the data come from is a provider (:mod:`fl.clients`): the stacked rows of a
+partitioned data set, or clients generated when their chunk trains.
+
 Arithmetic is float32 inside TensorFlow; the differentials are returned as float64.
 """
 
 from __future__ import annotations
+
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
@@ -32,7 +49,7 @@ from phy.randomness import stream
 
 from .models import ModelSpec
 
-__all__ = ["local_schedule", "batch_indices", "VectorizedTrainer", "Evaluator"]
+__all__ = ["local_schedule", "batch_indices", "ClientChunk", "VectorizedTrainer", "Evaluator"]
 
 
 def local_schedule(*, D: int, batch_size: int, local_epochs: int | None, local_steps: int | None) -> tuple[int, int]:
@@ -52,48 +69,99 @@ def local_schedule(*, D: int, batch_size: int, local_epochs: int | None, local_s
     return local_steps, -(-local_steps // per_epoch)
 
 
-def batch_indices(*, seed: int, round_index: int, clients: np.ndarray, D: int, batch_size: int, steps: int, epochs: int) -> np.ndarray:
-    """Local row indices ``[S, K, B] int64`` of every client's batches in round ``round_index``."""
-    per_epoch = D // batch_size
+def batch_indices(*, seed: int, round_index: int, clients: np.ndarray, D, batch_size: int, steps: int,
+                  epochs: int | None = None) -> np.ndarray:
+    """Local row indices ``[S, K, B] int64`` of every client's batches in round ``round_index``.
+
+    ``D`` is the examples per client, one integer for all or ``[K]`` (one per client, unequal sizes).
+    Client k draws ⌈S/⌊D_k/B⌋⌉ epochs of ⌊D_k/B⌋ batches from its own stream ``(seed, "data-order", t, m)``
+    and keeps the first S batches. ``epochs`` (what :func:`local_schedule` returns) is accepted and not
+    needed: drawing more permutations of a client's own stream changes nothing of its first S batches.
+    """
+    sizes = np.broadcast_to(np.asarray(D, dtype=np.int64), (len(clients),))
     out = np.empty((steps, len(clients), batch_size), dtype=np.int64)
     for j, m in enumerate(clients):
+        D_k = int(sizes[j])
+        per_epoch = D_k // batch_size
+        if per_epoch < 1:
+            raise ValueError(f"client {int(m)} has D = {D_k} examples, fewer than training.batch_size = {batch_size}")
+        n_epochs = -(-steps // per_epoch)
         rng = stream(seed, "data-order", round_index, int(m))
-        batches = np.concatenate([rng.permutation(D)[: per_epoch * batch_size] for _ in range(epochs)])
+        batches = np.concatenate([rng.permutation(D_k)[: per_epoch * batch_size] for _ in range(n_epochs)])
         out[:, j, :] = batches[: steps * batch_size].reshape(steps, batch_size)
     return out
 
 
+class ClientChunk(NamedTuple):
+    """One chunk of a round's clients: ids ``[c] int64``, updates ``[c, d] float64``, local loss ``[c] float64``."""
+
+    clients: np.ndarray
+    updates: np.ndarray
+    local_loss: np.ndarray
+
+
 class VectorizedTrainer:
-    """Runs one round of local SGD for K clients as one batched TensorFlow computation.
+    """Runs one round of local SGD for K clients as batched TensorFlow computations, chunk by chunk.
 
     Parameters
     ----------
     spec : ModelSpec
-    client_x : ``[M, D, *input_shape] float32``
-        Every client's local data (row m = client m).
-    client_y : ``[M, D] int``
+    client_x, client_y : ``[M, D, *input_shape] float32`` and ``[M, D] int`` (row m = client m), or
+    clients : a provider of :mod:`fl.clients` instead (e.g. :class:`fl.clients.LazyClients`)
     batch_size, lr : B and η
-    local_epochs, local_steps : exactly one is set (E epochs or E steps)
+    local_epochs, local_steps : exactly one is set (E epochs or E steps); clients of unequal sizes
+        need ``local_steps`` (every client takes the same S steps, see the module docstring)
     seed : master seed of the data-order streams
+    client_chunk : clients trained per batched call (None: all K at once)
     """
 
-    def __init__(self, spec: ModelSpec, *, client_x: np.ndarray, client_y: np.ndarray, batch_size: int, lr: float,
-                 local_epochs: int | None = None, local_steps: int | None = None, seed: int):
-        import tensorflow as tf
+    def __init__(self, spec: ModelSpec, *, client_x: np.ndarray | None = None, client_y: np.ndarray | None = None,
+                 clients=None, batch_size: int, lr: float, local_epochs: int | None = None,
+                 local_steps: int | None = None, seed: int, client_chunk: int | None = None):
+        from .clients import StackedClients
 
-        if client_x.shape[:2] != client_y.shape or client_x.shape[2:] != spec.input_shape:
-            raise ValueError(f"client data shapes {client_x.shape} / {client_y.shape} do not match the model input {spec.input_shape}")
+        if (clients is None) == (client_x is None or client_y is None):
+            raise ValueError("give either client_x and client_y or a clients provider")
+        if clients is None:
+            if client_x.shape[:2] != client_y.shape or client_x.shape[2:] != spec.input_shape:
+                raise ValueError(f"client data shapes {client_x.shape} / {client_y.shape} do not match the model input {spec.input_shape}")
+            clients = StackedClients(client_x, client_y)
+        if tuple(clients.input_shape) != tuple(spec.input_shape):
+            raise ValueError(f"client data shape {clients.input_shape} does not match the model input {spec.input_shape}")
+        if not clients.equal_sizes and local_steps is None:
+            raise ValueError("training.local_steps must be set (and training.local_epochs not) for clients of unequal "
+                             "sizes: every client takes the same S local steps, an epoch has no common length")
+        if client_chunk is not None and (isinstance(client_chunk, bool) or not isinstance(client_chunk, int) or client_chunk < 1):
+            raise ValueError(f"training.client_chunk must be an integer ≥ 1 or absent (got {client_chunk!r})")
         self.spec = spec
-        self.M, self.D = client_y.shape
+        self.clients = clients
+        self.M = clients.M
+        self.D = clients.min_size  # every client's D (equal sizes) or a lower bound on them
         self.batch_size = batch_size
         self.lr = float(lr)
         self.seed = seed
+        self.client_chunk = client_chunk
         self.steps, self.epochs = local_schedule(D=self.D, batch_size=batch_size, local_epochs=local_epochs, local_steps=local_steps)
-        self._x = tf.constant(client_x.reshape(self.M * self.D, *spec.input_shape), dtype=tf.float32)
-        self._y = tf.constant(client_y.reshape(-1), dtype=tf.int32)
-        self._fn = tf.function(self._train_graph)
+        if clients.equal_sizes:  # the stacked data, kept for tools that gather the same batches (benchmarks)
+            self._x, self._y = clients._x, clients._y
+        self._fns: dict[int, object] = {}
 
-    def _train_graph(self, w, rows, lr):
+    def _fn(self, K: int):
+        """The training function for chunks of K clients (one trace per K)."""
+        import tensorflow as tf
+
+        if K not in self._fns:
+            sig = [tf.TensorSpec([self.spec.d], tf.float32), tf.TensorSpec([None, *self.spec.input_shape], tf.float32),
+                   tf.TensorSpec([None], tf.int32), tf.TensorSpec([self.steps, K, self.batch_size], tf.int32),
+                   tf.TensorSpec([], tf.float32)]
+            self._fns[K] = tf.function(self._train_graph, input_signature=sig)
+        return self._fns[K]
+
+    def tracing_count(self) -> int:
+        """Traces of the training functions so far (one per chunk size once warmed up)."""
+        return sum(int(f.experimental_get_tracing_count()) for f in self._fns.values())
+
+    def _train_graph(self, w, x, y, rows, lr):
         import tensorflow as tf
 
         spec = self.spec
@@ -105,8 +173,8 @@ class VectorizedTrainer:
             i += p.size
         loss_sum = tf.zeros([K], tf.float32)
         for s in tf.range(tf.shape(rows)[0]):
-            xb = tf.gather(self._x, rows[s])  # [K, B, *input_shape]
-            yb = tf.gather(self._y, rows[s])  # [K, B]
+            xb = tf.gather(x, rows[s])  # [K, B, *input_shape]
+            yb = tf.gather(y, rows[s])  # [K, B]
             with tf.GradientTape() as tape:
                 tape.watch(params)
                 logits = spec.logits(params, xb)
@@ -118,14 +186,40 @@ class VectorizedTrainer:
         flat = tf.concat([tf.reshape(p, [K, -1]) for p in params], axis=1)
         return flat - w[None, :], loss_sum / tf.cast(tf.shape(rows)[0], tf.float32)
 
+    def local_rows(self, clients: np.ndarray, round_index: int) -> np.ndarray:
+        """Each client's local row indices ``[S, K, B]`` (into its own data) for this round."""
+        return batch_indices(seed=self.seed, round_index=round_index, clients=clients, D=self.clients.sizes(clients),
+                             batch_size=self.batch_size, steps=self.steps)
+
     def rows(self, clients: np.ndarray, round_index: int) -> np.ndarray:
-        """Global row indices ``[S, K, B]`` into the stacked client data for this round."""
-        local = batch_indices(seed=self.seed, round_index=round_index, clients=clients, D=self.D,
-                              batch_size=self.batch_size, steps=self.steps, epochs=self.epochs)
-        return local + np.asarray(clients, dtype=np.int64)[None, :, None] * self.D
+        """Global row indices ``[S, K, B]`` into the stacked client data for this round (equal sizes only)."""
+        if not self.clients.equal_sizes:
+            raise ValueError("rows() needs stacked client data; lazily generated clients have no global rows")
+        return self.clients.batches(clients, self.local_rows(clients, round_index))[2]
+
+    def chunks(self, K: int) -> list[int]:
+        """Sizes of the chunks a round of K clients is trained in (``training.client_chunk``)."""
+        c = int(K) if self.client_chunk is None else min(int(self.client_chunk), int(K))
+        return [c] * (int(K) // c) + ([int(K) % c] if int(K) % c else [])
+
+    def _run(self, w32, clients: np.ndarray, round_index: int):
+        """One batched call for ``clients``; an odd count is padded with a copy of the last client (its
+        outputs dropped): TensorFlow's CPU kernels treat an odd last client of a batch on another code
+        path (different float32 rounding), so with even calls a client's numbers do not depend on the
+        call it is in (tested for chunk sizes 1 … K)."""
+        import tensorflow as tf
+
+        n = len(clients)
+        if n % 2:
+            clients = np.append(clients, clients[-1])
+        x, y, rows = self.clients.batches(clients, self.local_rows(clients, round_index))
+        upd, loss = self._fn(len(clients))(w32, tf.convert_to_tensor(x, tf.float32), tf.convert_to_tensor(y, tf.int32),
+                                           tf.constant(rows.astype(np.int32)), tf.constant(self.lr, tf.float32))
+        return (upd[:n], loss[:n]) if n % 2 else (upd, loss)
 
     def warm_up(self, K: int) -> None:
-        """Trace and run the training function once for K clients (zero model, round-0 batches).
+        """Trace and run the training function once for every chunk size of a K-client round (zero model,
+        round-0 batches of the first clients).
 
         Pure: no state changes and no draws from the run's streams beyond recomputing keyed batch
         orders, so a run's results do not depend on it; it moves ``tf.function`` tracing out of the
@@ -133,25 +227,56 @@ class VectorizedTrainer:
         """
         import tensorflow as tf
 
-        rows = self.rows(np.arange(min(int(K), self.M)), 0)
-        self._fn(tf.zeros([self.spec.d], tf.float32), tf.constant(rows.astype(np.int32)), tf.constant(self.lr, tf.float32))
+        for c in sorted(set(self.chunks(min(int(K), self.M)))):
+            self._run(tf.zeros([self.spec.d], tf.float32), np.arange(c), 0)  # traces the padded (even) size
+
+    def _check(self, clients) -> np.ndarray:
+        clients = np.asarray(clients, dtype=np.int64)
+        if clients.ndim != 1 or clients.size < 1 or clients.min() < 0 or clients.max() >= self.M:
+            raise ValueError(f"clients must be a non-empty list of ids in [0, {self.M}) (got {clients!r})")
+        return clients
+
+    def train_chunks(self, w: np.ndarray, clients: np.ndarray, round_index: int) -> Iterator[ClientChunk]:
+        """Train ``clients`` (global ids, ``[K]``) from ``w`` (``[d]``), one chunk after another, in order.
+
+        Yields :class:`ClientChunk` ``(clients [c], updates [c, d] float64, local_loss [c] float64)``;
+        only one chunk's updates are held at a time. A client's update does not depend on the chunk
+        it is trained in (its batches come from its own stream; the batched graph computes every
+        client independently, checked bit for bit by the tests).
+        """
+        import tensorflow as tf
+
+        clients = self._check(clients)
+        w32 = tf.constant(np.asarray(w, dtype=np.float32))
+        start = 0
+        for c in self.chunks(clients.size):
+            ids = clients[start : start + c]
+            upd, loss = self._run(w32, ids, round_index)
+            yield ClientChunk(ids, upd.numpy().astype(np.float64), loss.numpy().astype(np.float64))
+            start += c
 
     def train(self, w: np.ndarray, clients: np.ndarray, round_index: int) -> tuple[np.ndarray, np.ndarray]:
-        """Train clients ``clients`` (global ids, ``[K]``) from global model ``w`` (``[d]``).
+        """Train clients ``clients`` (global ids, ``[K]``) from global model ``w`` (``[d]``), all chunks.
 
         Returns
         -------
-        updates : ``[K, d] float64``, x_k = w_{t+1}^k − w_t
+        updates : ``[K, d] float64``, x_k = w_{t+1}^k − w_t (each chunk written into it in place)
         local_loss : ``[K] float64``, each client's mean mini-batch loss over its S steps
         """
         import tensorflow as tf
 
-        clients = np.asarray(clients, dtype=np.int64)
-        if clients.ndim != 1 or clients.size < 1 or clients.min() < 0 or clients.max() >= self.M:
-            raise ValueError(f"clients must be a non-empty list of ids in [0, {self.M}) (got {clients!r})")
-        rows = self.rows(clients, round_index)
-        upd, loss = self._fn(tf.constant(np.asarray(w, dtype=np.float32)), tf.constant(rows.astype(np.int32)), tf.constant(self.lr, tf.float32))
-        return upd.numpy().astype(np.float64), loss.numpy().astype(np.float64)
+        clients = self._check(clients)
+        w32 = tf.constant(np.asarray(w, dtype=np.float32))
+        updates = np.empty((clients.size, self.spec.d), dtype=np.float64)
+        local_loss = np.empty(clients.size, dtype=np.float64)
+        start = 0
+        for c in self.chunks(clients.size):
+            upd, loss = self._run(w32, clients[start : start + c], round_index)
+            updates[start : start + c] = upd.numpy()  # float32 → float64 in place: no second K×d copy
+            local_loss[start : start + c] = loss.numpy()
+            del upd
+            start += c
+        return updates, local_loss
 
 
 class Evaluator:

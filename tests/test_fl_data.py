@@ -167,3 +167,23 @@ def test_partitions_reject_bad_parameters():
         dirichlet_partition(y, 5, seed=0, alpha=0.0)
     with pytest.raises(ValueError, match="partition.kind"):
         make_partition(y, 5, kind="pathological", seed=0)
+
+
+@pytest.mark.parametrize("kind", ["iid", "shards", "dirichlet"])
+def test_sixty_thousand_examples_over_six_thousand_clients(kind):
+    # Fashion-MNIST's training set size and label counts (6 000 per class) over M = 6 000 clients:
+    # D = ⌊60 000/6 000⌋ = 10 (iid, dirichlet) and S·⌊n/(M·S)⌋ = 2·5 = 10 (shards), disjoint.
+    y = np.repeat(np.arange(10), 6000).astype(np.int32)
+    y = y[stream(0, "test-perm").permutation(y.size)]
+    p = make_partition(y, 6000, kind=kind, seed=3, shards_per_client=2, alpha=0.5)
+    assert p.shape == (6000, 10)
+    _check_disjoint_equal(p, y.size)
+
+
+def test_too_many_clients_are_refused_naming_the_key():
+    # D = ⌊n/M⌋ ≥ 1 needs M ≤ n; shards need M·S ≤ n (one example per shard at least)
+    y = _labels(600)
+    assert make_partition(y, 600, kind="iid", seed=0).shape == (600, 1)
+    for kind, M in (("iid", 601), ("dirichlet", 601), ("shards", 301)):
+        with pytest.raises(ValueError, match=r"partition.clients = \d+ is too large for 600 training examples"):
+            make_partition(y, M, kind=kind, seed=0, shards_per_client=2, alpha=1.0)

@@ -160,9 +160,9 @@ def test_warm_up_traces_once_and_does_not_change_results():
     fresh = trainer.train(w, clients, round_index=5)
     _, _, _, warmed = _setup("mlp")
     warmed.warm_up(len(clients))
-    assert warmed._fn.experimental_get_tracing_count() == 1
+    assert warmed.tracing_count() == 1
     again = warmed.train(w, clients, round_index=5)
-    assert warmed._fn.experimental_get_tracing_count() == 1  # the first real round traces nothing
+    assert warmed.tracing_count() == 1  # the first real round traces nothing
     np.testing.assert_array_equal(again[0], fresh[0])
     np.testing.assert_array_equal(again[1], fresh[1])
     ev = Evaluator(spec, ds.x_test, ds.y_test, chunk=25)  # 60 examples: chunks of 25, 25, 10 (two shapes)
@@ -171,3 +171,85 @@ def test_warm_up_traces_once_and_does_not_change_results():
     assert count == 2
     ev.evaluate(w)
     assert ev._fn.experimental_get_tracing_count() == count
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_chunks_give_the_same_updates_bit_for_bit(model):
+    # every client's batches come from its own stream, the batched graph computes clients
+    # independently and odd calls are padded to even ones, so the chunk a client is trained in cannot
+    # change a single bit (without the padding, odd chunks change some clients' float32 rounding in the
+    # lazy-client test below)
+    _, spec, _, trainer = _setup(model, M=12, local_epochs=1)
+    w, clients = spec.init(4), np.array([11, 2, 7, 0, 5, 9, 3])
+    ref_u, ref_l = trainer.train(w, clients, round_index=2)
+    for chunk in (1, 3, 4):  # padded calls of 2, 4, 4 (and a last one of 2)
+        _, _, _, t = _setup(model, M=12, local_epochs=1)
+        t.client_chunk = chunk
+        u, l = t.train(w, clients, round_index=2)
+        np.testing.assert_array_equal(u, ref_u)
+        np.testing.assert_array_equal(l, ref_l)
+    t.client_chunk = 3
+    assert t.chunks(7) == [3, 3, 1]
+    parts = list(t.train_chunks(w, clients, round_index=2))
+    assert [p.clients.tolist() for p in parts] == [[11, 2, 7], [0, 5, 9], [3]]
+    assert all(p.updates.dtype == np.float64 and p.updates.shape == (len(p.clients), spec.d) for p in parts)
+    np.testing.assert_array_equal(np.concatenate([p.updates for p in parts]), ref_u)
+    np.testing.assert_array_equal(np.concatenate([p.local_loss for p in parts]), ref_l)
+
+
+def _population(**kw):
+    from fl.fedprox_synthetic import FedProxSynthetic
+
+    return FedProxSynthetic(seed=1, M=10**6, features=9, classes=3, min_size=12, max_size=80, **kw)
+
+
+def test_lazy_clients_train_as_their_stacked_data_and_independently_of_the_chunk():
+    from fl.clients import LazyClients
+
+    spec = build_model_spec("mlp", input_shape=(9,), num_classes=3, hidden=(6,))
+    w, clients = spec.init(3), np.array([999_999, 5, 123_456, 77, 0])
+    lazy = lambda chunk: VectorizedTrainer(spec, clients=LazyClients(_population()), batch_size=4, lr=0.05,  # noqa: E731
+                                           local_steps=5, seed=2, client_chunk=chunk)
+    ref_u, ref_l = lazy(None).train(w, clients, round_index=1)
+    for chunk in (1, 2, 3):
+        u, l = lazy(chunk).train(w, clients, round_index=1)
+        np.testing.assert_array_equal(u, ref_u)
+        np.testing.assert_array_equal(l, ref_l)
+    # σ = 0: equal sizes D = min(12 + ⌊e^4⌋, 80) = 66; the same clients stacked give the same updates
+    pop = _population(size_sigma=0.0)
+    ids = np.array([3, 1, 4])
+    data = [pop.client_data(int(k)) for k in range(5)]
+    assert {x.shape[0] for x, _ in data} == {66}
+    stacked = VectorizedTrainer(spec, client_x=np.stack([x for x, _ in data]), client_y=np.stack([y for _, y in data]),
+                                batch_size=4, lr=0.05, local_steps=5, seed=2)
+    on_demand = VectorizedTrainer(spec, clients=LazyClients(pop), batch_size=4, lr=0.05, local_steps=5, seed=2,
+                                  client_chunk=2)
+    np.testing.assert_array_equal(on_demand.train(w, ids, 0)[0], stacked.train(w, ids, 0)[0])
+
+
+def test_unequal_sizes_draw_batches_from_each_clients_own_data():
+    sizes = np.array([13, 40, 8])
+    idx = batch_indices(seed=0, round_index=1, clients=np.array([4, 6, 8]), D=sizes, batch_size=4, steps=6)
+    for j, (m, D) in enumerate(zip((4, 6, 8), sizes)):
+        alone = batch_indices(seed=0, round_index=1, clients=np.array([m]), D=int(D), batch_size=4, steps=6)
+        np.testing.assert_array_equal(idx[:, j], alone[:, 0])
+        # epochs of ⌊D/B⌋ batches: every epoch a permutation's first ⌊D/B⌋·B entries, no repeats inside
+        per = D // 4
+        flat = idx[:, j].reshape(-1)
+        assert flat.max() < D
+        for e in range(0, 6, per):
+            epoch = flat[4 * e : 4 * min(e + per, 6)]
+            assert np.unique(epoch).size == epoch.size
+
+
+def test_lazy_clients_refuse_local_epochs_and_large_batches():
+    from fl.clients import LazyClients
+
+    spec = build_model_spec("mlp", input_shape=(9,), num_classes=3, hidden=(6,))
+    with pytest.raises(ValueError, match="training.local_steps must be set"):
+        VectorizedTrainer(spec, clients=LazyClients(_population()), batch_size=4, lr=0.1, local_epochs=1, seed=0)
+    with pytest.raises(ValueError, match=r"training.batch_size must be ≤ the examples per client D = 12"):
+        VectorizedTrainer(spec, clients=LazyClients(_population()), batch_size=13, lr=0.1, local_steps=1, seed=0)
+    with pytest.raises(ValueError, match="training.client_chunk"):
+        VectorizedTrainer(spec, clients=LazyClients(_population()), batch_size=4, lr=0.1, local_steps=1, seed=0,
+                          client_chunk=0)

@@ -94,6 +94,8 @@ def model_dimension(config) -> int:
     name = config.data.name
     if name == "synthetic":
         shape, classes = (config.data.synthetic_features,), config.data.synthetic_classes
+    elif name == "fedprox":
+        shape, classes = (config.data.fedprox.features,), config.data.fedprox.classes
     else:
         shape, classes = DATA_SHAPES[name]
     m = config.model
@@ -106,6 +108,8 @@ def _local_dataset_size(config) -> int:
     from fl.sizes import examples_per_client, train_size
 
     p = config.partition
+    if config.data.name == "fedprox":  # a population: the smallest client bounds D (the worst case q = B/D)
+        return int(config.data.fedprox.min_size)
     n = train_size(config.data, seed=config.run.seed)
     return max(1, examples_per_client(n, p.clients, kind=p.kind, shards_per_client=p.shards_per_client))
 

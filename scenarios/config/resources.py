@@ -131,6 +131,8 @@ def model_dimension(config) -> int | None:
     data, model = config.data, config.model
     if data.name == "synthetic":
         shape, classes = (int(data.synthetic_features),), int(data.synthetic_classes)
+    elif data.name == "fedprox":
+        shape, classes = (int(data.fedprox.features),), int(data.fedprox.classes)
     elif data.name in _DATA:
         shape, classes, _ = _DATA[data.name]
     else:
@@ -159,18 +161,24 @@ def training_terms(config) -> dict[str, int]:
     if d is None:
         return {}
     K, B = config.training.clients_per_round, config.training.batch_size
+    chunk = min(K, config.training.client_chunk or K)  # clients trained together (training.client_chunk)
     phy, data = config.phy, config.data
     width = max([*config.model.hidden, *config.model.channels, 1])
     terms = {
         f"model (d = {d}) and its copies (×8)": 8 * F64 * d,
         "K×d updates and estimate (×4, float64)": 4 * F64 * K * d,
-        "K model copies in the trainer (×3, float32)": 3 * F32 * K * d,
-        "one batch's activations": 4 * F32 * K * B * width,
+        f"{chunk} model copies in the trainer (×3, float32)": 3 * F32 * chunk * d,
+        "one batch's activations": 4 * F32 * chunk * B * width,
     }
     if data.name in _DATA:
         terms["data set"] = _DATA[data.name][2]
     elif data.name == "synthetic":
         terms["data set"] = F32 * int(data.synthetic_samples) * int(data.synthetic_features) * 2
+    elif data.name == "fedprox":  # clients generated one at a time; a chunk keeps the rows its batches use
+        f, S = data.fedprox, int(config.training.local_steps or 1)
+        terms["one chunk's client rows, one client's draws and the test set"] = int(f.features) * (
+            F32 * chunk * min(int(f.max_size), S * B) + (F64 + F32) * int(f.max_size)
+            + F32 * (int(f.test_clients) * int(f.test_per_client) + config.training.train_eval_size))
     if phy.scheme == "floras":  # the one scheme with a sequence set and chip-level chunks (model §6.1)
         f = phy.of("floras")
         terms[f"sequence set ({f.sequences}, L={phy.L}, N={f.N})"] = sequence_bytes(f.sequences, L=phy.L, N=f.N)

@@ -21,6 +21,7 @@ import copy
 from dataclasses import asdict, dataclass, field, fields
 
 from phy.config import PhyConfig
+from scenarios.config.population import build_fedprox, validate_population
 from scenarios.config.schemes import check_wiring, scheme_accountant, wiring, wirings
 from scenarios.config.tables import (
     ACCOUNTANTS,
@@ -38,6 +39,7 @@ from scenarios.config.tables import (
     RunConfig,
     TrainingConfig,
     check_choice,
+    did_you_mean,
     check_int,
     check_num,
     fail,
@@ -87,6 +89,7 @@ class ScenarioConfig:
         check_choice("data.evaluate_on", d.evaluate_on, EVALUATION_SETS)
         if d.evaluate_on == "validation" and d.validation_fraction == 0.0:
             fail("data.validation_fraction", "> 0 when data.evaluate_on = 'validation'", d.validation_fraction)
+        validate_population(self)
 
         check_choice("partition.kind", p.kind, PARTITIONS)
         check_int("partition.clients", p.clients, 1)
@@ -113,6 +116,8 @@ class ScenarioConfig:
             check_int("training.local_steps", t.local_steps, 1)
         check_int("training.eval_every", t.eval_every, 1)
         check_int("training.train_eval_size", t.train_eval_size, 1)
+        if t.client_chunk is not None:
+            check_int("training.client_chunk", t.client_chunk, 1)
 
         try:
             self.phy.validate(K=t.clients_per_round)
@@ -162,17 +167,6 @@ class ScenarioConfig:
         return scheme_accountant(self, d=d, D=D)
 
 
-def did_you_mean(word: str, known, prefix: str = "") -> str:
-    """`` (did you mean privacy.target_epsilon?)`` for the closest of ``known`` (difflib), or ``""``."""
-    import difflib
-
-    known = sorted(str(k) for k in known)
-    close = difflib.get_close_matches(str(word), known, n=1, cutoff=0.6)
-    if not close:  # e.g. "epsilon" → "target_epsilon": a known key that contains the word
-        close = [k for k in known if str(word) and (str(word) in k.split("_") or k.endswith("_" + str(word)))][:1]
-    return f" (did you mean {prefix}{close[0]}?)" if close else ""
-
-
 #: keys of earlier scenario files and their new names
 RENAMED = {"privacy.floras_parameter": "privacy.calibrate_key"}
 
@@ -200,6 +194,12 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
     out = copy.deepcopy(data)
     for dotted, value in (overrides or {}).items():
         parts = str(dotted).split(".")
+        if len(parts) == 3 and parts[:2] == ["data", "fedprox"] and parts[2]:  # the population's sub-table
+            sub = out.setdefault("data", {}).setdefault("fedprox", {})
+            if not isinstance(sub, dict):
+                raise ValueError(f"override {dotted}: data.fedprox is not a sub-table (got {sub!r})")
+            sub[parts[2]] = value
+            continue
         if len(parts) == 3 and parts[0] == "phy" and all(parts):  # a scheme's sub-table: phy.<scheme>.<key>
             sub = out.setdefault("phy", {}).setdefault(parts[1], {})
             if not isinstance(sub, dict):
@@ -207,7 +207,7 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
             sub[parts[2]] = value
             continue
         if len(parts) != 2 or not all(parts):
-            raise ValueError(f"override key must be 'table.key' or 'phy.<scheme>.key' (got {dotted!r})")
+            raise ValueError(f"override key must be 'table.key', 'phy.<scheme>.key' or 'data.fedprox.key' (got {dotted!r})")
         table, key = parts
         if table == "phy":  # a moved key is named with its new place; values are checked with the whole table
             if key not in {f.name for f in fields(PhyConfig)} - {"params"}:
@@ -243,6 +243,8 @@ def build_scenario(data: dict, overrides: dict | None = None) -> ScenarioConfig:
         for key in ("hidden", "channels"):
             if key in table and isinstance(table[key], list):
                 table[key] = tuple(table[key])
+        if name == "data" and "fedprox" in table:
+            table["fedprox"] = build_fedprox(table["fedprox"])
         if name == "training" and table.get("local_steps") is not None and "local_epochs" not in table:
             table["local_epochs"] = None
         kwargs[name] = cls(**table)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from phy.config import PhyConfig
 
-DATASETS = ("fashion-mnist", "mnist", "digits", "synthetic")
+DATASETS = ("fashion-mnist", "mnist", "digits", "synthetic", "fedprox")
 PARTITIONS = ("iid", "shards", "dirichlet")
 MODELS = ("mlp", "cnn")
 LEVELS = ("client", "item")
@@ -22,8 +22,26 @@ ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp", "fdp")
 
 
 @dataclass(frozen=True)
+class FedProxDataConfig:
+    """``[data.fedprox]``: FedProx Synthetic(α, β) (:mod:`fl.fedprox_synthetic`, model §11); the reference's
+    size law and α = β = 1, 784 features, 10 classes. Checked by :mod:`scenarios.config.population`."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    features: int = 784
+    classes: int = 10
+    size_mu: float = 4.0
+    size_sigma: float = 2.0
+    min_size: int = 50
+    max_size: int = 1000
+    test_clients: int = 100
+    test_per_client: int = 50
+    shared_model: bool = False
+
+
+@dataclass(frozen=True)
 class DataConfig:
-    """``[data]``: which data set (model §8)."""
+    """``[data]``: which data set (model §8); ``[data.fedprox]``: the FedProx population's parameters."""
 
     name: str = "digits"
     dir: str | None = None
@@ -33,6 +51,7 @@ class DataConfig:
     synthetic_classes: int = 4
     validation_fraction: float = 0.0
     evaluate_on: str = "test"
+    fedprox: FedProxDataConfig = field(default_factory=FedProxDataConfig)
 
 
 @dataclass(frozen=True)
@@ -70,6 +89,7 @@ class TrainingConfig:
     local_steps: int | None = None
     eval_every: int = 1
     train_eval_size: int = 10000
+    client_chunk: int | None = None
 
 
 @dataclass(frozen=True)
@@ -141,3 +161,14 @@ def parse_target(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
         raise ValueError(f"privacy.target_epsilon must be a number > 0 or \"inf\" (got {value!r})")
     return float(value)
+
+
+def did_you_mean(word: str, known, prefix: str = "") -> str:
+    """`` (did you mean privacy.target_epsilon?)`` for the closest of ``known`` (difflib), or ``""``."""
+    import difflib
+
+    known = sorted(str(k) for k in known)
+    close = difflib.get_close_matches(str(word), known, n=1, cutoff=0.6)
+    if not close:  # e.g. "epsilon" → "target_epsilon": a known key that contains the word
+        close = [k for k in known if str(word) and (str(word) in k.split("_") or k.endswith("_" + str(word)))][:1]
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""

@@ -26,9 +26,12 @@ def run_record(config: ScenarioConfig, config_dict: dict, setup: RunSetup, key: 
         "derived": {
             "d": d, "M": M, "K": K, "D": D, "local_steps_per_round": steps,
             "dataset": data.name, "dataset_source": data.source,
-            "n_train": int(data.y_train.size), "n_train_used": int(used.size), "n_test": int(data.y_test.size),
+            "n_train": int(data.y_train.size) if part is not None else None,  # a population: generated per client
+            "n_train_used": int(used.size) if used is not None else None, "n_test": int(data.y_test.size),
             "input_shape": list(data.input_shape), "num_classes": data.num_classes,
-            "partition": summarize_partition(data.y_train, part, data.num_classes),
+            "partition": summarize_partition(data.y_train, part, data.num_classes) if part is not None else
+            {"kind": "population", "clients": M, "note": "each client's own data, generated from its keyed stream "
+             "when sampled (D is the smallest client's size, data.fedprox.min_size)"},
             "train_eval_size": int(n_sub),
             "C": config.phy.norm_bound(d),
         },

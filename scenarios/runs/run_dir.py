@@ -123,8 +123,9 @@ def _effective(config_dict: dict) -> dict:
     """The scenario without keys that cannot affect this run (compared when resuming).
 
     CNN keys of an MLP (and the reverse), synthetic-data keys of a real data set, the split
-    fraction of IDX data, the shard count outside ``shards`` and α outside ``dirichlet``; FLORAS's
-    receiver keys absent from an older record are its defaults.
+    fraction of IDX and FedProx data, the ``[data.fedprox]`` sub-table of other data sets,
+    ``training.client_chunk`` (memory only), the shard count outside ``shards`` and α outside
+    ``dirichlet``; FLORAS's receiver keys absent from an older record are its defaults.
     """
     out = json.loads(json.dumps(config_dict))
     out.get("run", {}).pop("key_hex", None)  # the key is compared by its identifier
@@ -135,8 +136,11 @@ def _effective(config_dict: dict) -> dict:
     if data.get("name") != "synthetic":
         for key in ("synthetic_samples", "synthetic_features", "synthetic_classes"):
             data.pop(key, None)
-    if data.get("name") in ("fashion-mnist", "mnist"):
+    if data.get("name") in ("fashion-mnist", "mnist", "fedprox"):
         data.pop("test_fraction", None)
+    if data.get("name") != "fedprox":
+        data.pop("fedprox", None)
+    out.get("training", {}).pop("client_chunk", None)  # memory only: results do not depend on it (fl.training)
     if part.get("kind") != "shards":
         part.pop("shards_per_client", None)
     if part.get("kind") != "dirichlet":

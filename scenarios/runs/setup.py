@@ -84,6 +84,25 @@ class RunSetup:
     tracing_s: float
 
 
+def _population(config: ScenarioConfig):
+    """The FedProx population of ``[data.fedprox]`` (model §8): a :class:`fl.data.Dataset` holding its
+    held-out test set and, as the training-loss evaluation set, up to ``training.train_eval_size`` training
+    examples of the test clients; no partition (None); and the lazy client provider."""
+    from fl.clients import LazyClients
+    from fl.data import Dataset
+    from fl.fedprox_synthetic import FedProxSynthetic
+
+    f = config.data.fedprox
+    population = FedProxSynthetic(seed=config.run.seed, M=config.partition.clients, alpha=f.alpha, beta=f.beta,
+                                  features=f.features, classes=f.classes, size_mu=f.size_mu, size_sigma=f.size_sigma,
+                                  min_size=f.min_size, max_size=f.max_size, test_clients=f.test_clients,
+                                  test_per_client=f.test_per_client, shared_model=f.shared_model)
+    x_train, y_train = population.train_sample(config.training.train_eval_size)
+    x_test, y_test = population.test_set()
+    data = Dataset("fedprox", x_train, y_train, x_test, y_test, population.num_classes, population.source)
+    return data, None, LazyClients(population)
+
+
 def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: float) -> RunSetup:
     """Load and check everything (errors on bad input come before any training), then build and trace
     the training; ``setup_start`` is when the run's setup began (``setup_s`` counts from it)."""
@@ -93,25 +112,30 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
     from fl.training import local_schedule
 
     seed = config.run.seed
-    data = load_dataset(
-        config.data.name,
-        seed=seed,
-        data_dir=config.data.dir,
-        test_fraction=config.data.test_fraction,
-        synthetic_samples=config.data.synthetic_samples,
-        synthetic_features=config.data.synthetic_features,
-        synthetic_classes=config.data.synthetic_classes,
-    )
-    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (model §10)
-        from fl.validation import carve_validation
-
-        data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
     M, K = config.partition.clients, config.training.clients_per_round
-    part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
-                          shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
-    D = part.shape[1]
-    if D < 1:
-        raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
+    if config.data.name == "fedprox":  # a population: clients generated when sampled (fl.fedprox_synthetic)
+        data, part, clients = _population(config)
+        D = clients.min_size  # a lower bound on every client's size (the accountant's worst case q = B/D)
+    else:
+        data = load_dataset(
+            config.data.name,
+            seed=seed,
+            data_dir=config.data.dir,
+            test_fraction=config.data.test_fraction,
+            synthetic_samples=config.data.synthetic_samples,
+            synthetic_features=config.data.synthetic_features,
+            synthetic_classes=config.data.synthetic_classes,
+        )
+        if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (model §10)
+            from fl.validation import carve_validation
+
+            data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
+        part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
+                              shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
+        D = part.shape[1]
+        if D < 1:
+            raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
+        clients = None
     steps, _ = local_schedule(D=D, batch_size=config.training.batch_size,
                               local_epochs=config.training.local_epochs, local_steps=config.training.local_steps)
     spec = build_model_spec(config.model.name, input_shape=data.input_shape, num_classes=data.num_classes,
@@ -132,13 +156,22 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
         warn_simulation_key("this run")
     aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
                                  relation=config.privacy.relation)
-    trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
-                                batch_size=config.training.batch_size, lr=config.training.lr,
-                                local_epochs=config.training.local_epochs, local_steps=config.training.local_steps, seed=seed)
-    used = part.reshape(-1)
-    n_sub = min(config.training.train_eval_size, used.size)
-    subset = np.sort(used[stream(seed, "train-eval-subset").choice(used.size, size=n_sub, replace=False)])
-    eval_train = Evaluator(spec, data.x_train[subset], data.y_train[subset])
+    if clients is None:
+        trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
+                                    batch_size=config.training.batch_size, lr=config.training.lr,
+                                    local_epochs=config.training.local_epochs, local_steps=config.training.local_steps,
+                                    seed=seed, client_chunk=config.training.client_chunk)
+        used = part.reshape(-1)
+        n_sub = min(config.training.train_eval_size, used.size)
+        subset = np.sort(used[stream(seed, "train-eval-subset").choice(used.size, size=n_sub, replace=False)])
+        eval_train = Evaluator(spec, data.x_train[subset], data.y_train[subset])
+    else:
+        trainer = VectorizedTrainer(spec, clients=clients, batch_size=config.training.batch_size, lr=config.training.lr,
+                                    local_epochs=config.training.local_epochs, local_steps=config.training.local_steps,
+                                    seed=seed, client_chunk=config.training.client_chunk)
+        used = None
+        n_sub = int(data.y_train.size)
+        eval_train = Evaluator(spec, data.x_train, data.y_train)
     eval_test = Evaluator(spec, data.x_test, data.y_test)
     fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed)
     setup_s = time.perf_counter() - setup_start

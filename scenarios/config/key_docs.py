@@ -1,0 +1,119 @@
+"""The documentation of every scenario key: allowed values and meaning (with units and model §).
+
+Read by :mod:`scenarios.config.reference`, which generates ``docs/fl.md``'s key tables from the
+configuration dataclasses and refuses a field without an entry here, or an entry without a field.
+"""
+
+from __future__ import annotations
+
+#: "table.key" → (allowed values, meaning with units; model § where it applies)
+KEY_DOCS: dict[str, tuple[str, str]] = {
+    # [data]
+    "data.name": ("`fashion-mnist`, `mnist`, `digits`, `synthetic`, `fedprox`", "data set"),
+    "data.dir": ("directory", "where the IDX files are (searched first; relative to the working directory)"),
+    "data.test_fraction": ("(0, 1)", "test share of `digits` (stratified, seeded) and `synthetic`"),
+    "data.synthetic_samples": ("≥ 2", "training examples of `synthetic`"),
+    "data.synthetic_features": ("≥ 1", "feature dimension of `synthetic`"),
+    "data.synthetic_classes": ("≥ 2", "classes of `synthetic`"),
+    "data.validation_fraction": ("[0, 1)", "share of the training set held out as a stratified validation split "
+                                           "(used by `floras tune`; 0: none)"),
+    "data.evaluate_on": ("`test`, `validation`", "set behind `test_loss` / `test_accuracy` (`validation` needs "
+                                                "`validation_fraction` > 0)"),
+    # [data.fedprox]
+    "data.fedprox.alpha": ("≥ 0", "α: standard deviation of u_k (does not change labels, [model §11](model.md#sec-11))"),
+    "data.fedprox.beta": ("≥ 0", "β: standard deviation of B_k, the spread of the clients' feature means"),
+    "data.fedprox.features": ("≥ 1", "F (the reference: 60; 784 gives the 784-200-10 MLP d = 159 010)"),
+    "data.fedprox.classes": ("≥ 2", "C, classes"),
+    "data.fedprox.size_mu": ("finite", "μ of the client sizes D_k = min(n_min + ⌊e^{μ+σZ}⌋, n_max)"),
+    "data.fedprox.size_sigma": ("≥ 0", "σ of the client sizes"),
+    "data.fedprox.min_size": ("≥ 1", "n_min (the reference's 50); `training.batch_size` ≤ n_min"),
+    "data.fedprox.max_size": ("≥ `min_size`", "n_max, the cap on D_k"),
+    "data.fedprox.test_clients": ("≥ 1", "clients drawn from the population for the held-out test set"),
+    "data.fedprox.test_per_client": ("≥ 1", "fresh test examples of each of those clients"),
+    "data.fedprox.shared_model": ("true, false", "one labeller (W, b) for every client (features still client-specific)"),
+    # [partition]
+    "partition.kind": ("`iid`, `shards`, `dirichlet`", "how the training set is split"),
+    "partition.clients": ("≥ 1", "M, number of clients"),
+    "partition.shards_per_client": ("≥ 1", "`shards`: label shards per client ([model §8](model.md#sec-8): 2)"),
+    "partition.alpha": ("> 0", "`dirichlet`: concentration α"),
+    # [model]
+    "model.name": ("`mlp`, `cnn`", "architecture"),
+    "model.hidden": ("list of ≥ 1", "MLP hidden widths (784-200-10: d = 159 010)"),
+    "model.channels": ("non-empty list of ≥ 1", "CNN: Conv2D(c, k×k, same, ReLU) + MaxPool 2×2 per entry, then Dense"),
+    "model.kernel_size": ("≥ 1", "CNN kernel size k (default CNN on 28×28: d = 9 098)"),
+    # [training]
+    "training.clients_per_round": ("1 … M", "K, sampled uniformly without replacement each round"),
+    "training.lr": ("> 0", "η, plain SGD"),
+    "training.batch_size": ("1 … D", "B, examples per local step"),
+    "training.local_epochs": ("≥ 1", "E local epochs (the source's experiments)"),
+    "training.local_steps": ("≥ 1", "E local steps instead (set `local_steps` and leave `local_epochs` out)"),
+    "training.eval_every": ("≥ 1", "evaluate the global model every this many rounds (and always in the last)"),
+    "training.train_eval_size": ("≥ 1", "examples of the fixed training subset behind `train_loss`"),
+    "training.client_chunk": ("≥ 1 or none (all K)", "clients trained per batched call (memory only; results do not depend on it)"),
+    # [phy], shared by every scheme
+    "phy.scheme": ("`floras`, `channel-inversion`, `ideal`, `central-gaussian`, `analog-gaussian`, `ddgauss`, `sqsgd`",
+                   "the aggregation scheme (a registered scheme, `phy/schemes.py`)"),
+    "phy.L": ("≥ 1", "chips per aggregated symbol (FLORAS: sequence length; Walsh–Hadamard needs a power of two)"),
+    "phy.snr_db": ("finite", "SNR = P/σ² [dB] ([model §5](model.md#sec-5))"),
+    "phy.normalization": ("`paper`, `clip`", "update normalization ([model §2](model.md#sec-2)); the private "
+                                             "baselines and sqSGD need `clip`"),
+    "phy.C": ("> 0", "norm bound of s_k [√W]; none = √(d·P)"),
+    "phy.clip_norm": ("> 0", "R of the clip rule [model units]; required for `clip`"),
+    "phy.power": ("> 0", "P, per-symbol average transmit power [W]; reference amplitude b = √P"),
+    "phy.g_th": ("> 0", "truncation threshold on \\|h_k\\|² of channel inversion and the schemes on its uplink"),
+    "phy.rho_rule": ("`threshold`, `min-admitted`", "ρ = g_th, or the smallest admitted \\|h_k\\|² "
+                                                    "([model §6.2](model.md#sec-6-2))"),
+    "phy.resource": ("`equal`, `source-literal`", "equal-resource convention ([model §5](model.md#sec-5))"),
+    "phy.chunk_size": ("≥ 1", "entries of the d data slots processed at once (memory only; results unchanged)"),
+    # [privacy]
+    "privacy.delta": ("(0, 1)", "δ of the ε column"),
+    "privacy.level": ("`client`, `item`", "unit of privacy"),
+    "privacy.relation": ("`replace`, `add-remove`", "neighbouring relation"),
+    "privacy.accountant": ("`rdp`, `rdp-generic`, `pld`, `gdp`", "accountant of the ε column (docs/privacy.md)"),
+    "privacy.target_epsilon": ("> 0 or `\"inf\"`", "calibrate the scheme's noise key to this ε at `delta` after "
+                                                  "`run.rounds` ([model §10](model.md#sec-10)); none: the key is given"),
+    "privacy.calibrate_key": ("a calibrated key of the scheme", "the key a `target_epsilon` calibrates when the scheme "
+                                                                "has several (FLORAS: `C` at fixed N, or `N` at fixed C)"),
+    "privacy.calibrated": ("written by the calibration", "record of the resolved target (value, achieved ε); "
+                                                         "not set by hand"),
+    # [run]
+    "run.rounds": ("≥ 1", "T (`--rounds`)"),
+    "run.seed": ("0 … 2⁶³−1", "master seed of every stream (`--seed`)"),
+    "run.key_hex": ("≥ 32 hex digits", "FLORAS clients' shared key ([model §4](model.md#sec-4)); never written to disk"),
+    "run.checkpoint_every": ("≥ 1", "rounds between checkpoints"),
+    # [phy.floras]
+    "phy.floras.N": ("≥ K (orthonormal sets: ≤ L)", "size of the sequence set; γ = N − K inactive sequences "
+                                                   "([model §4](model.md#sec-4))"),
+    "phy.floras.sequences": ("`walsh-hadamard`, `random-orthonormal`, `pn`", "sequence family (`pn` is not orthogonal: "
+                                                                            "biased estimate, reported)"),
+    "phy.floras.csit": ("`none`, `phase`", "effective gain Re(h_k) or \\|h_k\\| (phase pre-rotation)"),
+    "phy.floras.path": ("`auto`, `fast`, `chip`, `sufficient`", "implementation; `auto` takes the sufficient-statistic "
+                                                               "path of [model §6.1](model.md#sec-6-1) in learning runs"),
+    "phy.floras.receiver": ("`plain`, `inverse-variance`, `capped`", "server weight w of the round's estimate "
+                                                                     "([model §6.4](model.md#sec-6-4)); `plain`: w = 1"),
+    "phy.floras.receiver_cap": ("> 0", "w_max of `capped`"),
+    "phy.floras.noise_estimate": ("`pilots`, `energy`", "V̂ from the pilot outputs, or ‖ŝ‖²/(b²d)"),
+    # [phy.central-gaussian], [phy.analog-gaussian]
+    "phy.central-gaussian.noise_multiplier": ("≥ 0, required", "z: total noise std z·S, S = 2C (`replace`) or C "
+                                                               "(`add-remove`) ([model §9.1](model.md#sec-9-1))"),
+    "phy.analog-gaussian.noise_multiplier": ("≥ 0, required", "z: total noise std z·S, S = 2C (`replace`) or C "
+                                                              "(`add-remove`) ([model §9.1](model.md#sec-9-1))"),
+    # [phy.ddgauss]
+    "phy.ddgauss.bits": ("2 … 48", "B bits per coordinate (modulus 2^B) ([model §9.2](model.md#sec-9-2))"),
+    "phy.ddgauss.grid": ("> 0", "rounding grid γ [model units]; none = from the bit budget"),
+    "phy.ddgauss.local_std": ("≥ 0", "each client's discrete-Gaussian noise std σ [model units]"),
+    "phy.ddgauss.beta": ("(0, 1)", "conditional-rounding failure bound β (default e^{−1/2})"),
+    "phy.ddgauss.k_stddevs": ("> 0", "standard deviations of the modular sum kept inside the modulus"),
+    # [phy.sqsgd]
+    "phy.sqsgd.levels": ("≥ 2", "K_q quantization levels ([model §9.3](model.md#sec-9-3))"),
+    "phy.sqsgd.ratio": ("(0, 1]", "subsampling ratio r (d̃ = ⌊r·d⌋ ≥ 1)"),
+    "phy.sqsgd.epsilon0": ("> 0", "per-round LDP budget ε₀"),
+    "phy.sqsgd.kappa": ("integer in [−n, n − 1]", "cap κ (n the padded rotation length); none = the κ maximizing m"),
+    "phy.sqsgd.estimator": ("`unbiased`, `sparse`", "server estimator (`unbiased`: scaled by d/d̃; `sparse`: the source's)"),
+    "phy.sqsgd.norm_bound": ("`fixed`, `adaptive`", "U = C, or the adaptive bound from each client's ScalarDP norm report ([docs/sqsgd.md](sqsgd.md))"),
+    "phy.sqsgd.epsilon_s": ("> 0", "ScalarDP budget of the norm report per round (adaptive bound only; added to ε₀ by the accountant)"),
+    "phy.sqsgd.norm_levels": ("integer ≥ 1", "k, steps of [0, C] of the ScalarDP report; floor of the bound C/k"),
+    "phy.sqsgd.accumulation": ("true, false", "local accumulation with momentum correction (needs `estimator = \"sparse\"` and client ids)"),
+    "phy.sqsgd.momentum": ("[0, 1)", "β of the accumulation's momentum correction"),
+    "phy.sqsgd.mechanism": ("`privquant`, `pm`", "the client's privatizer: sqSGD's PrivQuant, or the piecewise mechanism baseline"),
+}
