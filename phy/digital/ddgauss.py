@@ -52,36 +52,37 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..aggregation import AggregationResult, check_updates, clipped_metrics, noise_metrics, relative_error
-from ..checks import check_finite_nonnegative, check_finite_positive, check_open_unit
+from ..aggregation import AggregationResult, check_updates, noise_metrics, relative_error
+from ..checks import check_finite_nonnegative, check_finite_positive
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
-from ..normalization import denormalize, normalize
 from ..link_records import BaselineRecord, fmt
 from ..randomness import check_seed, stream
 from ..schemes import SchemeSpec, register_scheme
+from .ddgauss_clients import MAX_ROUNDING_ATTEMPTS, conditional_rounding, encode_chunk
 from .discrete_gaussian import sample_discrete_gaussian
-from .rotation import inverse_randomized_hadamard, padded_dimension, rademacher_signs, randomized_hadamard
+from .discrete_gaussian_sum import summed_discrete_gaussian
+from .rotation import inverse_randomized_hadamard, padded_dimension, rademacher_signs
 from .uplink import DigitalUplink
 
 __all__ = ["grid_from_bits", "resolve_grid", "rounding_norm_bound", "conditional_rounding", "wrap_mod", "modular_sum",
            "DDGaussAggregator", "MAX_ROUNDING_ATTEMPTS"]
 
-MAX_ROUNDING_ATTEMPTS = 1000
-
-
 @dataclass(frozen=True)
 class DDGaussParams:
     """``[phy.ddgauss]`` (model §9.2): B = ``bits`` per coordinate (modulus 2^B, 2 ≤ B ≤ 48), the rounding
     ``grid`` γ [model units] (None: from the bit budget), each client's discrete-Gaussian noise std
-    ``local_std`` σ ≥ 0 [model units], the conditional-rounding failure bound ``beta`` ∈ (0, 1) and
-    ``k_stddevs`` > 0, standard deviations of the modular sum kept inside the modulus."""
+    ``local_std`` σ ≥ 0 [model units], the conditional-rounding failure bound ``beta`` ∈ [0, 1) (0:
+    unconditional rounding, Δ₂ = c/γ + √d_pad), ``k_stddevs`` > 0, standard deviations of the modular sum
+    kept inside the modulus, and ``dropout`` ∈ [0, 1), the fraction of the admitted clients whose noised
+    shares never arrive (⌊f·K′⌋ per round; model §9.2, "Dropout after noising")."""
 
     bits: int = 16
     grid: float | None = None
     local_std: float = 0.0
     beta: float = math.exp(-0.5)
     k_stddevs: float = 4.0
+    dropout: float = 0.0
 
     moved_from: ClassVar[dict] = {"dd_bits": "bits", "dd_grid": "grid", "dd_local_std": "local_std", "dd_beta": "beta",
                                   "dd_k_stddevs": "k_stddevs"}
@@ -92,7 +93,8 @@ class DDGaussParams:
         if self.grid is not None:
             check_finite_positive("ddgauss.grid", self.grid)
         check_finite_nonnegative("ddgauss.local_std", self.local_std)
-        check_open_unit("ddgauss.beta", self.beta)
+        check_unit_interval("ddgauss.beta", self.beta)
+        check_unit_interval("ddgauss.dropout", self.dropout)
         check_finite_positive("ddgauss.k_stddevs", self.k_stddevs)
         if active and self.grid is None:
             # the budget check needs K only; d (when known) only sets the value of γ
@@ -124,26 +126,15 @@ def resolve_grid(config: PhyConfig, *, K: int, d: int) -> tuple[float, str]:
 
 
 def rounding_norm_bound(*, clip: float, grid: float, d: int, beta: float) -> float:
-    """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} (d the padded dimension)."""
-    a = clip / grid
-    return min(a + math.sqrt(d), math.sqrt(a * a + d / 4.0 + math.sqrt(2.0 * math.log(1.0 / beta)) * (a + math.sqrt(d) / 2.0)))
+    """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} (d the padded dimension).
 
-
-def conditional_rounding(u: np.ndarray, *, bound: float, seed: int, round_index: int, client: int) -> tuple[np.ndarray, int]:
-    """Randomized rounding of the scaled vector ``u`` [n] to ℤ^n, redrawn until ‖ũ‖₂ ≤ ``bound``.
-
-    Each coordinate is ⌊u⌋ + Bernoulli(u − ⌊u⌋) (unbiased before conditioning). Returns
-    (ũ int64 [n], redraws). Raises RuntimeError after :data:`MAX_ROUNDING_ATTEMPTS` attempts.
+    β = 0 (unconditional rounding): the second term is +∞ and Δ₂ = c/γ + √d, the worst case
+    ‖ũ‖₂ ≤ ‖u‖₂ + ‖ũ − u‖₂ < c/γ + √d (every coordinate moves by less than one grid step).
     """
-    base = np.floor(u)  # integers held exactly in float64 (|u| < 2^53)
-    frac = u - base
-    for attempt in range(MAX_ROUNDING_ATTEMPTS):
-        v = stream(seed, "ddgauss-rounding", round_index, client, attempt).random(u.shape[-1]) < frac
-        v = base + v
-        if float(np.dot(v, v)) <= bound * bound:
-            return v.astype(np.int64), attempt
-    raise RuntimeError(f"conditional rounding failed {MAX_ROUNDING_ATTEMPTS} times (client {client}, round {round_index}): "
-                       "dd_beta too small or dd_grid inconsistent with the clip norm")
+    a = clip / grid
+    if beta == 0:
+        return a + math.sqrt(d)
+    return min(a + math.sqrt(d), math.sqrt(a * a + d / 4.0 + math.sqrt(2.0 * math.log(1.0 / beta)) * (a + math.sqrt(d) / 2.0)))
 
 
 def wrap_mod(v: np.ndarray, bits: int) -> np.ndarray:
@@ -167,9 +158,13 @@ def modular_sum(z: np.ndarray, bits: int) -> np.ndarray:
 
 
 class DDGaussAggregator:
-    """DDGauss behind the aggregation interface (see the module docstring)."""
+    """DDGauss behind the aggregation interface (see the module docstring).
 
-    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int):
+    ``client_chunk``: clients encoded together (memory O(client_chunk·d_pad)); default
+    max(1, 2^22 // d_pad) (16 at d_pad = 2^18: 32 MB per chunk array). Results do not depend on it.
+    """
+
+    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, client_chunk: int | None = None):
         self.config = config.validate(K=K, d=d)
         self.K, self.d = int(K), int(d)
         self.seed = check_seed(seed)
@@ -177,52 +172,96 @@ class DDGaussAggregator:
         self.clip = float(config.clip_norm)
         self.params = p = config.of("ddgauss")
         self.local_std = float(p.local_std)
+        self.dropout = float(p.dropout)
         self.grid, self.grid_source = resolve_grid(config, K=self.K, d=self.d)
         self.delta2 = rounding_norm_bound(clip=self.clip, grid=self.grid, d=self.d_pad, beta=float(p.beta))
+        # β = 0: unconditional rounding (every attempt is within c/γ + √d_pad by the triangle inequality)
+        self.rounding_bound = math.inf if float(p.beta) == 0.0 else self.delta2
         self.bits_per_client = self.d_pad * int(p.bits)
         self.uplink = DigitalUplink(config, K=self.K, seed=self.seed)
+        if client_chunk is None:
+            client_chunk = max(1, (1 << 22) // self.d_pad)
+        if isinstance(client_chunk, bool) or not isinstance(client_chunk, int) or client_chunk < 1:
+            raise ValueError(f"client_chunk must be an integer ≥ 1 (got {client_chunk!r})")
+        self.client_chunk = client_chunk
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+        return self._aggregate(updates, round_index, per_client_noise=False)
+
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+        """The link-level view: every client draws its own noise share (K′·d_pad exact draws), as deployed."""
+        return self._aggregate(updates, round_index, per_client_noise=True), None
+
+    def dropped_clients(self, admitted: np.ndarray, round_index: int) -> np.ndarray:
+        """The ⌊f·K′⌋ admitted clients whose noised shares never arrive (f = ``dropout``), uniformly at
+        random from the stream (seed, "ddgauss-dropout", t); a bool mask over the K clients."""
+        clients = np.flatnonzero(admitted)
+        n_drop = math.floor(self.dropout * clients.size)
+        mask = np.zeros(self.K, dtype=bool)
+        if n_drop:
+            mask[clients[stream(self.seed, "ddgauss-dropout", int(round_index)).permutation(clients.size)[:n_drop]]] = True
+        return mask
+
+    def summed_noise(self, *, n: int, scale: float, round_index: int) -> np.ndarray:
+        """Σ of n clients' N_ℤ(0, scale²) shares [d_pad] int64, drawn from the sum's own pmf
+        (:mod:`phy.digital.discrete_gaussian_sum`, stream (seed, "ddgauss-noise-sum", t)); when its table
+        is too long, the n shares one by one from (seed, "ddgauss-noise-sum", t, j) (exact too)."""
+        t = int(round_index)
+        sampler = summed_discrete_gaussian(scale, n)
+        if sampler is not None:
+            return sampler.sample(stream(self.seed, "ddgauss-noise-sum", t), self.d_pad)
+        total = np.zeros(self.d_pad, dtype=np.int64)
+        for j in range(n):
+            total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise-sum", t, j), scale, (self.d_pad,))
+        return total
+
+    def _aggregate(self, updates: np.ndarray, round_index: int, *, per_client_noise: bool) -> AggregationResult:
         x = check_updates(updates, K=self.K, d=self.d)
-        cfg, t, B = self.config, int(round_index), int(self.params.bits)
+        t, B = int(round_index), int(self.params.bits)
         h = draw_rayleigh(self.seed, t, K=self.K)
         link = self.uplink.run_round(self.bits_per_client, round_index=t, h=h)
         adm = link.admitted
         k_adm = int(adm.sum())
-        diag = {"admitted": float(k_adm), "skipped": float(k_adm == 0), "grid": self.grid, "delta2": self.delta2,
-                "bits_per_client": float(self.bits_per_client), "channel_uses": float(link.channel_uses)}
-        if k_adm == 0:
+        dropped = self.dropped_clients(adm, t)
+        survivors = np.flatnonzero(adm & ~dropped)
+        diag = {"admitted": float(k_adm), "dropped": float(dropped.sum()), "skipped": float(survivors.size == 0),
+                "grid": self.grid, "delta2": self.delta2, "bits_per_client": float(self.bits_per_client),
+                "channel_uses": float(link.channel_uses)}
+        if survivors.size == 0:
             err = relative_error(np.zeros(self.d), np.zeros(self.d))
             diag.update({"local_std_per_client": 0.0, "redraws": 0.0, "wrapped_fraction": 0.0, "nmse": err,
                          **noise_metrics(np.zeros(self.d), np.zeros(self.d))})
             return AggregationResult(np.zeros(self.d), 0, err, diag)
-        nz = normalize(x, rule="clip", C=self.clip, clip_norm=self.clip)  # s_k = clip_c(x_k − μ_k), scale 1
         signs = rademacher_signs(self.seed, "ddgauss-rotation", t, n=self.d_pad)
-        sigma_k = self.local_std * math.sqrt(self.K / k_adm)
-        clients = np.flatnonzero(adm)
-        padded = np.zeros((k_adm, self.d_pad))
-        padded[:, : self.d] = nz.s[clients]
-        u = randomized_hadamard(padded, signs) / self.grid
-        z = np.empty((k_adm, self.d_pad), dtype=np.int64)
-        redraws = 0
-        for row, k in enumerate(clients):
-            v, r = conditional_rounding(u[row], bound=self.delta2, seed=self.seed, round_index=t, client=int(k))
-            redraws += r
-            v += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k)), sigma_k / self.grid, (self.d_pad,))
-            z[row] = v
-        true_sum = z.sum(axis=0)  # the integer sum without wrapping (simulator view, for the diagnostic)
+        sigma_k = self.local_std * math.sqrt(self.K / k_adm)  # fixed before any share is lost
+        scale = sigma_k / self.grid
+        total = np.zeros(self.d_pad, dtype=np.int64)  # Σ_k z_k without wrapping (simulator view)
+        clipped, raw, mus, redraws = np.zeros(self.d), np.zeros(self.d), [], 0
+        for lo in range(0, survivors.size, self.client_chunk):
+            rows = survivors[lo:lo + self.client_chunk]
+            chunk = encode_chunk(x[rows], rows, clip=self.clip, signs=signs, grid=self.grid, bound=self.rounding_bound,
+                                 seed=self.seed, round_index=t)
+            redraws += chunk.redraws
+            for i, k in enumerate(rows):  # client order: every sum is the same whatever the chunk
+                total += chunk.ints[i]
+                if per_client_noise:
+                    total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k)), scale, (self.d_pad,))
+                clipped += chunk.s[i]
+                raw += x[k]
+            mus.append(chunk.mu)
+            del chunk
+        if not per_client_noise:
+            total += self.summed_noise(n=int(survivors.size), scale=scale, round_index=t)
         half = 1 << (B - 1)
-        wrapped = float(np.mean((true_sum < -half) | (true_sum >= half)))
-        agg = modular_sum(wrap_mod(z, B), B)  # what secure aggregation reveals
+        wrapped = float(np.mean((total < -half) | (total >= half)))
+        agg = wrap_mod(total, B)  # what secure aggregation reveals: Σ_k z_k mod 2^B
         s_hat = inverse_randomized_hadamard(agg.astype(np.float64) * self.grid, signs)[: self.d]
-        estimate = denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
-        err = relative_error(estimate, x[adm].sum(axis=0))
+        mu_sum = float(np.concatenate(mus).sum())
+        estimate = s_hat + mu_sum  # the clip normalization has scale R/C = 1
+        err = relative_error(estimate, raw)
         diag.update({"local_std_per_client": sigma_k, "redraws": float(redraws), "wrapped_fraction": wrapped, "nmse": err,
-                     **clipped_metrics(estimate, nz, adm)})
-        return AggregationResult(estimate, k_adm, err, diag)
-
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
-        return self.aggregate(updates, round_index=round_index), None
+                     **noise_metrics(estimate, clipped + mu_sum)})
+        return AggregationResult(estimate, int(survivors.size), err, diag)
 
     def describe(self) -> dict:
         return {
@@ -230,17 +269,28 @@ class DDGaussAggregator:
             "d_pad": self.d_pad, "grid": self.grid, "grid_source": self.grid_source, "delta2": self.delta2,
             "bits_per_client": self.bits_per_client, "modulus": f"2^{self.params.bits}",
             "contributors": "clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
-                            "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'",
+                            "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'"
+                            + (f"; a fraction {self.dropout:g} of them drops out after noising (their shares never "
+                               "arrive)" if self.dropout else ""),
+            "noise_draws": "aggregate: the sum of the survivors' shares from its exact pmf (d_pad draws); "
+                           "aggregate_traced: every client's own share",
             "threat_model": "the server, given secure aggregation (it sees only the modular sum)",
             "uplink": "Shannon-rate TDMA over the shared fading draw (model §5)",
         }
+
+
+def check_unit_interval(name: str, value) -> None:
+    """``value`` a real number with 0 ≤ value < 1, else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0.0 <= value < 1.0:
+        key = name.rsplit(".", 1)[-1]
+        raise ValueError(f"{name} must be a number with 0 ≤ {key} < 1 (got {value!r}); set it in [phy.ddgauss]")
 
 
 DD_BITS_MAX = 48  # scaled coordinates stay exact in float64 and modular sums in int64
 
 
 class DDGaussRecord(BaselineRecord):
-    diagnostics = ("grid", "delta2", "local_std_per_client", "redraws", "wrapped_fraction", "bits_per_client")
+    diagnostics = ("dropped", "grid", "delta2", "local_std_per_client", "redraws", "wrapped_fraction", "bits_per_client")
 
     @staticmethod
     def detail(s: dict) -> str:
