@@ -30,12 +30,18 @@ def _failed(client: int, round_index: int) -> RuntimeError:
                         "phy.ddgauss.beta too small or phy.ddgauss.grid inconsistent with the clip norm")
 
 
+def _norm2(v: np.ndarray) -> float:
+    """‖v‖₂² of one row (einsum: no BLAS threads, the same sum for the row whatever the chunk;
+    np.dot measured 15 ms per 2^18-row under load against 0.1 ms)."""
+    return float(np.einsum("i,i->", v, v))
+
+
 def _round_row(base: np.ndarray, frac: np.ndarray, *, bound: float, seed: int, round_index: int, client: int,
                first: int) -> tuple[np.ndarray, int]:
     """Attempts ``first``, ``first`` + 1, … of one row until ‖ũ‖₂ ≤ bound: (ũ float64, attempt)."""
     for attempt in range(first, MAX_ROUNDING_ATTEMPTS):
         v = base + (stream(seed, "ddgauss-rounding", round_index, client, attempt).random(base.shape[-1]) < frac)
-        if float(np.dot(v, v)) <= bound * bound:
+        if _norm2(v) <= bound * bound:
             return v, attempt
     raise _failed(client, round_index)
 
@@ -66,7 +72,7 @@ def conditional_rounding_rows(u: np.ndarray, *, bound: float, seed: int, round_i
     redraws = 0
     for i, k in enumerate(clients):
         row = draws[i]
-        if not float(np.dot(row, row)) <= bound * bound:
+        if not _norm2(row) <= bound * bound:
             draws[i], attempt = _round_row(base[i], frac[i], bound=bound, seed=seed, round_index=round_index,
                                            client=int(k), first=1)
             redraws += attempt

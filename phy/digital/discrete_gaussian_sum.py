@@ -20,7 +20,8 @@ total variation by at most 2ε + n·ε^n + the FFT's rounding error; the latter 
 ``rounding_error`` (the sum of |negative entries| plus the deviation of the total from 1 before
 renormalising; ~1e-16 per unit of mass, measured 1e-15 to 1e-13 over the table in the tests).
 
-Sampling: inverse CDF, one float64 uniform per draw (``np.searchsorted`` on the cumulative table).
+Sampling: inverse CDF, one float64 uniform per draw (``np.searchsorted`` of the sorted uniforms on the
+cumulative table, the results put back in the uniforms' order).
 A table longer than :data:`MAX_TABLE` entries is refused (``summed_discrete_gaussian`` returns None)
 and the caller draws the n terms one by one instead (exact too, n·d draws).
 """
@@ -66,9 +67,11 @@ class SummedDiscreteGaussian:
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` i.i.d. draws of S (int64), by inverse CDF: y = min{i : cdf_i > U} − T, U ~ U[0, 1)."""
         u = rng.random(int(size))
-        idx = np.searchsorted(self.cdf, u, side="right")
+        order = np.argsort(u)  # searching sorted uniforms walks the table once (2× faster at 2^18 draws)
+        idx = np.empty(u.size, dtype=np.int64)
+        idx[order] = np.searchsorted(self.cdf, u[order], side="right")
         np.minimum(idx, self.cdf.size - 1, out=idx)
-        return idx.astype(np.int64) - self.halfwidth
+        return idx - self.halfwidth
 
 
 def summed_discrete_gaussian(scale: float, n: int) -> SummedDiscreteGaussian | None:
