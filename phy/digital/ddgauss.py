@@ -1,9 +1,9 @@
 """DDGauss: distributed discrete Gaussian with secure aggregation (model §9.2; Kairouz, Liu & Steinke 2021).
 
 Parameters: clip c = the public clip norm R [model units]; bit width B (modulus m = 2^B); grid γ
-[model units]; local noise std σ [model units]; β (conditional-rounding failure bound, default
-e^{−1/2}); k (standard deviations of the modular sum kept inside the modulus, default 4);
-d_pad = 2^⌈log2 d⌉.
+[model units]; local noise std σ [model units]; β ∈ [0, 1) (conditional-rounding failure bound, default
+e^{−1/2}; 0 = unconditional rounding); k (standard deviations of the modular sum kept inside the modulus,
+default 4); dropout f ∈ [0, 1); d_pad = 2^⌈log2 d⌉.
 
 Per round t, client k (of the scheduled K):
 
@@ -13,10 +13,18 @@ Per round t, client k (of the scheduled K):
    (seed, "ddgauss-rotation", t);
 3. conditional randomized rounding of u_k/γ: each coordinate rounds up with probability equal
    to its fractional part; the whole vector is redrawn until ‖ũ_k‖₂ ≤ Δ₂ with
-   Δ₂ = min{c/γ + √d_pad, √((c/γ)² + d_pad/4 + √(2 ln(1/β))·(c/γ + √d_pad/2))};
+   Δ₂ = min{c/γ + √d_pad, √((c/γ)² + d_pad/4 + √(2 ln(1/β))·(c/γ + √d_pad/2))}; β = 0: no condition,
+   Δ₂ = c/γ + √d_pad (‖ũ − u‖₂ < √d_pad always);
 4. z_k = ũ_k + N_ℤ(0, (σ_k/γ)²) i.i.d. (exact sampler, :mod:`phy.digital.discrete_gaussian`),
    reduced mod m into [−m/2, m/2);
 5. the d_pad·B bits of z_k go over the digital uplink (:mod:`phy.digital.uplink`).
+
+Steps 1–3 run over chunks of clients (:mod:`phy.digital.ddgauss_clients`, memory O(chunk·d_pad)).
+Step 4's noise reaches the server only through Σ_k z_k mod m = (Σ_k ũ_k + Σ_k n_k) mod m, so
+``aggregate`` draws Σ_k n_k from its own exact pmf (the n-fold convolution of the discrete Gaussian,
+:mod:`phy.digital.discrete_gaussian_sum`, total-variation error ≤ 2·10⁻¹³ + FFT rounding): d_pad draws
+instead of n·d_pad, the same law for everything the server sees. ``aggregate_traced`` (link studies)
+draws every client's share with the exact per-client sampler, as deployed.
 
 Contributors (choice, from model §5): the digital uplink truncates like channel inversion, so
 only the K′ admitted clients (|h_k|² ≥ g_th) send. Admission depends on the channel alone, so K′
@@ -26,22 +34,29 @@ at most the bound at (n = K, σ) (l₂ and l₁ are equal, τ is smaller: fewer 
 so the accountant's event DDGaussRound(n = K, σ) bounds every round. K′ = 0: nothing is sent,
 the round is skipped (diagnostic ``skipped`` = 1).
 
-Server: secure aggregation reveals only Σ_k z_k mod m, computed exactly in int64 (each partial
-sum is reduced, so |values| < 2^B ≤ 2^48); it maps the sum into [−m/2, m/2), multiplies by γ,
-undoes the rotation and the padding, and adds Σ_{admitted} μ_k.
+Dropout after noising (the source's Fig. 9): ⌊f·K′⌋ admitted clients, drawn uniformly from
+(seed, "ddgauss-dropout", t), noise their vectors (at σ_k, fixed before any loss) and then never
+deliver: the server decodes the survivors' sum, with only their n_s = K′ − ⌊f·K′⌋ noise shares
+(variance n_s·σ_k² ≥ (1 − f)·K·σ²). The accountant therefore uses the noise fraction ρ = 1 − f
+(:class:`privacy.events.DDGaussRound`). ``contributors`` = n_s; n_s = 0 skips the round.
+
+Server: secure aggregation reveals only Σ_k z_k mod m, computed exactly in int64 (|values| < 2^B ≤ 2^48
+per share); it maps the sum into [−m/2, m/2), multiplies by γ, undoes the rotation and the padding, and
+adds Σ_{survivors} μ_k.
 
 Grid from the bit budget (model §9.2) when γ is not given: 2^B = 2k·√(c²n²/d_pad + (γ²/4 + σ²)·n)/γ
 with n = K (an upper bound on the contributors, so the budget holds for every K′ ≤ K), i.e.
 γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²·n)   (needs 2^{2B} > k²·n).
 
-Diagnostics: ``admitted``, ``skipped``, ``grid``, ``local_std_per_client`` (σ_k), ``delta2``,
+Diagnostics: ``admitted``, ``dropped``, ``skipped``, ``grid``, ``local_std_per_client`` (σ_k), ``delta2``,
 ``redraws`` (conditional-rounding redraws summed over clients), ``wrapped_fraction`` (fraction
 of the d_pad coordinates whose integer sum left [−m/2, m/2)), ``bits_per_client`` (d_pad·B),
 ``channel_uses`` (Σ_{admitted} ⌈d_pad·B / r_k⌉) and ``nmse``.
 
-Randomness: rounding of client k in attempt a from (seed, "ddgauss-rounding", t, k, a); its noise
-from (seed, "ddgauss-noise", t, k). The rotation acts on the whole vector, so ``chunk_size`` does
-not enter (results are trivially chunk-independent).
+Randomness: rounding of client k in attempt a from (seed, "ddgauss-rounding", t, k, a); its own noise
+(traced path) from (seed, "ddgauss-noise", t, k); the summed noise from (seed, "ddgauss-noise-sum", t);
+dropout from (seed, "ddgauss-dropout", t). Every client's integers and every sum are taken in client
+order, so neither ``chunk_size`` nor the client chunk changes a bit of the result.
 """
 
 from __future__ import annotations
