@@ -214,3 +214,32 @@ def test_scenario_wiring_uses_poisson_for_add_remove_and_the_dropout_fraction():
                           privacy=SimpleNamespace(level="client", relation="add-remove", delta=1e-5, accountant="rdp"))
     acc = _ddgauss(cfg, d=200, D=10)
     assert acc.sampling == "poisson" and acc.params["noise_fraction"] == 0.75
+
+
+# ------------------------------------------------------------------ the optimistic norm bound
+def test_optimistic_norm_bound_sets_the_grid_from_sqrt_n_c_and_wraps_aligned_sums():
+    """γ = 2k·√(b²/d_pad + nσ²)/√(2^{2B} − k²n) with b = √n·c (optimistic) or n·c (general). Random directions
+    (a sum of norm ≈ √n·c) stay inside the modulus at k = 4 (wrap probability ≤ 2·Q(4) = 6.3e-5 per
+    coordinate); K identical vectors (norm n·c) wrap far more often under the optimistic bound."""
+    from scipy.stats import norm
+
+    from phy.digital.ddgauss import grid_from_bits
+
+    K, d, c, B, k, sigma = 16, 1024, 1.0, 12, 4.0, 0.001
+    opt = grid_from_bits(bits=B, n=K, d=d, clip=c, local_std=sigma, k_stddevs=k, norm_bound="optimistic")
+    gen = grid_from_bits(bits=B, n=K, d=d, clip=c, local_std=sigma, k_stddevs=k)
+    assert opt == pytest.approx(2 * k * math.sqrt(c**2 * K / d + K * sigma**2) / math.sqrt(4.0**B - k**2 * K), rel=1e-12)
+    assert gen == pytest.approx(2 * k * math.sqrt(c**2 * K**2 / d + K * sigma**2) / math.sqrt(4.0**B - k**2 * K), rel=1e-12)
+    cfg = _dd(bits=B, local_std=sigma, k_stddevs=k, norm_bound="optimistic")
+    agg = DDGaussAggregator(cfg, K=K, d=d, seed=2)
+    assert agg.grid == pytest.approx(opt, rel=1e-12)
+    x = stream(4, "test-opt-x").standard_normal((K, d))  # norms ≈ 32 ≫ c: every client clipped to c
+    wrapped = np.mean([agg.aggregate(x, round_index=t).diagnostics["wrapped_fraction"] for t in range(4)])
+    assert wrapped <= 2 * norm.sf(k) + 4 * math.sqrt(2 * norm.sf(k) / (4 * d))
+    same = np.repeat(x[:1], K, axis=0)  # aligned: the sum has norm K·c = √K = 4 times the optimistic bound
+    wrapped_same = np.mean([agg.aggregate(same, round_index=t).diagnostics["wrapped_fraction"] for t in range(4)])
+    # per-coordinate std of the rotated sum K·c/√d against the margin k·√K·c/√d: P[|Z| > k/√K = 1] = 0.317
+    # (standard error √(0.32·0.68/4096) = 0.007); under the general bound the margin is k·K·c/√d: 2·Q(4)
+    assert wrapped_same > 0.25
+    with pytest.raises(ValueError, match="ddgauss.norm_bound must be one of"):
+        _dd(norm_bound="tight").validate(K=3)

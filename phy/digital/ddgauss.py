@@ -46,7 +46,8 @@ adds Σ_{survivors} μ_k.
 
 Grid from the bit budget (model §9.2) when γ is not given: 2^B = 2k·√(c²n²/d_pad + (γ²/4 + σ²)·n)/γ
 with n = K (an upper bound on the contributors, so the budget holds for every K′ ≤ K), i.e.
-γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²·n)   (needs 2^{2B} > k²·n).
+γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²·n)   (needs 2^{2B} > k²·n); ``norm_bound = "optimistic"``
+replaces the sum's norm bound n·c by √n·c (c²n²/d_pad → c²n/d_pad, the source's Fig. 2).
 
 Diagnostics: ``admitted``, ``dropped``, ``skipped``, ``grid``, ``local_std_per_client`` (σ_k), ``delta2``,
 ``redraws`` (conditional-rounding redraws summed over clients), ``wrapped_fraction`` (fraction
@@ -90,7 +91,8 @@ class DDGaussParams:
     ``local_std`` σ ≥ 0 [model units], the conditional-rounding failure bound ``beta`` ∈ [0, 1) (0:
     unconditional rounding, Δ₂ = c/γ + √d_pad), ``k_stddevs`` > 0, standard deviations of the modular sum
     kept inside the modulus, and ``dropout`` ∈ [0, 1), the fraction of the admitted clients whose noised
-    shares never arrive (⌊f·K′⌋ per round; model §9.2, "Dropout after noising")."""
+    shares never arrive (⌊f·K′⌋ per round; model §9.2, "Dropout after noising"), and ``norm_bound`` of the
+    bit budget, "general" (‖Σ s_k‖ ≤ n·c) or "optimistic" (√n·c, the source's Fig. 2)."""
 
     bits: int = 16
     grid: float | None = None
@@ -98,6 +100,7 @@ class DDGaussParams:
     beta: float = math.exp(-0.5)
     k_stddevs: float = 4.0
     dropout: float = 0.0
+    norm_bound: str = "general"
 
     moved_from: ClassVar[dict] = {"dd_bits": "bits", "dd_grid": "grid", "dd_local_std": "local_std", "dd_beta": "beta",
                                   "dd_k_stddevs": "k_stddevs"}
@@ -110,20 +113,35 @@ class DDGaussParams:
         check_finite_nonnegative("ddgauss.local_std", self.local_std)
         check_unit_interval("ddgauss.beta", self.beta)
         check_unit_interval("ddgauss.dropout", self.dropout)
+        if self.norm_bound not in NORM_BOUNDS:
+            raise ValueError(f"ddgauss.norm_bound must be one of {NORM_BOUNDS} (got {self.norm_bound!r}); "
+                             "set it in [phy.ddgauss]")
         check_finite_positive("ddgauss.k_stddevs", self.k_stddevs)
         if active and self.grid is None:
             # the budget check needs K only; d (when known) only sets the value of γ
             grid_from_bits(bits=self.bits, n=K, d=1 if d is None else d, clip=float(phy.clip_norm),
-                           local_std=float(self.local_std), k_stddevs=float(self.k_stddevs))
+                           local_std=float(self.local_std), k_stddevs=float(self.k_stddevs), norm_bound=self.norm_bound)
 
 
-def grid_from_bits(*, bits: int, n: int, d: int, clip: float, local_std: float, k_stddevs: float) -> float:
-    """γ = 2k·√(c²n²/d_pad + n·σ²) / √(2^{2B} − k²n) [model units] (model §9.2); d is padded here."""
+NORM_BOUNDS = ("general", "optimistic")
+
+
+def grid_from_bits(*, bits: int, n: int, d: int, clip: float, local_std: float, k_stddevs: float,
+                   norm_bound: str = "general") -> float:
+    """γ = 2k·√(b²/d_pad + n·σ²) / √(2^{2B} − k²n) [model units] (model §9.2); d is padded here.
+
+    b bounds the norm of the sum of the n clipped vectors: ``general`` b = n·c (any inputs), ``optimistic``
+    b = √n·c (the source's Fig. 2 choice: the norm of a sum of n mutually orthogonal vectors of norm c,
+    which the rotated sum exceeds for aligned updates; then the modulus wraps more often).
+    """
+    if norm_bound not in NORM_BOUNDS:
+        raise ValueError(f"ddgauss.norm_bound must be one of {NORM_BOUNDS} (got {norm_bound!r})")
     d_pad = padded_dimension(d)
     room = 4.0 ** bits - k_stddevs**2 * n
     if room <= 0:
         raise ValueError(f"dd_bits must satisfy 2^(2*dd_bits) > dd_k_stddevs^2 * n = {k_stddevs**2 * n:g} (got dd_bits = {bits})")
-    num = clip**2 * n**2 / d_pad + n * local_std**2
+    b2 = clip**2 * (n**2 if norm_bound == "general" else n)
+    num = b2 / d_pad + n * local_std**2
     if num == 0:
         raise ValueError("clip norm and dd_local_std cannot both be zero when dd_grid is derived from dd_bits")
     return 2.0 * k_stddevs * math.sqrt(num) / math.sqrt(room)
@@ -136,8 +154,8 @@ def resolve_grid(config: PhyConfig, *, K: int, d: int) -> tuple[float, str]:
     if p.grid is not None:
         return float(p.grid), "phy.ddgauss.grid"
     grid = grid_from_bits(bits=p.bits, n=int(K), d=int(d), clip=float(config.clip_norm),
-                          local_std=float(p.local_std), k_stddevs=float(p.k_stddevs))
-    return grid, f"from the bit budget (B = {p.bits}, k = {p.k_stddevs}, n = K = {K})"
+                          local_std=float(p.local_std), k_stddevs=float(p.k_stddevs), norm_bound=p.norm_bound)
+    return grid, f"from the bit budget (B = {p.bits}, k = {p.k_stddevs}, n = K = {K}, {p.norm_bound} norm bound)"
 
 
 def rounding_norm_bound(*, clip: float, grid: float, d: int, beta: float) -> float:
