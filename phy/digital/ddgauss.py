@@ -82,7 +82,8 @@ from .rotation import inverse_randomized_hadamard, padded_dimension, rademacher_
 from .uplink import DigitalUplink
 
 __all__ = ["grid_from_bits", "resolve_grid", "rounding_norm_bound", "conditional_rounding", "wrap_mod", "modular_sum",
-           "DDGaussAggregator", "MAX_ROUNDING_ATTEMPTS"]
+           "DDGaussAggregator", "MAX_ROUNDING_ATTEMPTS", "NORM_BOUNDS"]
+
 
 @dataclass(frozen=True)
 class DDGaussParams:
