@@ -4,7 +4,7 @@ For each K (default 20, 100, 1 000) at d = 159 010 (the Fashion-MNIST MLP, d_pad
 time of ``DDGaussAggregator.aggregate`` on K fixed client vectors, and of the floor's parts, timed on
 the same data in the same repetition:
 
-- ``rotation``: the randomized Hadamard rotation of the K padded, clipped updates (in client chunks);
+- ``rotation``: the randomized Hadamard rotation of the K padded updates (client chunks, reused buffers);
 - ``summed_noise``: d_pad draws of the summed discrete Gaussian noise (one table look-up each);
 - ``modular_sum``: the sum of K integer vectors of length d_pad, reduced mod 2^B;
 - ``rounding_draws``: the K·d_pad uniforms of the randomized rounding (one per client coordinate:
@@ -41,19 +41,23 @@ def _parts(agg, x, *, K: int, d: int, t: int):
     """Callables for the floor's parts at round t (imports inside: an older checkout may lack some)."""
     import numpy as np
 
-    from phy.digital.rotation import rademacher_signs, randomized_hadamard
+    from phy.digital.rotation import fwht, rademacher_signs
     from phy.randomness import stream
 
     d_pad = agg.d_pad
     chunk = max(1, (1 << 22) // d_pad)
     signs = rademacher_signs(0, "ddgauss-rotation", t, n=d_pad)
 
-    def rotation():
-        buf = np.zeros((min(chunk, K), d_pad))
+    buf, work = np.zeros((min(chunk, K), d_pad)), np.empty((min(chunk, K), d_pad))
+
+    def rotation():  # H·D·[x_k, 0]/√d_pad of every client, in two reused buffers
         for lo in range(0, K, chunk):
             rows = x[lo:lo + chunk]
-            buf[: rows.shape[0], :d] = rows
-            randomized_hadamard(buf[: rows.shape[0]], signs)
+            c = rows.shape[0]
+            buf[:c, :d] = rows
+            buf[:c, d:] = 0.0
+            np.multiply(buf[:c], signs, out=buf[:c])
+            fwht(buf[:c], overwrite=True, work=work[:c]) * (1.0 / np.sqrt(d_pad))
 
     def summed_noise():
         from phy.digital.discrete_gaussian_sum import summed_discrete_gaussian

@@ -75,7 +75,7 @@ from ..fading import draw_rayleigh
 from ..link_records import BaselineRecord, fmt
 from ..randomness import check_seed, stream
 from ..schemes import SchemeSpec, register_scheme
-from .ddgauss_clients import MAX_ROUNDING_ATTEMPTS, conditional_rounding, encode_chunk
+from .ddgauss_clients import MAX_ROUNDING_ATTEMPTS, ChunkEncoder, conditional_rounding
 from .discrete_gaussian import sample_discrete_gaussian
 from .discrete_gaussian_sum import summed_discrete_gaussian
 from .rotation import inverse_randomized_hadamard, padded_dimension, rademacher_signs
@@ -194,8 +194,8 @@ def modular_sum(z: np.ndarray, bits: int) -> np.ndarray:
 class DDGaussAggregator:
     """DDGauss behind the aggregation interface (see the module docstring).
 
-    ``client_chunk``: clients encoded together (memory O(client_chunk·d_pad)); default
-    max(1, 2^22 // d_pad) (16 at d_pad = 2^18: 32 MB per chunk array). Results do not depend on it.
+    ``client_chunk``: clients encoded together (memory O(client_chunk·d_pad): four reused buffers); default
+    max(1, 2^22 // d_pad) (16 at d_pad = 2^18: 32 MB per buffer). Results do not depend on it.
     """
 
     def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, client_chunk: int | None = None):
@@ -218,6 +218,9 @@ class DDGaussAggregator:
         if isinstance(client_chunk, bool) or not isinstance(client_chunk, int) or client_chunk < 1:
             raise ValueError(f"client_chunk must be an integer ≥ 1 (got {client_chunk!r})")
         self.client_chunk = client_chunk
+        # four [min(chunk, K), d_pad] buffers kept between rounds (fresh large arrays cost page faults)
+        self._encoder = ChunkEncoder(chunk=min(client_chunk, self.K), d=self.d, d_pad=self.d_pad, clip=self.clip,
+                                     grid=self.grid, bound=self.rounding_bound, seed=self.seed)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
         return self._aggregate(updates, round_index, per_client_noise=False)
@@ -271,19 +274,18 @@ class DDGaussAggregator:
         scale = sigma_k / self.grid
         total = np.zeros(self.d_pad, dtype=np.int64)  # Σ_k z_k without wrapping (simulator view)
         clipped, raw, mus, redraws = np.zeros(self.d), np.zeros(self.d), [], 0
+        encoder = self._encoder
         for lo in range(0, survivors.size, self.client_chunk):
             rows = survivors[lo:lo + self.client_chunk]
-            chunk = encode_chunk(x[rows], rows, clip=self.clip, signs=signs, grid=self.grid, bound=self.rounding_bound,
-                                 seed=self.seed, round_index=t)
-            redraws += chunk.redraws
+            ints, mu, s, r = encoder.encode(x[rows], rows, signs=signs, round_index=t)
+            redraws += r
             for i, k in enumerate(rows):  # client order: every sum is the same whatever the chunk
-                total += chunk.ints[i]
+                np.add(total, ints[i], out=total, casting="unsafe")  # exact: ints holds integers < 2^53
                 if per_client_noise:
                     total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k)), scale, (self.d_pad,))
-                clipped += chunk.s[i]
+                clipped += s[i]
                 raw += x[k]
-            mus.append(chunk.mu)
-            del chunk
+            mus.append(mu)
         if not per_client_noise:
             total += self.summed_noise(n=int(survivors.size), scale=scale, round_index=t)
         half = 1 << (B - 1)

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..normalization import normalize
 from ..randomness import stream
-from .rotation import randomized_hadamard
+from .rotation import fwht
 
-__all__ = ["MAX_ROUNDING_ATTEMPTS", "conditional_rounding", "conditional_rounding_rows", "ClientChunk", "encode_chunk"]
+__all__ = ["MAX_ROUNDING_ATTEMPTS", "conditional_rounding", "ChunkEncoder"]
 
 MAX_ROUNDING_ATTEMPTS = 1000
 
@@ -58,46 +58,42 @@ def conditional_rounding(u: np.ndarray, *, bound: float, seed: int, round_index:
     return v.astype(np.int64), attempt
 
 
-def conditional_rounding_rows(u: np.ndarray, *, bound: float, seed: int, round_index: int, clients) -> tuple[np.ndarray, int]:
-    """:func:`conditional_rounding` of every row of ``u`` [c, n] (row i is client ``clients[i]``), bit for bit
-    the same integers: the first attempt of every row at once, the rare redraws row by row.
-    Returns (ũ int64 [c, n], total redraws)."""
-    base = np.floor(u)
-    frac = u - base
-    draws = np.empty_like(u)
-    for i, k in enumerate(clients):
-        stream(seed, "ddgauss-rounding", round_index, int(k), 0).random(out=draws[i])
-    np.less(draws, frac, out=draws)
-    draws += base  # attempt 0 of every row
-    redraws = 0
-    for i, k in enumerate(clients):
-        row = draws[i]
-        if not _norm2(row) <= bound * bound:
-            draws[i], attempt = _round_row(base[i], frac[i], bound=bound, seed=seed, round_index=round_index,
-                                           client=int(k), first=1)
-            redraws += attempt
-    return draws.astype(np.int64), redraws
+class ChunkEncoder:
+    """Encodes chunks of up to ``chunk`` clients (module docstring) in four reused [chunk, d_pad] float64
+    buffers (128 MB at chunk = 16, d_pad = 2^18), whatever the number of chunks.
 
+    :meth:`encode` returns (ũ [c, d_pad] float64 holding exact integers — a view into a buffer, valid until
+    the next call —, μ [c], s [c, d] the clipped, centred rows, redraws). Row i's arithmetic is that of
+    :func:`phy.digital.rotation.randomized_hadamard` followed by division by γ and
+    :func:`conditional_rounding` of the row (bit for bit: the same operations in the same order).
+    """
 
-class ClientChunk:
-    """One encoded chunk: ``ints`` ũ [c, d_pad] int64, ``mu`` [c], ``s`` [c, d] the clipped, centred
-    vectors (model units, scale 1), ``redraws`` (conditional-rounding redraws of the chunk)."""
+    def __init__(self, *, chunk: int, d: int, d_pad: int, clip: float, grid: float, bound: float, seed: int):
+        self.d, self.clip, self.grid, self.bound, self.seed = int(d), float(clip), float(grid), float(bound), int(seed)
+        shape = (int(chunk), int(d_pad))
+        self._pad, self._work, self._base, self._draws = (np.empty(shape) for _ in range(4))
 
-    __slots__ = ("ints", "mu", "s", "redraws")
-
-    def __init__(self, ints, mu, s, redraws):
-        self.ints, self.mu, self.s, self.redraws = ints, mu, s, redraws
-
-
-def encode_chunk(x_rows: np.ndarray, clients, *, clip: float, signs: np.ndarray, grid: float, bound: float,
-                 seed: int, round_index: int) -> ClientChunk:
-    """Clip, rotate and conditionally round the rows ``x_rows`` [c, d] of clients ``clients`` (module docstring)."""
-    nz = normalize(x_rows, rule="clip", C=clip, clip_norm=clip)  # s_k = clip_c(x_k − μ_k), scale 1
-    c, d = nz.s.shape
-    padded = np.zeros((c, signs.shape[0]))
-    padded[:, :d] = nz.s
-    u = randomized_hadamard(padded, signs)
-    del padded
-    u /= grid
-    ints, redraws = conditional_rounding_rows(u, bound=bound, seed=seed, round_index=round_index, clients=clients)
-    return ClientChunk(ints, nz.mu, nz.s, redraws)
+    def encode(self, x_rows: np.ndarray, clients, *, signs: np.ndarray, round_index: int):
+        nz = normalize(x_rows, rule="clip", C=self.clip, clip_norm=self.clip)  # s_k = clip_c(x_k − μ_k), scale 1
+        c, d, n = nz.s.shape[0], self.d, signs.shape[0]
+        pad = self._pad[:c]
+        pad[:, :d] = nz.s
+        pad[:, d:] = 0.0
+        np.multiply(pad, signs, out=pad)
+        u = fwht(pad, overwrite=True, work=self._work[:c])  # H_n·D·s (in one of the two buffers)
+        u *= 1.0 / np.sqrt(n)
+        u /= self.grid
+        base = np.floor(u, out=self._base[:c])
+        frac = np.subtract(u, base, out=u)
+        draws = self._draws[:c]
+        for i, k in enumerate(clients):
+            stream(self.seed, "ddgauss-rounding", int(round_index), int(k), 0).random(out=draws[i])
+        np.less(draws, frac, out=draws)
+        draws += base  # attempt 0 of every row
+        redraws = 0
+        for i, k in enumerate(clients):
+            if not _norm2(draws[i]) <= self.bound * self.bound:
+                draws[i], attempt = _round_row(base[i], frac[i], bound=self.bound, seed=self.seed,
+                                               round_index=int(round_index), client=int(k), first=1)
+                redraws += attempt
+        return draws, nz.mu, nz.s, redraws
