@@ -103,7 +103,16 @@ def test_ddgauss_noise_rescaling_keeps_the_n_equals_K_bound():
 
 def test_add_remove_with_sampling_without_replacement_is_refused_before_any_work():
     with pytest.raises(ValueError, match=r"privacy: relation must be 'replace'"):
-        load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.ddgauss.local_std": 0.1, "privacy.relation": "add-remove"})
+        load_scenario(QUICK, {"phy.scheme": "central-gaussian", **CLIP, "phy.central-gaussian.noise_multiplier": 1.0,
+                              "privacy.relation": "add-remove"})
+
+
+def test_ddgauss_add_remove_is_accounted_as_poisson_sampling():
+    """DDGauss under add/remove: Poisson sampling at q = K/M (the source's accounting, model §9.2), not refused."""
+    cfg = load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.ddgauss.local_std": 0.1, "privacy.relation": "add-remove"})
+    acc = cfg.privacy_accountant(d=1000, D=10)
+    assert acc.sampling == "poisson" and acc.relation == "add-remove"
+    assert math.isfinite(acc.epsilon(rounds=3)) and acc.epsilon(rounds=3) > 0
 
 
 def test_sqsgd_run_records_the_admitted_clients(tmp_path):
