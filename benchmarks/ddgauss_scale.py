@@ -13,8 +13,8 @@ the same data in the same repetition:
 ``floor`` = rotation + summed_noise + modular_sum. Repetitions are interleaved (every K and every
 part once per repetition, after one warm-up round each), so a load change hits every row alike. A row
 that fails (e.g. a part that does not exist in an older checkout) records its error and the others are
-still written. Peak memory: one extra, untimed round per K under ``tracemalloc`` (allocations made by
-the round, the K×d input excluded) and the process's ``ru_maxrss`` at the end. The load average is
+still written. Peak memory: one extra, untimed round per K of a fresh aggregator under ``tracemalloc``
+(allocations made by its construction and the round, the K×d input excluded) and the process's ``ru_maxrss`` at the end. The load average is
 recorded before and after: the numbers are comparable only at equal load.
 
 Usage: ``python benchmarks/ddgauss_scale.py [--d 159010] [--K 20 100 1000] [--repeats 3] [--json FILE]``
@@ -143,9 +143,11 @@ def main(argv=None) -> int:
         row["input_bytes"] = int(x.nbytes)
         if not args.no_memory:
             try:
-                tracemalloc.start()
-                agg.aggregate(x, round_index=10_000)
+                tracemalloc.start()  # a fresh aggregator: its reused chunk buffers are counted too
+                fresh = make_aggregator(cfg, K=K, d=d, seed=0)
+                fresh.aggregate(x, round_index=10_000)
                 row["peak_traced_bytes"] = int(tracemalloc.get_traced_memory()[1])
+                del fresh
             except Exception as exc:  # noqa: BLE001
                 errors[f"K={K}/memory"] = repr(exc)
             finally:
