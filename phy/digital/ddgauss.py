@@ -333,7 +333,8 @@ class DDGaussRecord(BaselineRecord):
         m, adm = s.get("diagnostics_mean", {}), s["admitted"]
         return (f"admitted mean={fmt(adm['mean'])} skipped={s['skipped_rounds']} grid={fmt(m.get('grid'))} "
                 f"wrapped={fmt(m.get('wrapped_fraction'))} redraws/round={fmt(m.get('redraws'))} "
-                f"bits/client={fmt(m.get('bits_per_client'))}")
+                f"bits/client={fmt(m.get('bits_per_client'))}"
+                + (f" dropped/round={fmt(m.get('dropped'))}" if m.get("dropped") else ""))
 
 
 register_scheme(SchemeSpec(
