@@ -1,8 +1,8 @@
 """Aggregation time per round of every scheme at the Fashion-MNIST MLP's size d = 159 010 (model §9).
 
 For each scheme — FLORAS, channel inversion, ideal, central Gaussian, analog Gaussian and DDGauss
-(with its stages: rotation of the K padded vectors, conditional rounding, discrete-Gaussian
-noise, modular sum and un-rotation) — one warm-up round (imports, Sionna model) and then the
+(with its stages: rotation of the K padded vectors, conditional rounding, per-client discrete-Gaussian
+noise (the link trace's path), the summed noise (``aggregate``'s path), modular sum and un-rotation) — one warm-up round (imports, Sionna model) and then the
 median wall time of ``--repeats`` rounds of ``make_aggregator(...).aggregate`` on K = 20 fixed
 client vectors (normalization, uplink, de-normalization, error). The machine's load average
 (``os.getloadavg``) is printed with the results: the numbers are only comparable at equal load.
@@ -48,13 +48,15 @@ def _ddgauss_stages(cfg, *, K: int, d: int, repeats: int) -> dict:
     u = randomized_hadamard(padded, signs) / agg.grid
     ints = np.stack([conditional_rounding(u[k], bound=agg.delta2, seed=0, round_index=0, client=k)[0] for k in range(K)])
     scale = agg.local_std / agg.grid
+    bits = int(cfg.of("ddgauss").bits)
     return {
         "rotation": _median_time(lambda t: randomized_hadamard(padded, signs), repeats),
         "rounding": _median_time(lambda t: [conditional_rounding(u[k], bound=agg.delta2, seed=0, round_index=t, client=k)
                                              for k in range(K)], repeats),
         "discrete_gaussian": _median_time(lambda t: [sample_discrete_gaussian(stream(0, "ddgauss-noise", t, k), scale,
                                                                               (agg.d_pad,)) for k in range(K)], repeats),
-        "modular_sum": _median_time(lambda t: modular_sum(wrap_mod(ints, cfg.dd_bits), cfg.dd_bits), repeats),
+        "summed_noise": _median_time(lambda t: agg.summed_noise(n=K, scale=scale, round_index=t), repeats),
+        "modular_sum": _median_time(lambda t: modular_sum(wrap_mod(ints, bits), bits), repeats),
         "unrotation": _median_time(lambda t: inverse_randomized_hadamard(ints[0] * agg.grid, signs), repeats),
         "noise_scale_grid_units": scale,
         "grid": agg.grid,

@@ -4,10 +4,14 @@ Units: c, γ, σ in model units; Δ₂ (:attr:`privacy.events.DDGaussRound.delta
 With n contributors (noise of the sum N_ℤ(0, n(σ/γ)²) per coordinate), d the padded dimension::
 
     τ  = 10·Σ_{k=1}^{n−1} exp(−2π²(σ/γ)²·k/(k+1))
-    Δ₂' = γΔ₂,  Δ₁' = γΔ₂·min(√d, Δ₂),  l₂ = Δ₂'/(√n σ),  l₁ = Δ₁'/(√n σ)
+    Δ₂' = γΔ₂,  Δ₁' = γΔ₂·min(√d, Δ₂),  l₂ = Δ₂'/(√(ρn) σ),  l₁ = Δ₁'/(√(ρn) σ)
     RDP(α) ≤ min{α l₂²/2 + τd,  (α/2)(l₂² + 2 l₁ τ + τ² d),  (α/2)(l₂ + τ√d)²}
 
-for add/remove (remove = zero the client's vector); replace-one doubles l₁ and l₂.
+for add/remove (remove = zero the client's vector); replace-one doubles l₁ and l₂. ρ = the event's
+``noise_fraction`` (1 without dropout): under dropout after noising only the survivors' shares, total
+variance ≥ ρ·n·σ², reach the sum; the bound is increasing in l₁, l₂ and τ, and the survivors' τ
+(fewer terms, each share at σ·√(K/K′) ≥ σ) is at most τ above, so the bound holds for them.
+β = 0 (unconditional rounding) enters only through Δ₂ = c/γ + √d.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ def ddgauss_rdp(orders, event) -> np.ndarray:
     tau = ddgauss_tau(n=n, grid=event.grid, local_std=event.local_std)
     d2 = event.delta2
     scale = 2.0 if event.relation == "replace" else 1.0
-    l2 = scale * event.grid * d2 / (math.sqrt(n) * event.local_std)
-    l1 = scale * event.grid * d2 * min(math.sqrt(d), d2) / (math.sqrt(n) * event.local_std)
+    noise = math.sqrt(n * float(event.noise_fraction)) * event.local_std
+    l2 = scale * event.grid * d2 / noise
+    l1 = scale * event.grid * d2 * min(math.sqrt(d), d2) / noise
     b1 = a * l2 * l2 / 2.0 + tau * d
     b2 = (a / 2.0) * (l2 * l2 + 2.0 * l1 * tau + tau * tau * d)
     b3 = (a / 2.0) * (l2 + tau * math.sqrt(d)) ** 2

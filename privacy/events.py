@@ -167,8 +167,13 @@ class DDGaussRound(PrivacyEvent):
         Grid step γ (model units).
     local_std : float ≥ 0
         Each client's discrete Gaussian noise scale σ (model units); the sum has scale √n·σ.
-    beta : float in (0, 1)
-        Failure probability of the conditional rounding's norm bound (default e^{−1/2}).
+    beta : float in [0, 1)
+        Failure probability of the conditional rounding's norm bound (default e^{−1/2}); 0 is
+        unconditional rounding, whose bound has the finite limit Δ₂ = c/γ + √d_pad.
+    noise_fraction : float in (0, 1]
+        Lower bound on the fraction of the n contributors' noise variance n·σ² that reaches the sum
+        (1 − f under dropout after noising of a fraction f, model §9.2): l₁, l₂ use the total noise
+        std √(ρn)·σ; τ keeps n terms at σ (an upper bound on the survivors' τ).
     relation : "add-remove" or "replace"
         add-remove (the text's Thm 1: remove = zero the client's vector) or replace-one
         (l₁ and l₂ doubled).
@@ -181,6 +186,7 @@ class DDGaussRound(PrivacyEvent):
     local_std: float
     beta: float = math.exp(-0.5)
     relation: str = "add-remove"
+    noise_fraction: float = 1.0
 
     def __post_init__(self):
         _int_at_least("n", self.n, 1)
@@ -191,8 +197,11 @@ class DDGaussRound(PrivacyEvent):
             if v == 0:
                 raise ValueError(f"{name} must be a finite number > 0 (got {v!r})")
         _nonneg("local_std", self.local_std)
-        if isinstance(self.beta, bool) or not isinstance(self.beta, (int, float)) or not (0.0 < self.beta < 1.0):
-            raise ValueError(f"beta must be in (0, 1) (got {self.beta!r})")
+        if isinstance(self.beta, bool) or not isinstance(self.beta, (int, float)) or not (0.0 <= self.beta < 1.0):
+            raise ValueError(f"beta must be in [0, 1) (got {self.beta!r})")
+        nf = self.noise_fraction
+        if isinstance(nf, bool) or not isinstance(nf, (int, float)) or not (0.0 < nf <= 1.0):
+            raise ValueError(f"noise_fraction must be in (0, 1] (got {nf!r})")
         if self.relation not in ("add-remove", "replace"):
             raise ValueError(f"relation must be one of {{add-remove, replace}} (got {self.relation!r})")
 
@@ -202,8 +211,11 @@ class DDGaussRound(PrivacyEvent):
 
     @property
     def delta2(self) -> float:
-        """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} in grid units (model §9.2)."""
+        """Δ₂ = min{c/γ + √d, √((c/γ)² + d/4 + √(2 ln(1/β))·(c/γ + √d/2))} in grid units (model §9.2);
+        β = 0: the limit c/γ + √d (unconditional rounding)."""
         r, d = self.clip / self.grid, float(self.d_pad)
+        if self.beta == 0:
+            return r + math.sqrt(d)
         return min(r + math.sqrt(d), math.sqrt(r * r + d / 4.0 + math.sqrt(2.0 * math.log(1.0 / self.beta)) * (r + math.sqrt(d) / 2.0)))
 
     def rdp(self, orders):  # eps_inf: ∞ (default); no tight sampled curve, PLD or GDP

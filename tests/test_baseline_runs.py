@@ -103,6 +103,15 @@ def test_ddgauss_noise_rescaling_keeps_the_n_equals_K_bound():
 
 def test_add_remove_with_sampling_without_replacement_is_refused_before_any_work():
     with pytest.raises(ValueError, match=r"privacy: relation must be 'replace'"):
+        load_scenario(QUICK, {"phy.scheme": "central-gaussian", **CLIP, "phy.central-gaussian.noise_multiplier": 1.0,
+                              "privacy.relation": "add-remove"})
+
+
+def test_ddgauss_add_remove_is_refused_in_a_run_that_samples_exactly_k():
+    """The run draws exactly K of M clients (without replacement): the Poisson bound (add/remove) does not cover it,
+    so a DDGauss scenario with add/remove is refused like the others; the Poisson accountant itself is tested in
+    tests/test_phy_digital_ddgauss_scale.py."""
+    with pytest.raises(ValueError, match=r"relation must be 'replace'"):
         load_scenario(QUICK, {"phy.scheme": "ddgauss", **CLIP, "phy.ddgauss.local_std": 0.1, "privacy.relation": "add-remove"})
 
 

@@ -104,7 +104,7 @@ def test_link_private_baselines_json(tmp_path):
     (["--scheme", "ddgauss"], "normalization must be 'clip' for scheme 'ddgauss' (got 'paper'): its epsilon needs a public clip norm"),
     (["--scheme", "central-gaussian", "--normalization", "clip", "--clip-norm", "1"], "noise_multiplier must be set"),
     (["--scheme", "ddgauss", "--normalization", "clip", "--clip-norm", "1", "--bits", "1"], "ddgauss.bits must be an integer"),
-    (["--scheme", "ddgauss", "--normalization", "clip", "--clip-norm", "1", "--beta", "0"], "ddgauss.beta must be"),
+    (["--scheme", "ddgauss", "--normalization", "clip", "--clip-norm", "1", "--beta", "1"], "ddgauss.beta must be"),
 ])
 def test_private_baselines_bad_input(extra, message, capsys):
     assert main(["link", "--rounds", "1", *extra]) == 2

@@ -76,7 +76,7 @@ def add_baseline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bits", type=int, default=16, help="ddgauss: bits per coordinate B (2..48)")
     p.add_argument("--grid", type=float, default=None, help="ddgauss: grid gamma [model units] (default: from --bits)")
     p.add_argument("--local-std", type=float, default=0.0, help="ddgauss: each client's noise std sigma [model units]")
-    p.add_argument("--beta", type=float, default=math.exp(-0.5), help="ddgauss: conditional-rounding bound beta in (0, 1)")
+    p.add_argument("--beta", type=float, default=math.exp(-0.5), help="ddgauss: conditional-rounding bound beta in [0, 1) (0: unconditional rounding)")
     p.add_argument("--k-stddevs", type=float, default=4.0, help="ddgauss: standard deviations k kept inside the modulus")
 
 

@@ -94,14 +94,18 @@ ANALOG = register_wiring(SchemeWiring(
 # ---------------------------------------------------------------- DDGauss (model §9.2)
 def _ddgauss(config, *, d: int, D: int):
     """n = K contributors at σ = local_std and the aggregator's γ (the K′ admitted clients scale their noise
-    by √(K/K′), which the n = K bound covers; :mod:`phy.digital.ddgauss`)."""
+    by √(K/K′), which the n = K bound covers; :mod:`phy.digital.ddgauss`). Sampling: K of M without
+    replacement, replace-one, as the run samples (the source's Poisson accounting, Zhu & Wang's general bound,
+    is the accountant's ``sampling="poisson"``; a run of exactly K clients per round is not Poisson-sampled, so
+    it is not offered here). Dropout after noising of a fraction f: the noise of the survivors, 1 − f."""
     from phy.digital.ddgauss import resolve_grid
     from privacy import RunAccountant
 
     phy, p = config.phy, config.phy.of("ddgauss")
     grid, _ = resolve_grid(phy, K=config.training.clients_per_round, d=d)
     return RunAccountant("ddgauss", **_common(config), threat_model=DDGAUSS.threat_model, d=d,
-                         clip_norm=float(phy.clip_norm), grid=grid, local_std=float(p.local_std), beta=float(p.beta))
+                         clip_norm=float(phy.clip_norm), grid=grid, local_std=float(p.local_std), beta=float(p.beta),
+                         noise_fraction=1.0 - float(p.dropout))
 
 
 DDGAUSS = register_wiring(SchemeWiring(

@@ -102,8 +102,10 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.ddgauss.bits": ("2 … 48", "B bits per coordinate (modulus 2^B) ([model §9.2](model.md#sec-9-2))"),
     "phy.ddgauss.grid": ("> 0", "rounding grid γ [model units]; none = from the bit budget"),
     "phy.ddgauss.local_std": ("≥ 0", "each client's discrete-Gaussian noise std σ [model units]"),
-    "phy.ddgauss.beta": ("(0, 1)", "conditional-rounding failure bound β (default e^{−1/2})"),
+    "phy.ddgauss.beta": ("[0, 1)", "conditional-rounding failure bound β (default e^{−1/2}; 0 = unconditional rounding, Δ₂ = c/γ + √d)"),
     "phy.ddgauss.k_stddevs": ("> 0", "standard deviations of the modular sum kept inside the modulus"),
+    "phy.ddgauss.dropout": ("[0, 1)", "fraction of the admitted clients whose noised shares never arrive (the server decodes the survivors' sum; the accountant counts only their noise)"),
+    "phy.ddgauss.norm_bound": ("`general`, `optimistic`", "the sum's norm in the bit budget: n·c, or the source's optimistic √n·c"),
     # [phy.sqsgd]
     "phy.sqsgd.levels": ("≥ 2", "K_q quantization levels ([model §9.3](model.md#sec-9-3))"),
     "phy.sqsgd.ratio": ("(0, 1]", "subsampling ratio r (d̃ = ⌊r·d⌋ ≥ 1)"),
