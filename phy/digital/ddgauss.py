@@ -182,7 +182,7 @@ class DDGaussAggregator:
         self.bits_per_client = self.d_pad * int(p.bits)
         self.uplink = DigitalUplink(config, K=self.K, seed=self.seed)
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         x = check_updates(updates, K=self.K, d=self.d)
         cfg, t, B = self.config, int(round_index), int(self.params.bits)
         h = draw_rayleigh(self.seed, t, K=self.K)
@@ -221,7 +221,7 @@ class DDGaussAggregator:
                      **clipped_metrics(estimate, nz, adm)})
         return AggregationResult(estimate, k_adm, err, diag)
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         return self.aggregate(updates, round_index=round_index), None
 
     def describe(self) -> dict:

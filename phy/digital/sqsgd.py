@@ -193,7 +193,7 @@ class SqsgdAggregator:
         self.bits = sqsgd_bits(self.n, self.params.levels)
         self.uplink = DigitalUplink(cfg, K=self.K, seed=self.seed)
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         """(AggregationResult, SqsgdRound) of one round."""
         x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
@@ -221,7 +221,7 @@ class SqsgdAggregator:
                 **clipped_metrics(estimate, nz, adm)}
         return AggregationResult(estimate, k_adm, err, diag), trace
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index)[0]
 
     def describe(self) -> dict:
