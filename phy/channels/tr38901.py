@@ -11,6 +11,11 @@ forced LoS and forced NLoS; Sionna then gives
 - ``los_probability``: Table 7.4.2-1;
 - ``lsp_log_std[..., 3]``: σ_SF/10 of the scenario's parameter table (Table 7.5-6), so σ_SF [dB].
 
+Sionna 1.2's scenario returns the 2-D distance as ``distance_3d`` (so its PL formulas, written in d_3D,
+would be evaluated at d_2D: 0.76 dB too low for UMi at 20 m); the scenario classes are used through a
+subclass whose ``distance_3d`` is the 3-D distance Sionna computes, which reproduces Table 7.4.1-1
+(tests/test_cell.py).
+
 The client's state is drawn by the cell (:mod:`phy.cell`) from a keyed stream with that probability (not
 from Sionna's generator), and the shadowing X ~ N(0, σ_SF²) [dB] likewise, independently per client (no
 spatial correlation of the shadowing: choice). Carrier ``phy.carrier_ghz``; base-station height
@@ -36,6 +41,12 @@ _CLASSES = {"umi": "UMiScenario", "uma": "UMaScenario", "rma": "RMaScenario"}
 _LOCK = threading.Lock()
 
 
+def _with_3d_distance(cls):
+    """``cls`` whose ``distance_3d`` is the 3-D distance: Sionna 1.2's ``SystemLevelScenario.distance_3d`` returns
+    the 2-D one (its ``_distance_2d``), which TR 38.901's PL formulas would then read as d_3D."""
+    return type(cls.__name__, (cls,), {"distance_3d": property(lambda self: self._distance_3d)})
+
+
 class TR38901:
     reference_state = False  # the SNR reference distance is evaluated in NLoS (model §5.1)
     uses_heights = True
@@ -57,7 +68,7 @@ class TR38901:
             array = tr38901.PanelArray(num_rows_per_panel=1, num_cols_per_panel=1, polarization="single",
                                        polarization_type="V", antenna_pattern="omni", carrier_frequency=carrier_hz,
                                        precision="double")
-            cls = getattr(tr38901, _CLASSES[self.name])
+            cls = _with_3d_distance(getattr(tr38901, _CLASSES[self.name]))
             kw = {} if self.name == "rma" else {"o2i_model": "low"}
             sc = cls(carrier_frequency=carrier_hz, ut_array=array, bs_array=array, direction="uplink",
                      precision="double", **kw)
