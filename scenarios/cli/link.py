@@ -204,6 +204,6 @@ def _summary(args, base, schemes, results, key_note, snr_definition, resource) -
             "phy": base.to_dict(),
             **({"sqsgd": sqsgd_config_values(args)} if "sqsgd" in schemes else {}),
         },
-        "conventions": {"snr": snr_definition, "resource": resource},
+        "conventions": {"snr": base.snr_definition, "resource": resource},
         "schemes": results,
     }
