@@ -204,3 +204,26 @@ def test_cell_options_are_checked_with_one_line_naming_the_key():
             PhyConfig.make(**table).validate(K=4, d=10)
         assert str(info.value).startswith(key) and "\n" not in str(info.value), str(info.value)
     PhyConfig.make(scheme="ideal", pathloss="uma").validate(K=4, d=10)  # no radio link: the cell does not apply
+
+
+def test_fedavg_hands_the_scheduled_identities_to_the_aggregator():
+    from fl.federated import FederatedAveraging, sample_clients
+    from phy.aggregation import AggregationResult
+
+    M, K, d, seen = 50, 5, 3, []
+
+    class Recorder:
+        config = PhyConfig.make(scheme="ideal")
+
+        def aggregate(self, updates, *, round_index, clients=None):
+            seen.append(np.asarray(clients).copy())
+            return AggregationResult(np.zeros(d), K, 0.0, {})
+
+    class Trainer:
+        def train(self, w, clients, round_index):
+            return np.zeros((K, d)), np.zeros(K)
+
+    fed = FederatedAveraging(trainer=Trainer(), aggregator=Recorder(), M=M, K=K, seed=8)
+    for t in range(3):
+        fed.step(np.zeros(d), t)
+        np.testing.assert_array_equal(seen[t], sample_clients(seed=8, round_index=t, M=M, K=K))
