@@ -227,3 +227,23 @@ def test_fedavg_hands_the_scheduled_identities_to_the_aggregator():
     for t in range(3):
         fed.step(np.zeros(d), t)
         np.testing.assert_array_equal(seen[t], sample_clients(seed=8, round_index=t, M=M, K=K))
+
+
+def test_floras_link_takes_the_cell_and_coherence_keys_and_states_the_snr_reference(tmp_path, capsys):
+    import json
+
+    from scenarios.cli.main import main
+
+    out = tmp_path / "s.json"
+    rc = main(["link", "--scheme", "floras", "--K", "4", "--N", "8", "--L", "8", "--d", "40",
+               "--rounds", "3", "--set", "phy.pathloss=uma", "--set", "phy.snr_reference=median-distance",
+               "--set", "phy.coherence_symbols=11", "--set", "phy.floras.pilots=stale", "--json", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert "median distance" in data["conventions"]["snr"] and data["parameters"]["phy"]["pathloss"] == "uma"
+    assert data["schemes"]["floras"]["channel_uses"]["mean"] == (40 + 1) * 8  # stale: one reference slot
+    capsys.readouterr()
+    rc = main(["link", "--scheme", "channel-inversion", "--K", "4", "--d", "40", "--rounds", "1",
+               "--set", "phy.coherence_symbols=11"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "coherence_symbols" in err and "\n" not in err
