@@ -247,3 +247,20 @@ def test_floras_link_takes_the_cell_and_coherence_keys_and_states_the_snr_refere
                "--set", "phy.coherence_symbols=11"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "coherence_symbols" in err and "\n" not in err
+
+
+def test_scenarios_take_the_cell_keys_and_floras_refuses_an_epsilon_it_does_not_derive():
+    import json
+
+    from scenarios.config import scenario_from_dict
+
+    table = {"pathloss": "umi", "cell_radius": 400.0, "power_control": "pathloss-inversion", "rician_k": 2.0}
+    cfg = scenario_from_dict({"phy": {"scheme": "channel-inversion", **table}})
+    assert scenario_from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg and cfg.phy.pathloss == "umi"
+    cfg = scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,
+                                      "analog-gaussian": {"noise_multiplier": 1.0}, **table}})
+    assert cfg.phy.cell_radius == 400.0  # its ε does not depend on the channel (rho = g_th, model §9.1)
+    for key, value in (("pathloss", "uma"), ("coherence_symbols", 50), ("rician_k", 1.0)):
+        with pytest.raises(ValueError) as info:
+            scenario_from_dict({"phy": {"scheme": "floras", key: value}})
+        assert f"phy.{key}: FLORAS's ε" in str(info.value) and "\n" not in str(info.value)

@@ -208,7 +208,7 @@ VALID = {
     "phy.rho_rule": st.sampled_from(RHO_RULES),
     "phy.resource": st.sampled_from(RESOURCES),
     "phy.chunk_size": st.integers(1, 10**9),
-    "phy.pathloss": st.sampled_from(("none", "log-distance", "umi", "uma", "rma")),
+    "phy.pathloss": st.just("none"),  # a cell with FLORAS (the default scheme) has no ε: tests/test_cell.py
     "phy.cell_radius": st.floats(min_value=10.0, max_value=1e5, exclude_min=True),
     "phy.cell_min_distance": st.floats(min_value=0.0, max_value=250.0, exclude_min=True, exclude_max=True),
     "phy.redrop": st.booleans(),
@@ -220,10 +220,10 @@ VALID = {
     "phy.snr_reference": st.sampled_from(("cell-edge", "median-distance")),
     "phy.power_control": st.sampled_from(("full-power", "pathloss-inversion")),
     "phy.pc_target_db": st.floats(min_value=-100.0, max_value=100.0),
-    "phy.coherence_symbols": st.integers(2, 10**9),
+    "phy.coherence_symbols": st.none(),  # likewise coherence blocks (tests/test_cell.py)
     "phy.fading_correlation": st.sampled_from(("iid", "jakes")),
     "phy.doppler": st.floats(min_value=0.0, max_value=0.5),
-    "phy.rician_k": st.floats(min_value=0.0, max_value=1e4),
+    "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
     "privacy.delta": st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     "privacy.level": st.sampled_from(("client", "item")),
