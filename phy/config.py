@@ -95,6 +95,8 @@ class PhyConfig:
         f_D·T_s, the Doppler frequency times the slot duration (0 ≤ doppler ≤ 0.5; "jakes" only).
     rician_k : float
         Rician K-factor κ ≥ 0 (linear; 0: Rayleigh).
+    timing_offset : float
+        τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, :mod:`phy.chip_timing`).
     params : tuple of (scheme, parameters)
         The ``[phy.<scheme>]`` sub-tables given (only those differing from the scheme's defaults
         are kept); :meth:`of` returns any scheme's parameters, defaults filled in.
@@ -127,6 +129,7 @@ class PhyConfig:
     fading_correlation: str = "iid"
     doppler: float = 0.0
     rician_k: float = 0.0
+    timing_offset: float = 0.0
     params: tuple = field(default=(), compare=True)
 
     def __post_init__(self):
@@ -327,6 +330,10 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
     check_choice("fading_correlation", cfg.fading_correlation, CORRELATIONS)
     _number("doppler", cfg.doppler, 0.0, 0.5)
     _number("rician_k", cfg.rician_k, 0.0, 1e4)
+    if _number("timing_offset", cfg.timing_offset, 0.0) >= 1.0:
+        raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")
+    if cfg.timing_offset != 0.0 and spec.channel != "none" and not spec.chip_timing:
+        raise ValueError(f"timing_offset: scheme {spec.name!r} is chip-synchronous (no chip-level model); remove phy.timing_offset")
     level = CHANNELS.index(spec.channel)
     if spec.channel != "none":
         if (cfg.has_cell or cfg.rician_k != 0.0) and level < CHANNELS.index("cell"):

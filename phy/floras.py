@@ -68,6 +68,7 @@ from .channel_uses import floras_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
 from .floras_params import FlorasParams
 from .floras_record import FlorasLinkRecord
+from .chip_timing import draw_offsets, received_chips
 from .coherence import coherence_plan
 from .fading import effective_gain
 from .floras_blocks import run_blocks
@@ -161,6 +162,9 @@ class FlorasLink:
         self.receiver = Receiver(self.A, reference_amplitude=self.b)  # base-station side: A and b only
         self._gram = self.A.T @ self.A
         self.channel = LinkChannel(config, K=K, seed=self.seed)  # cell gains × fading blocks (model §5.1)
+        self.timing_offset = float(config.timing_offset)
+        if self.timing_offset > 0:  # chip-level offsets need the chip path (FlorasParams.check refuses fast/sufficient)
+            self.path = self.trace_path = "chip"
 
     def plan(self, d: int):
         """The coherence-block layout of an update of d entries (:func:`phy.coherence.coherence_plan`)."""
@@ -224,6 +228,10 @@ class FlorasLink:
                     s_hat[a:z] = self.receiver.combine(w, r)
         else:
             A_act = self.A[:, active]
+            tail = None
+            if self.timing_offset > 0:  # fractional-chip offsets (phy.chip_timing): Ã and the inter-slot tail
+                A_act, tail = received_chips(A_act, draw_offsets(seed, t, K=self.K, max_offset=self.timing_offset))
+                tail = tail * g
             n_ref = self.noise_std * stream(seed, "floras-chip-reference-noise", t).standard_normal(cfg.L)
             y_ref = A_act @ (g * self.b) + n_ref
             r_ref = self.receiver.despread(y_ref)
@@ -232,6 +240,9 @@ class FlorasLink:
             A_in_T = np.ascontiguousarray(self.A[:, inactive].T)
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
                 y = A_act @ (gs * s[:, c0:c1])  # chips of the chunk's data slots, [L, c]
+                if tail is not None:  # chip 0 of slot i carries the last chip of slot i − 1 (the reference before slot 1)
+                    prev = s[:, c0 - 1 : c1 - 1] if c0 > 0 else np.hstack([np.full((self.K, 1), self.b), s[:, : c1 - 1]])
+                    y[0] += tail @ prev
                 for a, z, m in block_ranges(c0, c1):
                     n = block_noise((cfg.L,), z - a, seed=seed, purpose="floras-chip-noise",
                                     round_index=t, block=m, std=self.noise_std)
@@ -281,6 +292,7 @@ class FlorasLink:
             "snr_definition": SNR_DEFINITION,
             "noise_variance_per_chip": self.noise_std**2,
             "pilots": self.params.pilots,
+            "timing_offset_max_chips": self.timing_offset,
             **self.channel.describe(),
         }
 
@@ -363,5 +375,5 @@ register_scheme(SchemeSpec(
     name="floras", aggregator=lambda config, *, K, d, seed, key, relation: FlorasAggregator(config, K=K, d=d, seed=seed, key=key),
     link_record=FlorasLinkRecord, params=FlorasParams, needs_key=True, unbiased=False, example={"L": 16, "floras": {"N": 8}},
     description="keyed random sequence assignment; the unused sequences add Cauchy noise (model §6.1)",
-    channel="cell-coherence",
+    channel="cell-coherence", chip_timing=True,
 ))

@@ -79,6 +79,12 @@ class FlorasParams:
             if self.sequences == "pn" or self.path == "chip":
                 raise ValueError("coherence_symbols with FLORAS needs an orthonormal sequence set and floras.path = 'auto', "
                                  "'fast' or 'sufficient' (the chip path keeps one fading block)")
+        if getattr(phy, "timing_offset", 0.0) != 0.0:
+            if self.path in ("fast", "sufficient"):
+                raise ValueError(f"timing_offset needs floras.path = 'chip' or 'auto' (chip-level offsets; got {self.path!r})")
+            if n_c is not None:
+                raise ValueError("timing_offset and coherence_symbols cannot be combined (offsets run on the chip path, "
+                                 "coherence blocks on the fast and sufficient paths)")
         L = phy.L
         if self.sequences == "walsh-hadamard" and (L & (L - 1)) != 0:
             raise ValueError(f"L must be a power of two for Walsh–Hadamard sequences (got {L})")

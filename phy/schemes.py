@@ -67,6 +67,8 @@ class SchemeSpec:
         aggregation: the channel keys do not apply), "block-fading" (the §5 link only: a cell, Rician
         fading or coherence blocks are refused by the configuration), "cell" (also the cell's large-scale
         gains, power control and Rician fading), "cell-coherence" (also several coherence blocks per update).
+    chip_timing : bool
+        The scheme models fractional-chip timing offsets (``phy.timing_offset``, :mod:`phy.chip_timing`).
     """
 
     name: str
@@ -79,6 +81,7 @@ class SchemeSpec:
     example: Mapping[str, Any] = field(default_factory=dict)
     unbiased: bool = True
     channel: str = "block-fading"
+    chip_timing: bool = False
 
     def default_params(self):
         return None if self.params is None else self.params()

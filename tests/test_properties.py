@@ -134,6 +134,8 @@ INVALID = {
     "phy.rician_k": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1e4, exclude_min=True,
                                                                                        allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.floras.pilots": not_in(("per-block", "stale")),
+    "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
+                                   NON_FINITE, NOT_NUMBER),
     "privacy.delta": outside_open_unit(),
     "privacy.level": not_in(("client", "item")),
     "privacy.relation": not_in(("replace", "add-remove")),
@@ -225,6 +227,7 @@ VALID = {
     "phy.doppler": st.floats(min_value=0.0, max_value=0.5),
     "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
+    "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
     "privacy.delta": st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     "privacy.level": st.sampled_from(("client", "item")),
     "privacy.relation": st.just("replace"),  # add-remove needs level = item at client sampling without replacement

@@ -34,10 +34,10 @@ def _floras(config, *, d: int, D: int):
 def _floras_link_of_model_5(phy) -> None:
     """FLORAS's ε (privacy.link, model §7.2) integrates over the gains of model §5 (unit-mean Rayleigh, one
     reference slot per update): refuse the cell, Rician and coherence options of model §5.1 for it."""
-    for key, off in (("pathloss", "none"), ("rician_k", 0.0), ("coherence_symbols", None)):
+    for key, off in (("pathloss", "none"), ("rician_k", 0.0), ("coherence_symbols", None), ("timing_offset", 0.0)):
         if getattr(phy, key) != off:
             raise ValueError(f"phy.{key}: FLORAS's ε is derived for the link of model §5 (unit-mean Rayleigh gains, one "
-                             f"reference slot per update), not for the cell, Rician or coherence options of model §5.1; "
+                             f"reference slot per update), not for the cell, Rician, coherence or timing-offset options of model §5.1; "
                              f"remove phy.{key} for a FLORAS run (floras link studies them without an ε)")
 
 
