@@ -38,6 +38,7 @@ __all__ = ["LargeScale", "CellChannel", "drop", "reference_distance", "client_id
            "POWER_CONTROLS"]
 
 SNR_REFERENCES = ("cell-edge", "median-distance")
+CACHE_CLIENTS = 1 << 16  # clients whose large-scale state is kept (recomputed identically when evicted)
 POWER_CONTROLS = ("full-power", "pathloss-inversion")
 
 
@@ -132,10 +133,14 @@ class CellChannel:
         else:
             with self._lock:
                 missing = np.array([c for c in dict.fromkeys(ids.tolist()) if c not in self._cache], dtype=np.int64)
+                fresh = {}
                 if missing.size:
-                    for c, row in zip(missing.tolist(), zip(*self._draw(missing, None))):
-                        self._cache[c] = row
-                rows = [self._cache[c] for c in ids.tolist()]
+                    fresh = dict(zip(missing.tolist(), zip(*self._draw(missing, None))))
+                rows = [self._cache[c] if c in self._cache else fresh[c] for c in ids.tolist()]
+                for c, row in fresh.items():  # bounded: a cross-device population is never held whole
+                    if len(self._cache) >= CACHE_CLIENTS:
+                        self._cache.pop(next(iter(self._cache)))
+                    self._cache[c] = row
             parts = tuple(np.array(col) for col in zip(*rows)) if rows else tuple(np.empty(0) for _ in range(5))
         d, theta, los, x, pl = parts
         gain = 10.0 ** ((self.reference_pathloss_db - pl) / 10.0)
