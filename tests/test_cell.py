@@ -264,3 +264,18 @@ def test_scenarios_take_the_cell_keys_and_floras_refuses_an_epsilon_it_does_not_
         with pytest.raises(ValueError) as info:
             scenario_from_dict({"phy": {"scheme": "floras", key: value}})
         assert f"phy.{key}: FLORAS's ε" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_floras_link_named_cell_flags_are_the_phy_keys(tmp_path):
+    import json
+
+    from scenarios.cli.main import main
+
+    out = tmp_path / "s.json"
+    assert main(["link", "--scheme", "floras", "--K", "4", "--N", "8", "--L", "8", "--d", "30", "--rounds", "2",
+                 "--pathloss", "log-distance", "--cell-radius", "300", "--power-control", "pathloss-inversion",
+                 "--coherence-symbols", "10", "--pilots", "stale", "--json", str(out)]) == 0
+    phy = json.loads(out.read_text())["parameters"]["phy"]
+    assert (phy["pathloss"], phy["cell_radius"], phy["power_control"], phy["coherence_symbols"]) == \
+        ("log-distance", 300.0, "pathloss-inversion", 10)
+    assert phy["floras"]["pilots"] == "stale"
