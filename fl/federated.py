@@ -92,7 +92,7 @@ class FederatedAveraging:
                 f"local training of client(s) {clients[bad].tolist()} produced a non-finite model differential "
                 f"(divergent SGD: lower training.lr)",
             )
-        result = self.aggregator.aggregate(updates, round_index=round_index)
+        result = self.aggregator.aggregate(updates, round_index=round_index, clients=clients)
         w_next = w + result.mean_estimate
         if not np.all(np.isfinite(w_next)):
             raise NonFiniteModelError(

@@ -64,11 +64,16 @@ class Aggregator(Protocol):
 
     config: PhyConfig
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        """Aggregate the K×d ``updates`` of round ``round_index`` (≥ 0)."""
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients: np.ndarray | None = None) -> AggregationResult:
+        """Aggregate the K×d ``updates`` of round ``round_index`` (≥ 0).
+
+        ``clients``: the K scheduled clients' identities in the population (their positions in the cell,
+        model §5.1, are a function of the identity); None means 0..K−1. Schemes without a cell ignore it.
+        """
         ...
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int) -> tuple[AggregationResult, object]:
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int,
+                         clients: np.ndarray | None = None) -> tuple[AggregationResult, object]:
         """``aggregate`` and the scheme's per-round trace (the simulator's view, for link studies), or None."""
         ...
 

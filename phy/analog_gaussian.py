@@ -92,11 +92,11 @@ class AnalogGaussianAggregator:
         self.receiver_variance = receiver_noise_variance(config)
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
         nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
-        rnd = self.link.run_round(nz.s, round_index=t)  # ŝ = Σ_adm s_k + n/√ρ
+        rnd = self.link.run_round(nz.s, round_index=t, clients=clients)  # ŝ = Σ_adm s_k + n/√ρ
         adm = rnd.admitted
         k_adm = int(adm.sum())
         diag = {"admitted": float(k_adm), "rho": rnd.rho, "skipped": float(k_adm == 0),
@@ -126,15 +126,15 @@ class AnalogGaussianAggregator:
         })
         return AggregationResult(estimate, k_adm, err, diag)
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
-        return self.aggregate(updates, round_index=round_index), None
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
+        return self.aggregate(updates, round_index=round_index, clients=clients), None
 
     def describe(self) -> dict:
         return {
             "scheme": "analog-gaussian", **self.config.to_dict(), "relation": self.relation,
             "sensitivity": self.sensitivity, "noise_std_target": self.target_std,
             "receiver_noise_variance": self.receiver_variance, "snr_definition": SNR_DEFINITION,
-            "resource_convention": self.config.resource,
+            "resource_convention": self.config.resource, **self.link.channel.describe(),
             "threat_model": "T1 and a single-antenna base station (sees only the superposition); "
                             "the receiver-noise share assumes the base station cannot remove it",
         }
@@ -157,4 +157,5 @@ register_scheme(SchemeSpec(
     link_record=AnalogGaussianRecord, params=AnalogGaussianParams, requires_clip=True,
     example={"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 0.5}},
     description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
+    channel="cell",
 ))

@@ -82,7 +82,7 @@ class CentralGaussianAggregator:
         self.noise_std = float(config.of("central-gaussian").noise_multiplier) * self.sensitivity
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
         nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
@@ -97,7 +97,7 @@ class CentralGaussianAggregator:
                                                          "channel_uses": float(self.channel_uses), "nmse": err,
                                                          **clipped_metrics(estimate, nz)})
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         return self.aggregate(updates, round_index=round_index), None
 
     def describe(self) -> dict:
@@ -123,5 +123,5 @@ register_scheme(SchemeSpec(
     aggregator=lambda config, *, K, d, seed, key, relation: CentralGaussianAggregator(config, K=K, d=d, seed=seed, relation=relation),
     link_record=CentralGaussianRecord, params=CentralGaussianParams, requires_clip=True,
     example={"normalization": "clip", "clip_norm": 1.0, "central-gaussian": {"noise_multiplier": 0.5}},
-    description="DP-FedAvg: ideal sum plus server-side Gaussian noise, trusted server (model §9.1)",
+    description="DP-FedAvg: ideal sum plus server-side Gaussian noise, trusted server (model §9.1)", channel="none",
 ))

@@ -31,7 +31,7 @@ from .aggregation import AggregationResult, check_updates, clipped_metrics, rela
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
-from .fading import draw_rayleigh
+from .link_channel import LinkChannel
 from .normalization import denormalize, normalize
 from .link_records import AdmissionRecord
 from .randomness import check_seed
@@ -90,14 +90,15 @@ class ChannelInversionLink:
         self.K = int(K)
         self.seed = check_seed(seed)
         self.noise_std = float(np.sqrt(receiver_noise_variance(config)))
+        self.channel = LinkChannel(config, K=K, seed=self.seed)  # cell gains × fading (model §5.1)
 
-    def run_round(self, s: np.ndarray, *, round_index: int) -> ChannelInversionRound:
-        """Send s [K, d] (float64, √W) through one round."""
+    def run_round(self, s: np.ndarray, *, round_index: int, clients=None) -> ChannelInversionRound:
+        """Send s [K, d] (float64, √W) through one round (``clients``: identities for the cell, model §5.1)."""
         s = np.asarray(s, dtype=np.float64)
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         cfg, t, d = self.config, int(round_index), s.shape[1]
-        h = draw_rayleigh(self.seed, t, K=self.K)
+        h = self.channel.draw(t, clients=clients)[:, 0]  # composite √β_eff·h̃ with a cell
         adm = admitted_mask(h, g_th=cfg.g_th)
         rho = inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
         power = np.zeros(self.K)
@@ -127,12 +128,12 @@ class ChannelInversionAggregator:
         self.K, self.d = int(K), int(d)
         self.link = ChannelInversionLink(config, K=K, seed=seed)
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
-        """(AggregationResult, ChannelInversionRound) of one round."""
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
+        """(AggregationResult, ChannelInversionRound) of one round (``clients``: identities, None: 0..K−1)."""
         x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-        rnd = self.link.run_round(nz.s, round_index=round_index)
+        rnd = self.link.run_round(nz.s, round_index=round_index, clients=clients)
         adm = rnd.admitted
         k_adm = int(adm.sum())
         if k_adm == 0:
@@ -151,8 +152,8 @@ class ChannelInversionAggregator:
         }
         return AggregationResult(estimate, k_adm, err, diag), rnd
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        return self.aggregate_traced(updates, round_index=round_index)[0]
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
+        return self.aggregate_traced(updates, round_index=round_index, clients=clients)[0]
 
     def describe(self) -> dict:
         return {
@@ -161,6 +162,7 @@ class ChannelInversionAggregator:
             "snr_definition": SNR_DEFINITION,
             "resource_convention": self.config.resource,
             "receiver_noise_variance": receiver_noise_variance(self.config),
+            **self.link.channel.describe(),
         }
 
 
@@ -168,4 +170,5 @@ register_scheme(SchemeSpec(
     name="channel-inversion",
     aggregator=lambda config, *, K, d, seed, key, relation: ChannelInversionAggregator(config, K=K, d=d, seed=seed),
     link_record=AdmissionRecord, example={"snr_db": 0.0}, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
+    channel="cell",
 ))

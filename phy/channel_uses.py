@@ -2,7 +2,8 @@
 
 One "channel use" is one real chip (a real-valued symbol interval at per-chip SNR P/σ²):
 
-- FLORAS: (d + 1)·L — d data slots and one reference slot, each spread over L chips;
+- FLORAS: (d + 1)·L — d data slots and one reference slot, each spread over L chips; with a reference slot per
+  coherence block (model §5.1) (d + B)·L for B blocks;
 - channel inversion and other analog schemes without spreading: d·L under the equal-resource
   convention (each symbol repeated over L chips) or d under the source-literal one;
 - digital schemes: Σ_{admitted} ⌈bits_k / r_k⌉ at the Shannon rate (:mod:`phy.digital.uplink`).
@@ -19,9 +20,10 @@ def _positive_int(name: str, value) -> int:
     return int(value)
 
 
-def floras_channel_uses(*, d: int, L: int) -> int:
-    """(d + 1)·L real channel uses: d data slots plus the reference slot, L chips each."""
-    return (_positive_int("d", d) + 1) * _positive_int("L", L)
+def floras_channel_uses(*, d: int, L: int, pilots: int = 1) -> int:
+    """(d + P)·L real channel uses: d data slots plus P reference slots (one per coherence block with per-block
+    pilots, model §5.1; P = 1 otherwise), L chips each."""
+    return (_positive_int("d", d) + _positive_int("pilots", pilots)) * _positive_int("L", L)
 
 
 def analog_channel_uses(*, d: int, L: int, resource: str) -> int:

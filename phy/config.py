@@ -66,6 +66,37 @@ class PhyConfig:
         Equal-resource convention of model §5.
     chunk_size : int
         Entries of the d data slots processed at once (memory bound; does not change results).
+    pathloss : str
+        Large-scale model of the cell (model §5.1, :mod:`phy.channels`): "none" (no cell: every client at
+        average gain 1, the link of model §5; default), "log-distance", or TR 38.901 "umi", "uma", "rma".
+    cell_radius, cell_min_distance : float
+        R > r₀ > 0 [m]: clients uniform in the annulus r₀ ≤ d ≤ R (TR 38.901: 10 m ≤ r₀, R ≤ 5 km).
+    redrop : bool
+        Drop the clients anew every round (default: a fixed drop per client identity).
+    carrier_ghz : float
+        f_c [GHz] (log-distance: PL(d₀) only; TR 38.901: 0.5–100, RMa ≤ 30).
+    bs_height, ut_height : float
+        Antenna heights [m] (TR 38.901 only; bs_height None: 10 UMi, 25 UMa, 35 RMa).
+    pathloss_exponent : float
+        n > 0 of the log-distance model.
+    shadowing_db : float or None
+        σ of the log-normal shadowing [dB] (≥ 0); None: the model's own (log-distance 0, TR 38.901 its σ_SF).
+    snr_reference : {"cell-edge", "median-distance"}
+        Distance at which ``snr_db`` holds for a full-power client without shadowing (model §5.1).
+    power_control : {"full-power", "pathloss-inversion"}
+        Statistical power control (model §5.1); truncated channel inversion acts on top.
+    pc_target_db : float
+        β_target [dB relative to the reference gain] of path-loss inversion.
+    coherence_symbols : int or None
+        n_c ≥ 1, slots per coherence block of the small-scale fading; None: one block per update (model §5).
+    fading_correlation : {"iid", "jakes"}
+        Blocks i.i.d., or first-order Gauss–Markov with ρ = J₀(2π·doppler·n_c) between consecutive blocks.
+    doppler : float
+        f_D·T_s, the Doppler frequency times the slot duration (0 ≤ doppler ≤ 0.5; "jakes" only).
+    rician_k : float
+        Rician K-factor κ ≥ 0 (linear; 0: Rayleigh).
+    timing_offset : float
+        τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, :mod:`phy.chip_timing`).
     params : tuple of (scheme, parameters)
         The ``[phy.<scheme>]`` sub-tables given (only those differing from the scheme's defaults
         are kept); :meth:`of` returns any scheme's parameters, defaults filled in.
@@ -82,6 +113,23 @@ class PhyConfig:
     rho_rule: str = "threshold"
     resource: str = "equal"
     chunk_size: int = 65536
+    pathloss: str = "none"
+    cell_radius: float = 250.0
+    cell_min_distance: float = 10.0
+    redrop: bool = False
+    carrier_ghz: float = 3.5
+    bs_height: float | None = None
+    ut_height: float = 1.5
+    pathloss_exponent: float = 3.0
+    shadowing_db: float | None = None
+    snr_reference: str = "cell-edge"
+    power_control: str = "full-power"
+    pc_target_db: float = 0.0
+    coherence_symbols: int | None = None
+    fading_correlation: str = "iid"
+    doppler: float = 0.0
+    rician_k: float = 0.0
+    timing_offset: float = 0.0
     params: tuple = field(default=(), compare=True)
 
     def __post_init__(self):
@@ -174,6 +222,20 @@ class PhyConfig:
         """σ² = P / 10^(snr_db/10) [W] (model §5)."""
         return self.power / 10.0 ** (self.snr_db / 10.0)
 
+    @property
+    def has_cell(self) -> bool:
+        """A path-loss model is configured (model §5.1)."""
+        return self.pathloss != "none"
+
+    @property
+    def snr_definition(self) -> str:
+        """The SNR convention of this link, for reports: model §5's, and with a cell its reference distance."""
+        if not self.has_cell:
+            return SNR_DEFINITION
+        where = "the cell edge" if self.snr_reference == "cell-edge" else "the median distance"
+        return (f"{SNR_DEFINITION}; cell ({self.pathloss}): snr_db holds for a full-power client at {where} "
+                f"without shadowing (model §5.1)")
+
     def norm_bound(self, d: int) -> float:
         """C, defaulting to √(d·P) (model §2)."""
         return math.sqrt(d * self.power) if self.C is None else float(self.C)
@@ -206,6 +268,7 @@ class PhyConfig:
             raise ValueError(
                 f"normalization must be 'clip' for scheme {self.scheme!r} (got {self.normalization!r}): its epsilon "
                 "needs a public clip norm, and the 'paper' rule's C_max depends on every client's data")
+        check_channel(self, spec)
         for name, p in self.params:
             if name != self.scheme:
                 p.check(self, K=K, d=d, active=False)
@@ -213,6 +276,73 @@ class PhyConfig:
         if active is not None:
             active.check(self, K=K, d=d, active=True)
         return self
+
+
+CHANNELS = ("none", "block-fading", "cell", "cell-coherence")  # SchemeSpec.channel, in increasing support
+
+
+def _number(name: str, value, low: float | None = None, high: float | None = None, *, strict_low: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number (got {value!r})")
+    if low is not None and (value <= low if strict_low else value < low):
+        raise ValueError(f"{name} must be {'>' if strict_low else '≥'} {low:g} (got {value!r})")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be ≤ {high:g} (got {value!r})")
+    return float(value)
+
+
+def check_channel(cfg: "PhyConfig", spec) -> None:
+    """The cell and coherence keys (model §5.1): ranges, the path-loss model's validity, the scheme's support.
+
+    Keys that the configured model does not use (e.g. ``pathloss_exponent`` with a TR 38.901 model, or the
+    cell keys with ``pathloss = "none"``) are checked for range and otherwise unused, like ``g_th`` for FLORAS.
+    """
+    from .cell import POWER_CONTROLS, SNR_REFERENCES
+    from .channels import pathloss_model, pathloss_names
+    from .coherence import CORRELATIONS
+
+    check_choice("pathloss", cfg.pathloss, ("none", *pathloss_names()))
+    r0 = _number("cell_min_distance", cfg.cell_min_distance, 0.0, strict_low=True)
+    R = _number("cell_radius", cfg.cell_radius, 0.0, 1e5, strict_low=True)
+    if R <= r0:
+        raise ValueError(f"cell_radius must be > phy.cell_min_distance = {r0:g} m (got {cfg.cell_radius!r})")
+    if not isinstance(cfg.redrop, bool):
+        raise ValueError(f"redrop must be true or false (got {cfg.redrop!r})")
+    check_choice("snr_reference", cfg.snr_reference, SNR_REFERENCES)
+    check_choice("power_control", cfg.power_control, POWER_CONTROLS)
+    _number("pc_target_db", cfg.pc_target_db, -100.0, 100.0)
+    if cfg.shadowing_db is not None:
+        _number("shadowing_db", cfg.shadowing_db, 0.0, 30.0)
+    _number("carrier_ghz", cfg.carrier_ghz, 0.0, 100.0, strict_low=True)
+    ut = _number("ut_height", cfg.ut_height, 0.0, 100.0, strict_low=True)
+    if cfg.bs_height is not None and _number("bs_height", cfg.bs_height, 0.0, 1000.0, strict_low=True) <= ut:
+        raise ValueError(f"bs_height must be > ut_height = {ut:g} m (got {cfg.bs_height!r})")
+    _number("pathloss_exponent", cfg.pathloss_exponent, 0.0, 10.0, strict_low=True)
+    if cfg.has_cell and pathloss_model(cfg.pathloss).uses_heights:
+        if r0 < 10.0 or R > 5000.0:
+            raise ValueError(f"cell_radius ≤ 5000 m and cell_min_distance ≥ 10 m for TR 38.901 pathloss = {cfg.pathloss!r} "
+                             f"(got {R:g} and {r0:g}; Table 7.4.1-1)")
+        high = 30.0 if cfg.pathloss == "rma" else 100.0
+        if not 0.5 <= float(cfg.carrier_ghz) <= high:
+            raise ValueError(f"carrier_ghz must be in [0.5, {high:g}] for pathloss = {cfg.pathloss!r} (got {cfg.carrier_ghz!r})")
+    if cfg.coherence_symbols is not None:
+        check_int_at_least("coherence_symbols", cfg.coherence_symbols, 1)
+    check_choice("fading_correlation", cfg.fading_correlation, CORRELATIONS)
+    _number("doppler", cfg.doppler, 0.0, 0.5)
+    _number("rician_k", cfg.rician_k, 0.0, 1e4)
+    if _number("timing_offset", cfg.timing_offset, 0.0) >= 1.0:
+        raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")
+    if cfg.timing_offset != 0.0 and spec.channel != "none" and not spec.chip_timing:
+        raise ValueError(f"timing_offset: scheme {spec.name!r} is chip-synchronous (no chip-level model); remove phy.timing_offset")
+    level = CHANNELS.index(spec.channel)
+    if spec.channel != "none":
+        if (cfg.has_cell or cfg.rician_k != 0.0) and level < CHANNELS.index("cell"):
+            key = "pathloss" if cfg.has_cell else "rician_k"
+            raise ValueError(f"{key}: scheme {spec.name!r} models the Rayleigh block-fading link of model §5 only; "
+                             f"use pathloss = 'none' and rician_k = 0 with it")
+        if cfg.coherence_symbols is not None and level < CHANNELS.index("cell-coherence"):
+            raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update (its per-block "
+                             "admission is not modelled); remove phy.coherence_symbols for it")
 
 
 def _same(a, b) -> bool:

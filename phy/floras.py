@@ -68,7 +68,11 @@ from .channel_uses import floras_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
 from .floras_params import FlorasParams
 from .floras_record import FlorasLinkRecord
-from .fading import draw_rayleigh, effective_gain
+from .chip_timing import draw_offsets, received_chips
+from .coherence import coherence_plan
+from .fading import effective_gain
+from .floras_blocks import run_blocks
+from .link_channel import LinkChannel
 from .normalization import denormalize, normalize, row_factors
 from .randomness import check_seed, stream
 from .receiver import Receiver
@@ -116,6 +120,9 @@ class FlorasRound:
     V : float                conditional inactive-noise variance per entry [(ŝ/b)², dimensionless].
     path : str               "fast", "chip" or "sufficient".
     inactive_noise : [d] float64 or None   e in ŝ/b units (only when traced).
+    gain_blocks : [K, B] or None   g_{k,m} per coherence block (model §5.1; None: one block, ``gains``).
+    r_ref_blocks : [P, N] or None  the despread reference slot of each pilot (None: one pilot, ``r_ref``).
+    pilot_share : [P] or None      fraction of the d entries equalised with each pilot.
     """
 
     s_hat: np.ndarray
@@ -125,6 +132,9 @@ class FlorasRound:
     V: float
     path: str
     inactive_noise: np.ndarray | None = None
+    gain_blocks: np.ndarray | None = None
+    r_ref_blocks: np.ndarray | None = None
+    pilot_share: np.ndarray | None = None
 
 
 class FlorasLink:
@@ -151,6 +161,14 @@ class FlorasLink:
         self._clients = KeyedAssignment(key, N=p.N)  # client side
         self.receiver = Receiver(self.A, reference_amplitude=self.b)  # base-station side: A and b only
         self._gram = self.A.T @ self.A
+        self.channel = LinkChannel(config, K=K, seed=self.seed)  # cell gains × fading blocks (model §5.1)
+        self.timing_offset = float(config.timing_offset)
+        if self.timing_offset > 0:  # chip-level offsets need the chip path (FlorasParams.check refuses fast/sufficient)
+            self.path = self.trace_path = "chip"
+
+    def plan(self, d: int):
+        """The coherence-block layout of an update of d entries (:func:`phy.coherence.coherence_plan`)."""
+        return coherence_plan(d, self.config.coherence_symbols, self.params.pilots)
 
     @property
     def gamma(self) -> int:
@@ -165,8 +183,8 @@ class FlorasLink:
         G = self._gram[np.ix_(inactive, inactive)]
         return float(self.noise_std**2 * (inv @ G @ inv))
 
-    def run_round(self, s: np.ndarray, *, round_index: int, trace: bool = False) -> FlorasRound:
-        """Send the normalized vectors s [K, d] (float64, √W) through one round.
+    def run_round(self, s: np.ndarray, *, round_index: int, trace: bool = False, clients=None) -> FlorasRound:
+        """Send the normalized vectors s [K, d] (float64, √W) through one round (``clients``: identities, model §5.1).
 
         Returns a :class:`FlorasRound`; ``trace=True`` adds the inactive-sequence noise e [d]
         (not available on the sufficient path: ValueError).
@@ -181,15 +199,18 @@ class FlorasLink:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         d = s.shape[1]
         cfg, seed, t = self.config, self.seed, int(round_index)
+        plan = self.plan(d)
+        if not plan.single:
+            return run_blocks(self, s, plan, round_index=t, clients=clients, trace=trace, path=path)
         s_hat = np.empty(d)
         e = np.empty(d) if trace else None
 
         if path in ("fast", "sufficient"):
-            active, inactive, g, r_ref, w = self.pilots(t)
+            active, inactive, g, r_ref, w = self.pilots(t, clients=clients)
         else:
             active = self._clients.active_set(t, K=self.K)
             inactive = np.setdiff1d(np.arange(self.params.N), active)
-            g = effective_gain(draw_rayleigh(seed, t, K=self.K), csit=self.params.csit)
+            g = effective_gain(self.channel.draw(t, clients=clients)[:, 0], csit=self.params.csit)
         gs = g[:, None]
         if path == "sufficient":
             np.einsum("k,kd->d", w[active] * g, s, out=s_hat)  # not BLAS: steady under CPU contention
@@ -207,6 +228,10 @@ class FlorasLink:
                     s_hat[a:z] = self.receiver.combine(w, r)
         else:
             A_act = self.A[:, active]
+            tail = None
+            if self.timing_offset > 0:  # fractional-chip offsets (phy.chip_timing): Ã and the inter-slot tail
+                A_act, tail = received_chips(A_act, draw_offsets(seed, t, K=self.K, max_offset=self.timing_offset))
+                tail = tail * g
             n_ref = self.noise_std * stream(seed, "floras-chip-reference-noise", t).standard_normal(cfg.L)
             y_ref = A_act @ (g * self.b) + n_ref
             r_ref = self.receiver.despread(y_ref)
@@ -215,6 +240,9 @@ class FlorasLink:
             A_in_T = np.ascontiguousarray(self.A[:, inactive].T)
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
                 y = A_act @ (gs * s[:, c0:c1])  # chips of the chunk's data slots, [L, c]
+                if tail is not None:  # chip 0 of slot i carries the last chip of slot i − 1 (the reference before slot 1)
+                    prev = s[:, c0 - 1 : c1 - 1] if c0 > 0 else np.hstack([np.full((self.K, 1), self.b), s[:, : c1 - 1]])
+                    y[0] += tail @ prev
                 for a, z, m in block_ranges(c0, c1):
                     n = block_noise((cfg.L,), z - a, seed=seed, purpose="floras-chip-noise",
                                     round_index=t, block=m, std=self.noise_std)
@@ -225,7 +253,7 @@ class FlorasLink:
         V = self.conditional_variance(r_ref, inactive)
         return FlorasRound(s_hat, active, g, r_ref, V, path, e)
 
-    def pilots(self, round_index: int):
+    def pilots(self, round_index: int, *, clients=None):
         """The round's assignment, gains and despread reference slot (fast and sufficient paths, AᵀA = I).
 
         Returns (active [K], inactive [N−K], g [K], r^s [N], c [N]) with r^s_j = g_k·b·[j = π(k)] + N(0, σ²/L)
@@ -234,7 +262,7 @@ class FlorasLink:
         t = int(round_index)
         active = self._clients.active_set(t, K=self.K)
         inactive = np.setdiff1d(np.arange(self.params.N), active)
-        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=self.params.csit)
+        g = effective_gain(self.channel.draw(t, clients=clients)[:, 0], csit=self.params.csit)
         r_ref = self.noise_std * stream(self.seed, "floras-reference-noise", t).standard_normal(self.params.N)
         r_ref[active] += g * self.b
         return active, inactive, g, r_ref, self.receiver.weights(r_ref)
@@ -263,6 +291,9 @@ class FlorasLink:
             "estimator_biased": not self.orthonormal,
             "snr_definition": SNR_DEFINITION,
             "noise_variance_per_chip": self.noise_std**2,
+            "pilots": self.params.pilots,
+            "timing_offset_max_chips": self.timing_offset,
+            **self.channel.describe(),
         }
 
 
@@ -279,17 +310,21 @@ class FlorasAggregator:
         self.config = config.validate(K=K, d=d)
         self.K, self.d = int(K), int(d)
         self.link = FlorasLink(config, K=K, seed=seed, key=key)
+        self.plan = self.link.plan(self.d)
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, trace: bool | None = None):
-        """(AggregationResult, FlorasRound) of one round; ``trace=None`` traces when the configured path can."""
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, trace: bool | None = None, clients=None):
+        """(AggregationResult, FlorasRound) of one round; ``trace=None`` traces when the configured path can.
+
+        ``clients``: the scheduled clients' identities [K] (their cell positions, model §5.1); None: 0..K−1.
+        """
         if trace is None:
             trace = self.link.trace_path is not None
-        if not trace and self.link.path == "sufficient":
-            return self._aggregate_sufficient(updates, round_index=round_index)
+        if not trace and self.link.path == "sufficient" and self.plan.single:
+            return self._aggregate_sufficient(updates, round_index=round_index, clients=clients)
         x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-        rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace)
+        rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace, clients=clients)
         return self._result(denormalize(rnd.s_hat, nz), x, clipped_sum(nz), rnd), rnd
 
     def _result(self, estimate: np.ndarray, x: np.ndarray, target: np.ndarray, rnd: FlorasRound) -> AggregationResult:
@@ -297,17 +332,20 @@ class FlorasAggregator:
         p, link = self.link.params, self.link
         if p.noise_estimate == "energy":
             V_hat = energy_variance(rnd.s_hat, b=link.b)
-        else:  # the pilots: the conditional variance over all N sequences (the BS does not know the active set)
+        elif rnd.r_ref_blocks is None:  # the pilots: the conditional variance over all N sequences (the BS does not know the active set)
             V_hat = link.conditional_variance(rnd.r_ref, np.arange(p.N))
+        else:  # several pilots: the entry-weighted mean of each pilot's conditional variance
+            V_hat = float(sum(f * link.conditional_variance(r, np.arange(p.N)) for f, r in zip(rnd.pilot_share, rnd.r_ref_blocks)))
         w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap)
         if w != 1.0:
             estimate = w * estimate
         err = relative_error(estimate, x.sum(axis=0))
         diag = {"V": rnd.V, "V_hat": V_hat, "weight": w, "gamma": float(link.gamma), "nmse": err,
-                "channel_uses": float(floras_channel_uses(d=self.d, L=self.config.L)), **noise_metrics(estimate, target)}
+                "channel_uses": float(floras_channel_uses(d=self.d, L=self.config.L, pilots=self.plan.n_pilots)),
+                **noise_metrics(estimate, target)}
         return AggregationResult(estimate, self.K, err, diag)
 
-    def _aggregate_sufficient(self, updates: np.ndarray, *, round_index: int):
+    def _aggregate_sufficient(self, updates: np.ndarray, *, round_index: int, clients=None):
         """The sufficient path with the normalization folded into the weights (no K×d temporary).
 
         With s_k = f_k·(x_k − μ_k·1) (:func:`phy.normalization.row_factors`) and c_j = b/r_j^s,
@@ -317,7 +355,7 @@ class FlorasAggregator:
         x = check_updates(updates, K=self.K, d=self.d)  # the traced path's checks (finite values included)
         cfg, t = self.config, int(round_index)
         rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-        active, inactive, g, r_ref, w = self.link.pilots(t)
+        active, inactive, g, r_ref, w = self.link.pilots(t, clients=clients)
         u = w[active] * g * rf.factor
         s_hat = np.einsum("k,kd->d", u, x)  # one pass, no BLAS threads (steady under CPU contention)
         s_hat -= float(u @ rf.mu)
@@ -326,8 +364,8 @@ class FlorasAggregator:
         rnd = FlorasRound(s_hat, active, g, r_ref, self.link.conditional_variance(r_ref, inactive), "sufficient")
         return self._result(estimate, x, clipped_sum_factored(x, rf), rnd), rnd
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
-        return self.aggregate_traced(updates, round_index=round_index, trace=False)[0]
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
+        return self.aggregate_traced(updates, round_index=round_index, trace=False, clients=clients)[0]
 
     def describe(self) -> dict:
         return {"scheme": "floras", **self.config.to_dict(), **self.link.describe()}
@@ -337,4 +375,5 @@ register_scheme(SchemeSpec(
     name="floras", aggregator=lambda config, *, K, d, seed, key, relation: FlorasAggregator(config, K=K, d=d, seed=seed, key=key),
     link_record=FlorasLinkRecord, params=FlorasParams, needs_key=True, unbiased=False, example={"L": 16, "floras": {"N": 8}},
     description="keyed random sequence assignment; the unused sequences add Cauchy noise (model §6.1)",
+    channel="cell-coherence", chip_timing=True,
 ))

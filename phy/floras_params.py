@@ -7,13 +7,14 @@ from typing import ClassVar
 
 from .checks import check_choice, check_finite_positive, check_int_at_least
 
-__all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RECEIVERS", "NOISE_ESTIMATES"]
+__all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RECEIVERS", "NOISE_ESTIMATES", "PILOT_MODES"]
 
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")
 PATHS = ("auto", "fast", "chip", "sufficient")
 RECEIVERS = ("plain", "inverse-variance", "capped")
 NOISE_ESTIMATES = ("pilots", "energy")
+PILOT_MODES = ("per-block", "stale")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class FlorasParams:
     noise_estimate : {"pilots", "energy"}
         V̂ from the pilot outputs r^s (the exact conditional variance, default) or from the energy of
         the release, ‖ŝ‖²/(b²d).
+    pilots : {"per-block", "stale"}
+        With ``phy.coherence_symbols`` (model §5.1): a reference slot in every coherence block (its channel
+        uses counted), or the one reference slot of the update for every block (channel aging).
     """
 
     N: int = 30
@@ -52,6 +56,7 @@ class FlorasParams:
     receiver: str = "plain"
     receiver_cap: float = 4.0
     noise_estimate: str = "pilots"
+    pilots: str = "per-block"
 
     moved_from: ClassVar[dict] = {}
 
@@ -62,9 +67,24 @@ class FlorasParams:
         check_choice("floras.receiver", self.receiver, RECEIVERS)
         check_finite_positive("floras.receiver_cap", self.receiver_cap)
         check_choice("floras.noise_estimate", self.noise_estimate, NOISE_ESTIMATES)
+        check_choice("floras.pilots", self.pilots, PILOT_MODES)
         check_int_at_least("floras.N", self.N, K if active else 1)
         if not active:
             return
+        n_c = getattr(phy, "coherence_symbols", None)
+        if n_c is not None:
+            if self.pilots == "per-block" and isinstance(n_c, int) and n_c < 2:
+                raise ValueError(f"coherence_symbols must be ≥ 2 with floras.pilots = 'per-block' (a reference and a data "
+                                 f"slot per block; got {n_c}); or set floras.pilots = 'stale'")
+            if self.sequences == "pn" or self.path == "chip":
+                raise ValueError("coherence_symbols with FLORAS needs an orthonormal sequence set and floras.path = 'auto', "
+                                 "'fast' or 'sufficient' (the chip path keeps one fading block)")
+        if getattr(phy, "timing_offset", 0.0) != 0.0:
+            if self.path in ("fast", "sufficient"):
+                raise ValueError(f"timing_offset needs floras.path = 'chip' or 'auto' (chip-level offsets; got {self.path!r})")
+            if n_c is not None:
+                raise ValueError("timing_offset and coherence_symbols cannot be combined (offsets run on the chip path, "
+                                 "coherence blocks on the fast and sufficient paths)")
         L = phy.L
         if self.sequences == "walsh-hadamard" and (L & (L - 1)) != 0:
             raise ValueError(f"L must be a power of two for Walsh–Hadamard sequences (got {L})")

@@ -28,7 +28,7 @@ class IdealAggregator:
         self.K, self.d = K, d
         self.channel_uses = analog_channel_uses(d=d, L=config.L, resource=config.resource)
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         x = check_updates(updates, K=self.K)
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(x.shape[1]), clip_norm=cfg.clip_norm)
@@ -37,7 +37,7 @@ class IdealAggregator:
         return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err,
                                                          **clipped_metrics(estimate, nz)})
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         return self.aggregate(updates, round_index=round_index), None
 
     def describe(self) -> dict:
@@ -46,5 +46,5 @@ class IdealAggregator:
 
 register_scheme(SchemeSpec(
     name="ideal", aggregator=lambda config, *, K, d, seed, key, relation: IdealAggregator(config, K=K, d=d, seed=seed),
-    link_record=IdealRecord, example={}, description="noise-free FedAvg with the same normalization (model §6.3)",
+    link_record=IdealRecord, example={}, description="noise-free FedAvg with the same normalization (model §6.3)", channel="none",
 ))

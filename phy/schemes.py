@@ -62,6 +62,13 @@ class SchemeSpec:
         scheme's noise: what the contract tests over the registry run (tests/test_scheme_contracts.py).
     unbiased : bool
         E[x̂] = Σ_{contributors} x_k (false for FLORAS: its Cauchy error has no mean, model §6.1).
+    channel : {"none", "block-fading", "cell", "cell-coherence"}
+        What of the radio channel the scheme models (model §5, §5.1): "none" (no radio link, e.g. ideal
+        aggregation: the channel keys do not apply), "block-fading" (the §5 link only: a cell, Rician
+        fading or coherence blocks are refused by the configuration), "cell" (also the cell's large-scale
+        gains, power control and Rician fading), "cell-coherence" (also several coherence blocks per update).
+    chip_timing : bool
+        The scheme models fractional-chip timing offsets (``phy.timing_offset``, :mod:`phy.chip_timing`).
     """
 
     name: str
@@ -73,6 +80,8 @@ class SchemeSpec:
     description: str = ""
     example: Mapping[str, Any] = field(default_factory=dict)
     unbiased: bool = True
+    channel: str = "block-fading"
+    chip_timing: bool = False
 
     def default_params(self):
         return None if self.params is None else self.params()
@@ -109,6 +118,8 @@ def register_scheme(spec: SchemeSpec, *, replace: bool = False) -> SchemeSpec:
         raise ValueError(f"scheme name must be lower-case letters, digits and hyphens (got {name!r})")
     if name in _REGISTRY and not replace and _REGISTRY[name] is not spec:
         raise ValueError(f"scheme {name!r} is already registered (by {_REGISTRY[name].aggregator.__module__})")
+    if spec.channel not in ("none", "block-fading", "cell", "cell-coherence"):
+        raise ValueError(f"scheme {name!r}: channel must be one of {{none, block-fading, cell, cell-coherence}} (got {spec.channel!r})")
     if spec.params is not None and not hasattr(spec.params, "check"):
         raise TypeError(f"scheme {name!r}: its params class {spec.params.__name__} needs a check(phy, *, K, d, active) method")
     _REGISTRY[name] = spec

@@ -222,10 +222,10 @@ class DDGaussAggregator:
         self._encoder = ChunkEncoder(chunk=min(client_chunk, self.K), d=self.d, d_pad=self.d_pad, clip=self.clip,
                                      grid=self.grid, bound=self.rounding_bound, seed=self.seed)
 
-    def aggregate(self, updates: np.ndarray, *, round_index: int) -> AggregationResult:
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         return self._aggregate(updates, round_index, per_client_noise=False)
 
-    def aggregate_traced(self, updates: np.ndarray, *, round_index: int):
+    def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         """The link-level view: every client draws its own noise share (K′·d_pad exact draws), as deployed."""
         return self._aggregate(updates, round_index, per_client_noise=True), None
 

@@ -96,6 +96,9 @@ class T2Uplink:
         self.config = config.validate(K=K)
         if config.scheme != "floras":
             raise ValueError(f"scheme must be 'floras' for the T2 audit (got {config.scheme!r})")
+        if config.has_cell or config.coherence_symbols is not None or config.rician_k != 0.0:
+            raise ValueError("the T2 audit models the block-fading link of model §5 only: remove phy.pathloss, "
+                             "phy.coherence_symbols and phy.rician_k for floras audit")
         self.K = int(K)
         self.seed = check_seed(seed)
         self.A = make_sequences(config.of("floras").sequences, L=config.L, N=config.of("floras").N, seed=self.seed)

@@ -55,12 +55,38 @@ def register(subparsers) -> None:
     p.add_argument("--chunk-size", type=int, default=65536, help="slots processed at once (does not change results)")
     add_baseline_options(p)
     add_sqsgd_options(p)  # sqSGD (model §9.3)
+    add_cell_options(p)
     add_phy_set_option(p)
     add_key_and_json_options(p, json_help="write the summary as JSON (several SNRs: {\"by_snr\": {\"0.0\": summary, ...}})")
     p.add_argument("--csv", dest="csv_path", default=None, metavar="FILE",
                    help="write one row per (SNR, scheme): NMSE mean, median and dB, clipped NMSE, channel uses, "
                         "and the one-round ε (K = M, T = 1, δ = 1e-5) of schemes with an accountant")
     p.set_defaults(handler=run)
+
+
+# ---- a cell, coherence blocks, timing offsets (model §5.1): the [phy] keys of the same names
+CELL_FLAGS = (("--pathloss", str, "pathloss", "cell path-loss model: log-distance, umi, uma, rma (default none: no cell)"),
+              ("--cell-radius", float, "cell_radius", "cell radius R [m] (default 250)"),
+              ("--snr-reference", str, "snr_reference", "cell-edge (default) or median-distance: where --snr-db holds"),
+              ("--power-control", str, "power_control", "full-power (default) or pathloss-inversion"),
+              ("--coherence-symbols", int, "coherence_symbols", "slots per fading block n_c (default: one block per update)"),
+              ("--pilots", str, "floras.pilots", "FLORAS with coherence blocks: per-block (default) or stale"),
+              ("--timing-offset", float, "timing_offset", "FLORAS: max fractional-chip offset in [0, 1) (default 0)"))
+
+
+def add_cell_options(p: argparse.ArgumentParser) -> None:
+    """Named flags for the most used cell and coherence keys (all of them: --set phy.KEY=VALUE)."""
+    for flag, kind, _, text in CELL_FLAGS:
+        p.add_argument(flag, type=kind, default=None, help=text + " (model §5.1)")
+
+
+def put_cell_options(table: dict, args: argparse.Namespace) -> None:
+    from scenarios.cli.options import put_phy_key
+
+    for flag, _, key, _ in CELL_FLAGS:
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value is not None:
+            put_phy_key(table, key, value)
 
 
 # ---- private baselines (model §9.1, §9.2)
@@ -136,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
              "floras": {"N": args.N, "sequences": args.sequences, "csit": args.csit, "path": args.path,
                         "receiver": args.receiver, "receiver_cap": args.receiver_cap, "noise_estimate": args.noise_estimate},
              **baseline_config_values(args), "sqsgd": sqsgd_config_values(args)}
+    put_cell_options(table, args)
     set_phy_keys(table, args.overrides)
     base = PhyConfig.from_dict(table)
     from dataclasses import replace
@@ -204,6 +231,6 @@ def _summary(args, base, schemes, results, key_note, snr_definition, resource) -
             "phy": base.to_dict(),
             **({"sqsgd": sqsgd_config_values(args)} if "sqsgd" in schemes else {}),
         },
-        "conventions": {"snr": snr_definition, "resource": resource},
+        "conventions": {"snr": base.snr_definition, "resource": resource},
         "schemes": results,
     }

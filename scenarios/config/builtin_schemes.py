@@ -23,11 +23,22 @@ def _floras(config, *, d: int, D: int):
     from privacy.link import LinkModel
 
     t, phy, p = config.training, config.phy, config.phy.of("floras")
+    _floras_link_of_model_5(phy)
     return FlorasRunAccountant(
         link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=p.csit), N=p.N, d=d,
         normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
         clip_norm=phy.clip_norm, local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
         **_common(config))
+
+
+def _floras_link_of_model_5(phy) -> None:
+    """FLORAS's ε (privacy.link, model §7.2) integrates over the gains of model §5 (unit-mean Rayleigh, one
+    reference slot per update): refuse the cell, Rician and coherence options of model §5.1 for it."""
+    for key, off in (("pathloss", "none"), ("rician_k", 0.0), ("coherence_symbols", None), ("timing_offset", 0.0)):
+        if getattr(phy, key) != off:
+            raise ValueError(f"phy.{key}: FLORAS's ε is derived for the link of model §5 (unit-mean Rayleigh gains, one "
+                             f"reference slot per update), not for the cell, Rician, coherence or timing-offset options of model §5.1; "
+                             f"remove phy.{key} for a FLORAS run (floras link studies them without an ε)")
 
 
 def _floras_defaults(phy: dict, *, K: int) -> dict:

@@ -36,7 +36,7 @@ class LocalGaussianAggregator:
         self.K, self.d, self.seed = K, d, seed
         self.local_std = float(config.of("local-gaussian").local_std)
 
-    def aggregate_traced(self, updates, *, round_index):
+    def aggregate_traced(self, updates, *, round_index, clients=None):
         x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
@@ -49,7 +49,7 @@ class LocalGaussianAggregator:
                 **clipped_metrics(estimate, nz)}
         return AggregationResult(estimate, self.K, err, diag), None
 
-    def aggregate(self, updates, *, round_index):
+    def aggregate(self, updates, *, round_index, clients=None):
         return self.aggregate_traced(updates, round_index=round_index)[0]
 
     def describe(self):

@@ -1,0 +1,37 @@
+"""Fractional-chip timing offsets of the FLORAS uplink (model §5.1), chip level.
+
+Client k's chips arrive τ_k chips late, τ_k ~ U(0, τ_max) i.i.d. over clients, drawn per round t from the keyed
+stream ``(seed, "timing-offset", t)`` (τ_max = ``phy.timing_offset`` < 1). With rectangular chip pulses and the
+base station's chip-synchronous integrate-and-dump filter, chip n of a slot carries (1 − τ_k)·x_k[n] + τ_k·x_k[n − 1],
+x_k client k's chip stream (the slots back to back: the reference slot, then data slots 1..d; silence before
+the reference slot). For the sequence a_k of client k and its symbols u_k^i (u^0 = b the reference amplitude,
+u^i = s_k^i) the received slot i is therefore
+
+    y^i = Σ_k g_k·[(1 − τ_k)·a_k + τ_k·S·a_k]·u_k^i + e_0·Σ_k g_k·τ_k·a_k[L−1]·u_k^{i−1} + n^i,
+
+S the one-chip down-shift ((S a)[n] = a[n − 1], (S a)[0] = 0) and e_0 the first chip (inter-slot interference).
+The despread outputs Aᵀy then mix the sequences: AᵀÃ ≠ I, so the inactive sequences' reference outputs carry
+the active clients' leakage and FLORAS's inactive-sequence noise is no longer the Cauchy of model §6.1.
+τ_max = 0 is the chip-synchronous link of model §5 exactly (the offsets are not drawn).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .randomness import stream
+
+__all__ = ["draw_offsets", "received_chips"]
+
+
+def draw_offsets(seed: int, round_index: int, *, K: int, max_offset: float) -> np.ndarray:
+    """τ [K] ~ U(0, max_offset) of round ``round_index`` [chips]."""
+    return float(max_offset) * stream(seed, "timing-offset", int(round_index)).random(int(K))
+
+
+def received_chips(A_act: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Ã [L, K], tail [K]): Ã = (1 − τ)·A + τ·S·A the in-slot chips, tail_k = τ_k·a_k[L−1] into the next slot's chip 0."""
+    A_act = np.asarray(A_act, dtype=np.float64)
+    shifted = np.zeros_like(A_act)
+    shifted[1:] = A_act[:-1]
+    return (1.0 - tau) * A_act + tau * shifted, tau * A_act[-1]

@@ -1,0 +1,122 @@
+"""Small-scale fading over coherence blocks inside one update (model §5.1).
+
+The d + 1 slots of a FLORAS update (or the d symbols of an analog one) are cut into coherence blocks of
+n_c = ``phy.coherence_symbols`` slots; the small-scale fading h̃_{k,m} is constant within block m and
+changes between blocks:
+
+- ``fading_correlation = "iid"``: h̃_{k,m} i.i.d. CN(0, 1) over blocks;
+- ``"jakes"``: first-order Gauss–Markov (AR(1)) h̃_{k,m} = ρ·h̃_{k,m−1} + √(1 − ρ²)·w_{k,m}, w ~ CN(0, 1),
+  with ρ = J₀(2π·f_D·T_s·n_c) (``doppler`` = f_D·T_s): the Jakes correlation between consecutive blocks
+  (blocks Δ apart correlate as ρ^Δ, an approximation of J₀(2π f_D T_s n_c Δ)).
+
+Block 0 is the round's Sionna draw :func:`phy.fading.draw_rayleigh` (so one block reproduces model §5 bit
+for bit); the innovations w_{k,m}, m ≥ 1, come from the keyed stream ``(seed, "fading-blocks", t)`` as one
+[B − 1, K, 2] standard-normal array (real, imaginary)/√2.
+
+Rician fading (κ = ``rician_k`` > 0): h_{k,m} = √(κ/(κ+1))·e^{jφ_k} + √(1/(κ+1))·h̃_{k,m}, φ_k ~ U(0, 2π) per
+round from ``(seed, "fading-los-phase", t)``, constant over the round's blocks (E|h|² = 1).
+
+Block layout (:func:`coherence_plan`), entry i = 0..d−1 of the update:
+
+- FLORAS with ``pilots = "per-block"``: every block is one reference slot and n_c − 1 data slots (n_c ≥ 2),
+  B = ⌈d/(n_c − 1)⌉ blocks and B reference slots; entry i lies in block ⌊i/(n_c − 1)⌋ and uses its pilot;
+- ``pilots = "stale"``: one reference slot (slot 0) for the update; entry i is slot i + 1, in block
+  ⌊(i + 1)/n_c⌋ of B = ⌈(d + 1)/n_c⌉, and is equalised with block 0's pilot.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fading import draw_rayleigh
+from .randomness import stream
+
+__all__ = ["CORRELATIONS", "PILOT_MODES", "CoherencePlan", "coherence_plan", "block_correlation", "draw_blocks"]
+
+CORRELATIONS = ("iid", "jakes")
+PILOT_MODES = ("per-block", "stale")
+
+
+@dataclass(frozen=True)
+class CoherencePlan:
+    """Where each of the d entries lies: fading block ``fade`` [d], pilot block ``pilot`` [d]; B blocks, P pilots.
+
+    ``segments``: (a, z, m, p) runs of entries a..z−1 sharing fading block m and pilot p.
+    """
+
+    d: int
+    n_blocks: int
+    n_pilots: int
+    segments: tuple
+
+    @property
+    def single(self) -> bool:
+        return self.n_blocks == 1
+
+    def indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """(fading block [d] int64, pilot [d] int64) of every entry."""
+        lengths = [z - a for a, z, _, _ in self.segments]
+        fade = np.repeat(np.array([m for *_, m, _ in self.segments], dtype=np.int64), lengths)
+        pilot = np.repeat(np.array([p for *_, p in self.segments], dtype=np.int64), lengths)
+        return fade, pilot
+
+    def pilot_share(self) -> np.ndarray:
+        """[P] the fraction of the d entries equalised with each pilot."""
+        share = np.zeros(self.n_pilots)
+        for a, z, _, p in self.segments:
+            share[p] += z - a
+        return share / max(self.d, 1)
+
+
+def coherence_plan(d: int, n_c: int | None, pilots: str = "per-block") -> CoherencePlan:
+    """The block layout of an update of d entries (model §5.1); n_c None: one block, one pilot."""
+    d = int(d)
+    if n_c is None or (pilots == "per-block" and n_c - 1 >= d) or (pilots == "stale" and n_c >= d + 1):
+        return CoherencePlan(d, 1, 1, ((0, d, 0, 0),))
+    if pilots == "per-block":
+        if n_c < 2:
+            raise ValueError(f"coherence_symbols must be ≥ 2 with pilots = 'per-block' (a pilot and a data slot; got {n_c})")
+        q = n_c - 1
+        B = -(-d // q)
+        segs = tuple((m * q, min((m + 1) * q, d), m, m) for m in range(B))
+        return CoherencePlan(d, B, B, segs)
+    if pilots == "stale":
+        B = -(-(d + 1) // n_c)
+        segs = tuple((max(m * n_c - 1, 0), min((m + 1) * n_c - 1, d), m, 0) for m in range(B))
+        return CoherencePlan(d, B, 1, tuple(s for s in segs if s[1] > s[0]))
+    raise ValueError(f"pilots must be one of {{{', '.join(PILOT_MODES)}}} (got {pilots!r})")
+
+
+def block_correlation(config) -> float:
+    """ρ between consecutive blocks: 0 ("iid") or J₀(2π·doppler·n_c) ("jakes")."""
+    if config.fading_correlation == "iid" or config.coherence_symbols is None:
+        return 0.0
+    from scipy.special import j0
+
+    return float(j0(2.0 * math.pi * float(config.doppler) * int(config.coherence_symbols)))
+
+
+def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlation: str = "iid", rho: float = 0.0,
+                rician_k: float = 0.0) -> np.ndarray:
+    """Small-scale fading h [K, B] complex128 of one round (E|h|² = 1), column 0 = :func:`draw_rayleigh`."""
+    t = int(round_index)
+    h = np.empty((int(K), int(n_blocks)), dtype=np.complex128)
+    h[:, 0] = draw_rayleigh(seed, t, K=K)
+    if n_blocks > 1:
+        w = stream(seed, "fading-blocks", t).standard_normal((n_blocks - 1, K, 2)) / math.sqrt(2.0)
+        w = w[..., 0] + 1j * w[..., 1]
+        if correlation == "iid":
+            h[:, 1:] = w.T
+        elif correlation == "jakes":
+            a = math.sqrt(max(0.0, 1.0 - rho * rho))
+            for m in range(1, n_blocks):
+                h[:, m] = rho * h[:, m - 1] + a * w[m - 1]
+        else:
+            raise ValueError(f"fading_correlation must be one of {{{', '.join(CORRELATIONS)}}} (got {correlation!r})")
+    if rician_k > 0:
+        phi = 2.0 * math.pi * stream(seed, "fading-los-phase", t).random(K)
+        h = math.sqrt(rician_k / (rician_k + 1.0)) * np.exp(1j * phi)[:, None] + math.sqrt(1.0 / (rician_k + 1.0)) * h
+    return h
