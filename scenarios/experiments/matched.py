@@ -258,6 +258,13 @@ def matched_record(sweep: Sweep, planned: list[PlannedPoint], *, tuned: dict | N
     }
 
 
+def _eps_text(eps) -> str:
+    """ε to 4 significant digits (docs/fl.md: units); ∞ when absent or infinite."""
+    if eps is None or (isinstance(eps, float) and math.isinf(eps)):
+        return "∞"
+    return f"{float(eps):.4g}" if isinstance(eps, (int, float)) else str(eps)
+
+
 def format_plan(planned: list[PlannedPoint]) -> str:
     """One line per point: scheme, target ε, calibrated value (or the reason it is infeasible)."""
     lines = []
@@ -266,7 +273,7 @@ def format_plan(planned: list[PlannedPoint]) -> str:
             cal = p.calibration or {}
             value = cal.get("value")
             val = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) and math.isfinite(value) else str(value))
-            lines.append(f"  {p.slug}: {cal.get('parameter', 'none')} = {val} (ε = {cal.get('achieved_epsilon', '∞')}), η = {p.lr:g}")
+            lines.append(f"  {p.slug}: {cal.get('parameter', 'none')} = {val} (ε = {_eps_text(cal.get('achieved_epsilon'))}), η = {p.lr:g}")
         elif p.status == "reused":
             lines.append(f"  {p.slug}: reused ({p.reuses}): {p.reason}")
         else:

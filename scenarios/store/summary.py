@@ -158,15 +158,15 @@ def format_summary(rows: list[dict], *, title: str = "") -> str:
     the accountant's warnings.
     """
 
-    def pm(row, key, scale=1.0, digits=4):
+    def pm(row, key, scale=1.0, digits=4, fixed=None):
         mean, std = row[f"{key}_mean"], row[f"{key}_std"]
         if isinstance(mean, float) and math.isnan(mean):
             return "—"
         if math.isinf(mean):
             return "∞"
-        s = f"{mean * scale:.{digits}g}"
+        s = f"{mean * scale:.{fixed}f}" if fixed is not None else f"{mean * scale:.{digits}g}"
         if not math.isnan(std):
-            s += f" ± {std * scale:.2g}"
+            s += f" ± {std * scale:.{fixed}f}" if fixed is not None else f" ± {std * scale:.2g}"
         return s
 
     header = ["grid point", "seeds ok/fail", "test acc [%]", "test loss", "train loss", "ε"]
@@ -174,7 +174,7 @@ def format_summary(rows: list[dict], *, title: str = "") -> str:
         [
             r["point"],
             f"{r['seeds_done']}/{r['seeds_failed']}",
-            pm(r, "final_test_accuracy", 100.0),
+            pm(r, "final_test_accuracy", 100.0, fixed=1),  # percent, one decimal (docs/fl.md: units)
             pm(r, "final_test_loss"),
             pm(r, "final_train_loss"),
             pm(r, "epsilon"),
