@@ -1,6 +1,6 @@
 """Wall time and peak memory of one federated round on the FedProx population (model §1, §8).
 
-One round of :class:`fl.federated.FederatedAveraging` with ideal aggregation: K clients sampled of M
+One round of :class:`fl.federated.FederatedAveraging` (``--scheme``, default ideal): K clients sampled of M
 (FedProx Synthetic(1, 1), 784 features, 10 classes, clients generated when sampled), the source's
 784-200-10 MLP (d = 159 010), ``--steps`` local steps of ``--batch`` examples, the trainer in chunks
 of ``--chunk`` clients (``training.client_chunk``). Peak memory is the process's maximum resident set
@@ -14,8 +14,14 @@ of one chunk of each size, on the first clients), the data generation of the rou
 the training alone (``VectorizedTrainer.train``, generation included) and the whole round
 (``FederatedAveraging.step``: training and aggregation), the peak RSS after setup, after the warm-up
 (the trainer at one chunk), after the training alone (+ the [K, d] updates) and at the end (+ the
-aggregator), and the machine load (``os.getloadavg``) before and after. Today's aggregator interface takes the K×d
-updates at once, so the round still holds one [K, d] float64 array (1.27 GB at K = 1 000).
+aggregator), and the machine load (``os.getloadavg``) before and after. The round streams the trainer's
+chunks into the aggregator's running sums (``aggregate_stream``), so it holds O(chunk·d) updates; the
+training-alone measurement (``VectorizedTrainer.train``) still gathers a [K, d] array, so ``--round-only``
+skips it when the round's own peak is wanted. One scheme per process (peak RSS is per process);
+``--schemes`` runs one child process per scheme (clip normalization, R = 1) and writes their rows together::
+
+    python benchmarks/population_round.py --chunk 100 --schemes ideal,floras,channel-inversion,central-gaussian,ddgauss \
+        --json docs/bench/population_round_streaming.json
 """
 
 from __future__ import annotations
@@ -37,6 +43,47 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: kilobytes
 
 
+# one configuration per scheme: clip normalization (every scheme streams with it), R = 1; FLORAS with N = L = 1 024 > K
+SCHEMES = {
+    "ideal": {},
+    "floras": {"L": 1024, "floras": {"N": 1024}},
+    "channel-inversion": {"snr_db": 20.0},
+    "central-gaussian": {"central-gaussian": {"noise_multiplier": 0.5}},
+    "analog-gaussian": {"snr_db": 20.0, "analog-gaussian": {"noise_multiplier": 0.5}},
+    "ddgauss": {"ddgauss": {"bits": 20, "local_std": 0.05}},
+    "sqsgd": {"sqsgd": {"levels": 4, "epsilon0": 4.0}},
+}
+
+
+def _phy_config(scheme: str):
+    from phy.config import PhyConfig
+
+    if scheme not in SCHEMES:
+        raise SystemExit(f"--scheme must be one of {', '.join(SCHEMES)} (got {scheme!r})")
+    return PhyConfig.make(scheme=scheme, normalization="clip", clip_norm=1.0, **SCHEMES[scheme])
+
+
+def _run_schemes(args, argv) -> int:
+    """One child process per scheme (``--round-only``), their JSON rows collected into one file."""
+    import subprocess
+    import tempfile
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for scheme in args.schemes.split(","):
+            out = Path(tmp) / f"{scheme}.json"
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--scheme", scheme, "--round-only", "--json", str(out),
+                   "--M", str(args.M), "--K", str(args.K), "--steps", str(args.steps), "--batch", str(args.batch),
+                   "--seed", str(args.seed)] + ([] if args.chunk is None else ["--chunk", str(args.chunk)])
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            rows.append(json.loads(out.read_text()))
+            print(f"{scheme}: round {rows[-1]['round_s']:.1f} s, peak RSS {rows[-1]['peak_rss_mb']:.0f} MB", flush=True)
+    text = json.dumps({"rows": rows}, indent=1)
+    if args.json is not None:
+        args.json.write_text(text + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--M", type=int, default=100_000)
@@ -46,9 +93,15 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--scheme", default="ideal", help=f"one of {', '.join(SCHEMES)} (clip normalization)")
+    ap.add_argument("--schemes", default=None, help="comma-separated schemes, one child process each")
+    ap.add_argument("--round-only", action="store_true",
+                    help="skip the training-alone measurement (it gathers a [K, d] array) so the peak is the round's")
     ap.add_argument("--compare-unchunked", action="store_true",
                     help="after the measurements, train the round's clients all at once and compare bit for bit")
     args = ap.parse_args(argv)
+    if args.schemes:
+        return _run_schemes(args, argv)
 
     load_before = os.getloadavg()
     t0 = time.perf_counter()
@@ -57,14 +110,15 @@ def main(argv=None) -> int:
     from fl.federated import FederatedAveraging
     from fl.models import build_model_spec
     from fl.training import VectorizedTrainer
-    from phy.config import PhyConfig
-    from phy.schemes import make_aggregator
+    from phy.schemes import make_aggregator, scheme_spec
 
     population = FedProxSynthetic(seed=args.seed, M=args.M)
     spec = build_model_spec("mlp", input_shape=population.input_shape, num_classes=10, hidden=(200,))
     trainer = VectorizedTrainer(spec, clients=LazyClients(population), batch_size=args.batch, lr=0.01,
                                 local_steps=args.steps, seed=args.seed, client_chunk=args.chunk)
-    aggregator = make_aggregator(PhyConfig(scheme="ideal"), K=args.K, d=spec.d, seed=args.seed)
+    phy = _phy_config(args.scheme)
+    aggregator = make_aggregator(phy, K=args.K, d=spec.d, seed=args.seed,
+                                 key=b"population-round-benchmark" if scheme_spec(args.scheme).needs_key else None)
     fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=args.M, K=args.K, seed=args.seed)
     w = spec.init(args.seed)
     setup_s = time.perf_counter() - t0
@@ -85,15 +139,18 @@ def main(argv=None) -> int:
         trainer.clients.batches(ids, trainer.local_rows(ids, 0))
         start += c
     generation_s = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    trainer.train(w, clients, 0)  # the training part alone, the round's clients (results discarded)
-    train_s = time.perf_counter() - t3
-    rss_train = _rss_mb()  # + the [K, d] float64 updates
+    train_s = rss_train = None
+    if not args.round_only:
+        t3 = time.perf_counter()
+        trainer.train(w, clients, 0)  # the training part alone, the round's clients (results discarded)
+        train_s = time.perf_counter() - t3
+        rss_train = _rss_mb()  # + the [K, d] float64 updates
 
     t4 = time.perf_counter()
     w_next, outcome = fedavg.step(w, 0)
     round_s = time.perf_counter() - t4
-    out = {"M": args.M, "K": args.K, "client_chunk": args.chunk, "chunks": trainer.chunks(args.K), "d": spec.d,
+    out = {"scheme": args.scheme, "streaming": bool(getattr(aggregator, "aggregate_stream", None)),
+           "phy": phy.to_dict(), "M": args.M, "K": args.K, "client_chunk": args.chunk, "chunks": trainer.chunks(args.K), "d": spec.d,
            "local_steps": args.steps, "batch_size": args.batch, "setup_s": setup_s, "tracing_round_s": tracing_s,
            "round_s": round_s, "training_s": train_s, "generation_s": generation_s,
            "peak_rss_after_setup_mb": rss_setup, "peak_rss_after_warm_up_mb": rss_warm,

@@ -5,15 +5,18 @@ Round t (0-based ``round_index``; reported as round t + 1):
 1. the server samples K of M clients uniformly without replacement from the stream
    ``(seed, "client-sampling", t)``;
 2. the K clients train from w_t (:class:`fl.training.VectorizedTrainer`, in chunks of
-   ``training.client_chunk``) and produce x_k = w^k_{t+1} − w_t, gathered into one ``[K, d] float64``
-   array (today's aggregator interface takes the whole array);
+   ``training.client_chunk``) and produce x_k = w^k_{t+1} − w_t;
 3. the aggregator (any :class:`phy.aggregation.Aggregator`: ideal, FLORAS or channel
-   inversion, with its normalization) returns x̂ ≈ Σ_{k ∈ contributors} x_k;
+   inversion, with its normalization) returns x̂ ≈ Σ_{k ∈ contributors} x_k. An aggregator with the
+   streaming form (``aggregate_stream``, :func:`phy.aggregation.supports_streaming`; every built-in scheme)
+   consumes the chunks one after another as the trainer yields them (``train_chunks``), so a round holds
+   one chunk's updates at a time and the result does not depend on the chunk size; otherwise the chunks
+   are gathered into one ``[K, d] float64`` array for ``aggregate``;
 4. FedAvg: w_{t+1} = w_t + x̂ / K' (``result.mean_estimate``; K' = contributors, and a round
    with K' = 0 leaves the model unchanged).
 
-A non-finite differential or model raises :class:`NonFiniteModelError` naming the round
-and the cause; nothing is applied to the model in that round.
+A non-finite differential (checked chunk by chunk) or model raises :class:`NonFiniteModelError`
+naming the round and the cause; nothing is applied to the model in that round.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phy.aggregation import supports_streaming
 from phy.randomness import stream
 
 __all__ = ["sample_clients", "NonFiniteModelError", "RoundOutcome", "FederatedAveraging"]
@@ -84,15 +88,17 @@ class FederatedAveraging:
         """One round from global model ``w`` (``[d] float64``); returns (w_{t+1}, outcome)."""
         number = round_index + 1
         clients = sample_clients(seed=self.seed, round_index=round_index, M=self.M, K=self.K)
-        updates, local_loss = self.trainer.train(w, clients, round_index)
-        bad = ~np.all(np.isfinite(updates), axis=1)
-        if bad.any():
-            raise NonFiniteModelError(
-                number,
-                f"local training of client(s) {clients[bad].tolist()} produced a non-finite model differential "
-                f"(divergent SGD: lower training.lr)",
-            )
-        result = self.aggregator.aggregate(updates, round_index=round_index, clients=clients)
+        if supports_streaming(self.aggregator) and hasattr(self.trainer, "train_chunks"):
+            local_loss = np.full(self.K, np.nan)
+            result = self.aggregator.aggregate_stream(self._chunks(w, clients, round_index, local_loss),
+                                                      round_index=round_index, clients=clients)
+            if np.isnan(local_loss).any():  # a half-wired scheme: it must consume every chunk
+                raise RuntimeError(f"scheme {self.aggregator.config.scheme!r}: aggregate_stream returned before "
+                                   "consuming every chunk of the round (phy.aggregation.stream_chunks)")
+        else:
+            updates, local_loss = self.trainer.train(w, clients, round_index)
+            self._check_finite(number, clients, updates)
+            result = self.aggregator.aggregate(updates, round_index=round_index, clients=clients)
         w_next = w + result.mean_estimate
         if not np.all(np.isfinite(w_next)):
             raise NonFiniteModelError(
@@ -103,3 +109,24 @@ class FederatedAveraging:
         outcome = RoundOutcome(clients, float(np.mean(local_loss)), float(result.error), int(result.contributors),
                                dict(result.diagnostics))
         return w_next, outcome
+
+    def _chunks(self, w: np.ndarray, clients: np.ndarray, round_index: int, local_loss: np.ndarray):
+        """The round's chunks as ``(rows, updates)`` for ``aggregate_stream``, each checked for finite values;
+        the clients' local losses are written into ``local_loss`` [K] as their chunks pass."""
+        start = 0
+        for chunk in self.trainer.train_chunks(w, clients, round_index):
+            rows = np.arange(start, start + len(chunk.clients))
+            self._check_finite(round_index + 1, chunk.clients, chunk.updates)
+            local_loss[rows] = chunk.local_loss
+            start += rows.size
+            yield rows, chunk.updates
+
+    @staticmethod
+    def _check_finite(number: int, clients: np.ndarray, updates: np.ndarray) -> None:
+        bad = ~np.all(np.isfinite(updates), axis=1)
+        if bad.any():
+            raise NonFiniteModelError(
+                number,
+                f"local training of client(s) {np.asarray(clients)[bad].tolist()} produced a non-finite model differential "
+                f"(divergent SGD: lower training.lr)",
+            )

@@ -23,7 +23,8 @@ import numpy as np
 from .config import PhyConfig
 
 __all__ = ["AggregationResult", "Aggregator", "check_updates", "relative_error", "noise_metrics", "clipped_sum",
-           "clipped_metrics", "clipped_sum_factored"]
+           "clipped_metrics", "clipped_sum_factored", "stream_chunks", "concatenate_chunks", "add_rows",
+           "aggregate_concatenated", "supports_streaming"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,72 @@ class Aggregator(Protocol):
     def describe(self) -> dict:
         """Parameters and conventions (SNR definition, resource convention) for reports."""
         ...
+
+
+# --- streaming: the round's updates in chunks (model §1, §6.1) ------------------------------------------------
+#
+# ``aggregate_stream(chunks, *, round_index, clients)`` is the optional streaming form of ``aggregate``:
+# ``chunks`` is an iterable of ``(rows, updates)``, rows [c] int the positions 0..K−1 of the chunk's clients in
+# the round (consecutive, in the sampled order) and updates [c, d]. A scheme that implements it keeps running
+# sums over the chunks (memory O(c·d), independent of K) and returns exactly — bit for bit — what ``aggregate``
+# returns on the concatenated K×d array: every d-vector sum is accumulated one client after another in client
+# order (:func:`add_rows`, the order numpy's axis-0 sums and einsum("k,kd->d") use), and the per-client scalars
+# (μ_k, norms, factors, [K] arrays) are kept whole, so no result depends on the chunk size. A scheme that needs
+# all K updates at once (e.g. the ``paper`` normalization's C_max = max_k ‖x_k − μ_k‖, a statistic over all K
+# before any s_k exists, model §2) says so explicitly with :func:`aggregate_concatenated`.
+
+
+def supports_streaming(aggregator) -> bool:
+    """True when ``aggregator`` declares the streaming form (an ``aggregate_stream`` method)."""
+    return callable(getattr(aggregator, "aggregate_stream", None))
+
+
+def stream_chunks(chunks, *, K: int, d: int):
+    """Validate a round's chunks and yield them as ``(rows [c] int64, updates [c, d] float64)``.
+
+    Rows must be the consecutive positions of the sampled order, 0..K−1 exactly once over the round (the
+    order every running sum takes); updates finite (:func:`check_updates`). ValueError otherwise.
+    """
+    start = 0
+    for rows, updates in chunks:
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        x = check_updates(updates, K=rows.size, d=d)
+        if rows.size == 0 or not np.array_equal(rows, np.arange(start, start + rows.size)):
+            raise ValueError(f"chunk rows must be the next consecutive positions {start}..{start + rows.size - 1} of "
+                             f"the round's K = {K} clients in sampled order (got {rows.tolist()})")
+        if start + rows.size > K:
+            raise ValueError(f"the chunks hold more than K = {K} clients")
+        start += rows.size
+        yield rows, x
+    if start != K:
+        raise ValueError(f"the chunks hold {start} clients; the round has K = {K}")
+
+
+def concatenate_chunks(chunks, *, K: int, d: int) -> np.ndarray:
+    """The K×d array of a round's chunks (the generic, non-streaming fallback: memory O(K·d))."""
+    x = np.empty((int(K), int(d)))
+    for rows, upd in stream_chunks(chunks, K=K, d=d):
+        x[rows[0] : rows[-1] + 1] = upd
+    return x
+
+
+def aggregate_concatenated(aggregator, chunks, *, round_index: int, clients=None) -> AggregationResult:
+    """``aggregator.aggregate`` on the concatenated chunks: the explicit fallback of a scheme (or a configuration)
+    that needs all K updates at once (memory O(K·d))."""
+    x = concatenate_chunks(chunks, K=aggregator.K, d=aggregator.d)
+    return aggregator.aggregate(x, round_index=round_index, clients=clients)
+
+
+def add_rows(acc: np.ndarray, x: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """acc += Σ_i w_i·x_i, one row after another in row order (the order of ``x.sum(axis=0)`` and of
+    ``np.einsum("k,kd->d", w, x)``), so a sum over chunks equals the sum over their concatenation bit for bit."""
+    if weights is None:
+        for row in x:
+            acc += row
+    else:
+        for wi, row in zip(weights, x):
+            acc += wi * row
+    return acc
 
 
 def check_updates(updates: np.ndarray, *, K: int | None = None, d: int | None = None) -> np.ndarray:

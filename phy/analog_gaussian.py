@@ -35,10 +35,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, clipped_metrics, noise_metrics, relative_error
+from .aggregation import AggregationResult, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics, relative_error
 from .blocks import chunk_ranges, fill_block_noise
 from .central_gaussian import CentralGaussianParams, sum_sensitivity
-from .channel_inversion import ChannelInversionLink, receiver_noise_variance
+from .channel_inversion import ChannelInversionLink, admitted_sums, receiver_noise_variance
 from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
 from .link_records import BaselineRecord, fmt
@@ -102,29 +102,64 @@ class AnalogGaussianAggregator:
         diag = {"admitted": float(k_adm), "rho": rnd.rho, "skipped": float(k_adm == 0),
                 "noise_std_target": self.target_std, "channel_uses": float(self.channel_uses)}
         if k_adm == 0:
-            err = relative_error(np.zeros(self.d), np.zeros(self.d))
-            diag.update({"receiver_noise_std": 0.0, "artificial_noise_std": 0.0, "noise_std_effective": 0.0,
-                         "receiver_noise_exceeds_target": 0.0, "max_power_ratio": 0.0, "nmse": err,
-                         **noise_metrics(np.zeros(self.d), np.zeros(self.d))})
-            return AggregationResult(np.zeros(self.d), 0, err, diag)
+            return self._skipped(diag)
+        std_a, var_a = self._add_artificial_noise(rnd, t)
+        estimate = denormalize(rnd.s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
+        err = relative_error(estimate, x[adm].sum(axis=0))
+        self._noise_diagnostics(diag, rnd, var_a, std_a, k_adm, err)
+        diag.update(clipped_metrics(estimate, nz, adm))
+        return AggregationResult(estimate, k_adm, err, diag)
+
+    def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
+        """:meth:`aggregate` from the admitted running sums (:func:`phy.channel_inversion.admitted_sums`): the
+        artificial noise a is one draw of its sum (module docstring), so ŝ needs Σ_adm s_k only (clip rule)."""
+        cfg, t = self.config, int(round_index)
+        if cfg.normalization != "clip":  # the scheme requires clip (SchemeSpec.requires_clip)
+            return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
+        sums = admitted_sums(self.link, chunks, d=self.d, round_index=t, clients=clients)
+        rnd, adm = sums.rnd, sums.rnd.admitted
+        k_adm = int(adm.sum())
+        diag = {"admitted": float(k_adm), "rho": rnd.rho, "skipped": float(k_adm == 0),
+                "noise_std_target": self.target_std, "channel_uses": float(self.channel_uses)}
+        if k_adm == 0:
+            return self._skipped(diag)
+        std_a, var_a = self._add_artificial_noise(rnd, t)
+        mu_adm = float(sums.mu[adm].sum())
+        estimate = sums.scale * rnd.s_hat + mu_adm
+        err = relative_error(estimate, sums.raw)
+        self._noise_diagnostics(diag, rnd, var_a, std_a, k_adm, err)
+        diag.update(noise_metrics(estimate, sums.scale * sums.s_sum + mu_adm))
+        return AggregationResult(estimate, k_adm, err, diag)
+
+    def _skipped(self, diag: dict) -> AggregationResult:
+        """A round without admitted clients: nothing is received, the model is unchanged."""
+        err = relative_error(np.zeros(self.d), np.zeros(self.d))
+        diag.update({"receiver_noise_std": 0.0, "artificial_noise_std": 0.0, "noise_std_effective": 0.0,
+                     "receiver_noise_exceeds_target": 0.0, "max_power_ratio": 0.0, "nmse": err,
+                     **noise_metrics(np.zeros(self.d), np.zeros(self.d))})
+        return AggregationResult(np.zeros(self.d), 0, err, diag)
+
+    def _add_artificial_noise(self, rnd, t: int) -> tuple[float, float]:
+        """rnd.s_hat += a, a ~ N(0, σ_a²·I) in keyed blocks; returns (σ_a, σ_a²)."""
         var_a = artificial_noise_variance(target_std=self.target_std, receiver_variance=self.receiver_variance, rho=rnd.rho)
         std_a = float(np.sqrt(var_a))
-        s_hat = rnd.s_hat
         if std_a > 0:
-            for a, z in chunk_ranges(self.d, cfg.chunk_size):
-                s_hat[a:z] += fill_block_noise(np.empty(z - a), seed=self.link.seed, purpose="analog-gaussian-artificial-noise",
-                                               round_index=t, start=a, std=std_a)
-        estimate = denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
-        err = relative_error(estimate, x[adm].sum(axis=0))
+            for a, z in chunk_ranges(self.d, self.config.chunk_size):
+                rnd.s_hat[a:z] += fill_block_noise(np.empty(z - a), seed=self.link.seed,
+                                                   purpose="analog-gaussian-artificial-noise", round_index=t, start=a,
+                                                   std=std_a)
+        return std_a, var_a
+
+    def _noise_diagnostics(self, diag: dict, rnd, var_a: float, std_a: float, k_adm: int, err: float) -> None:
+        adm = rnd.admitted
         rx_std = float(np.sqrt(self.receiver_variance / rnd.rho))
         power = rnd.transmit_power[adm] + rnd.rho * (var_a / k_adm) / np.abs(rnd.h[adm]) ** 2
         diag.update({
             "receiver_noise_std": rx_std, "artificial_noise_std": std_a,
             "noise_std_effective": float(np.sqrt(rx_std**2 + var_a)),
             "receiver_noise_exceeds_target": float(rx_std > self.target_std),
-            "max_power_ratio": float(power.max() / cfg.power), "nmse": err, **clipped_metrics(estimate, nz, adm),
+            "max_power_ratio": float(power.max() / self.config.power), "nmse": err,
         })
-        return AggregationResult(estimate, k_adm, err, diag)
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         return self.aggregate(updates, round_index=round_index, clients=clients), None

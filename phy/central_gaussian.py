@@ -26,7 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
+from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics, relative_error,
+                          stream_chunks)
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
 from .checks import check_finite_nonnegative
@@ -96,6 +97,29 @@ class CentralGaussianAggregator:
         return AggregationResult(estimate, self.K, err, {"noise_std": self.noise_std,
                                                          "channel_uses": float(self.channel_uses), "nmse": err,
                                                          **clipped_metrics(estimate, nz)})
+
+    def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
+        """:meth:`aggregate` from running sums Σ s_k (clipped) and Σ x_k over the chunks (clip rule only)."""
+        cfg, t = self.config, int(round_index)
+        if cfg.normalization != "clip":  # the scheme requires clip (SchemeSpec.requires_clip); C_max needs all K
+            return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
+        s_sum, raw, mu = np.zeros(self.d), np.zeros(self.d), np.empty(self.K)
+        for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
+            nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
+            add_rows(s_sum, nz.s)
+            add_rows(raw, x)
+            mu[rows] = nz.mu
+            scale = nz.scale  # R/C, the same for every chunk
+        s_hat = np.empty(self.d)
+        for a, z in chunk_ranges(self.d, cfg.chunk_size):
+            fill_block_noise(s_hat[a:z], seed=self.seed, purpose="central-gaussian-noise", round_index=t,
+                             start=a, std=self.noise_std)
+            s_hat[a:z] += s_sum[a:z]
+        estimate = scale * s_hat + float(mu.sum())
+        err = relative_error(estimate, raw)
+        return AggregationResult(estimate, self.K, err, {"noise_std": self.noise_std,
+                                                         "channel_uses": float(self.channel_uses), "nmse": err,
+                                                         **noise_metrics(estimate, scale * s_sum + float(mu.sum()))})
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         return self.aggregate(updates, round_index=round_index), None

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
+from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_metrics,
+                          noise_metrics, relative_error, stream_chunks)
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
 from .config import SNR_DEFINITION, PhyConfig
@@ -38,7 +39,7 @@ from .randomness import check_seed
 from .schemes import SchemeSpec, register_scheme
 
 __all__ = ["admitted_mask", "inversion_factor", "receiver_noise_variance", "ChannelInversionRound",
-           "ChannelInversionLink", "ChannelInversionAggregator"]
+           "ChannelInversionLink", "ChannelInversionAggregator", "AdmittedSums", "admitted_sums"]
 
 
 def admitted_mask(h: np.ndarray, *, g_th: float) -> np.ndarray:
@@ -114,6 +115,64 @@ class ChannelInversionLink:
             s_hat[a:z] = y / sqrt_rho
         return ChannelInversionRound(s_hat, adm, rho, h, power)
 
+    def admission(self, round_index: int, *, clients=None) -> tuple[np.ndarray, np.ndarray, float]:
+        """(h [K], admitted [K] bool, ρ) of round ``round_index``: the channel alone decides them, so the
+        streaming path draws them before any update arrives (the same draws as :meth:`run_round`)."""
+        cfg = self.config
+        h = self.channel.draw(int(round_index), clients=clients)[:, 0]
+        adm = admitted_mask(h, g_th=cfg.g_th)
+        return h, adm, inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
+
+    def run_round_from_sum(self, s_sum: np.ndarray, *, h: np.ndarray, admitted: np.ndarray, rho: float,
+                           transmit_power: np.ndarray, round_index: int) -> ChannelInversionRound:
+        """:meth:`run_round` from Σ_{admitted} s_k [d] (streaming): y = √ρ·Σ_adm s_k + n depends on the s_k only
+        through that sum, so ŝ = y/√ρ is the same bit for bit (same keyed noise blocks, same operations)."""
+        d, t = s_sum.shape[0], int(round_index)
+        if not admitted.any():
+            return ChannelInversionRound(np.zeros(d), admitted, rho, h, transmit_power)
+        sqrt_rho = np.sqrt(rho)
+        s_hat = np.empty(d)
+        for a, z in chunk_ranges(d, self.config.chunk_size):
+            y = fill_block_noise(np.empty(z - a), seed=self.seed, purpose="channel-inversion-noise",
+                                 round_index=t, start=a, std=self.noise_std)
+            y += sqrt_rho * s_sum[a:z]
+            s_hat[a:z] = y / sqrt_rho
+        return ChannelInversionRound(s_hat, admitted, rho, h, transmit_power)
+
+
+@dataclass(frozen=True)
+class AdmittedSums:
+    """Running sums of a channel-inversion round over its chunks (admitted clients, client order).
+
+    rnd : ChannelInversionRound (ŝ from Σ_adm s_k); s_sum [d] Σ_adm s_k; raw [d] Σ_adm x_k; mu [K] μ_k;
+    scale : R/C (de-normalization).
+    """
+
+    rnd: ChannelInversionRound
+    s_sum: np.ndarray
+    raw: np.ndarray
+    mu: np.ndarray
+    scale: float
+
+
+def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: int, clients=None) -> AdmittedSums:
+    """Normalize each chunk (clip rule: per client), keep Σ_adm s_k, Σ_adm x_k and the per-client μ_k and
+    transmit powers; memory O(c·d) (model §6.2: the receiver sees the admitted s_k only through their sum)."""
+    cfg, K = link.config, link.K
+    h, adm, rho = link.admission(round_index, clients=clients)
+    s_sum, raw, mu, power, scale = np.zeros(d), np.zeros(d), np.empty(K), np.zeros(K), 0.0
+    for rows, x in stream_chunks(chunks, K=K, d=d):
+        nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
+        mu[rows], scale = nz.mu, nz.scale
+        local = adm[rows]
+        if local.any():
+            s_adm = nz.s[local]
+            power[rows[local]] = rho * np.mean(s_adm**2, axis=1) / np.abs(h[rows[local]]) ** 2
+            add_rows(s_sum, s_adm)
+            add_rows(raw, x[local])
+    rnd = link.run_round_from_sum(s_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=round_index)
+    return AdmittedSums(rnd, s_sum, raw, mu, scale)
+
 
 class ChannelInversionAggregator:
     """Channel inversion behind the aggregation interface.
@@ -154,6 +213,29 @@ class ChannelInversionAggregator:
 
     def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, clients=clients)[0]
+
+    def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
+        """:meth:`aggregate` from the admitted running sums (:func:`admitted_sums`); ``paper`` needs C_max over
+        all K first: concatenated."""
+        cfg = self.config
+        if cfg.normalization != "clip":
+            return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
+        sums = admitted_sums(self.link, chunks, d=self.d, round_index=round_index, clients=clients)
+        rnd, adm = sums.rnd, sums.rnd.admitted
+        k_adm = int(adm.sum())
+        mu_adm = float(sums.mu[adm].sum())
+        estimate = np.zeros(self.d) if k_adm == 0 else sums.scale * rnd.s_hat + mu_adm
+        err = relative_error(estimate, sums.raw)
+        diag = {
+            "admitted": float(k_adm),
+            "rho": rnd.rho,
+            "skipped": float(k_adm == 0),
+            "max_power_ratio": float(rnd.transmit_power.max() / cfg.power),
+            "nmse": err,
+            "channel_uses": float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource)),
+            **noise_metrics(estimate, sums.scale * sums.s_sum + mu_adm),
+        }
+        return AggregationResult(estimate, k_adm, err, diag)
 
     def describe(self) -> dict:
         return {

@@ -61,7 +61,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, clipped_sum, clipped_sum_factored, noise_metrics, relative_error
+from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_sum,
+                          clipped_sum_factored, noise_metrics, relative_error, stream_chunks)
 from .assignment import KeyedAssignment
 from .blocks import BLOCK, block_noise, block_ranges, chunk_ranges
 from .channel_uses import floras_channel_uses
@@ -325,9 +326,9 @@ class FlorasAggregator:
         cfg = self.config
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=round_index, trace=trace, clients=clients)
-        return self._result(denormalize(rnd.s_hat, nz), x, clipped_sum(nz), rnd), rnd
+        return self._result(denormalize(rnd.s_hat, nz), x.sum(axis=0), clipped_sum(nz), rnd), rnd
 
-    def _result(self, estimate: np.ndarray, x: np.ndarray, target: np.ndarray, rnd: FlorasRound) -> AggregationResult:
+    def _result(self, estimate: np.ndarray, raw: np.ndarray, target: np.ndarray, rnd: FlorasRound) -> AggregationResult:
         """The receiver rule (model §6.4) applied to x̂, and the round's diagnostics."""
         p, link = self.link.params, self.link
         if p.noise_estimate == "energy":
@@ -339,7 +340,7 @@ class FlorasAggregator:
         w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap)
         if w != 1.0:
             estimate = w * estimate
-        err = relative_error(estimate, x.sum(axis=0))
+        err = relative_error(estimate, raw)
         diag = {"V": rnd.V, "V_hat": V_hat, "weight": w, "gamma": float(link.gamma), "nmse": err,
                 "channel_uses": float(floras_channel_uses(d=self.d, L=self.config.L, pilots=self.plan.n_pilots)),
                 **noise_metrics(estimate, target)}
@@ -362,7 +363,36 @@ class FlorasAggregator:
         self.link.add_sufficient_noise(s_hat, w, round_index=t)
         estimate = rf.scale * s_hat + float(rf.mu.sum())
         rnd = FlorasRound(s_hat, active, g, r_ref, self.link.conditional_variance(r_ref, inactive), "sufficient")
-        return self._result(estimate, x, clipped_sum_factored(x, rf), rnd), rnd
+        return self._result(estimate, x.sum(axis=0), clipped_sum_factored(x, rf), rnd), rnd
+
+    def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
+        """:meth:`aggregate` from running sums over the chunks, on the sufficient path (model §6.1: ŝ depends on the
+        updates only through Σ_k u_k·x_k, u_k = c_{π(k)}·g_k·f_k): Σ_k u_k x_k, Σ_k f_k x_k (the clipped target)
+        and Σ_k x_k (the raw sum), each accumulated in client order, plus the per-client f_k and μ_k — the same
+        numbers as :meth:`_aggregate_sufficient` on the concatenation, bit for bit. The chip and fast paths (they
+        need every s_k per sequence row), several coherence blocks and the ``paper`` rule (C_max over all K)
+        are concatenated."""
+        cfg, t = self.config, int(round_index)
+        if not (self.link.path == "sufficient" and self.plan.single and cfg.normalization == "clip"):
+            return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
+        active, inactive, g, r_ref, w = self.link.pilots(t, clients=clients)
+        wg = w[active] * g
+        s_hat, f_sum, raw = np.zeros(self.d), np.zeros(self.d), np.zeros(self.d)
+        factor, mu, scale = np.empty(self.K), np.empty(self.K), 0.0
+        for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
+            rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+            factor[rows], mu[rows], scale = rf.factor, rf.mu, rf.scale
+            add_rows(s_hat, x, wg[rows] * rf.factor)
+            add_rows(f_sum, x, rf.factor)
+            add_rows(raw, x)
+        u = wg * factor
+        s_hat -= float(u @ mu)
+        self.link.add_sufficient_noise(s_hat, w, round_index=t)
+        estimate = scale * s_hat + float(mu.sum())
+        f_sum -= float(factor @ mu)
+        target = scale * f_sum + float(mu.sum())
+        rnd = FlorasRound(s_hat, active, g, r_ref, self.link.conditional_variance(r_ref, inactive), "sufficient")
+        return self._result(estimate, raw, target, rnd)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, trace=False, clients=clients)[0]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
+from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics,
+                          relative_error, stream_chunks)
 from .channel_uses import analog_channel_uses
 from .config import PhyConfig
 from .link_records import LinkRecord
@@ -36,6 +37,25 @@ class IdealAggregator:
         err = relative_error(estimate, x.sum(axis=0))
         return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err,
                                                          **clipped_metrics(estimate, nz)})
+
+    def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
+        """:meth:`aggregate` from running sums Σ s_k and Σ x_k over the chunks (:mod:`phy.aggregation`, streaming);
+        the ``paper`` rule needs C_max over all K first: concatenated."""
+        cfg = self.config
+        if cfg.normalization != "clip":
+            return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
+        s_sum, raw, mu = np.zeros(self.d), np.zeros(self.d), np.empty(self.K)
+        scale = 0.0
+        for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
+            nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+            add_rows(s_sum, nz.s)
+            add_rows(raw, x)
+            mu[rows] = nz.mu
+            scale = nz.scale  # R/C, the same for every chunk
+        estimate = scale * s_sum + float(mu.sum())
+        err = relative_error(estimate, raw)
+        return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err,
+                                                         **noise_metrics(estimate, scale * s_sum + float(mu.sum()))})
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         return self.aggregate(updates, round_index=round_index), None

@@ -68,7 +68,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..aggregation import AggregationResult, check_updates, noise_metrics, relative_error
+from ..aggregation import AggregationResult, check_updates, noise_metrics, relative_error, stream_chunks
 from ..checks import check_finite_nonnegative, check_finite_positive
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
@@ -223,11 +223,19 @@ class DDGaussAggregator:
                                      grid=self.grid, bound=self.rounding_bound, seed=self.seed)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
-        return self._aggregate(updates, round_index, per_client_noise=False)
+        x = check_updates(updates, K=self.K, d=self.d)
+        return self._aggregate([(np.arange(self.K), x)], round_index, per_client_noise=False)
+
+    def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
+        """:meth:`aggregate` over the round's chunks (:mod:`phy.aggregation`, streaming): each chunk's survivors are
+        encoded as they arrive and their integers enter Σ_k z_k in client order (exact integer sums), so the
+        result is the same bit for bit whatever the chunks; memory O(c·d_pad)."""
+        return self._aggregate(stream_chunks(chunks, K=self.K, d=self.d), round_index, per_client_noise=False)
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         """The link-level view: every client draws its own noise share (K′·d_pad exact draws), as deployed."""
-        return self._aggregate(updates, round_index, per_client_noise=True), None
+        x = check_updates(updates, K=self.K, d=self.d)
+        return self._aggregate([(np.arange(self.K), x)], round_index, per_client_noise=True), None
 
     def dropped_clients(self, admitted: np.ndarray, round_index: int) -> np.ndarray:
         """The ⌊f·K′⌋ admitted clients whose noised shares never arrive (f = ``dropout``), uniformly at
@@ -252,19 +260,22 @@ class DDGaussAggregator:
             total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise-sum", t, j), scale, (self.d_pad,))
         return total
 
-    def _aggregate(self, updates: np.ndarray, round_index: int, *, per_client_noise: bool) -> AggregationResult:
-        x = check_updates(updates, K=self.K, d=self.d)
+    def _aggregate(self, chunks, round_index: int, *, per_client_noise: bool) -> AggregationResult:
+        """One round over ``chunks`` ((rows, x_rows) in client order; every chunk is consumed)."""
         t, B = int(round_index), int(self.params.bits)
         h = draw_rayleigh(self.seed, t, K=self.K)
         link = self.uplink.run_round(self.bits_per_client, round_index=t, h=h)
         adm = link.admitted
         k_adm = int(adm.sum())
         dropped = self.dropped_clients(adm, t)
-        survivors = np.flatnonzero(adm & ~dropped)
+        surviving = adm & ~dropped
+        survivors = np.flatnonzero(surviving)
         diag = {"admitted": float(k_adm), "dropped": float(dropped.sum()), "skipped": float(survivors.size == 0),
                 "grid": self.grid, "delta2": self.delta2, "bits_per_client": float(self.bits_per_client),
                 "channel_uses": float(link.channel_uses)}
         if survivors.size == 0:
+            for _ in chunks:  # consumed (and checked) all the same
+                pass
             err = relative_error(np.zeros(self.d), np.zeros(self.d))
             diag.update({"local_std_per_client": 0.0, "redraws": 0.0, "wrapped_fraction": 0.0, "nmse": err,
                          **noise_metrics(np.zeros(self.d), np.zeros(self.d))})
@@ -273,26 +284,29 @@ class DDGaussAggregator:
         sigma_k = self.local_std * math.sqrt(self.K / k_adm)  # fixed before any share is lost
         scale = sigma_k / self.grid
         total = np.zeros(self.d_pad, dtype=np.int64)  # Σ_k z_k without wrapping (simulator view)
-        clipped, raw, mus, redraws = np.zeros(self.d), np.zeros(self.d), [], 0
+        clipped, raw, mus, redraws = np.zeros(self.d), np.zeros(self.d), np.zeros(self.K), 0
         encoder = self._encoder
-        for lo in range(0, survivors.size, self.client_chunk):
-            rows = survivors[lo:lo + self.client_chunk]
-            ints, mu, s, r = encoder.encode(x[rows], rows, signs=signs, round_index=t)
-            redraws += r
-            for i, k in enumerate(rows):  # client order: every sum is the same whatever the chunk
-                np.add(total, ints[i], out=total, casting="unsafe")  # exact: ints holds integers < 2^53
-                if per_client_noise:
-                    total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k)), scale, (self.d_pad,))
-                clipped += s[i]
-                raw += x[k]
-            mus.append(mu)
+        for rows, x in chunks:
+            sel = rows[surviving[rows]]
+            for lo in range(0, sel.size, self.client_chunk):
+                sub = sel[lo:lo + self.client_chunk]
+                local = sub - rows[0]
+                ints, mu, s, r = encoder.encode(x[local], sub, signs=signs, round_index=t)
+                redraws += r
+                for i, k in enumerate(sub):  # client order: every sum is the same whatever the chunk
+                    np.add(total, ints[i], out=total, casting="unsafe")  # exact: ints holds integers < 2^53
+                    if per_client_noise:
+                        total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k)), scale, (self.d_pad,))
+                    clipped += s[i]
+                    raw += x[local[i]]
+                mus[sub] = mu
         if not per_client_noise:
             total += self.summed_noise(n=int(survivors.size), scale=scale, round_index=t)
         half = 1 << (B - 1)
         wrapped = float(np.mean((total < -half) | (total >= half)))
         agg = wrap_mod(total, B)  # what secure aggregation reveals: Σ_k z_k mod 2^B
         s_hat = inverse_randomized_hadamard(agg.astype(np.float64) * self.grid, signs)[: self.d]
-        mu_sum = float(np.concatenate(mus).sum())
+        mu_sum = float(mus[survivors].sum())
         estimate = s_hat + mu_sum  # the clip normalization has scale R/C = 1
         err = relative_error(estimate, raw)
         diag.update({"local_std_per_client": sigma_k, "redraws": float(redraws), "wrapped_fraction": wrapped, "nmse": err,

@@ -46,10 +46,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..aggregation import AggregationResult, check_updates, clipped_metrics, relative_error
+from ..aggregation import AggregationResult, add_rows, check_updates, noise_metrics, relative_error, stream_chunks
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
-from ..normalization import denormalize, normalize
+from ..normalization import normalize
 from ..randomness import check_seed, stream
 from .rotation import fwht, padded_dimension
 from .piecewise import pm_dimensions, piecewise_vector
@@ -217,50 +217,68 @@ class SqsgdAggregator:
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
         """(AggregationResult, SqsgdRound) of one round; ``clients``: the K client ids (None: 0..K−1)."""
         x = check_updates(updates, K=self.K, d=self.d)
+        return self._aggregate([(np.arange(self.K), x)], round_index=round_index, clients=clients)
+
+    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
+        return self.aggregate_traced(updates, round_index=round_index, clients=clients)[0]
+
+    def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
+        """:meth:`aggregate` over the round's chunks (:mod:`phy.aggregation`, streaming): each admitted client's
+        decoded vector enters ŝ as its chunk arrives, in client order, so the result is the same bit for bit
+        whatever the chunks; memory O(c·d)."""
+        return self._aggregate(stream_chunks(chunks, K=self.K, d=self.d), round_index=round_index, clients=clients)[0]
+
+    def _aggregate(self, chunks, *, round_index: int, clients=None):
+        """One round over ``chunks`` ((rows, x_rows) in client order; every chunk is consumed)."""
         cfg, p, t = self.config, self.params, int(round_index)
         ids = self._client_ids(clients)
         self._check_round(t)
-        held = x if self.accumulators is None else self.accumulators.accumulate(ids, x)
-        nz = normalize(held, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)
         h = draw_rayleigh(self.seed, t, K=self.K)
         link = self.uplink.run_round(self.bits, round_index=t, h=h)
         adm = link.admitted
         bound_t = self.bound_t
         grid = self.grid if bound_t == self.bound else quantization_levels(p.levels, bound_t)
         s_hat, reports = np.zeros(self.d), []
-        for k in (int(i) for i in np.flatnonzero(adm)):
-            if p.mechanism == "pm":
-                coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.pm_k)
-                s_hat += self.bound * piecewise_vector(nz.s[k] / self.bound, epsilon=float(p.epsilon0), coords=coords,
-                                                       rng=stream(self.seed, "sqsgd-pm", t, k))
-                continue
-            coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.d_tilde)
-            signs = client_signs(self.seed, t, k, n=self.n)
-            y = sqsgd_rotated(nz.s[k], coords=coords, signs=signs, radius=self.bound)
-            if p.adaptive:
-                reports.append(float(scalardp(np.max(np.abs(y)), epsilon=float(p.epsilon_s), levels=p.norm_levels,
-                                              r_max=self.bound, rng=stream(self.seed, "sqsgd-norm", t, k))))
-            u = sqsgd_privatize(y, levels=p.levels, bound=bound_t, epsilon0=float(p.epsilon0), kappa=self.kappa,
-                                rng_quantize=stream(self.seed, "sqsgd-quantize", t, k),
-                                rng_privatize=stream(self.seed, "sqsgd-privquant", t, k))
-            s_hat += sqsgd_decode(u, coords=coords, signs=signs, grid=grid, m=self.m, d=self.d)
-            if self.accumulators is not None:
-                self.accumulators.mask(int(ids[k]), coords, float(nz.mu[k]))
+        s_adm, raw, mu, scale = np.zeros(self.d), np.zeros(self.d), np.empty(self.K), 0.0
+        for rows, x in chunks:
+            held = x if self.accumulators is None else self.accumulators.accumulate(ids[rows], x)
+            nz = normalize(held, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)  # clip: per client
+            mu[rows], scale = nz.mu, nz.scale
+            local = adm[rows]
+            for j in (int(i) for i in np.flatnonzero(local)):
+                k = int(rows[j])
+                if p.mechanism == "pm":
+                    coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.pm_k)
+                    s_hat += self.bound * piecewise_vector(nz.s[j] / self.bound, epsilon=float(p.epsilon0), coords=coords,
+                                                           rng=stream(self.seed, "sqsgd-pm", t, k))
+                    continue
+                coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.d_tilde)
+                signs = client_signs(self.seed, t, k, n=self.n)
+                y = sqsgd_rotated(nz.s[j], coords=coords, signs=signs, radius=self.bound)
+                if p.adaptive:
+                    reports.append(float(scalardp(np.max(np.abs(y)), epsilon=float(p.epsilon_s), levels=p.norm_levels,
+                                                  r_max=self.bound, rng=stream(self.seed, "sqsgd-norm", t, k))))
+                u = sqsgd_privatize(y, levels=p.levels, bound=bound_t, epsilon0=float(p.epsilon0), kappa=self.kappa,
+                                    rng_quantize=stream(self.seed, "sqsgd-quantize", t, k),
+                                    rng_privatize=stream(self.seed, "sqsgd-privquant", t, k))
+                s_hat += sqsgd_decode(u, coords=coords, signs=signs, grid=grid, m=self.m, d=self.d)
+                if self.accumulators is not None:
+                    self.accumulators.mask(int(ids[k]), coords, float(nz.mu[j]))
+            add_rows(s_adm, nz.s[local])  # Σ_adm s_k and Σ_adm x_k in client order (the diagnostics)
+            add_rows(raw, x[local])
         if reports:  # the server's next bound: the largest report, never above U_t, never below one step C/k
             self.bound_t = min(bound_t, max(max(reports), self.bound / p.norm_levels))
         k_adm = int(adm.sum())
         trace = SqsgdRound(h, adm, link.channel_uses, self.bits, s_hat.copy())
         if p.estimator == "unbiased" and p.mechanism == "privquant":
             s_hat *= self.d / self.d_tilde
-        estimate = np.zeros(self.d) if k_adm == 0 else denormalize(s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
-        err = relative_error(estimate, x[adm].sum(axis=0))
+        mu_adm = float(mu[adm].sum())
+        estimate = np.zeros(self.d) if k_adm == 0 else scale * s_hat + mu_adm
+        err = relative_error(estimate, raw)
         diag = {"admitted": float(k_adm), "skipped": float(k_adm == 0), "channel_uses": float(link.channel_uses),
                 "bits": float(self.bits), "m": self.m, "kappa": math.nan if self.kappa is None else float(self.kappa), "nmse": err, "bound_U": bound_t,
-                **clipped_metrics(estimate, nz, adm)}
+                **noise_metrics(estimate, scale * s_adm + mu_adm)}
         return AggregationResult(estimate, k_adm, err, diag), trace
-
-    def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
-        return self.aggregate_traced(updates, round_index=round_index, clients=clients)[0]
 
     def describe(self) -> dict:
         cfg, p = self.config, self.params
