@@ -49,7 +49,7 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "training.local_steps": ("≥ 1", "E local steps instead (set `local_steps` and leave `local_epochs` out)"),
     "training.eval_every": ("≥ 1", "evaluate the global model every this many rounds (and always in the last)"),
     "training.train_eval_size": ("≥ 1", "examples of the fixed training subset behind `train_loss`"),
-    "training.client_chunk": ("≥ 1 or none (all K)", "clients trained per batched call (memory only; results do not depend on it)"),
+    "training.client_chunk": ("≥ 1 or none (all K)", "clients trained per batched call (memory only; results the same up to float32 kernel rounding, docs/fl.md)"),
     # [phy], shared by every scheme
     "phy.scheme": ("`floras`, `channel-inversion`, `ideal`, `central-gaussian`, `analog-gaussian`, `ddgauss`, `sqsgd`",
                    "the aggregation scheme (a registered scheme, `phy/schemes.py`)"),
