@@ -33,7 +33,13 @@ def _floras(config, *, d: int, D: int):
 
 def _floras_link_of_model_5(phy) -> None:
     """FLORAS's ε (privacy.link, model §7.2) integrates over the gains of model §5 (unit-mean Rayleigh, one
-    reference slot per update): refuse the cell, Rician and coherence options of model §5.1 for it."""
+    reference slot per update, one receive antenna): refuse the cell, Rician, coherence and timing options of
+    model §5.1 and several receive antennas (§5.2) for it."""
+    if phy.rx_antennas != 1:
+        raise ValueError(f"phy.rx_antennas: FLORAS's ε is derived for a single-antenna base station (model §7.2); with "
+                         f"rx_antennas = {phy.rx_antennas} the inactive sequences' noise is no longer Cauchy (model §5.2) and "
+                         "no mechanism is derived for it; use rx_antennas = 1 for a FLORAS run (floras link studies "
+                         "several antennas without an ε)")
     for key, off in (("pathloss", "none"), ("rician_k", 0.0), ("coherence_symbols", None), ("timing_offset", 0.0)):
         if getattr(phy, key) != off:
             raise ValueError(f"phy.{key}: FLORAS's ε is derived for the link of model §5 (unit-mean Rayleigh gains, one "
