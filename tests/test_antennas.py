@@ -170,3 +170,11 @@ def test_floras_epsilon_is_refused_with_several_antennas_and_link_leaves_it_empt
     assert json.loads(out.read_text())["parameters"]["phy"]["rx_antennas"] == 3
     header, row = csv.read_text().splitlines()[:2]
     assert header.split(",")[-1] == "epsilon" and row.split(",")[-1] == ""
+
+
+def test_the_t2_audit_refuses_several_antennas():
+    from scenarios.audit.signals import T2Uplink
+
+    with pytest.raises(ValueError) as info:
+        T2Uplink(_floras(2, N=8, L=8), K=4, seed=0, key=KEY)
+    assert str(info.value).startswith("rx_antennas") and "\n" not in str(info.value)
