@@ -164,6 +164,17 @@ def test_floras_epsilon_is_refused_with_several_antennas_and_link_leaves_it_empt
     cfg = scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,
                                       "rx_antennas": 2, "analog-gaussian": {"noise_multiplier": 1.0}}})
     assert cfg.phy.rx_antennas == 2  # its ε counts the clients' noise only (model §5.2)
+    from scenarios.config.schemes import scheme_accountant
+
+    # 0 dB, L = 8, g_th = 0.01: σ_n/√g_th = √(1/(8·0.01)) ≈ 3.5 > z·S = 2·0.1·C: counted at N_r = 1 only
+    table = {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0, "snr_db": 0.0, "L": 8, "C": 1.0,
+             "analog-gaussian": {"noise_multiplier": 0.1}}
+    eps = {}
+    for n_rx in (1, 2):
+        acc = scheme_accountant(scenario_from_dict({"phy": {**table, "rx_antennas": n_rx}}), d=10, D=1)
+        eps[n_rx] = acc.epsilon(rounds=1)
+        assert ("receive antennas" in acc.threat_model) == (n_rx > 1)
+    assert eps[2] > eps[1]
     out, csv = tmp_path / "s.json", tmp_path / "s.csv"
     assert main(["link", "--scheme", "floras", "--K", "4", "--N", "8", "--L", "8", "--d", "40", "--rounds", "2",
                  "--rx-antennas", "3", "--json", str(out), "--csv", str(csv)]) == 0

@@ -82,13 +82,17 @@ def _central(config, *, d: int, D: int):
 
 
 def _analog(config, *, d: int, D: int):
-    """The std every admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`)."""
+    """The std every admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`; with
+    N_r > 1 receive antennas the clients' artificial noise only, model §5.2)."""
     from phy.analog_gaussian import guaranteed_noise_std
     from privacy import RunAccountant
 
     phy, R = config.phy, float(config.phy.clip_norm)
     noise = guaranteed_noise_std(phy, d=d, relation=config.privacy.relation) * R / phy.norm_bound(d)
-    return RunAccountant("gaussian", **_common(config), threat_model=ANALOG.threat_model, clip_norm=R, noise_std=noise)
+    threat = ANALOG.threat_model if phy.rx_antennas == 1 else (
+        f"T1 and a base station with {phy.rx_antennas} receive antennas (only the clients' artificial noise counts "
+        "as privacy noise, model §5.2)")
+    return RunAccountant("gaussian", **_common(config), threat_model=threat, clip_norm=R, noise_std=noise)
 
 
 CENTRAL = register_wiring(SchemeWiring(
