@@ -178,7 +178,11 @@ def test_floras_epsilon_is_refused_with_several_antennas_and_link_leaves_it_empt
     out, csv = tmp_path / "s.json", tmp_path / "s.csv"
     assert main(["link", "--scheme", "floras", "--K", "4", "--N", "8", "--L", "8", "--d", "40", "--rounds", "2",
                  "--rx-antennas", "3", "--json", str(out), "--csv", str(csv)]) == 0
-    assert json.loads(out.read_text())["parameters"]["phy"]["rx_antennas"] == 3
+    data = json.loads(out.read_text())
+    assert data["parameters"]["phy"]["rx_antennas"] == 3
+    inactive = data["schemes"]["floras"]["inactive_noise"]  # no Cauchy/Lévy expectation; E V = γ/(N_r − 2) = 4/1
+    assert inactive["cauchy_scale_expected"] is None and inactive["v_quantiles_expected_levy"] is None
+    assert inactive["v_mean_expected"] == 4.0
     header, row = csv.read_text().splitlines()[:2]
     assert header.split(",")[-1] == "epsilon" and row.split(",")[-1] == ""
 
