@@ -17,7 +17,9 @@ If the receiver noise alone exceeds the target, no artificial noise is added and
 records the larger effective std (``noise_std_effective`` > ``noise_std_target``, diagnostic
 ``receiver_noise_exceeds_target`` = 1). Counting the receiver noise as privacy noise assumes the
 base station cannot remove it (threat model: T1 and a single-antenna base station, which sees
-only the superposition).
+only the superposition). With ``phy.rx_antennas`` = N_r > 1 (model §5.2) that assumption fails (the base
+station can combine its antennas' noise as it likes), so only the clients' own noise is counted:
+σ_a² = σ_T² whatever ρ, and the receiver noise is an extra error, not privacy noise.
 
 Simulation (exact in distribution): the sum a of the K′ independent client draws is drawn as
 one N(0, σ_a²·I) vector in logical blocks keyed by (seed, "analog-gaussian-artificial-noise",
@@ -65,9 +67,10 @@ def guaranteed_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
 
     Rule "threshold" (ρ = g_th in every round): exactly max(z·S, σ_n/√g_th). Rule "min-admitted"
     (ρ = min |h_k|², unbounded above, so the receiver share can be arbitrarily small): z·S.
+    With N_r = ``rx_antennas`` > 1 the receiver noise is not counted (model §5.2): z·S.
     """
     target = float(config.of("analog-gaussian").noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
-    if config.rho_rule == "threshold":
+    if config.rho_rule == "threshold" and config.rx_antennas == 1:
         return max(target, float(np.sqrt(receiver_noise_variance(config) / config.g_th)))
     return target
 
@@ -90,6 +93,8 @@ class AnalogGaussianAggregator:
         self.sensitivity = sum_sensitivity(self.C, relation)
         self.target_std = float(config.of("analog-gaussian").noise_multiplier) * self.sensitivity
         self.receiver_variance = receiver_noise_variance(config)
+        # the receiver noise counted as privacy noise: only at one antenna (model §5.2)
+        self.counted_receiver_variance = self.receiver_variance if config.rx_antennas == 1 else 0.0
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
 
     def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
@@ -141,7 +146,8 @@ class AnalogGaussianAggregator:
 
     def _add_artificial_noise(self, rnd, t: int) -> tuple[float, float]:
         """rnd.s_hat += a, a ~ N(0, σ_a²·I) in keyed blocks; returns (σ_a, σ_a²)."""
-        var_a = artificial_noise_variance(target_std=self.target_std, receiver_variance=self.receiver_variance, rho=rnd.rho)
+        var_a = artificial_noise_variance(target_std=self.target_std, receiver_variance=self.counted_receiver_variance,
+                                          rho=rnd.rho)
         std_a = float(np.sqrt(var_a))
         if std_a > 0:
             for a, z in chunk_ranges(self.d, self.config.chunk_size):
@@ -170,8 +176,11 @@ class AnalogGaussianAggregator:
             "sensitivity": self.sensitivity, "noise_std_target": self.target_std,
             "receiver_noise_variance": self.receiver_variance, "snr_definition": SNR_DEFINITION,
             "resource_convention": self.config.resource, **self.link.channel.describe(),
-            "threat_model": "T1 and a single-antenna base station (sees only the superposition); "
-                            "the receiver-noise share assumes the base station cannot remove it",
+            "threat_model": ("T1 and a single-antenna base station (sees only the superposition); "
+                             "the receiver-noise share assumes the base station cannot remove it"
+                             if self.config.rx_antennas == 1 else
+                             f"T1; {self.config.rx_antennas} receive antennas: only the clients' artificial noise "
+                             "is counted (the base station can combine its antennas' noise, model §5.2)"),
         }
 
 
@@ -192,5 +201,5 @@ register_scheme(SchemeSpec(
     link_record=AnalogGaussianRecord, params=AnalogGaussianParams, requires_clip=True,
     example={"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 0.5}},
     description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
-    channel="cell",
+    channel="cell", rx_antennas=True,
 ))

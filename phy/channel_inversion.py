@@ -17,6 +17,9 @@ sees for the same (seed, round)).
   clients' means. K' = 0: nothing is received, the round leaves the model unchanged and is
   logged (diagnostic ``skipped`` = 1).
 
+Receive antennas (``phy.rx_antennas`` = N_r > 1, model §5.2, :mod:`phy.antennas`): h_k is the effective
+scalar channel aᴴh_k of the base station's unit-norm combiner a, and n = Re{aᴴn} keeps the variance above.
+
 Noise is drawn in logical blocks keyed by (seed, "channel-inversion-noise", round, block), so
 results do not depend on ``chunk_size``.
 """
@@ -31,6 +34,7 @@ from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, c
                           noise_metrics, relative_error, stream_chunks)
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
+from .antennas import effective_channel
 from .config import SNR_DEFINITION, PhyConfig
 from .link_channel import LinkChannel
 from .normalization import denormalize, normalize
@@ -99,7 +103,10 @@ class ChannelInversionLink:
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         cfg, t, d = self.config, int(round_index), s.shape[1]
-        h = self.channel.draw(t, clients=clients)[:, 0]  # composite √β_eff·h̃ with a cell
+        if cfg.rx_antennas == 1:
+            h = self.channel.draw(t, clients=clients)[:, 0]  # composite √β_eff·h̃ with a cell
+        else:  # aᴴh_k, the combiner's effective channel (model §5.2)
+            h = effective_channel(self.channel.draw_antennas(t, clients=clients))
         adm = admitted_mask(h, g_th=cfg.g_th)
         rho = inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
         power = np.zeros(self.K)
@@ -118,8 +125,11 @@ class ChannelInversionLink:
     def admission(self, round_index: int, *, clients=None) -> tuple[np.ndarray, np.ndarray, float]:
         """(h [K], admitted [K] bool, ρ) of round ``round_index``: the channel alone decides them, so the
         streaming path draws them before any update arrives (the same draws as :meth:`run_round`)."""
-        cfg = self.config
-        h = self.channel.draw(int(round_index), clients=clients)[:, 0]
+        cfg, t = self.config, int(round_index)
+        if cfg.rx_antennas == 1:
+            h = self.channel.draw(t, clients=clients)[:, 0]
+        else:  # aᴴh_k, the combiner's effective channel (model §5.2), as in run_round
+            h = effective_channel(self.channel.draw_antennas(t, clients=clients))
         adm = admitted_mask(h, g_th=cfg.g_th)
         return h, adm, inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
 
@@ -252,5 +262,5 @@ register_scheme(SchemeSpec(
     name="channel-inversion",
     aggregator=lambda config, *, K, d, seed, key, relation: ChannelInversionAggregator(config, K=K, d=d, seed=seed),
     link_record=AdmissionRecord, example={"snr_db": 0.0}, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
-    channel="cell",
+    channel="cell", rx_antennas=True,
 ))

@@ -97,6 +97,8 @@ class PhyConfig:
         Rician K-factor κ ≥ 0 (linear; 0: Rayleigh).
     timing_offset : float
         τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, :mod:`phy.chip_timing`).
+    rx_antennas : int
+        N_r ≥ 1 receive antennas at the base station (model §5.2, :mod:`phy.antennas`); 1: the link of model §5.
     params : tuple of (scheme, parameters)
         The ``[phy.<scheme>]`` sub-tables given (only those differing from the scheme's defaults
         are kept); :meth:`of` returns any scheme's parameters, defaults filled in.
@@ -130,6 +132,7 @@ class PhyConfig:
     doppler: float = 0.0
     rician_k: float = 0.0
     timing_offset: float = 0.0
+    rx_antennas: int = 1
     params: tuple = field(default=(), compare=True)
 
     def __post_init__(self):
@@ -334,6 +337,7 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
         raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")
     if cfg.timing_offset != 0.0 and spec.channel != "none" and not spec.chip_timing:
         raise ValueError(f"timing_offset: scheme {spec.name!r} is chip-synchronous (no chip-level model); remove phy.timing_offset")
+    check_antennas(cfg, spec)
     level = CHANNELS.index(spec.channel)
     if spec.channel != "none":
         if (cfg.has_cell or cfg.rician_k != 0.0) and level < CHANNELS.index("cell"):
@@ -343,6 +347,21 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
         if cfg.coherence_symbols is not None and level < CHANNELS.index("cell-coherence"):
             raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update (its per-block "
                              "admission is not modelled); remove phy.coherence_symbols for it")
+
+
+def check_antennas(cfg: "PhyConfig", spec) -> None:
+    """``rx_antennas`` (model §5.2): an integer ≥ 1; N_r > 1 only for a scheme that models it, one fading block, Rayleigh."""
+    check_int_at_least("rx_antennas", cfg.rx_antennas, 1)
+    if cfg.rx_antennas == 1 or spec.channel == "none":
+        return
+    if not spec.rx_antennas:
+        raise ValueError(f"rx_antennas: scheme {spec.name!r} models a single-antenna base station (its per-client rate "
+                         f"with several antennas is not modelled); use rx_antennas = 1 with it")
+    for key, off, what in (("coherence_symbols", None, "several coherence blocks"), ("rician_k", 0.0, "Rician fading"),
+                           ("timing_offset", 0.0, "chip-timing offsets")):
+        if getattr(cfg, key) != off:
+            raise ValueError(f"{key}: {what} with rx_antennas = {cfg.rx_antennas} is not modelled; remove phy.{key} "
+                             f"or use rx_antennas = 1")
 
 
 def _same(a, b) -> bool:

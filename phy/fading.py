@@ -24,23 +24,42 @@ import numpy as np
 
 from .randomness import stream
 
-__all__ = ["draw_rayleigh", "effective_gain"]
+__all__ = ["draw_rayleigh", "draw_rayleigh_antennas", "effective_gain"]
 
 _LOCK = threading.Lock()
 _MODELS: dict[int, object] = {}
-_CACHE: dict[tuple[int, int, int], np.ndarray] = {}  # last draws: schemes compared on one channel share them
+_CACHE: dict[tuple, np.ndarray] = {}  # last draws: schemes compared on one channel share them
 _CACHE_SIZE = 64
 
 
-def _model(K: int):
-    model = _MODELS.get(K)
+def _model(K: int, n_rx_ant: int = 1):
+    model = _MODELS.get((K, n_rx_ant))
     if model is None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         from sionna.phy.channel import RayleighBlockFading
 
-        model = RayleighBlockFading(num_rx=1, num_rx_ant=1, num_tx=K, num_tx_ant=1, precision="double")
-        _MODELS[K] = model
+        model = RayleighBlockFading(num_rx=1, num_rx_ant=n_rx_ant, num_tx=K, num_tx_ant=1, precision="double")
+        _MODELS[(K, n_rx_ant)] = model
     return model
+
+
+def _draw(cache_key: tuple, tf_seed: int, K: int, n_rx_ant: int) -> np.ndarray:
+    """[n_rx_ant, K] complex128 from Sionna (output [1, 1, n_rx_ant, K, 1, 1, 1]), cached under ``cache_key``."""
+    with _LOCK:
+        h = _CACHE.get(cache_key)
+        if h is None:
+            model = _model(K, n_rx_ant)
+            import tensorflow as tf
+            from sionna.phy import config as sionna_config
+
+            with tf.device("/CPU:0"):  # same draws whether or not an accelerator is visible
+                sionna_config.tf_rng.reset_from_seed(tf_seed)
+                out, _ = model(batch_size=1, num_time_steps=1)
+            h = np.asarray(out.numpy(), dtype=np.complex128).reshape(n_rx_ant, K)
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[cache_key] = h
+        return h.copy()
 
 
 def draw_rayleigh(seed: int, round_index: int, *, K: int) -> np.ndarray:
@@ -57,22 +76,25 @@ def draw_rayleigh(seed: int, round_index: int, *, K: int) -> np.ndarray:
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
         raise ValueError(f"K must be an integer ≥ 1 (got {K!r})")
     tf_seed = int(stream(seed, "fading", round_index).integers(0, 2**63 - 1))
-    cache_key = (int(seed), int(round_index), int(K))
-    with _LOCK:
-        h = _CACHE.get(cache_key)
-        if h is None:
-            model = _model(int(K))
-            import tensorflow as tf
-            from sionna.phy import config as sionna_config
+    return _draw((int(seed), int(round_index), int(K)), tf_seed, int(K), 1).reshape(int(K))
 
-            with tf.device("/CPU:0"):  # same draws whether or not an accelerator is visible
-                sionna_config.tf_rng.reset_from_seed(tf_seed)
-                out, _ = model(batch_size=1, num_time_steps=1)
-            h = np.asarray(out.numpy(), dtype=np.complex128).reshape(int(K))
-            if len(_CACHE) >= _CACHE_SIZE:
-                _CACHE.pop(next(iter(_CACHE)))
-            _CACHE[cache_key] = h
-        return h.copy()
+
+def draw_rayleigh_antennas(seed: int, round_index: int, *, K: int, n_rx: int) -> np.ndarray:
+    """Block fading to an N_r-antenna base station (model §5.2): h [K, N_r] complex128, i.i.d. CN(0, 1) entries.
+
+    Antenna 0 is :func:`draw_rayleigh` (so N_r = 1 is the link of model §5 bit for bit, and every N_r shares
+    antenna 0's channel); antennas 1..N_r−1 are one Sionna
+    ``RayleighBlockFading(num_rx=1, num_rx_ant=N_r−1, num_tx=K, num_tx_ant=1)`` draw, its generator reset
+    from the keyed stream ``(seed, "fading-antennas", round)``.
+    """
+    if isinstance(n_rx, bool) or not isinstance(n_rx, (int, np.integer)) or n_rx < 1:
+        raise ValueError(f"n_rx must be an integer ≥ 1 (got {n_rx!r})")
+    h0 = draw_rayleigh(seed, round_index, K=K)
+    if n_rx == 1:
+        return h0[:, None]
+    tf_seed = int(stream(seed, "fading-antennas", round_index).integers(0, 2**63 - 1))
+    rest = _draw((int(seed), int(round_index), int(K), int(n_rx)), tf_seed, int(K), int(n_rx) - 1)
+    return np.concatenate([h0[:, None], rest.T], axis=1)
 
 
 def effective_gain(h: np.ndarray, *, csit: str) -> np.ndarray:

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .antennas import antenna_conditional_variance
 from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_sum,
                           clipped_sum_factored, noise_metrics, relative_error, stream_chunks)
 from .assignment import KeyedAssignment
@@ -72,6 +73,7 @@ from .floras_record import FlorasLinkRecord
 from .chip_timing import draw_offsets, received_chips
 from .coherence import coherence_plan
 from .fading import effective_gain
+from .floras_antennas import run_antennas
 from .floras_blocks import run_blocks
 from .link_channel import LinkChannel
 from .normalization import denormalize, normalize, row_factors
@@ -124,6 +126,8 @@ class FlorasRound:
     gain_blocks : [K, B] or None   g_{k,m} per coherence block (model §5.1; None: one block, ``gains``).
     r_ref_blocks : [P, N] or None  the despread reference slot of each pilot (None: one pilot, ``r_ref``).
     pilot_share : [P] or None      fraction of the d entries equalised with each pilot.
+    r_ref_antennas : [N_r, N] or None   the pilots of every receive antenna (model §5.2; None: one antenna).
+    gain_antennas : [K, N_r] or None    g_{k,r} per receive antenna (None: one antenna, ``gains``).
     """
 
     s_hat: np.ndarray
@@ -136,6 +140,8 @@ class FlorasRound:
     gain_blocks: np.ndarray | None = None
     r_ref_blocks: np.ndarray | None = None
     pilot_share: np.ndarray | None = None
+    r_ref_antennas: np.ndarray | None = None
+    gain_antennas: np.ndarray | None = None
 
 
 class FlorasLink:
@@ -201,6 +207,8 @@ class FlorasLink:
         d = s.shape[1]
         cfg, seed, t = self.config, self.seed, int(round_index)
         plan = self.plan(d)
+        if cfg.rx_antennas > 1:  # per-antenna despreading, maximum-ratio on the pilots (model §5.2)
+            return run_antennas(self, s, round_index=t, clients=clients, trace=trace, path=path)
         if not plan.single:
             return run_blocks(self, s, plan, round_index=t, clients=clients, trace=trace, path=path)
         s_hat = np.empty(d)
@@ -320,7 +328,7 @@ class FlorasAggregator:
         """
         if trace is None:
             trace = self.link.trace_path is not None
-        if not trace and self.link.path == "sufficient" and self.plan.single:
+        if not trace and self.link.path == "sufficient" and self.plan.single and self.config.rx_antennas == 1:
             return self._aggregate_sufficient(updates, round_index=round_index, clients=clients)
         x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
@@ -333,6 +341,8 @@ class FlorasAggregator:
         p, link = self.link.params, self.link
         if p.noise_estimate == "energy":
             V_hat = energy_variance(rnd.s_hat, b=link.b)
+        elif rnd.r_ref_antennas is not None:  # every antenna's pilots (model §5.2)
+            V_hat = antenna_conditional_variance(rnd.r_ref_antennas, np.arange(p.N), noise_variance=link.noise_std**2)
         elif rnd.r_ref_blocks is None:  # the pilots: the conditional variance over all N sequences (the BS does not know the active set)
             V_hat = link.conditional_variance(rnd.r_ref, np.arange(p.N))
         else:  # several pilots: the entry-weighted mean of each pilot's conditional variance
@@ -370,10 +380,10 @@ class FlorasAggregator:
         updates only through Σ_k u_k·x_k, u_k = c_{π(k)}·g_k·f_k): Σ_k u_k x_k, Σ_k f_k x_k (the clipped target)
         and Σ_k x_k (the raw sum), each accumulated in client order, plus the per-client f_k and μ_k — the same
         numbers as :meth:`_aggregate_sufficient` on the concatenation, bit for bit. The chip and fast paths (they
-        need every s_k per sequence row), several coherence blocks and the ``paper`` rule (C_max over all K)
-        are concatenated."""
+        need every s_k per sequence row), several coherence blocks, several receive antennas and the ``paper``
+        rule (C_max over all K) are concatenated."""
         cfg, t = self.config, int(round_index)
-        if not (self.link.path == "sufficient" and self.plan.single and cfg.normalization == "clip"):
+        if not (self.link.path == "sufficient" and self.plan.single and cfg.normalization == "clip" and cfg.rx_antennas == 1):
             return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
         active, inactive, g, r_ref, w = self.link.pilots(t, clients=clients)
         wg = w[active] * g
@@ -405,5 +415,5 @@ register_scheme(SchemeSpec(
     name="floras", aggregator=lambda config, *, K, d, seed, key, relation: FlorasAggregator(config, K=K, d=d, seed=seed, key=key),
     link_record=FlorasLinkRecord, params=FlorasParams, needs_key=True, unbiased=False, example={"L": 16, "floras": {"N": 8}},
     description="keyed random sequence assignment; the unused sequences add Cauchy noise (model §6.1)",
-    channel="cell-coherence", chip_timing=True,
+    channel="cell-coherence", chip_timing=True, rx_antennas=True,
 ))

@@ -50,6 +50,8 @@ class FlorasLinkRecord(LinkRecord):
 
         link = self.aggregator.link
         gamma, traced = link.gamma, link.trace_path is not None
+        n_rx = int(link.config.rx_antennas)
+        levy = link.orthonormal and n_rx == 1  # the Cauchy(0, γ) / Lévy(0, γ²) laws: orthonormal, one antenna
         out = {"path": link.trace_path or link.path, "gamma": gamma, "orthonormal": link.orthonormal,
                "estimator_biased": not link.orthonormal}
         w = np.asarray(self.weights)
@@ -60,9 +62,9 @@ class FlorasLinkRecord(LinkRecord):
             out["inactive_noise"] = {
                 "units": "V is the per-entry conditional variance in (s_hat/b)^2 (b = sqrt(P))",
                 "cauchy_scale": None,
-                "cauchy_scale_expected": float(gamma),
+                "cauchy_scale_expected": float(gamma) if levy else None,
                 "v_quantiles": _quantiles(np.asarray(self.V)),
-                "v_quantiles_expected_levy": levy_quantiles(gamma),
+                "v_quantiles_expected_levy": levy_quantiles(gamma) if levy else None,
                 "within_round_excess_kurtosis": None,
                 "note": "sufficient path: no per-sequence trace, so no pooled Cauchy fit or kurtosis",
             }
@@ -73,15 +75,20 @@ class FlorasLinkRecord(LinkRecord):
                 "units": "s_hat/b (b = sqrt(P)); V is the per-entry conditional variance in (s_hat/b)^2",
                 "cauchy_scale": cauchy_scale_mle(pooled),
                 # the Cauchy(0, γ) / Lévy(0, γ²) laws hold for orthonormal sets only
-                "cauchy_scale_expected": float(gamma) if link.orthonormal else None,
+                "cauchy_scale_expected": float(gamma) if levy else None,
                 "cauchy_scale_estimator": "maximum likelihood, location 0, pooled over rounds",
                 "pooled_entries": int(pooled.size),
                 "v_quantiles": _quantiles(np.asarray(self.V)),
-                "v_quantiles_expected_levy": levy_quantiles(gamma) if link.orthonormal else None,
+                "v_quantiles_expected_levy": levy_quantiles(gamma) if levy else None,
                 "within_round_excess_kurtosis": kurt,
                 "within_round_excess_kurtosis_se": float(np.sqrt(24.0 / self.d)),
             }
-        else:
+        if gamma > 0 and n_rx > 1:  # model §5.2: V = Σ_{j∈I} 1/χ²_{N_r}, E V = γ/(N_r − 2) for N_r > 2
+            out["inactive_noise"].update({
+                "rx_antennas": n_rx, "v_mean": float(np.mean(self.V)),
+                "v_mean_expected": float(gamma) / (n_rx - 2) if n_rx > 2 else None,
+                "law": "each inactive sequence adds t_{N_r}/sqrt(N_r) (maximum-ratio combining on the pilots, model §5.2)"})
+        elif gamma <= 0:
             out["inactive_noise"] = {
                 "units": "s_hat/b", "cauchy_scale": 0.0, "cauchy_scale_expected": 0.0,
                 "v_quantiles": {str(q): 0.0 for q in QUANTILE_LEVELS},
@@ -97,6 +104,8 @@ class FlorasLinkRecord(LinkRecord):
         out = (f"path={s['path']} gamma={s['gamma']} cauchy_scale={fmt(inn['cauchy_scale'])} "
                f"(expected {fmt(inn['cauchy_scale_expected'])}) V median={fmt(vq['50'])} "
                f"within-round excess kurtosis={fmt(inn['within_round_excess_kurtosis'])}")
+        if inn.get("rx_antennas"):
+            out += f" rx_antennas={inn['rx_antennas']} V mean={fmt(inn['v_mean'])} (expected {fmt(inn['v_mean_expected'])})"
         if s.get("estimator_biased"):
             out += " [non-orthogonal sequences: estimator biased]"
         return out

@@ -4,7 +4,8 @@
 
 β_eff the large-scale gain of the round's client k after power control (:mod:`phy.cell`; 1 without a cell)
 and h̃ the small-scale fading of block m (:mod:`phy.coherence`). With the defaults (no cell, Rayleigh, one
-block) it is exactly :func:`phy.fading.draw_rayleigh` (the link of model §5, bit for bit).
+block) it is exactly :func:`phy.fading.draw_rayleigh` (the link of model §5, bit for bit). With
+``phy.rx_antennas`` = N_r > 1, :meth:`LinkChannel.draw_antennas` gives h [K, N_r] (model §5.2).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from .cell import CellChannel, client_ids
 from .coherence import block_correlation, draw_blocks
-from .fading import draw_rayleigh
+from .fading import draw_rayleigh, draw_rayleigh_antennas
 
 __all__ = ["LinkChannel"]
 
@@ -44,9 +45,29 @@ class LinkChannel:
             client_ids(clients, self.K)
         return h
 
+    def draw_antennas(self, round_index: int, *, clients=None) -> np.ndarray:
+        """h [K, N_r] complex128 of one round to the N_r = ``phy.rx_antennas`` antennas (model §5.2).
+
+        h_{k,r} = √β_eff,k·h̃_{k,r}, h̃ from :func:`phy.fading.draw_rayleigh_antennas` (antenna 0 the draw of
+        model §5); N_r = 1: :meth:`draw` with one block. One coherence block, Rayleigh (the configuration refuses
+        coherence blocks and Rician fading with N_r > 1).
+        """
+        n_rx = int(self.config.rx_antennas)
+        if n_rx == 1:
+            return self.draw(round_index, clients=clients)
+        t = int(round_index)
+        h = draw_rayleigh_antennas(self.seed, t, K=self.K, n_rx=n_rx)
+        if self.cell is not None:
+            h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]
+        else:
+            client_ids(clients, self.K)
+        return h
+
     def describe(self) -> dict:
         cfg = self.config
         out = {"snr_definition": cfg.snr_definition}
+        if cfg.rx_antennas != 1:
+            out["rx_antennas"] = int(cfg.rx_antennas)
         if self.cell is not None:
             out["cell"] = self.cell.describe()
         if cfg.coherence_symbols is not None or cfg.rician_k:

@@ -69,6 +69,8 @@ class SchemeSpec:
         gains, power control and Rician fading), "cell-coherence" (also several coherence blocks per update).
     chip_timing : bool
         The scheme models fractional-chip timing offsets (``phy.timing_offset``, :mod:`phy.chip_timing`).
+    rx_antennas : bool
+        The scheme models a base station with ``phy.rx_antennas`` > 1 receive antennas (model §5.2).
     """
 
     name: str
@@ -82,6 +84,7 @@ class SchemeSpec:
     unbiased: bool = True
     channel: str = "block-fading"
     chip_timing: bool = False
+    rx_antennas: bool = False
 
     def default_params(self):
         return None if self.params is None else self.params()

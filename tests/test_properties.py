@@ -135,6 +135,7 @@ INVALID = {
     "phy.rician_k": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1e4, exclude_min=True,
                                                                                        allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.floras.pilots": not_in(("per-block", "stale")),
+    "phy.rx_antennas": below(1),
     "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
                                    NON_FINITE, NOT_NUMBER),
     "privacy.delta": outside_open_unit(),
@@ -242,6 +243,7 @@ VALID = {
     "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
+    "phy.rx_antennas": st.just(1),  # likewise several receive antennas (tests/test_antennas.py)
     "privacy.delta": st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     "privacy.level": st.sampled_from(("client", "item")),
     "privacy.relation": st.just("replace"),  # add-remove needs level = item at client sampling without replacement

@@ -27,6 +27,10 @@ CASES = [
     ("channel-inversion", {"g_th": 0.6}),  # e^{-0.6} ≈ 55 % admitted: the admitted subset is a proper one
     ("channel-inversion", {"g_th": 0.6, "rho_rule": "min-admitted"}),
     ("analog-gaussian", {"g_th": 0.6}),
+    # receive antennas (model §5.2): the combiner's effective channel decides admission; FLORAS combines per antenna
+    ("channel-inversion", {"g_th": 0.6, "rx_antennas": 4}),
+    ("analog-gaussian", {"g_th": 0.6, "rx_antennas": 3}),
+    ("floras", {"floras": {"N": 10}, "rx_antennas": 4}),
     ("floras", {"floras": {"N": 10}}),  # sufficient path (orthonormal, untraced)
     ("floras", {"floras": {"N": 10, "path": "fast"}}),  # needs every s_k: concatenated
     ("floras", {"normalization": "paper", "floras": {"N": 10}}),

@@ -99,6 +99,9 @@ class T2Uplink:
         if config.has_cell or config.coherence_symbols is not None or config.rician_k != 0.0:
             raise ValueError("the T2 audit models the block-fading link of model §5 only: remove phy.pathloss, "
                              "phy.coherence_symbols and phy.rician_k for floras audit")
+        if config.rx_antennas != 1:
+            raise ValueError(f"rx_antennas: the T2 audit models a single-antenna base station (got {config.rx_antennas}); "
+                             "the multi-antenna linking experiment is not implemented: use rx_antennas = 1 for floras audit")
         self.K = int(K)
         self.seed = check_seed(seed)
         self.A = make_sequences(config.of("floras").sequences, L=config.L, N=config.of("floras").N, seed=self.seed)

@@ -33,7 +33,13 @@ def _floras(config, *, d: int, D: int):
 
 def _floras_link_of_model_5(phy) -> None:
     """FLORAS's ε (privacy.link, model §7.2) integrates over the gains of model §5 (unit-mean Rayleigh, one
-    reference slot per update): refuse the cell, Rician and coherence options of model §5.1 for it."""
+    reference slot per update, one receive antenna): refuse the cell, Rician, coherence and timing options of
+    model §5.1 and several receive antennas (§5.2) for it."""
+    if phy.rx_antennas != 1:
+        raise ValueError(f"phy.rx_antennas: FLORAS's ε is derived for a single-antenna base station (model §7.2); with "
+                         f"rx_antennas = {phy.rx_antennas} the inactive sequences' noise is no longer Cauchy (model §5.2) and "
+                         "no mechanism is derived for it; use rx_antennas = 1 for a FLORAS run (floras link studies "
+                         "several antennas without an ε)")
     for key, off in (("pathloss", "none"), ("rician_k", 0.0), ("coherence_symbols", None), ("timing_offset", 0.0)):
         if getattr(phy, key) != off:
             raise ValueError(f"phy.{key}: FLORAS's ε is derived for the link of model §5 (unit-mean Rayleigh gains, one "
@@ -76,13 +82,17 @@ def _central(config, *, d: int, D: int):
 
 
 def _analog(config, *, d: int, D: int):
-    """The std every admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`)."""
+    """The std every admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`; with
+    N_r > 1 receive antennas the clients' artificial noise only, model §5.2)."""
     from phy.analog_gaussian import guaranteed_noise_std
     from privacy import RunAccountant
 
     phy, R = config.phy, float(config.phy.clip_norm)
     noise = guaranteed_noise_std(phy, d=d, relation=config.privacy.relation) * R / phy.norm_bound(d)
-    return RunAccountant("gaussian", **_common(config), threat_model=ANALOG.threat_model, clip_norm=R, noise_std=noise)
+    threat = ANALOG.threat_model if phy.rx_antennas == 1 else (
+        f"T1 and a base station with {phy.rx_antennas} receive antennas (only the clients' artificial noise counts "
+        "as privacy noise, model §5.2)")
+    return RunAccountant("gaussian", **_common(config), threat_model=threat, clip_norm=R, noise_std=noise)
 
 
 CENTRAL = register_wiring(SchemeWiring(

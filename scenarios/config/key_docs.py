@@ -82,6 +82,8 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes` only)"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
     "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path)"),
+    "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
+                                "FLORAS, channel inversion, analog Gaussian only, and no FLORAS ε"),
     # [privacy]
     "privacy.delta": ("(0, 1)", "δ of the ε column"),
     "privacy.level": ("`client`, `item`", "unit of privacy"),

@@ -1,0 +1,85 @@
+"""Receive antennas N_r ≥ 1 at the base station: combiners and their noise laws (model §5.2).
+
+Channel (:meth:`phy.link_channel.LinkChannel.draw_antennas`): h_k ∈ C^{N_r}, h_{k,r} = √β_eff,k·h̃_{k,r},
+h̃_{k,r} ~ CN(0, 1) i.i.d. over clients and antennas; the receiver noise is i.i.d. over antennas, real
+variance σ²/L per antenna and aggregated symbol (model §5).
+
+Channel inversion / analog Gaussian (one stream, model §6.2 with a receive combiner): the base station
+applies a unit-norm combiner a ∈ C^{N_r}, ‖a‖ = 1, and client k inverts the effective scalar channel
+h_eff,k = aᴴh_k (truncation |aᴴh_k|² ≥ g_th). The real part of the combined signal is
+
+    Re{aᴴy} = √ρ·Σ_{k admitted} s_k + Re{aᴴn},   Var Re{aᴴn} = ‖a‖²·σ²/L = σ²/L  [W],
+
+so the noise per aggregated symbol is that of one antenna and the antennas act through the admission and
+ρ = min |aᴴh_k|² ("min-admitted"). Combiner: the Grassmannian centroid of the clients' channel directions
+(Zhu & Huang, "MIMO over-the-air computation for high-mobility multi-modal sensing", 2019, the closed-form
+approximation of the max-min problem max_{‖a‖=1} min_k |aᴴh_k|², which has the form of multicast
+beamforming): a = the principal eigenvector of Σ_k u_k u_kᴴ, u_k = h_k/‖h_k‖, over all K scheduled
+clients. For N_r = 1, |aᴴh_k| = |h_k|: the link of model §6.2.
+
+FLORAS (model §6.1 with per-antenna despreading, AᵀA = I): antenna r despreads its own chips,
+r_{j,r}^i = g_{k,r}·s_k^i·[j = π(k)] + n_{j,r}^i, pilots r_{j,r}^s = g_{k,r}·b·[j = π(k)] + m_{j,r}, noise
+N(0, σ²/L) i.i.d. over (j, r, slot); g_{k,r} = Re(h_{k,r}). The receiver combines each sequence's antennas
+by maximum ratio on its pilots (the least-squares estimate of s from ĝ_{j,r} = r_{j,r}^s/b):
+
+    ŝ_j^i = b·Σ_r r_{j,r}^s·r_{j,r}^i / Σ_r (r_{j,r}^s)²,   ŝ^i = Σ_j ŝ_j^i = Σ_{j,r} c_{j,r}·r_{j,r}^i,
+    c_{j,r} = b·r_{j,r}^s / Σ_{r'} (r_{j,r'}^s)²
+
+(N_r = 1: c_j = b/r_j^s, the ratio of model §6.1). Given the pilots, ŝ^i = Σ_k u_k·s_k^i + ν^i with
+u_k = Σ_r c_{π(k),r}·g_{k,r} and ν^i ~ N(0, (σ²/L)·Σ_{j,r} c_{j,r}²) = N(0, (σ²/L)·b²·Σ_j 1/Σ_r (r_{j,r}^s)²)
+i.i.d. The inactive-sequence noise in (ŝ/b)² units has conditional variance
+
+    V = (σ²/L)·Σ_{j∈I} 1/Σ_r (r_{j,r}^s)² = Σ_{j∈I} 1/χ²_j,   χ²_j = Σ_r w_{j,r}², w ~ N(0, 1),
+
+so each inactive sequence adds z_j/‖w_j‖ = t_{N_r}/√N_r (a Student-t with N_r degrees of freedom scaled by
+1/√N_r; Cauchy for N_r = 1), E[1/χ²_{N_r}] = 1/(N_r − 2) for N_r > 2: the Lévy law of model §6.1 no longer holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["centroid_combiner", "effective_channel", "mrc_weights", "antenna_conditional_variance"]
+
+
+def centroid_combiner(h: np.ndarray) -> np.ndarray:
+    """a [N_r] complex128, ‖a‖ = 1: the principal eigenvector of Σ_k u_k u_kᴴ, u_k = h_k/‖h_k‖ (h [K, N_r]).
+
+    The phase of a is fixed so that its first nonzero entry is real and positive (a is defined up to a phase;
+    |aᴴh_k| does not depend on it).
+    """
+    h = np.asarray(h, dtype=np.complex128)
+    if h.ndim != 2:
+        raise ValueError(f"h must be a K×N_r array (got shape {h.shape})")
+    norms = np.linalg.norm(h, axis=1)
+    u = h[norms > 0] / norms[norms > 0, None]
+    if u.shape[0] == 0:
+        a = np.zeros(h.shape[1], dtype=np.complex128)
+        a[0] = 1.0
+        return a
+    _, vecs = np.linalg.eigh(u.T @ u.conj())  # Σ_k u_k u_kᴴ (Hermitian), eigenvalues ascending
+    a = vecs[:, -1]
+    lead = a[np.flatnonzero(np.abs(a) > 0)[0]]
+    return a * (abs(lead) / lead) / np.linalg.norm(a)
+
+
+def effective_channel(h: np.ndarray) -> np.ndarray:
+    """h_eff [K] complex128 = aᴴh_k with a = :func:`centroid_combiner` (h [K, N_r]); N_r = 1: h[:, 0] itself."""
+    h = np.asarray(h, dtype=np.complex128)
+    if h.shape[1] == 1:
+        return h[:, 0].copy()
+    return h @ centroid_combiner(h).conj()
+
+
+def mrc_weights(r_ref: np.ndarray, *, b: float) -> np.ndarray:
+    """c [N_r, N] = b·r_{j,r}^s / Σ_{r'} (r_{j,r'}^s)²: maximum-ratio weights from the pilot outputs r^s [N_r, N]."""
+    r_ref = np.asarray(r_ref, dtype=np.float64)
+    return b * r_ref / np.einsum("rn,rn->n", r_ref, r_ref)
+
+
+def antenna_conditional_variance(r_ref: np.ndarray, sequences: np.ndarray, *, noise_variance: float) -> float:
+    """V = (σ²/L)·Σ_{j ∈ sequences} 1/Σ_r (r_{j,r}^s)² [(ŝ/b)², dimensionless]; ``noise_variance`` = σ²/L."""
+    r = np.asarray(r_ref, dtype=np.float64)[:, sequences]
+    if r.shape[1] == 0:
+        return 0.0
+    return float(noise_variance * np.sum(1.0 / np.einsum("rn,rn->n", r, r)))
