@@ -20,6 +20,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from difflib import get_close_matches
 
+from .channel_checks import check_channel
 from .checks import check_choice, check_finite_positive, check_int_at_least
 
 __all__ = ["PhyConfig", "SNR_DEFINITION", "RHO_RULES", "RESOURCES", "NORMALIZATIONS"]
@@ -279,89 +280,6 @@ class PhyConfig:
         if active is not None:
             active.check(self, K=K, d=d, active=True)
         return self
-
-
-CHANNELS = ("none", "block-fading", "cell", "cell-coherence")  # SchemeSpec.channel, in increasing support
-
-
-def _number(name: str, value, low: float | None = None, high: float | None = None, *, strict_low: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number (got {value!r})")
-    if low is not None and (value <= low if strict_low else value < low):
-        raise ValueError(f"{name} must be {'>' if strict_low else '≥'} {low:g} (got {value!r})")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be ≤ {high:g} (got {value!r})")
-    return float(value)
-
-
-def check_channel(cfg: "PhyConfig", spec) -> None:
-    """The cell and coherence keys (model §5.1): ranges, the path-loss model's validity, the scheme's support.
-
-    Keys that the configured model does not use (e.g. ``pathloss_exponent`` with a TR 38.901 model, or the
-    cell keys with ``pathloss = "none"``) are checked for range and otherwise unused, like ``g_th`` for FLORAS.
-    """
-    from .cell import POWER_CONTROLS, SNR_REFERENCES
-    from .channels import pathloss_model, pathloss_names
-    from .coherence import CORRELATIONS
-
-    check_choice("pathloss", cfg.pathloss, ("none", *pathloss_names()))
-    r0 = _number("cell_min_distance", cfg.cell_min_distance, 0.0, strict_low=True)
-    R = _number("cell_radius", cfg.cell_radius, 0.0, 1e5, strict_low=True)
-    if R <= r0:
-        raise ValueError(f"cell_radius must be > phy.cell_min_distance = {r0:g} m (got {cfg.cell_radius!r})")
-    if not isinstance(cfg.redrop, bool):
-        raise ValueError(f"redrop must be true or false (got {cfg.redrop!r})")
-    check_choice("snr_reference", cfg.snr_reference, SNR_REFERENCES)
-    check_choice("power_control", cfg.power_control, POWER_CONTROLS)
-    _number("pc_target_db", cfg.pc_target_db, -100.0, 100.0)
-    if cfg.shadowing_db is not None:
-        _number("shadowing_db", cfg.shadowing_db, 0.0, 30.0)
-    _number("carrier_ghz", cfg.carrier_ghz, 0.0, 100.0, strict_low=True)
-    ut = _number("ut_height", cfg.ut_height, 0.0, 100.0, strict_low=True)
-    if cfg.bs_height is not None and _number("bs_height", cfg.bs_height, 0.0, 1000.0, strict_low=True) <= ut:
-        raise ValueError(f"bs_height must be > ut_height = {ut:g} m (got {cfg.bs_height!r})")
-    _number("pathloss_exponent", cfg.pathloss_exponent, 0.0, 10.0, strict_low=True)
-    if cfg.has_cell and pathloss_model(cfg.pathloss).uses_heights:
-        if r0 < 10.0 or R > 5000.0:
-            raise ValueError(f"cell_radius ≤ 5000 m and cell_min_distance ≥ 10 m for TR 38.901 pathloss = {cfg.pathloss!r} "
-                             f"(got {R:g} and {r0:g}; Table 7.4.1-1)")
-        high = 30.0 if cfg.pathloss == "rma" else 100.0
-        if not 0.5 <= float(cfg.carrier_ghz) <= high:
-            raise ValueError(f"carrier_ghz must be in [0.5, {high:g}] for pathloss = {cfg.pathloss!r} (got {cfg.carrier_ghz!r})")
-    if cfg.coherence_symbols is not None:
-        check_int_at_least("coherence_symbols", cfg.coherence_symbols, 1)
-    check_choice("fading_correlation", cfg.fading_correlation, CORRELATIONS)
-    _number("doppler", cfg.doppler, 0.0, 0.5)
-    _number("rician_k", cfg.rician_k, 0.0, 1e4)
-    if _number("timing_offset", cfg.timing_offset, 0.0) >= 1.0:
-        raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")
-    if cfg.timing_offset != 0.0 and spec.channel != "none" and not spec.chip_timing:
-        raise ValueError(f"timing_offset: scheme {spec.name!r} is chip-synchronous (no chip-level model); remove phy.timing_offset")
-    check_antennas(cfg, spec)
-    level = CHANNELS.index(spec.channel)
-    if spec.channel != "none":
-        if (cfg.has_cell or cfg.rician_k != 0.0) and level < CHANNELS.index("cell"):
-            key = "pathloss" if cfg.has_cell else "rician_k"
-            raise ValueError(f"{key}: scheme {spec.name!r} models the Rayleigh block-fading link of model §5 only; "
-                             f"use pathloss = 'none' and rician_k = 0 with it")
-        if cfg.coherence_symbols is not None and level < CHANNELS.index("cell-coherence"):
-            raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update (its per-block "
-                             "admission is not modelled); remove phy.coherence_symbols for it")
-
-
-def check_antennas(cfg: "PhyConfig", spec) -> None:
-    """``rx_antennas`` (model §5.2): an integer ≥ 1; N_r > 1 only for a scheme that models it, one fading block, Rayleigh."""
-    check_int_at_least("rx_antennas", cfg.rx_antennas, 1)
-    if cfg.rx_antennas == 1 or spec.channel == "none":
-        return
-    if not spec.rx_antennas:
-        raise ValueError(f"rx_antennas: scheme {spec.name!r} models a single-antenna base station (its per-client rate "
-                         f"with several antennas is not modelled); use rx_antennas = 1 with it")
-    for key, off, what in (("coherence_symbols", None, "several coherence blocks"), ("rician_k", 0.0, "Rician fading"),
-                           ("timing_offset", 0.0, "chip-timing offsets")):
-        if getattr(cfg, key) != off:
-            raise ValueError(f"{key}: {what} with rx_antennas = {cfg.rx_antennas} is not modelled; remove phy.{key} "
-                             f"or use rx_antennas = 1")
 
 
 def _same(a, b) -> bool:
