@@ -62,7 +62,8 @@ class PriFedSyncReport:
     def to_dict(self) -> dict:
         return {"epsilon": "inf" if self.epsilon == math.inf else float(self.epsilon), "delta": float(self.delta),
                 "rounds": int(self.rounds), "accountant": self.accountant, "assumptions": list(self.assumptions),
-                "level": "item", "relation": "replace"}
+                "level": "item", "relation": "replace",
+                "threat_model": "record level: any observer of the dispatched models (server or other clients)"}
 
 
 class PriFedSyncAccountant:
@@ -92,8 +93,10 @@ class PriFedSyncAccountant:
     def _local_tradeoff(self):
         from privacy.fdp.tradeoff import Gaussian, subsample
 
-        if self._local is None:
-            self._local = subsample(Gaussian(2.0 / self.noise_multiplier), self.batch_size / self.examples)
+        if self._local is None:  # B = D: every step sees the whole data set, G_{2/σ} itself (composed in closed form)
+            mu = 2.0 / self.noise_multiplier
+            rate = self.batch_size / self.examples
+            self._local = Gaussian(mu) if rate == 1.0 else subsample(Gaussian(mu), rate)
         return self._local
 
     def epsilon(self, *, rounds: int) -> float:
