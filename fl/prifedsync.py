@@ -1,4 +1,4 @@
-"""PriFedSync: personalised models, clients running noisy Adam with per-example clipping (model §9.6;
+"""PriFedSync: personalised models, clients running noisy Adam with per-example clipping (model §9.4;
 seeds/002, Zheng, Chen, Long & Su, *Federated f-Differential Privacy*, its Algorithms 1 and 2).
 
 The stored text keeps the algorithm's prose but not the listings; what follows is reconstructed from

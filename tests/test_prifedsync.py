@@ -1,4 +1,4 @@
-"""PriFedSync (model §9.6): per-example clipping, the noise std, the record-level accountant, the mode's
+"""PriFedSync (model §9.4): per-example clipping, the noise std, the record-level accountant, the mode's
 configuration checks and the quick scenario end to end."""
 
 from __future__ import annotations

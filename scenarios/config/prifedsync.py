@@ -1,7 +1,7 @@
 """``training.mode`` and ``[training.prifedsync]``: building the sub-table and every check of the mode.
 
 ``training.mode = "fedavg"`` (default) is the FedAvg loop of :mod:`fl.federated`; ``"prifedsync"`` is
-PriFedSync (:mod:`fl.prifedsync`, model §9.6): personalised models and clients running noisy Adam with
+PriFedSync (:mod:`fl.prifedsync`, model §9.4): personalised models and clients running noisy Adam with
 per-example clipping, with the record-level ε of :mod:`privacy.prifedsync`. What the mode needs of the
 other tables is checked here, before any data are loaded, each error naming the key and the fix.
 """

@@ -79,7 +79,7 @@ TRAINING_MODES = ("fedavg", "prifedsync")
 
 @dataclass(frozen=True)
 class PriFedSyncConfig:
-    """``[training.prifedsync]``: PriFedSync's clients (:mod:`fl.prifedsync`, model §9.6): per-example clip
+    """``[training.prifedsync]``: PriFedSync's clients (:mod:`fl.prifedsync`, model §9.4): per-example clip
     norm C, noise multiplier σ (noise std σC on the clipped sum), Adam's β₁, β₂, ε̂ and weight decay (the
     base learning rate is ``training.lr``), the personalisation weight λ of the helper model and the test
     examples per client. Checked by :mod:`scenarios.config.prifedsync`."""
