@@ -98,6 +98,13 @@ class PriFedSyncTrainer:
             loss_sum += tf.reduce_mean(loss, axis=1)
         return w, m, v, tau, loss_sum / float(self.steps)
 
+    def warm_up(self, K: int) -> None:
+        """Trace the training function for every chunk size of a K-client round (zero states, clients 0 … c − 1,
+        round 0). Pure: no state is kept and the keyed streams are only recomputed, so results do not depend on it."""
+        for c in sorted(set(self.chunks(int(K)))):
+            z = np.zeros((c, self.spec.d), np.float32)
+            self.train(z, z, z, np.zeros(c, np.float32), np.arange(c), 0)
+
     def chunks(self, K: int) -> list[int]:
         c = int(K) if self.client_chunk is None else min(int(self.client_chunk), int(K))
         return [c] * (int(K) // c) + ([int(K) % c] if int(K) % c else [])
@@ -192,7 +199,15 @@ class PersonalEvaluator:
         self.rows, self.mask = rows, mask
         self._x = tf.constant(np.asarray(x_test, np.float32))
         self._y = tf.constant(np.asarray(y_test, np.int32))
-        self._fn = tf.function(self._graph)
+        sig = [tf.TensorSpec([None, spec.d], tf.float32), tf.TensorSpec([None, per_client], tf.int64),
+               tf.TensorSpec([None, per_client], tf.float32)]
+        self._fn = tf.function(self._graph, input_signature=sig)  # one trace, whatever the number of clients seen
+
+    def warm_up(self) -> None:
+        """Trace the evaluation once (a zero model on client 0's examples); pure."""
+        import tensorflow as tf
+
+        self._fn(tf.zeros([1, self.spec.d], tf.float32), tf.constant(self.rows[:1]), tf.constant(self.mask[:1]))
 
     def _graph(self, w, rows, mask):
         import tensorflow as tf

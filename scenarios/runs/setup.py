@@ -182,6 +182,9 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
     trace_start = time.perf_counter()  # tf.function tracing, kept out of wall_time_s
     if personal is None:
         trainer.warm_up(K)
+    else:
+        fedavg.trainer.warm_up(K)
+        personal.warm_up()
     eval_train.warm_up()
     eval_test.warm_up()
     tracing_s = time.perf_counter() - trace_start
