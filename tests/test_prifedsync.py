@@ -195,3 +195,43 @@ def test_quick_scenario_end_to_end(tmp_path):
     last = personal[-1]
     assert float(last["personal_accuracy"]) > float(last["global_accuracy"]) + 0.15
     assert float(last["personal_accuracy"]) > 0.55  # above guessing among a client's own (mostly 2) classes
+
+
+def test_synchronisation_mixes_each_clients_model_with_the_new_global_model():
+    """h_{t+1} = h_t + mean_j (w̃_j − h_t) and w^(j) ← (1 − λ) w̃_j + λ h_{t+1}, for the sampled clients only; an
+    unseen client starts from h_t and a seen one from its own model (fake trainer and ideal-mean aggregator)."""
+    from types import SimpleNamespace
+
+    from fl.federated import sample_clients
+    from fl.prifedsync import PriFedSync
+
+    starts = []
+
+    class Trainer:
+        def train(self, w, m, v, tau, clients, round_index):
+            starts.append(w.copy())
+            out = (w + 1.0 + clients[:, None]).astype(np.float32)  # client j moves every coordinate by 1 + j
+            return out, m + 1, v + 2, tau + 3, np.zeros(len(clients))
+
+    class Mean:
+        def aggregate(self, updates, *, round_index, clients):
+            return SimpleNamespace(mean_estimate=updates.mean(axis=0), error=0.0, contributors=len(updates), diagnostics={})
+
+    loop = PriFedSync(trainer=Trainer(), aggregator=Mean(), M=6, K=2, seed=2, mix=0.25)  # round 1: one seen, one new
+    h0 = np.zeros(3)
+    h1, outcome = loop.step(h0, 0)
+    ids = sample_clients(seed=2, round_index=0, M=6, K=2)
+    np.testing.assert_array_equal(outcome.clients, ids)
+    np.testing.assert_allclose(starts[0], 0.0)  # unseen clients start from h_0
+    np.testing.assert_allclose(h1, np.full(3, 1.0 + ids.mean()))
+    assert sorted(loop.states) == sorted(ids.tolist())  # state for the clients seen only
+    for j in ids:
+        w, m, v, tau = loop.states[int(j)]
+        np.testing.assert_allclose(w, 0.75 * (1.0 + j) + 0.25 * h1, rtol=1e-6)
+        assert m[0] == 1 and v[0] == 2 and tau == 3
+    h2, _ = loop.step(h1, 1)
+    ids2 = sample_clients(seed=2, round_index=1, M=6, K=2)
+    assert {int(j) in ids for j in ids2} == {True, False}
+    for k, j in enumerate(ids2):  # a client seen in round 1 starts from its own model, a new one from h_1
+        expect = (0.75 * (1.0 + j) + 0.25 * h1) if int(j) in ids else h1
+        np.testing.assert_allclose(starts[1][k], expect, rtol=1e-6)
