@@ -12,12 +12,12 @@ import numpy as np
 from scenarios.config import ScenarioConfig
 from scenarios.runs.run_dir import format_cell
 from scenarios.runs.setup import RunSetup
-from scenarios.store import CHECKPOINT, atomic_write_bytes, storage_error
+from scenarios.store import CHECKPOINT, PERSONAL, atomic_write_bytes, storage_error
 
 __all__ = ["train_rounds", "PERSONAL_FILE", "PERSONAL_HEADER"]
 
 #: PriFedSync's per-round file in the run directory (``training.mode = "prifedsync"`` only)
-PERSONAL_FILE = "prifedsync.csv"
+PERSONAL_FILE = PERSONAL
 PERSONAL_HEADER = ("round", "personal_accuracy", "global_accuracy", "clients_seen")
 
 
