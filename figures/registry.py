@@ -17,6 +17,7 @@ FIGURES = (
     ("matched_budget", "matched_budget"),
     ("matched_snr", "matched_snr"),
     ("matched_receiver", "matched_receiver"),
+    ("prifedsync", "prifedsync"),
 )
 
 

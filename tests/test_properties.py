@@ -92,6 +92,7 @@ INVALID = {
     "training.eval_every": below(1),
     "training.train_eval_size": below(1),
     "training.client_chunk": below(1).filter(lambda v: v is not None),  # absent (None) = all K at once
+    "training.mode": not_in(("fedavg", "prifedsync")),
     "phy.scheme": not_in(SCHEMES),
     "phy.floras.N": st.one_of(st.integers(max_value=19), st.integers(min_value=33), NOT_INT),
     "phy.L": st.one_of(st.integers(max_value=0), st.integers(min_value=1, max_value=10**6).filter(lambda n: not is_power_of_two(n)),
@@ -206,6 +207,7 @@ VALID = {
     "training.eval_every": st.integers(1, 10**6),
     "training.train_eval_size": st.integers(1, 10**7),
     "training.client_chunk": st.one_of(st.none(), st.integers(1, 10**6)),
+    "training.mode": st.just("fedavg"),  # prifedsync needs phy.scheme = "ideal" and item level (tests/test_prifedsync.py)
     "phy.scheme": st.sampled_from([sc for sc in SCHEMES if sc in ("floras", "channel-inversion", "ideal")]),  # the
     # private baselines and sqSGD need phy.normalization = "clip" (tests/test_baseline_runs.py)
     "phy.floras.N": st.integers(20, 32),

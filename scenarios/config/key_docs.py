@@ -50,6 +50,18 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "training.eval_every": ("≥ 1", "evaluate the global model every this many rounds (and always in the last)"),
     "training.train_eval_size": ("≥ 1", "examples of the fixed training subset behind `train_loss`"),
     "training.client_chunk": ("≥ 1 or none (all K)", "clients trained per batched call (memory only; results the same up to float32 kernel rounding, docs/fl.md)"),
+    "training.mode": ("`fedavg`, `prifedsync`", "`fedavg`: the FedAvg loop; `prifedsync`: personalised models and "
+                                              "clients running noisy Adam with per-example clipping, record-level ε "
+                                              "([model §9.4](model.md#sec-9-4); `training.lr` is Adam's base rate)"),
+    # [training.prifedsync]
+    "training.prifedsync.clip_norm": ("> 0", "C, each example's gradient clipped to ℓ2 norm ≤ C"),
+    "training.prifedsync.noise_multiplier": ("> 0", "σ: noise N(0, (σC)² I) on each step's clipped sum (std σC/B on the mean)"),
+    "training.prifedsync.beta1": ("[0, 1)", "Adam β₁"),
+    "training.prifedsync.beta2": ("[0, 1)", "Adam β₂"),
+    "training.prifedsync.adam_eps": ("> 0", "Adam ε̂ in the denominator"),
+    "training.prifedsync.weight_decay": ("≥ 0", "L2 weight decay added to the noisy gradient (the source: 0.0005)"),
+    "training.prifedsync.mix": ("[0, 1]", "λ: after a round a sampled client keeps (1 − λ)·its model + λ·the global model"),
+    "training.prifedsync.client_test": ("≥ 1", "test examples per client (of the labels it holds) behind `prifedsync.csv`"),
     # [phy], shared by every scheme
     "phy.scheme": ("`floras`, `channel-inversion`, `ideal`, `central-gaussian`, `analog-gaussian`, `ddgauss`, `sqsgd`",
                    "the aggregation scheme (a registered scheme, `phy/schemes.py`)"),

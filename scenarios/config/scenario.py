@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from phy.config import PhyConfig
 from scenarios.config.population import build_fedprox, validate_population
+from scenarios.config.prifedsync import build_prifedsync, prifedsync_accountant, validate_training_mode
 from scenarios.config.schemes import check_wiring, scheme_accountant, wiring, wirings
 from scenarios.config.tables import (
     ACCOUNTANTS,
@@ -118,6 +119,7 @@ class ScenarioConfig:
         check_int("training.train_eval_size", t.train_eval_size, 1)
         if t.client_chunk is not None:
             check_int("training.client_chunk", t.client_chunk, 1)
+        validate_training_mode(self)
 
         try:
             self.phy.validate(K=t.clients_per_round)
@@ -163,7 +165,10 @@ class ScenarioConfig:
 
     def privacy_accountant(self, *, d: int, D: int):
         """The run's accountant from the scheme's wiring row (:func:`scenarios.config.schemes.scheme_accountant`),
-        or None for a scheme without privacy noise (ε = ∞). Errors name ``privacy.*``."""
+        or None for a scheme without privacy noise (ε = ∞); PriFedSync's record-level accountant for
+        ``training.mode = "prifedsync"``. Errors name ``privacy.*``."""
+        if self.training.mode == "prifedsync":
+            return prifedsync_accountant(self, D=D)
         return scheme_accountant(self, d=d, D=D)
 
 
@@ -198,6 +203,12 @@ def apply_overrides(data: dict, overrides: dict | None) -> dict:
             sub = out.setdefault("data", {}).setdefault("fedprox", {})
             if not isinstance(sub, dict):
                 raise ValueError(f"override {dotted}: data.fedprox is not a sub-table (got {sub!r})")
+            sub[parts[2]] = value
+            continue
+        if len(parts) == 3 and parts[:2] == ["training", "prifedsync"] and parts[2]:  # PriFedSync's sub-table
+            sub = out.setdefault("training", {}).setdefault("prifedsync", {})
+            if not isinstance(sub, dict):
+                raise ValueError(f"override {dotted}: training.prifedsync is not a sub-table (got {sub!r})")
             sub[parts[2]] = value
             continue
         if len(parts) == 3 and parts[0] == "phy" and all(parts):  # a scheme's sub-table: phy.<scheme>.<key>
@@ -245,6 +256,8 @@ def build_scenario(data: dict, overrides: dict | None = None) -> ScenarioConfig:
                 table[key] = tuple(table[key])
         if name == "data" and "fedprox" in table:
             table["fedprox"] = build_fedprox(table["fedprox"])
+        if name == "training" and "prifedsync" in table:
+            table["prifedsync"] = build_prifedsync(table["prifedsync"])
         if name == "training" and table.get("local_steps") is not None and "local_epochs" not in table:
             table["local_epochs"] = None
         kwargs[name] = cls(**table)

@@ -74,6 +74,26 @@ class ModelConfig:
     kernel_size: int = 3
 
 
+TRAINING_MODES = ("fedavg", "prifedsync")
+
+
+@dataclass(frozen=True)
+class PriFedSyncConfig:
+    """``[training.prifedsync]``: PriFedSync's clients (:mod:`fl.prifedsync`, model §9.4): per-example clip
+    norm C, noise multiplier σ (noise std σC on the clipped sum), Adam's β₁, β₂, ε̂ and weight decay (the
+    base learning rate is ``training.lr``), the personalisation weight λ of the helper model and the test
+    examples per client. Checked by :mod:`scenarios.config.prifedsync`."""
+
+    clip_norm: float = 1.0
+    noise_multiplier: float = 1.0
+    beta1: float = 0.9
+    beta2: float = 0.999
+    adam_eps: float = 1e-8
+    weight_decay: float = 0.0
+    mix: float = 0.5
+    client_test: int = 200
+
+
 @dataclass(frozen=True)
 class TrainingConfig:
     """``[training]``: K clients per round and local SGD (model §1).
@@ -90,6 +110,8 @@ class TrainingConfig:
     eval_every: int = 1
     train_eval_size: int = 10000
     client_chunk: int | None = None
+    mode: str = "fedavg"
+    prifedsync: PriFedSyncConfig = field(default_factory=PriFedSyncConfig)
 
 
 @dataclass(frozen=True)

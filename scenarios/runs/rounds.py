@@ -12,9 +12,13 @@ import numpy as np
 from scenarios.config import ScenarioConfig
 from scenarios.runs.run_dir import format_cell
 from scenarios.runs.setup import RunSetup
-from scenarios.store import CHECKPOINT, atomic_write_bytes, storage_error
+from scenarios.store import CHECKPOINT, PERSONAL, atomic_write_bytes, storage_error
 
-__all__ = ["train_rounds"]
+__all__ = ["train_rounds", "PERSONAL_FILE", "PERSONAL_HEADER"]
+
+#: PriFedSync's per-round file in the run directory (``training.mode = "prifedsync"`` only)
+PERSONAL_FILE = PERSONAL
+PERSONAL_HEADER = ("round", "personal_accuracy", "global_accuracy", "clients_seen")
 
 
 def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, start: int, elapsed: float,
@@ -32,6 +36,9 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
         fh = open(metrics_path, "a", encoding="utf-8", newline="")
     except OSError as exc:
         raise storage_error(exc, "write", metrics_path) from None
+    personal_path = out_dir / PERSONAL_FILE
+    if setup.personal is not None and start == 0:
+        atomic_write_bytes(personal_path, (",".join(PERSONAL_HEADER) + "\n").encode())
     try:
         for t in range(start, rounds):
             t0 = time.perf_counter()
@@ -42,6 +49,10 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
                 test_loss, test_acc = eval_test.evaluate(w)
             else:
                 train_loss = test_loss = test_acc = None
+            if setup.personal is not None and test_acc is not None:  # PriFedSync: each client's own test examples
+                p_acc, g_acc, seen = setup.personal.evaluate(fedavg.states, w)
+                with open(personal_path, "a", encoding="utf-8") as pf:
+                    pf.write(",".join(format_cell(v) for v in (t + 1, p_acc, g_acc, seen)) + "\n")
             eps = epsilon(t + 1)
             elapsed += time.perf_counter() - t0
             diag = outcome.diagnostics

@@ -153,6 +153,9 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
     with ``config.json`` written. The metrics file is rewritten from them and ``DONE`` removed."""
     d, spec, seed = setup.d, setup.spec, config.run.seed
     metrics_path = out_dir / "metrics.csv"
+    if mode == "resume" and config.training.mode == "prifedsync":
+        raise ValueError(f"training.mode = 'prifedsync': the run in {out_dir} cannot be resumed (the clients' "
+                         "personalised models and Adam moments are not checkpointed); start it again in another --out")
     if mode == "resume":
         w = np.asarray(ckpt["w"], dtype=np.float64)
         start = int(ckpt["next_round"])

@@ -82,6 +82,7 @@ class RunSetup:
     fedavg: Any
     setup_s: float
     tracing_s: float
+    personal: Any = None  # PriFedSync: the per-client evaluator (fl.prifedsync.PersonalEvaluator), else None
 
 
 def _population(config: ScenarioConfig):
@@ -174,13 +175,36 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
         eval_train = Evaluator(spec, data.x_train, data.y_train)
     eval_test = Evaluator(spec, data.x_test, data.y_test)
     fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed)
+    personal = None
+    if config.training.mode == "prifedsync":
+        fedavg, personal = _prifedsync(config, data, part, trainer, spec, aggregator, steps=steps)
     setup_s = time.perf_counter() - setup_start
     trace_start = time.perf_counter()  # tf.function tracing, kept out of wall_time_s
-    trainer.warm_up(K)
+    if personal is None:
+        trainer.warm_up(K)
+    else:
+        fedavg.trainer.warm_up(K)
+        personal.warm_up()
     eval_train.warm_up()
     eval_test.warm_up()
     tracing_s = time.perf_counter() - trace_start
 
     return RunSetup(data=data, part=part, M=M, K=K, D=D, steps=steps, spec=spec, d=d, epsilon=epsilon,
                     aggregator=aggregator, used=used, n_sub=n_sub, eval_train=eval_train, eval_test=eval_test,
-                    fedavg=fedavg, setup_s=setup_s, tracing_s=tracing_s)
+                    fedavg=fedavg, setup_s=setup_s, tracing_s=tracing_s, personal=personal)
+
+
+def _prifedsync(config: ScenarioConfig, data, part, trainer, spec, aggregator, *, steps: int):
+    """PriFedSync's loop (:class:`fl.prifedsync.PriFedSync`, on the FedAvg trainer's client data) and its
+    per-client evaluator; the clients' test examples are those of the labels each holds in training."""
+    from fl.prifedsync import PersonalEvaluator, PriFedSync, PriFedSyncTrainer
+
+    t, seed = config.training, config.run.seed
+    private = PriFedSyncTrainer(spec, clients=trainer.clients, batch_size=t.batch_size, steps=steps, lr=t.lr,
+                                config=t.prifedsync, seed=seed, client_chunk=t.client_chunk)
+    loop = PriFedSync(trainer=private, aggregator=aggregator, M=config.partition.clients, K=t.clients_per_round,
+                      seed=seed, mix=t.prifedsync.mix)
+    labels = [np.unique(data.y_train[row]) for row in part]
+    personal = PersonalEvaluator(spec, x_test=data.x_test, y_test=data.y_test, client_labels=labels,
+                                 per_client=t.prifedsync.client_test, seed=seed)
+    return loop, personal

@@ -32,6 +32,7 @@ from scenarios.store.runs import (
     ERROR,
     MANIFEST,
     METRICS,
+    PERSONAL,
     RUN_RECORD,
     SUMMARY,
     manifest_identity,
@@ -41,6 +42,7 @@ from scenarios.store.runs import (
     read_manifest,
     read_metric_rows,
     read_metrics,
+    read_personal,
     to_float,
 )
 from scenarios.store.verify import done_record, is_finished, run_status, verify_run, write_done
@@ -57,7 +59,7 @@ __all__ = [
     "atomic_write_bytes", "atomic_write_json", "atomic_write_text", "check_output_location", "json_safe",
     "remove_stale_temporaries", "storage_error", "LOCK_NAME", "DirectoryLock", "CHECKPOINT", "CONFIG", "DONE",
     "ERROR", "MANIFEST", "METRICS", "RUN_RECORD", "SUMMARY", "is_finished", "manifest_identity", "read_config",
-    "read_json", "read_manifest", "read_metric_rows", "read_metrics", "run_status", "to_float", "verify_run",
+    "read_json", "read_manifest", "read_metric_rows", "read_metrics", "read_personal", "PERSONAL", "run_status", "to_float", "verify_run",
     "DAMAGED_TAG", "DONE_FORMAT", "done_record", "quarantine", "write_done",
     "MATCHED_RECORD", "StorageError",
     "SUMMARY_METRICS", "format_summary", "privacy_statement", "split_statements", "summarize", "write_summary",

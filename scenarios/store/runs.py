@@ -36,6 +36,7 @@ __all__ = [
 
 CONFIG = "config.json"
 METRICS = "metrics.csv"
+PERSONAL = "prifedsync.csv"  # PriFedSync runs only: personalised and global accuracy per evaluated round
 DONE = "DONE"
 CHECKPOINT = "checkpoint.npz"
 ERROR = "error.json"
@@ -119,6 +120,24 @@ def read_metric_rows(run_dir: str | os.PathLike) -> list[dict]:
 def read_metrics(run_dir: str | os.PathLike) -> dict[str, list[float]]:
     """metrics.csv as columns of floats ("inf", "nan" and empty cells become floats)."""
     reader = csv.DictReader(io.StringIO(read_metrics_text(run_dir), newline=""))
+    cols: dict[str, list[float]] = {k: [] for k in (reader.fieldnames or [])}
+    for row in reader:
+        for key in cols:
+            cols[key].append(to_float(row.get(key)))
+    return cols
+
+
+def read_personal(run_dir: str | os.PathLike) -> dict[str, list[float]]:
+    """``prifedsync.csv`` of a PriFedSync run (``training.mode = "prifedsync"``) as columns of floats:
+    round, personal_accuracy, global_accuracy, clients_seen; StorageError if absent or unreadable."""
+    path = Path(run_dir) / PERSONAL
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StorageError(f"{path} is missing (a run of training.mode = 'prifedsync' writes it)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StorageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     cols: dict[str, list[float]] = {k: [] for k in (reader.fieldnames or [])}
     for row in reader:
         for key in cols:
