@@ -176,3 +176,21 @@ def test_federated_clt_approximates_the_composition_for_small_rates():
     assert Gaussian(federated_clt_mu(1.0, q=0.04, rounds=25)).epsilon(1e-5) == pytest.approx(clt, rel=1e-12)
     gaps = [tensor_power(subsample(Gaussian(1.0), q), R, step=1e-4).epsilon(1e-5) / clt - 1 for q, R in ((0.04, 25), (0.01, 400))]
     assert gaps[1] < gaps[0] / 3 and 0 < gaps[1] < 0.1
+
+
+def test_subsampling_at_rate_one_composes_like_the_mechanism_itself():
+    """C_1(G_1) = G_1 (symmetric), so C_1(G_1)^⊗40 is G_√40: ε at δ = 1e-5 from the closed form
+    δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), within the composition's stated error T·1e-4 (an identity
+    component with zero mass once made every loss zero and ε = 0)."""
+    import math
+
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    from privacy.fdp.compose import tensor_power
+    from privacy.fdp.tradeoff import Gaussian, subsample
+
+    mu = math.sqrt(40.0)
+    want = brentq(lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - 1e-5, 0.0, 200.0)
+    got = tensor_power(subsample(Gaussian(1.0), 1.0), 40).epsilon(1e-5)
+    assert want - 1e-9 <= got <= want + 40 * 1e-4, (got, want)

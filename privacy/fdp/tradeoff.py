@@ -356,12 +356,12 @@ class Symmetrised(TradeOff):
 
 
 def mixture(f: TradeOff, p: float) -> TradeOff:
-    """f_p = p f + (1 − p) Id."""
-    return Mixture(f, p)
+    """f_p = p f + (1 − p) Id (f itself at p = 1: no mass on the identity, whose loss distribution is degenerate)."""
+    return f if _probability("p", p) == 1.0 else Mixture(f, p)
 
 
 def subsample(f: TradeOff, p: float) -> TradeOff:
     """C_p(f) = min{f_p, f_p⁻¹}** (DRS Thm 4.2: a mechanism f-DP under replace-one, run on m of n records
-    drawn without replacement, is C_{m/n}(f)-DP; seeds/002)."""
-    fp = Mixture(f, p)
+    drawn without replacement, is C_{m/n}(f)-DP; seeds/002). At p = 1, C_1(f) = min{f, f⁻¹}**."""
+    fp = mixture(f, p)
     return Symmetrised(fp, Inverse(fp), symmetric=True)
