@@ -302,3 +302,23 @@ def test_unexpected_failures_are_one_line_too(capsys, monkeypatch):
     assert main(["link"]) == 1
     assert _one_line(capsys) == ("floras: error: internal error: RuntimeError: something unforeseen with a second line "
                                  "(FLORAS_DEBUG=1 shows the traceback)")
+
+
+def test_a_streaming_round_is_estimated_at_one_chunk_not_k_by_d():
+    """K = 1 000, d = 159 010 (784-200-10 MLP), clip normalization, client_chunk 100: the round holds one chunk of
+    updates (2 copies) and 4 running d-vectors, 8·d·(2·100 + 4) bytes, not the K×d term 4·8·K·d (docs/fl.md); with the
+    `paper` rule (C_max over all K) the K×d term stays."""
+    from scenarios.config import load_scenario
+    from scenarios.config.resources import training_terms
+
+    over = {"data.name": "fedprox", "partition.clients": 100_000, "training.clients_per_round": 1000,
+            "training.client_chunk": 100, "training.local_steps": 10,
+            "training.batch_size": 10, "phy.scheme": "ideal", "phy.normalization": "clip", "phy.clip_norm": 1.0,
+            "data.fedprox.features": 784, "model.hidden": [200]}
+    base = Path(__file__).resolve().parents[1] / "scenarios" / "examples" / "synthetic_quick.toml"
+    terms = training_terms(load_scenario(base, over))
+    d = 784 * 200 + 200 + 200 * 10 + 10
+    assert terms["100×d chunk of updates (×2) and the running sums (×4), float64"] == 8 * d * 204
+    assert not any(k.startswith("K×d") for k in terms)
+    paper = training_terms(load_scenario(base, {**over, "phy.normalization": "paper", "phy.clip_norm": None}))
+    assert paper["K×d updates and estimate (×4, float64)"] == 4 * 8 * 1000 * d

@@ -4,7 +4,9 @@ The estimate adds the largest arrays a command holds at once (float64 = 8 bytes 
 
 * the sequence set: Walsh–Hadamard builds the L×L Hadamard matrix before keeping N columns
   (8·L² bytes), the other families L×N (random-orthonormal: three L×N arrays for its QR);
-* the clients' updates: K×d arrays (updates, normalized copies, the received estimate: 4 of them);
+* the clients' updates: K×d arrays (updates, normalized copies, the received estimate: 4 of them), or, in a
+  training run whose round streams (clip normalization; FLORAS on its sufficient path), one chunk of
+  ``training.client_chunk`` updates and a few running d-vector sums;
 * one chunk of the uplink: the chip-level path holds y ∈ R^{L×c} and Aᵀy ∈ R^{N×c}, the fast
   path N×c noise (c = min(chunk_size, d) data slots); the audit's T2 uplink holds the whole
   L×d and N×(d+1) blocks of a round (twice: raw and decoded);
@@ -155,6 +157,26 @@ def pir_terms(*, rs, ss, Ns, snr_dbs, verify: bool, iterations: int) -> dict[str
     return terms
 
 
+def _streams(config) -> bool:
+    """Whether a run's round reaches the aggregator chunk by chunk (``aggregate_stream``, docs/fl.md): clip
+    normalization, and for FLORAS its sufficient-statistic path (orthonormal sequences, one coherence block, one
+    receive antenna); the ``paper`` rule, FLORAS's chip and fast paths, coherence blocks and antennas gather K×d."""
+    phy = config.phy
+    if phy.normalization != "clip":
+        return False
+    if phy.scheme == "floras":
+        p = phy.of("floras")
+        return (p.path in ("auto", "sufficient") and p.sequences != "pn" and phy.coherence_symbols is None
+                and phy.rx_antennas == 1)
+    return True
+
+
+def _update_terms(config, *, K: int, chunk: int, d: int) -> dict[str, int]:
+    if _streams(config):
+        return {f"{chunk}×d chunk of updates (×2) and the running sums (×4), float64": F64 * d * (2 * chunk + 4)}
+    return {"K×d updates and estimate (×4, float64)": 4 * F64 * K * d}
+
+
 def training_terms(config) -> dict[str, int]:
     """Dominant allocations of one training run of ``config`` (bytes, by term)."""
     d = model_dimension(config)
@@ -166,7 +188,7 @@ def training_terms(config) -> dict[str, int]:
     width = max([*config.model.hidden, *config.model.channels, 1])
     terms = {
         f"model (d = {d}) and its copies (×8)": 8 * F64 * d,
-        "K×d updates and estimate (×4, float64)": 4 * F64 * K * d,
+        **_update_terms(config, K=K, chunk=chunk, d=d),
         f"{chunk} model copies in the trainer (×3, float32)": 3 * F32 * chunk * d,
         "one batch's activations": 4 * F32 * chunk * B * width,
     }
