@@ -42,6 +42,7 @@ import argparse
 import json
 import os
 import time
+from types import SimpleNamespace
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -205,14 +206,15 @@ def bench_model(name, args, ds, part):
         real = r["agg"].aggregate
         seen = {}
 
-        def timed(updates, *, round_index):
+        def timed(updates, *, round_index, clients=None):
             s = time.perf_counter()
-            out = real(updates, round_index=round_index)
+            out = real(updates, round_index=round_index, clients=clients)
             seen["s"] = time.perf_counter() - s
             seen["x"] = updates
             return out
 
-        r["fedavg"].aggregator.aggregate = timed
+        # the round hands the aggregator the gathered K×d updates (no aggregate_stream), timed on its own
+        r["fedavg"].aggregator = SimpleNamespace(aggregate=timed, config=r["agg"].config)
         t0 = time.perf_counter()
         r["w"], _ = r["fedavg"].step(r["w"], t)
         ev_train.evaluate(r["w"])
