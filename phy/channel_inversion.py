@@ -210,16 +210,19 @@ class ChannelInversionAggregator:
         else:
             estimate = denormalize(rnd.s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
         err = relative_error(estimate, x[adm].sum(axis=0))
-        diag = {
+        return AggregationResult(estimate, k_adm, err, self._diagnostics(rnd, err, clipped_metrics(estimate, nz, adm))), rnd
+
+    def _diagnostics(self, rnd: ChannelInversionRound, err: float, metrics: dict) -> dict:
+        cfg, k_adm = self.config, int(rnd.admitted.sum())
+        return {
             "admitted": float(k_adm),
             "rho": rnd.rho,
             "skipped": float(k_adm == 0),
             "max_power_ratio": float(rnd.transmit_power.max() / cfg.power),
             "nmse": err,
             "channel_uses": float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource)),
-            **clipped_metrics(estimate, nz, adm),
+            **metrics,
         }
-        return AggregationResult(estimate, k_adm, err, diag), rnd
 
     def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         return self.aggregate_traced(updates, round_index=round_index, clients=clients)[0]
@@ -236,16 +239,8 @@ class ChannelInversionAggregator:
         mu_adm = float(sums.mu[adm].sum())
         estimate = np.zeros(self.d) if k_adm == 0 else sums.scale * rnd.s_hat + mu_adm
         err = relative_error(estimate, sums.raw)
-        diag = {
-            "admitted": float(k_adm),
-            "rho": rnd.rho,
-            "skipped": float(k_adm == 0),
-            "max_power_ratio": float(rnd.transmit_power.max() / cfg.power),
-            "nmse": err,
-            "channel_uses": float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource)),
-            **noise_metrics(estimate, sums.scale * sums.s_sum + mu_adm),
-        }
-        return AggregationResult(estimate, k_adm, err, diag)
+        return AggregationResult(estimate, k_adm, err,
+                                 self._diagnostics(rnd, err, noise_metrics(estimate, sums.scale * sums.s_sum + mu_adm)))
 
     def describe(self) -> dict:
         return {

@@ -9,25 +9,14 @@ Errors name the dotted key, its range and the fix, before any data are generated
 
 from __future__ import annotations
 
-from dataclasses import fields
-
-from scenarios.config.tables import FedProxDataConfig, check_int, check_num, did_you_mean, fail
+from scenarios.config.tables import FedProxDataConfig, build_subtable, check_int, check_num, fail
 
 __all__ = ["FedProxDataConfig", "build_fedprox", "validate_population"]
 
 
 def build_fedprox(table) -> FedProxDataConfig:
     """The sub-table as a :class:`FedProxDataConfig` (unknown keys named, with the allowed ones)."""
-    if isinstance(table, FedProxDataConfig):
-        return table
-    if not isinstance(table, dict):
-        raise ValueError(f"data.fedprox must be a table of keys (got {table!r})")
-    known = {f.name for f in fields(FedProxDataConfig)}
-    for key in table:
-        if key not in known:
-            raise ValueError(f"unknown key data.fedprox.{key}{did_you_mean(key, known, 'data.fedprox.')} "
-                             f"(allowed in [data.fedprox]: {', '.join(sorted(known))})")
-    return FedProxDataConfig(**table)
+    return build_subtable(FedProxDataConfig, table, "data.fedprox")
 
 
 def validate_population(config) -> None:

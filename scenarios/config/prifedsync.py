@@ -8,25 +8,14 @@ other tables is checked here, before any data are loaded, each error naming the 
 
 from __future__ import annotations
 
-from dataclasses import fields
-
-from scenarios.config.tables import TRAINING_MODES, PriFedSyncConfig, check_choice, check_int, check_num, did_you_mean, fail
+from scenarios.config.tables import TRAINING_MODES, PriFedSyncConfig, build_subtable, check_choice, check_int, check_num, fail
 
 __all__ = ["build_prifedsync", "validate_training_mode", "prifedsync_accountant"]
 
 
 def build_prifedsync(table) -> PriFedSyncConfig:
     """The sub-table as a :class:`PriFedSyncConfig` (unknown keys named, with the allowed ones)."""
-    if isinstance(table, PriFedSyncConfig):
-        return table
-    if not isinstance(table, dict):
-        raise ValueError(f"training.prifedsync must be a table of keys (got {table!r})")
-    known = {f.name for f in fields(PriFedSyncConfig)}
-    for key in table:
-        if key not in known:
-            raise ValueError(f"unknown key training.prifedsync.{key}{did_you_mean(key, known, 'training.prifedsync.')} "
-                             f"(allowed in [training.prifedsync]: {', '.join(sorted(known))})")
-    return PriFedSyncConfig(**table)
+    return build_subtable(PriFedSyncConfig, table, "training.prifedsync")
 
 
 def validate_training_mode(config) -> None:

@@ -7,6 +7,8 @@ dotted key and the allowed range, and are used by :meth:`scenarios.config.scenar
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from dataclasses import dataclass, field
 
@@ -194,3 +196,19 @@ def did_you_mean(word: str, known, prefix: str = "") -> str:
     if not close:  # e.g. "epsilon" → "target_epsilon": a known key that contains the word
         close = [k for k in known if str(word) and (str(word) in k.split("_") or k.endswith("_" + str(word)))][:1]
     return f" (did you mean {prefix}{close[0]}?)" if close else ""
+
+
+def build_subtable(cls, table, where: str):
+    """A nested table (``[data.fedprox]``, ``[training.prifedsync]``) as its dataclass ``cls``: an instance is kept,
+    a mapping's unknown keys are named with the allowed ones (and a close match), anything else is refused."""
+    if isinstance(table, cls):
+        return table
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} must be a table of keys (got {table!r})")
+    known = {f.name for f in dataclasses.fields(cls)}
+    for key in table:
+        if key not in known:
+            raise ValueError(f"unknown key {where}.{key}{did_you_mean(key, known, where + '.')} "
+                             f"(allowed in [{where}]: {', '.join(sorted(known))})")
+    return cls(**table)
+
