@@ -77,12 +77,18 @@ class FederatedAveraging:
     aggregator : :class:`phy.aggregation.Aggregator` built for K and d
     M, K : clients in total and per round
     seed : master seed of the client-sampling stream
+    server_momentum : β ∈ [0, 1), the server's momentum on the aggregated step (model §1): v_{t+1} = β·v_t + x̂/K',
+        w_{t+1} = w_t + v_{t+1} (v_0 = 0; β = 0 is plain FedAvg, bit for bit). Post-processing of the released
+        x̂: the privacy accounting does not change. ``velocity`` holds v_t (None before the first round) for
+        checkpoints.
     """
 
-    def __init__(self, *, trainer, aggregator, M: int, K: int, seed: int):
+    def __init__(self, *, trainer, aggregator, M: int, K: int, seed: int, server_momentum: float = 0.0):
         self.trainer = trainer
         self.aggregator = aggregator
         self.M, self.K, self.seed = M, K, seed
+        self.server_momentum = float(server_momentum)
+        self.velocity: np.ndarray | None = None
 
     def step(self, w: np.ndarray, round_index: int) -> tuple[np.ndarray, RoundOutcome]:
         """One round from global model ``w`` (``[d] float64``); returns (w_{t+1}, outcome)."""
@@ -99,13 +105,18 @@ class FederatedAveraging:
             updates, local_loss = self.trainer.train(w, clients, round_index)
             self._check_finite(number, clients, updates)
             result = self.aggregator.aggregate(updates, round_index=round_index, clients=clients)
-        w_next = w + result.mean_estimate
+        step = result.mean_estimate
+        if self.server_momentum > 0.0:
+            step = step if self.velocity is None else self.server_momentum * self.velocity + step
+        w_next = w + step
         if not np.all(np.isfinite(w_next)):
             raise NonFiniteModelError(
                 number,
                 f"the aggregated update of scheme {self.aggregator.config.scheme!r} is non-finite "
                 f"(aggregation error {result.error!r}, contributors {result.contributors})",
             )
+        if self.server_momentum > 0.0:
+            self.velocity = step
         outcome = RoundOutcome(clients, float(np.mean(local_loss)), float(result.error), int(result.contributors),
                                dict(result.diagnostics))
         return w_next, outcome

@@ -92,6 +92,8 @@ INVALID = {
     "training.eval_every": below(1),
     "training.train_eval_size": below(1),
     "training.client_chunk": below(1).filter(lambda v: v is not None),  # absent (None) = all K at once
+    "training.server_momentum": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
+                                          NON_FINITE, NOT_NUMBER),
     "training.mode": not_in(("fedavg", "prifedsync")),
     "phy.scheme": not_in(SCHEMES),
     "phy.floras.N": st.one_of(st.integers(max_value=19), st.integers(min_value=33), NOT_INT),
@@ -207,6 +209,7 @@ VALID = {
     "training.eval_every": st.integers(1, 10**6),
     "training.train_eval_size": st.integers(1, 10**7),
     "training.client_chunk": st.one_of(st.none(), st.integers(1, 10**6)),
+    "training.server_momentum": st.floats(min_value=0.0, max_value=1.0, exclude_max=True),
     "training.mode": st.just("fedavg"),  # prifedsync needs phy.scheme = "ideal" and item level (tests/test_prifedsync.py)
     "phy.scheme": st.sampled_from([sc for sc in SCHEMES if sc in ("floras", "channel-inversion", "ideal")]),  # the
     # private baselines and sqSGD need phy.normalization = "clip" (tests/test_baseline_runs.py)

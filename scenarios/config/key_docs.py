@@ -50,6 +50,7 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "training.eval_every": ("≥ 1", "evaluate the global model every this many rounds (and always in the last)"),
     "training.train_eval_size": ("≥ 1", "examples of the fixed training subset behind `train_loss`"),
     "training.client_chunk": ("≥ 1 or none (all K)", "clients trained per batched call (memory only; results the same up to float32 kernel rounding, docs/fl.md)"),
+    "training.server_momentum": ("[0, 1)", "β of the server's momentum: v ← β·v + x̂/K', w ← w + v (0: plain FedAvg; post-processing, ε unchanged)"),
     "training.mode": ("`fedavg`, `prifedsync`", "`fedavg`: the FedAvg loop; `prifedsync`: personalised models and "
                                               "clients running noisy Adam with per-example clipping, record-level ε "
                                               "([model §9.4](model.md#sec-9-4); `training.lr` is Adam's base rate)"),

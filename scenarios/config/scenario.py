@@ -119,6 +119,10 @@ class ScenarioConfig:
         check_int("training.train_eval_size", t.train_eval_size, 1)
         if t.client_chunk is not None:
             check_int("training.client_chunk", t.client_chunk, 1)
+        check_num("training.server_momentum", t.server_momentum, low=0.0, high=1.0, low_open=False, high_open=True)
+        if t.mode == "prifedsync" and t.server_momentum != 0.0:
+            raise ValueError("training.server_momentum must be 0 with training.mode = 'prifedsync' (its server averages "
+                             "the clients' models; momentum is a FedAvg option)")
         validate_training_mode(self)
 
         try:

@@ -112,6 +112,7 @@ class TrainingConfig:
     eval_every: int = 1
     train_eval_size: int = 10000
     client_chunk: int | None = None
+    server_momentum: float = 0.0
     mode: str = "fedavg"
     prifedsync: PriFedSyncConfig = field(default_factory=PriFedSyncConfig)
 

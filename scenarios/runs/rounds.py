@@ -71,7 +71,9 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
             metrics_text += line
             if (t + 1) % config.run.checkpoint_every == 0 or last:
                 buf = io.BytesIO()
-                np.savez(buf, w=w, next_round=np.int64(t + 1), elapsed=np.float64(elapsed), metrics=np.str_(metrics_text))
+                extra = {} if getattr(fedavg, "velocity", None) is None else {"velocity": fedavg.velocity}  # server momentum
+                np.savez(buf, w=w, next_round=np.int64(t + 1), elapsed=np.float64(elapsed), metrics=np.str_(metrics_text),
+                         **extra)
                 atomic_write_bytes(out_dir / CHECKPOINT, buf.getvalue())
             bar.update(1)
             if test_acc is not None:

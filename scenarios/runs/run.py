@@ -159,6 +159,11 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
     if mode == "resume":
         w = np.asarray(ckpt["w"], dtype=np.float64)
         start = int(ckpt["next_round"])
+        if config.training.server_momentum > 0.0 and start > 0:  # v_t continues where the run stopped
+            if "velocity" not in ckpt:
+                raise ValueError(f"checkpoint in {out_dir} holds no server momentum state (training.server_momentum = "
+                                 f"{config.training.server_momentum:g}); start the run again in another --out")
+            setup.fedavg.velocity = np.asarray(ckpt["velocity"], dtype=np.float64)
         elapsed = float(ckpt["elapsed"])
         metrics_text = str(ckpt["metrics"])
         header = tuple(metrics_text.split("\n", 1)[0].split(","))

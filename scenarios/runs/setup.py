@@ -174,7 +174,8 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
         n_sub = int(data.y_train.size)
         eval_train = Evaluator(spec, data.x_train, data.y_train)
     eval_test = Evaluator(spec, data.x_test, data.y_test)
-    fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed)
+    fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed,
+                                server_momentum=config.training.server_momentum)
     personal = None
     if config.training.mode == "prifedsync":
         fedavg, personal = _prifedsync(config, data, part, trainer, spec, aggregator, steps=steps)
