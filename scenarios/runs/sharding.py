@@ -95,14 +95,14 @@ class ShardedTrainer:
     retries : resubmissions of a chunk whose task failed (dask ``retries``)
     """
 
+    task = staticmethod(train_chunk)  # what a worker runs per chunk
+
     def __init__(self, local, config, executor, *, retries: int = 2):
         self.local = local
         self.config = worker_config(config)
         self.digest = config_digest(config)
         self.executor = executor
         self.retries = retries
-        self.submitted: list[tuple] = []  # (digest, config, ids, round) of every task, for inspection (tests)
-        self.record_submissions = False
 
     def __getattr__(self, name):  # M, D, spec, chunks, clients, ...: the local trainer's
         return getattr(self.local, name)
@@ -113,11 +113,9 @@ class ShardedTrainer:
     def warm_up(self, K: int) -> None:
         """Nothing to trace on the coordinator; workers trace on their first chunk (in round 1's wall time)."""
 
-    def _submit(self, w_future, ids: np.ndarray, round_index: int):
-        args = (self.digest, self.config, w_future, ids, int(round_index))
-        if self.record_submissions:
-            self.submitted.append((self.digest, self.config, ids.copy(), int(round_index)))
-        return self.executor.client.submit(train_chunk, *args, pure=False, retries=self.retries,
+    def _submit(self, w32: np.ndarray, ids: np.ndarray, round_index: int):
+        args = (self.digest, self.config, w32, ids, int(round_index))
+        return self.executor.client.submit(self.task, *args, pure=False, retries=self.retries,
                                            key=f"floras-chunk-{self.digest[:12]}-{round_index}-{int(ids[0])}-{ids.size}")
 
     def _result(self, future):
@@ -140,7 +138,9 @@ class ShardedTrainer:
         from fl.training import ClientChunk
 
         clients = self.local._check(clients)
-        w_future = self.executor.client.scatter(np.asarray(w, dtype=np.float64), broadcast=True, hash=False)
+        # w travels inside each task (float32, what the batched graph takes): no scattered data a lost worker
+        # could take with it
+        w32 = np.asarray(w, dtype=np.float32)
         bounds, start = [], 0
         for c in self.local.chunks(clients.size):
             bounds.append((start, start + c))
@@ -150,7 +150,7 @@ class ShardedTrainer:
             while todo or flight:
                 while todo and len(flight) < self._workers() + 1:
                     a, b = todo.popleft()
-                    flight.append(self._submit(w_future, clients[a:b], round_index))
+                    flight.append(self._submit(w32, clients[a:b], round_index))
                 ids, upd, loss = self._result(flight[0])
                 flight.popleft()
                 yield ClientChunk(np.asarray(ids, dtype=np.int64), upd.astype(np.float64), loss)
