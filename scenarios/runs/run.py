@@ -152,6 +152,9 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
         from scenarios.runs.sharding import ShardedTrainer
 
         setup.fedavg.trainer = ShardedTrainer(setup.fedavg.trainer, config, executor)
+        trace_start = time.perf_counter()
+        setup.fedavg.trainer.warm_up(setup.K)  # the workers' build and tracing: kept out of wall_time_s
+        setup.tracing_s += time.perf_counter() - trace_start
     w, start, elapsed, metrics_text = _start(config, config_dict, setup, key, out_dir, mode=mode, ckpt=ckpt)
     metrics_text = train_rounds(config, setup, out_dir, w=w, start=start, elapsed=elapsed, metrics_text=metrics_text,
                                 progress=progress)

@@ -49,6 +49,25 @@ def config_digest(config) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _cached_trainer(digest: str, config):
+    """This worker's trainer of the run ``digest``, built from ``config`` on first use (older runs' dropped)."""
+    with _LOCK:
+        trainer = _TRAINERS.get(digest)
+        if trainer is None:
+            from scenarios.runs.setup import build_trainer
+
+            _TRAINERS.clear()
+            trainer = _TRAINERS[digest] = build_trainer(config)
+    return trainer
+
+
+def warm_worker(digest: str, config, K: int) -> bool:
+    """On a worker: build the run's trainer and trace its training function for every chunk size of a
+    K-client round (:meth:`fl.training.VectorizedTrainer.warm_up`; changes no result)."""
+    _cached_trainer(digest, config).warm_up(K)
+    return True
+
+
 def train_chunk(digest: str, config, w: np.ndarray, ids: np.ndarray, round_index: int):
     """On a worker: train one chunk ``ids`` from ``w`` in round ``round_index``; returns
     ``(ids [c] int64, updates [c, d] float32, local_loss [c] float64)``.
@@ -59,13 +78,7 @@ def train_chunk(digest: str, config, w: np.ndarray, ids: np.ndarray, round_index
     """
     import tensorflow as tf
 
-    with _LOCK:
-        trainer = _TRAINERS.get(digest)
-        if trainer is None:
-            from scenarios.runs.setup import build_trainer
-
-            _TRAINERS.clear()
-            trainer = _TRAINERS[digest] = build_trainer(config)
+    trainer = _cached_trainer(digest, config)
     ids = np.asarray(ids, dtype=np.int64)
     upd, loss = trainer._run(tf.constant(np.asarray(w, dtype=np.float32)), trainer._check(ids), int(round_index))
     return ids, upd.numpy(), loss.numpy().astype(np.float64)
@@ -111,7 +124,15 @@ class ShardedTrainer:
         return max(1, len(self.executor.client.scheduler_info().get("workers", {})))
 
     def warm_up(self, K: int) -> None:
-        """Nothing to trace on the coordinator; workers trace on their first chunk (in round 1's wall time)."""
+        """Every worker present builds the run's trainer and traces it (kept out of round 1's wall time; a
+        worker that joins later does so on its first chunk)."""
+        workers = list(self.executor.client.scheduler_info().get("workers", {}))
+        futures = [self.executor.client.submit(warm_worker, self.digest, self.config, int(K), pure=False,
+                                               workers=[addr], allow_other_workers=False,
+                                               key=f"floras-warm-up-{self.digest[:12]}-{i}")
+                   for i, addr in enumerate(workers)]
+        for fut in futures:
+            self._result(fut)
 
     def _submit(self, w32: np.ndarray, ids: np.ndarray, round_index: int):
         args = (self.digest, self.config, w32, ids, int(round_index))
