@@ -148,3 +148,12 @@ def test_no_worker_left_stops_the_run_keeping_its_finished_rounds(tmp_path, in_p
     assert len(_metrics(tmp_path / "run")) == 2  # header + round 1
     run_scenario(_config(), tmp_path / "run", resume=True, progress=False)  # continued in process
     assert _metrics(tmp_path / "run") == in_process
+
+
+def test_an_unreachable_scheduler_stops_a_sharded_run_before_any_work_naming_the_in_process_fallback():
+    from scenarios.errors import ConnectError
+
+    with pytest.raises(ConnectError) as info:
+        sharding.open_executor(scheduler="tcp://127.0.0.1:9", workers=None, connect_timeout=0.5)
+    msg = str(info.value)
+    assert "'tcp://127.0.0.1:9' within 0.5 s" in msg and "omit --scheduler to train in process" in msg

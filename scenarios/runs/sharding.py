@@ -194,8 +194,15 @@ def open_executor(*, scheduler: str | None, workers: int | None, connect_timeout
     refuse_nested()
     nwt = NO_WORKERS_TIMEOUT if no_workers_timeout is None else no_workers_timeout
     if scheduler is not None:
-        return DaskExecutor.connect(scheduler, timeout=CONNECT_TIMEOUT if connect_timeout is None else connect_timeout,
-                                    no_workers_timeout=nwt)
+        from scenarios.errors import ConnectError
+
+        try:
+            return DaskExecutor.connect(scheduler, timeout=CONNECT_TIMEOUT if connect_timeout is None else connect_timeout,
+                                        no_workers_timeout=nwt)
+        except ConnectError as exc:  # for a run, omitting --scheduler trains in process (or --workers N)
+            text = str(exc).replace("or omit --scheduler to start a local cluster",
+                                    "or omit --scheduler to train in process (--workers N: a local cluster)")
+            raise ConnectError(text) from None
     if workers is None or workers < 1:
         raise ValueError(f"--workers must be an integer ≥ 1 for a sharded run (got {workers!r}); or give --scheduler")
     return DaskExecutor.local(workers, no_workers_timeout=nwt, processes=processes)
