@@ -27,7 +27,8 @@ from collections import deque
 
 import numpy as np
 
-__all__ = ["ShardedTrainer", "config_digest", "worker_config", "train_chunk", "refuse_nested", "NestedClusterError"]
+__all__ = ["ShardedTrainer", "config_digest", "worker_config", "train_chunk", "warm_worker", "refuse_nested",
+           "NestedClusterError", "open_executor"]
 
 #: per-worker cache of trainers, keyed by the run's scenario digest (one entry per run)
 _TRAINERS: dict[str, object] = {}
