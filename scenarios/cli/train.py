@@ -8,6 +8,11 @@ and the rest (Python and TensorFlow start-up, loading, writing).
 The run directory is locked while the run writes it; the FLORAS key comes from ``--key-file``,
 ``FLORAS_KEY_FILE``, ``FLORAS_KEY_HEX`` or ``run.key_hex`` (else the simulation-only key) and
 is never written to it (see :mod:`scenarios.config.keys`).
+
+``--scheduler ADDRESS`` (a running dask scheduler, as for ``floras sweep``) or ``--workers N`` (a local
+cluster of N one-thread worker processes) trains each round's client chunks on dask workers
+(:mod:`scenarios.runs.sharding`): the metrics are the same as in process; client sampling, the uplink's
+draws and the key stay in this process.
 """
 
 from __future__ import annotations
@@ -35,9 +40,50 @@ def register(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print the full epsilon assumptions (default: one privacy line; config.json keeps them all)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="train each round's client chunks on the workers of this running dask scheduler "
+                        "(same metrics as in process; sampling, uplink draws and key stay here)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="train each round's client chunks on a local dask cluster of N worker processes")
+    p.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="how long to wait for --scheduler to answer (default 5)")
+    p.add_argument("--no-workers-timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="stop the run (finished rounds kept; --resume continues) when the cluster has had no "
+                        "worker this long (default 120)")
     add_key_options(p)
     add_memory_option(p)
     p.set_defaults(handler=run)
+
+
+def _check_sharding(args) -> None:
+    """``--workers`` ≥ 1 and not with ``--scheduler``; finite timeouts > 0 (before any work)."""
+    import math
+
+    if args.scheduler is not None and args.workers is not None:
+        raise ValueError("--workers must not be given with --scheduler (the cluster decides its workers)")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be an integer ≥ 1 (got {args.workers}); omit it to train in this process")
+    for name in ("connect_timeout", "no_workers_timeout"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number of seconds > 0 (got {value})")
+
+
+def _open_executor(args):
+    """The dask executor of a sharded run, or None (in process)."""
+    if args.scheduler is None and args.workers is None:
+        return None
+    import os
+
+    from scenarios.runs.sharding import open_executor
+
+    if args.workers is not None:  # worker processes inherit these before TensorFlow starts: no oversubscription
+        threads = str(max(1, (os.cpu_count() or 1) // args.workers))
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
+            os.environ.setdefault(var, threads)
+        os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+    return open_executor(scheduler=args.scheduler, workers=args.workers, connect_timeout=args.connect_timeout,
+                         no_workers_timeout=args.no_workers_timeout)
 
 
 
@@ -49,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     from scenarios.config import load_scenario
     from scenarios.runs.run import run_scenario
 
+    _check_sharding(args)
     overrides = dict(parse_override(s) for s in args.overrides)
     if args.rounds is not None:
         overrides["run.rounds"] = args.rounds
@@ -63,12 +110,16 @@ def run(args: argparse.Namespace) -> int:
         key = resolve_key(seed=config.run.seed, key_hex=args.key_hex, key_file=args.key_file)
         config = dataclasses.replace(config, run=dataclasses.replace(config.run, key_hex=key.key.hex()))
     out = args.out or Path("runs") / f"{args.scenario.stem}-seed{config.run.seed}"
+    executor = _open_executor(args)
     try:
         summary = run_scenario(config, out, resume=args.resume, progress=not args.no_progress,
-                               memory_limit=args.memory_limit)
+                               memory_limit=args.memory_limit, executor=executor)
     except NonFiniteModelError as exc:
         print(f"floras: {exc} (in {out})", file=sys.stderr)
         return 1
+    finally:
+        if executor is not None:
+            executor.close()
     from scenarios.cli.output import percent, process_seconds, run_privacy_line, shorten, time_line
     from scenarios.store import read_config
 

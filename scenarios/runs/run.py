@@ -97,7 +97,7 @@ def derive_key(config: ScenarioConfig) -> ResolvedKey:
 
 # ------------------------------------------------------------------------------ the run
 def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False, progress: bool = True,
-                 memory_limit: str | int | None = None) -> dict:
+                 memory_limit: str | int | None = None, executor=None) -> dict:
     """Run the whole federated-learning job of ``config`` into ``out_dir``.
 
     Returns a summary: ``final_test_accuracy``, ``final_test_loss``, ``final_train_loss``,
@@ -112,17 +112,24 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     ``memory_limit``, else ``FLORAS_MEMORY_LIMIT``, else MemAvailable) and the output location
     (writable, free space) are checked; then ``out_dir`` is locked for the whole run
     (:class:`scenarios.errors.BusyError` if another process holds it).
+
+    With ``executor`` (a :class:`scenarios.experiments.executors.DaskExecutor`) each round's client chunks
+    are trained on its workers (:mod:`scenarios.runs.sharding`; same metrics as in process); the caller
+    closes it.
     """
     from scenarios.config.resources import check_memory, model_dimension, training_terms
 
     config = config.validate()
     out_dir = Path(out_dir)
+    if executor is not None and config.training.mode == "prifedsync":
+        raise ValueError("training.mode = 'prifedsync' cannot be sharded over dask (its clients' personalised models "
+                         "and Adam moments live in the coordinator): drop --scheduler / --workers")
     check_memory(training_terms(config), what="this training run", option=memory_limit)
     check_output_location(out_dir, need_bytes=disk_estimate(config, model_dimension(config)), what="run directory")
     lock = DirectoryLock(out_dir, what="run directory").acquire()
     try:
         remove_stale_temporaries(out_dir)
-        summary = _run_locked(config, out_dir, resume=resume, progress=progress)
+        summary = _run_locked(config, out_dir, resume=resume, progress=progress, executor=executor)
     except BaseException:
         lock.release(remove_directory_if_empty=True)  # removes only a directory this run created, if still empty
         raise
@@ -130,7 +137,7 @@ def run_scenario(config: ScenarioConfig, out_dir: Path, *, resume: bool = False,
     return summary
 
 
-def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress: bool) -> dict:
+def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress: bool, executor=None) -> dict:
     setup_start = time.perf_counter()
     config_dict = json.loads(json.dumps(config.to_dict()))
     from phy.schemes import scheme_spec
@@ -141,6 +148,13 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
     if mode == "done":
         return run_summary(read_metrics(out_dir), rounds)
     setup = build_run(config, key, setup_start=setup_start)
+    if executor is not None:  # the chunks go to the workers; sampling, aggregation and the key stay here
+        from scenarios.runs.sharding import ShardedTrainer
+
+        setup.fedavg.trainer = ShardedTrainer(setup.fedavg.trainer, config, executor)
+        trace_start = time.perf_counter()
+        setup.fedavg.trainer.warm_up(setup.K)  # the workers' build and tracing: kept out of wall_time_s
+        setup.tracing_s += time.perf_counter() - trace_start
     w, start, elapsed, metrics_text = _start(config, config_dict, setup, key, out_dir, mode=mode, ckpt=ckpt)
     metrics_text = train_rounds(config, setup, out_dir, w=w, start=start, elapsed=elapsed, metrics_text=metrics_text,
                                 progress=progress)

@@ -18,7 +18,8 @@ from phy.randomness import stream
 from scenarios.config import ScenarioConfig
 from scenarios.config.keys import ResolvedKey, warn_simulation_key
 
-__all__ = ["EpsilonColumn", "RunSetup", "build_run", "quiet_tensorflow"]
+__all__ = ["EpsilonColumn", "RunSetup", "build_run", "build_trainer", "client_data", "make_trainer", "model_spec",
+           "quiet_tensorflow"]
 
 
 def quiet_tensorflow() -> None:
@@ -104,43 +105,80 @@ def _population(config: ScenarioConfig):
     return data, None, LazyClients(population)
 
 
+def client_data(config: ScenarioConfig):
+    """The run's data set, its partition (None for a population), the lazy client provider (None for a
+    partitioned data set) and D (every client's size, or a lower bound on them); errors on bad input."""
+    from fl.data import load_dataset
+    from fl.partition import make_partition
+
+    seed = config.run.seed
+    M = config.partition.clients
+    if config.data.name == "fedprox":  # a population: clients generated when sampled (fl.fedprox_synthetic)
+        data, part, clients = _population(config)
+        D = clients.min_size  # a lower bound on every client's size (the accountant's worst case q = B/D)
+        return data, part, clients, D
+    data = load_dataset(
+        config.data.name,
+        seed=seed,
+        data_dir=config.data.dir,
+        test_fraction=config.data.test_fraction,
+        synthetic_samples=config.data.synthetic_samples,
+        synthetic_features=config.data.synthetic_features,
+        synthetic_classes=config.data.synthetic_classes,
+    )
+    if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (model §10)
+        from fl.validation import carve_validation
+
+        data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
+    part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
+                          shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
+    D = part.shape[1]
+    if D < 1:
+        raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
+    clients = None
+    return data, part, clients, D
+
+
+def model_spec(config: ScenarioConfig, data):
+    """The model of ``[model]`` for ``data``'s inputs and classes."""
+    from fl.models import build_model_spec
+
+    return build_model_spec(config.model.name, input_shape=data.input_shape, num_classes=data.num_classes,
+                            hidden=config.model.hidden, channels=config.model.channels, kernel_size=config.model.kernel_size)
+
+
+def make_trainer(config: ScenarioConfig, spec, data, part, clients):
+    """The run's :class:`fl.training.VectorizedTrainer` on the partitioned data (``part``) or the client
+    provider (``clients``); the same on the coordinator and on a worker of a sharded run."""
+    from fl.training import VectorizedTrainer
+
+    t = config.training
+    common = dict(batch_size=t.batch_size, lr=t.lr, local_epochs=t.local_epochs, local_steps=t.local_steps,
+                  seed=config.run.seed, client_chunk=t.client_chunk)
+    if clients is None:
+        return VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part], **common)
+    return VectorizedTrainer(spec, clients=clients, **common)
+
+
+def build_trainer(config: ScenarioConfig):
+    """Only the trainer of ``config`` (data, partition, model): what a worker of a sharded run builds
+    (:mod:`scenarios.runs.sharding`); no aggregator, no key, no evaluators."""
+    data, part, clients, _ = client_data(config)
+    quiet_tensorflow()
+    return make_trainer(config, model_spec(config, data), data, part, clients)
+
+
 def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: float) -> RunSetup:
     """Load and check everything (errors on bad input come before any training), then build and trace
     the training; ``setup_start`` is when the run's setup began (``setup_s`` counts from it)."""
-    from fl.data import load_dataset
-    from fl.models import build_model_spec
-    from fl.partition import make_partition
     from fl.training import local_schedule
 
     seed = config.run.seed
     M, K = config.partition.clients, config.training.clients_per_round
-    if config.data.name == "fedprox":  # a population: clients generated when sampled (fl.fedprox_synthetic)
-        data, part, clients = _population(config)
-        D = clients.min_size  # a lower bound on every client's size (the accountant's worst case q = B/D)
-    else:
-        data = load_dataset(
-            config.data.name,
-            seed=seed,
-            data_dir=config.data.dir,
-            test_fraction=config.data.test_fraction,
-            synthetic_samples=config.data.synthetic_samples,
-            synthetic_features=config.data.synthetic_features,
-            synthetic_classes=config.data.synthetic_classes,
-        )
-        if config.data.validation_fraction > 0:  # hyper-parameter selection never sees the test set (model §10)
-            from fl.validation import carve_validation
-
-            data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
-        part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
-                              shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
-        D = part.shape[1]
-        if D < 1:
-            raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
-        clients = None
+    data, part, clients, D = client_data(config)
     steps, _ = local_schedule(D=D, batch_size=config.training.batch_size,
                               local_epochs=config.training.local_epochs, local_steps=config.training.local_steps)
-    spec = build_model_spec(config.model.name, input_shape=data.input_shape, num_classes=data.num_classes,
-                            hidden=config.model.hidden, channels=config.model.channels, kernel_size=config.model.kernel_size)
+    spec = model_spec(config, data)
     d = spec.d
     try:
         config.phy.validate(K=K, d=d)
@@ -150,26 +188,20 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
 
     quiet_tensorflow()
     from fl.federated import FederatedAveraging
-    from fl.training import Evaluator, VectorizedTrainer
+    from fl.training import Evaluator
     from phy.schemes import make_aggregator
 
     if key is not None and key.simulated:
         warn_simulation_key("this run")
     aggregator = make_aggregator(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
                                  relation=config.privacy.relation)
+    trainer = make_trainer(config, spec, data, part, clients)
     if clients is None:
-        trainer = VectorizedTrainer(spec, client_x=data.x_train[part], client_y=data.y_train[part],
-                                    batch_size=config.training.batch_size, lr=config.training.lr,
-                                    local_epochs=config.training.local_epochs, local_steps=config.training.local_steps,
-                                    seed=seed, client_chunk=config.training.client_chunk)
         used = part.reshape(-1)
         n_sub = min(config.training.train_eval_size, used.size)
         subset = np.sort(used[stream(seed, "train-eval-subset").choice(used.size, size=n_sub, replace=False)])
         eval_train = Evaluator(spec, data.x_train[subset], data.y_train[subset])
     else:
-        trainer = VectorizedTrainer(spec, clients=clients, batch_size=config.training.batch_size, lr=config.training.lr,
-                                    local_epochs=config.training.local_epochs, local_steps=config.training.local_steps,
-                                    seed=seed, client_chunk=config.training.client_chunk)
         used = None
         n_sub = int(data.y_train.size)
         eval_train = Evaluator(spec, data.x_train, data.y_train)
