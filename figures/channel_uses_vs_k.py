@@ -106,5 +106,6 @@ def make(results_dir: Path | None, out_dir: Path) -> list[Path]:
     caption = (f"Channel uses per round against K (model §5). FLORAS with γ = {GAMMA} inactive sequences on the fewest "
                f"Walsh–Hadamard chips; digital costs are means over Rayleigh fading with truncation g_th = {G_TH} at "
                f"{SNR_DB:g} dB (J = E[1/r]); DDGauss B = {DD_BITS}, sqSGD ratio {SQ_RATIO}, {SQ_LEVELS} levels. "
-               f"Analog schemes at L = 1 (source-literal); equal resource costs d·L. {source}. {SNR_DEFINITION}")
+               f"Analog curve at L = 1 (source-literal); at the equal-resource convention (measured analog runs) they cost d·L, "
+               f"FLORAS's cost at the same L. {source}. {SNR_DEFINITION}")
     return save_figure(fig, Path(out_dir), STEM, caption)
