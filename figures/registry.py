@@ -18,6 +18,7 @@ FIGURES = (
     ("matched_snr", "matched_snr"),
     ("matched_receiver", "matched_receiver"),
     ("prifedsync", "prifedsync"),
+    ("channel_uses_vs_k", "matched_population"),
 )
 
 

@@ -1,0 +1,53 @@
+"""scenarios/matched_population.toml: both variants load and every point validates (model §10, §11)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from scenarios.config import load_scenario
+from scenarios.config.calibration import InfeasibleTarget, model_dimension
+from scenarios.experiments.sweep_file import load_sweep
+
+SWEEP = Path(__file__).resolve().parents[1] / "scenarios" / "matched_population.toml"
+SCHEMES = {"floras-none", "floras-none-capped", "central-gaussian", "analog-gaussian", "sqsgd", "ideal", "ddgauss"}
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_both_variants_load_and_every_point_validates(quick):
+    sweep = load_sweep(SWEEP, quick=quick)
+    assert {p.label for p in sweep.points} == SCHEMES
+    eps = {str(p.grid["privacy.target_epsilon"]) for p in sweep.points}
+    assert eps == ({"4", "inf"} if quick else {"1", "2", "4", "8", "inf"})
+    assert sweep.seeds == ((0,) if quick else (0, 1, 2))
+    # one point per case, every key validated: at ε = ∞ where the scheme has it (no calibration search: the finite
+    # targets' calibration is floras matched's, and takes a minute at K = 1 000), else at the case's largest target
+    def order(point):
+        eps = point.grid["privacy.target_epsilon"]
+        return -math.inf if eps == "inf" else -float(eps)
+
+    by_label = {}
+    for point in sorted(sweep.points, key=order):
+        by_label.setdefault(point.label, []).append(point)
+    for label, points in by_label.items():
+        for point in points:
+            try:
+                cfg = load_scenario(sweep.base, sweep.run_overrides(point, sweep.seeds[0]))
+                break
+            except InfeasibleTarget:  # sqSGD has no noiseless setting; ideal has ε = ∞ only
+                continue
+        else:
+            pytest.fail(f"case {label}: no feasible target")
+        assert cfg.data.name == "fedprox" and cfg.phy.snr_db == 20.0 and cfg.phy.normalization == "clip"
+        K, M = cfg.training.clients_per_round, cfg.partition.clients
+        if cfg.phy.scheme == "floras":  # N = K + γ sequences on L ≥ N Walsh–Hadamard chips (model §3, §6.1)
+            N = point.overrides["phy.floras.N"]  # γ = 28 as in matched_xdev.toml (ε = ∞ then sets γ = 0)
+            assert N - K == 28 and N <= cfg.phy.L and cfg.phy.L & (cfg.phy.L - 1) == 0
+        if not quick:
+            assert (K, M, cfg.training.client_chunk) == (1000, 100_000, 100)
+            assert model_dimension(cfg) == 784 * 200 + 200 + 200 * 10 + 10  # the 784-200-10 MLP: d = 159 010
+        else:
+            assert K < M <= 10_000 and cfg.run.rounds <= 5
+            assert model_dimension(cfg) == 60 * 32 + 32 + 32 * 10 + 10  # the 60-32-10 MLP of synthetic_quick.toml
