@@ -1,5 +1,5 @@
 """PriFedSync: personalised models, clients running noisy Adam with per-example clipping (model §9.4;
-seeds/002, Zheng, Chen, Long & Su, *Federated f-Differential Privacy*, its Algorithms 1 and 2).
+Zheng, Chen, Long & Su, *Federated f-Differential Privacy*, its Algorithms 1 and 2).
 
 The stored text keeps the algorithm's prose but not the listings; what follows is reconstructed from
 it (docs/fl.md, "PriFedSync", says which parts are the text's and which are choices):

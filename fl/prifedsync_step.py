@@ -1,4 +1,4 @@
-"""One noisy Adam step of PriFedSync's clients, K clients at once (model §9.4; seeds/002 §4, Algorithm 2).
+"""One noisy Adam step of PriFedSync's clients, K clients at once (model §9.4; Zheng et al. 2021 §4, Algorithm 2).
 
 Client k, batch b of B examples, flat parameters w ``[d]``:
 

@@ -35,8 +35,8 @@ ACCOUNTANT_TEXT = {
                    "Zhu & Wang 2019 Thm 6); composition by addition",
     "pld": "pld: privacy-loss distribution with pessimistic (connect-the-dots) discretization, FFT composition "
            "(dp_accounting; FLORAS as a pessimistic V-mixture of Gaussian PLDs, model §9.5)",
-    "gdp": "gdp: Gaussian DP (Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002), exact μ → (ε, δ) conversion",
-    "fdp": "fdp: f-DP trade-off functions (Dong, Roth & Su 2019; seeds/002; model §9.4): Gaussian G_μ exact, "
+    "gdp": "gdp: Gaussian DP (Dong, Roth & Su 2019, arXiv:1905.02383; Zheng et al. 2021), exact μ → (ε, δ) conversion",
+    "fdp": "fdp: f-DP trade-off functions (Dong, Roth & Su 2019; Zheng et al. 2021; model §9.4): Gaussian G_μ exact, "
            "randomized response f_{ε₀,0} exact, sampling without replacement by C_p (DRS Thm 4.2), Poisson by the "
            "pair (P, (1−p)P + pQ) in both orders, composition ⊗ on a 1e-4-nat loss grid (ε at most T·1e-4 above "
            "the exact value of these trade-off functions); DDGauss: the f implied by its T-round RDP curve",

@@ -1,9 +1,9 @@
-"""Gaussian differential privacy (μ-GDP, f-DP) for Gaussian events (model §9.4; seeds/002; Dong, Roth & Su 2019,
+"""Gaussian differential privacy (μ-GDP, f-DP) for Gaussian events (model §9.4; Zheng et al. 2021; Dong, Roth & Su 2019,
 arXiv:1905.02383). Pure functions plus :func:`event_mu`.
 
 - Gaussian mechanism, ℓ2 sensitivity S, noise σ: exactly μ-GDP with μ = S/σ (DRS Thm 2.7).
 - Composition: μ = √(Σ_t μ_t²) (exact, DRS Cor. 3.3).
-- Subsampling (APPROXIMATE, central limit theorem; DRS Thm 3.5/Cor. 5.4 and seeds/002), noise
+- Subsampling (APPROXIMATE, central limit theorem; DRS Thm 3.5/Cor. 5.4 and Zheng et al. 2021), noise
   multiplier z = σ/S, rate p, T rounds, each round an independent draw (not shuffling):
   Poisson, add/remove neighbours, S the add/remove sensitivity (C): μ = p√T·√(e^{1/z²} − 1)
   (Bu, Dong, Long & Su, HDSR 2020);
@@ -113,7 +113,7 @@ def gaussian_round_mu(event, rounds: int, *, sampling: str | None, rate: float) 
     return clt_mu_without_replacement(rate=rate, noise_multiplier=z, rounds=rounds), True, (
         "APPROXIMATE: sampling without replacement (independent fixed-size draws, replace-one, z = σ over the "
         "replace-one sensitivity) by the central limit theorem μ = √2·p√T·√(e^{1/z²}Φ(1.5/z) + 3Φ(−0.5/z) − 2) "
-        "(Dong, Roth & Su 2019, Cor. 5.4; seeds/002, model §9.4); a p → 0 limit, can under- or overestimate ε")
+        "(Dong, Roth & Su 2019, Cor. 5.4; Zheng et al. 2021, model §9.4); a p → 0 limit, can under- or overestimate ε")
 
 
 def event_mu(event, rounds: int) -> tuple[float, bool, str]:

@@ -1,5 +1,5 @@
 """Record-level (item-level) privacy of PriFedSync's clients: noisy Adam steps with per-example clipping
-(model §9.4; seeds/002 §4, its Algorithm 2 and the remark that Adam on the noisy gradients is post-processing).
+(model §9.4; Zheng et al. 2021 §4, its Algorithm 2 and the remark that Adam on the noisy gradients is post-processing).
 
 One local step of client j on its D examples: a batch of B examples drawn uniformly without
 replacement, each example's gradient clipped to ℓ2 norm ≤ C, and

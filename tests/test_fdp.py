@@ -1,4 +1,4 @@
-"""The trade-off function calculus of privacy/fdp (model §9.4; Dong, Roth & Su 2019; seeds/002).
+"""The trade-off function calculus of privacy/fdp (model §9.4; Dong, Roth & Su 2019; Zheng et al. 2021).
 
 Predictions come from the definitions: f(α) from Φ and Φ⁻¹ (scipy.stats.norm), δ(ε) from a
 brute-force conjugate sup_α (1 − f(α) − e^ε α) on a dense α-grid, compositions of Gaussians from
@@ -54,7 +54,7 @@ def test_mixture_inverse_and_subsampling_operator():
     fp = Mixture(g, p)
     assert fp(ALPHA[::97]) == pytest.approx(p * g(ALPHA[::97]) + (1 - p) * (1 - ALPHA[::97]), abs=1e-12)
     assert fp.delta(EPS) == pytest.approx(brute_delta(fp(ALPHA), EPS), abs=1e-6)
-    # f_p is asymmetric (seeds/002): δ of f_p⁻¹ = T(Q, P) differs from δ of f_p ...
+    # f_p is asymmetric (Zheng et al. 2021): δ of f_p⁻¹ = T(Q, P) differs from δ of f_p ...
     inv = fp.inverse().delta(EPS)
     assert np.max(np.abs(inv - fp.delta(EPS))) > 1e-2
     # ... and equals 1 − e^ε + e^ε δ_{f_p}(−ε) (P and Q swapped: H_{e^ε}(P‖Q) = 1 − e^ε + e^ε H_{e^{−ε}}(Q‖P))

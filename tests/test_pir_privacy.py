@@ -30,7 +30,7 @@ def test_three_databases_shared_is_private():
 
 
 def test_source_mds_exclusive_data_leaks_the_row():
-    """model §9.6 (from seed 004) claims zero mutual information with the (r+s, r+s) MDS-coded
+    """model §9.6 (from Kim & Lee) claims zero mutual information with the (r+s, r+s) MDS-coded
     exclusive data; the exhaustive check finds the view depends on d exactly when Δ_t ≠ 0."""
     res = check_uploads(r=2, s=4, N=2, q=7, exclusive="mds", streams=partial(stream, 0))
     assert not res.passed

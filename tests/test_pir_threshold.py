@@ -1,4 +1,4 @@
-"""The size threshold of the PIR submodel scheme (seed 004 §IV; model §9.6), against brute force.
+"""The size threshold of the PIR submodel scheme (Kim & Lee §IV; model §9.6), against brute force.
 
 The reference is a direct comparison of the two cost formulas at every s (scheme_symbols and
 naive_symbols, exact Fractions), not the closed form under test.

@@ -1,5 +1,5 @@
 """f-differential privacy: trade-off functions, their calculus, the federated notions and the fdp accountant
-(model §9.4; seeds/002, Zheng, Chen, Long & Su, AISTATS 2021; Dong, Roth & Su 2019, arXiv:1905.02383).
+(model §9.4; Zheng, Chen, Long & Su, *Federated f-Differential Privacy*, AISTATS 2021; Dong, Roth & Su 2019, arXiv:1905.02383).
 
 numpy/scipy only: nothing here imports phy/ or TensorFlow.
 

@@ -1,4 +1,4 @@
-"""The tensor product ⊗ of trade-off functions: composition (model §9.4; DRS Thm 3.2, seeds/002 Lemma 3.3).
+"""The tensor product ⊗ of trade-off functions: composition (model §9.4; DRS Thm 3.2, Zheng et al. 2021 Lemma 3.3).
 
 f ⊗ g = T(P₁×P₂, Q₁×Q₂) for f = T(P₁, Q₁), g = T(P₂, Q₂); commutative and associative; a
 composition of mechanisms that are f₁-, …, f_R-DP is f₁ ⊗ … ⊗ f_R-DP.

@@ -1,4 +1,4 @@
-"""Weak and strong federated f-DP (seeds/002 §3, Definitions 3.5 and 3.6; model §9.4).
+"""Weak and strong federated f-DP (Zheng et al. 2021 §3, Definitions 3.5 and 3.6; model §9.4).
 
 Setting: m clients, client j holds S^{(j)}; the federated algorithm M = (M_1, …, M_m) returns to
 client i its helper model M_i(S); S′^j differs from S in one record of client j.

@@ -1,4 +1,4 @@
-"""Trade-off functions as objects (model §9.4; Dong, Roth & Su 2019, arXiv:1905.02383; seeds/002).
+"""Trade-off functions as objects (model §9.4; Dong, Roth & Su 2019, arXiv:1905.02383; Zheng et al. 2021).
 
 A trade-off function f = T(P, Q): [0, 1] → [0, 1] gives, at type I error α, the smallest type II
 error of a test of P against Q; it is convex, continuous, non-increasing and f(α) ≤ 1 − α.
@@ -16,7 +16,7 @@ f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)}; Id(α)
 - mixture f_p = p f + (1 − p) Id: δ_{f_p}(ε) = p·δ_f(ln((e^ε − 1 + p)/p)) for e^ε > 1 − p, else 1 − e^ε;
 - inverse f⁻¹(α) = inf{t : f(t) ≤ α}, i.e. T(Q, P): δ_{f⁻¹}(ε) = 1 − e^ε + e^ε δ_f(−ε);
 - min{f, g}** (double conjugate = lower convex envelope): δ = max{δ_f, δ_g};
-- the subsampling operator C_p(f) = min{f_p, f_p⁻¹}** (DRS Thm 4.2; seeds/002): the two above.
+- the subsampling operator C_p(f) = min{f_p, f_p⁻¹}** (DRS Thm 4.2; Zheng et al. 2021): the two above.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ class EpsDelta(PiecewiseLinear):
 
 
 class Mixture(TradeOff):
-    """f_p = p f + (1 − p) Id (DRS §4; seeds/002): T(P, (1 − p)P + pQ) when f = T(P, Q)."""
+    """f_p = p f + (1 − p) Id (DRS §4; Zheng et al. 2021): T(P, (1 − p)P + pQ) when f = T(P, Q)."""
 
     def __init__(self, f: TradeOff, p: float):
         self.f, self.p = f, _probability("p", p)
@@ -362,6 +362,6 @@ def mixture(f: TradeOff, p: float) -> TradeOff:
 
 def subsample(f: TradeOff, p: float) -> TradeOff:
     """C_p(f) = min{f_p, f_p⁻¹}** (DRS Thm 4.2: a mechanism f-DP under replace-one, run on m of n records
-    drawn without replacement, is C_{m/n}(f)-DP; seeds/002). At p = 1, C_1(f) = min{f, f⁻¹}**."""
+    drawn without replacement, is C_{m/n}(f)-DP; Zheng et al. 2021). At p = 1, C_1(f) = min{f, f⁻¹}**."""
     fp = mixture(f, p)
     return Symmetrised(fp, Inverse(fp), symmetric=True)

@@ -1,4 +1,4 @@
-"""Federated submodel learning with private information retrieval (seed 004; model §9.4).
+"""Federated submodel learning with private information retrieval (Kim & Lee; model §9.6).
 
 Hides *which* submodel (row) a client trains from each of N non-colluding databases; it has no ε
 and does not protect the update values. Pure numpy, no TensorFlow. Modules: :mod:`.field`

@@ -1,5 +1,5 @@
 """Costs of one iteration of federated submodel learning with PIR against the naive scheme
-(seed 004 §IV; model §9.4): symbols of F_q, channel uses (model §5), field multiplications.
+(Kim & Lee §IV; model §9.6): symbols of F_q, channel uses (model §5), field multiplications.
 
 Symbols per iteration (β = Σ_{k=1}^{r−1} N^{−k}, per-symbol rates: exact for any s as rates,
 integral when N^r divides s):
@@ -70,7 +70,7 @@ def winning_threshold(*, r: int, N: int, exclusive: str = "mds") -> Fraction | N
 
     From the totals above: naive − PIR = r·s·(N + 1) − 2a − (3 + β + rN)·s = s·(r − 3 − β) − 2a.
     None when r ≤ 3 + β (the scheme never wins; r ≤ 3 always, r = 4 needs β < 1, true for N ≥ 2).
-    Exact (a Fraction); seed 004 §IV, model §9.6.
+    Exact (a Fraction); Kim & Lee §IV, model §9.6.
     """
     r, _, N = validate_parameters(r=r, s=1, N=N, exclusive=exclusive)
     slope = r - 3 - capacity_beta(r, N)

@@ -1,4 +1,4 @@
-"""Prime-field arithmetic F_q for the submodel-PIR scheme (model §9.4), pure numpy int64.
+"""Prime-field arithmetic F_q for the submodel-PIR scheme (model §9.6), pure numpy int64.
 
 Elements are int64 arrays with entries in [0, q). Products of two elements are < q² < 2^62 for
 q < 2^31, so every elementwise operation is exact in int64; matrix products reduce after each

@@ -1,4 +1,4 @@
-"""Non-systematic (n, n) MDS code for the exclusive data (source §II; model §9.4).
+"""Non-systematic (n, n) MDS code for the exclusive data (source §II; model §9.6).
 
 The message M (n symbols) is encoded as c = G·M with G the n×n Vandermonde matrix
 G[j, i] = x_j^i on the distinct points x_j = j ∈ F_q, j = 0..n−1 (so q ≥ n is required;

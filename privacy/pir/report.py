@@ -1,4 +1,4 @@
-"""What ``floras pir`` computes: the cost table and the verification (model §9.4).
+"""What ``floras pir`` computes: the cost table and the verification (model §9.6).
 
 Pure functions returning plain dicts (JSON-ready) and their text form; the command module only
 parses options and prints.
@@ -128,7 +128,7 @@ def _n(x: float) -> str:
 
 def format_costs(rows: list[dict]) -> str:
     first = rows[0]
-    lines = [f"federated submodel learning with PIR (model §9.4), per iteration; symbols of F_q, q = {first['q']} "
+    lines = [f"federated submodel learning with PIR (model §9.6), per iteration; symbols of F_q, q = {first['q']} "
              f"({first['symbol_bits']:.2f} bits/symbol)",
              f"  guarantee: {GUARANTEE}",
              f"  link: {LINK_CONVENTION}; g_th = {first['g_th']} (P(admitted) = {first['p_admitted']:.3f})",

@@ -1,5 +1,5 @@
 """Federated submodel learning with PIR: storage, one client iteration, the multi-iteration
-simulation (seed 004; model §9.4).
+simulation (Kim & Lee; model §9.6).
 
 Stored-matrix form (source §II). The true model B_t ∈ F_q^{r×s} (row l = submodel l) is not
 stored; every database holds the same matrix

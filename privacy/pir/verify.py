@@ -1,4 +1,4 @@
-"""Exhaustive privacy check of the submodel-PIR scheme on tiny parameters (model §9.4).
+"""Exhaustive privacy check of the submodel-PIR scheme on tiny parameters (model §9.6).
 
 Guarantee checked (source eq. of §II, per iteration): for every database i and every value of
 the data — the model B_t, the updates Δ_{t−1}, Δ_t — and of the past state (a_{t−1}, earlier

@@ -1,5 +1,5 @@
 """``floras pir``: costs of federated submodel learning with private information retrieval
-against the naive scheme, and its verification (seed 004; model §9.4).
+against the naive scheme, and its verification (Kim & Lee; model §9.6).
 
 Usage::
 
