@@ -104,8 +104,7 @@ class AnalogGaussianAggregator:
         rnd = self.link.run_round(nz.s, round_index=t, clients=clients)  # ŝ = Σ_adm s_k + n/√ρ
         adm = rnd.admitted
         k_adm = int(adm.sum())
-        diag = {"admitted": float(k_adm), "rho": rnd.rho, "skipped": float(k_adm == 0),
-                "noise_std_target": self.target_std, "channel_uses": float(self.channel_uses)}
+        diag = self._base_diagnostics(rnd)
         if k_adm == 0:
             return self._skipped(diag)
         std_a, var_a = self._add_artificial_noise(rnd, t)
@@ -124,8 +123,7 @@ class AnalogGaussianAggregator:
         sums = admitted_sums(self.link, chunks, d=self.d, round_index=t, clients=clients)
         rnd, adm = sums.rnd, sums.rnd.admitted
         k_adm = int(adm.sum())
-        diag = {"admitted": float(k_adm), "rho": rnd.rho, "skipped": float(k_adm == 0),
-                "noise_std_target": self.target_std, "channel_uses": float(self.channel_uses)}
+        diag = self._base_diagnostics(rnd)
         if k_adm == 0:
             return self._skipped(diag)
         std_a, var_a = self._add_artificial_noise(rnd, t)
@@ -135,6 +133,11 @@ class AnalogGaussianAggregator:
         self._noise_diagnostics(diag, rnd, var_a, std_a, k_adm, err)
         diag.update(noise_metrics(estimate, sums.scale * sums.s_sum + mu_adm))
         return AggregationResult(estimate, k_adm, err, diag)
+
+    def _base_diagnostics(self, rnd) -> dict:
+        k_adm = int(rnd.admitted.sum())
+        return {"admitted": float(k_adm), "rho": rnd.rho, "skipped": float(k_adm == 0),
+                "noise_std_target": self.target_std, "channel_uses": float(self.channel_uses)}
 
     def _skipped(self, diag: dict) -> AggregationResult:
         """A round without admitted clients: nothing is received, the model is unchanged."""

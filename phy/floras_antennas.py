@@ -47,7 +47,7 @@ def antenna_pilots(link, round_index: int, *, clients=None):
 
 def run_antennas(link, s: np.ndarray, *, round_index: int, clients, trace: bool, path: str):
     """One FLORAS round of ``link`` with N_r = ``phy.rx_antennas`` > 1 antennas (a :class:`phy.floras.FlorasRound`)."""
-    from .floras import FlorasRound
+    from .floras_link import FlorasRound
 
     if path not in ("fast", "sufficient"):
         raise ValueError(f"FLORAS with several receive antennas runs on the fast or sufficient path (got {path!r})")

@@ -33,7 +33,7 @@ __all__ = ["run_blocks"]
 
 def run_blocks(link, s: np.ndarray, plan, *, round_index: int, clients, trace: bool, path: str):
     """One FLORAS round of ``link`` (a :class:`phy.floras.FlorasLink`) over the blocks of ``plan``."""
-    from .floras import SUFFICIENT_BLOCK, FlorasRound
+    from .floras_link import SUFFICIENT_BLOCK, FlorasRound
 
     t, K, N, b, std = int(round_index), link.K, link.params.N, link.b, link.noise_std
     d = s.shape[1]
