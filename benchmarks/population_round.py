@@ -22,6 +22,14 @@ skips it when the round's own peak is wanted. One scheme per process (peak RSS i
 
     python benchmarks/population_round.py --chunk 100 --schemes ideal,floras,channel-inversion,central-gaussian,ddgauss \
         --json docs/bench/population_round_streaming.json
+
+``--floor-reps R`` adds the trainer against its compute floor at this K (model §8): R interleaved repetitions of
+(the round's training alone, ``VectorizedTrainer.train``; the same clients' data generation alone; the floor,
+``benchmarks/fl_round.py``'s five batched matrix products per local step on fixed tensors, run once per chunk at
+the chunk's size), medians reported with ``(training − generation)/floor``, the trainer's overhead above the
+products it cannot avoid. Generation (FedProx's per-client draws) is the population's cost, not the trainer's::
+
+    python benchmarks/population_round.py --chunk 100 --floor-reps 3 --json docs/bench/population_round_floor.json
 """
 
 from __future__ import annotations
@@ -84,6 +92,39 @@ def _run_schemes(args, argv) -> int:
     return 0
 
 
+def _versus_floor(trainer, spec, w, clients, args) -> dict:
+    """Medians over ``args.floor_reps`` interleaved repetitions: training alone, generation alone, the floor."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fl_round import _floor_fn
+
+    chunks = trainer.chunks(args.K)
+    floors = {c: _floor_fn(spec, trainer, c, args.batch, args.steps)[0] for c in sorted(set(chunks))}
+    for f in floors.values():
+        float(f())  # trace once
+
+    def generation():
+        start = 0
+        for c in chunks:
+            ids = clients[start : start + c]
+            trainer.clients.batches(ids, trainer.local_rows(ids, 0))
+            start += c
+
+    contenders = {"training_s": lambda: trainer.train(w, clients, 0), "generation_s": generation,
+                  "floor_s": lambda: [float(floors[c]()) for c in chunks]}
+    times = {k: [] for k in contenders}
+    for _ in range(args.floor_reps):
+        for name, fn in contenders.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    return {"reps": args.floor_reps, "times": times, "medians": med, "floor_is": "five batched matrix products per "
+            "local step, once per chunk at its size (benchmarks/fl_round.py)",
+            "training_over_floor": med["training_s"] / med["floor_s"],
+            "training_less_generation_over_floor": (med["training_s"] - med["generation_s"]) / med["floor_s"],
+            "load_after": os.getloadavg()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--M", type=int, default=100_000)
@@ -97,6 +138,8 @@ def main(argv=None) -> int:
     ap.add_argument("--schemes", default=None, help="comma-separated schemes, one child process each")
     ap.add_argument("--round-only", action="store_true",
                     help="skip the training-alone measurement (it gathers a [K, d] array) so the peak is the round's")
+    ap.add_argument("--floor-reps", type=int, default=0,
+                    help="interleaved repetitions of training alone, generation alone and the matmul floor (0: skip)")
     ap.add_argument("--compare-unchunked", action="store_true",
                     help="after the measurements, train the round's clients all at once and compare bit for bit")
     args = ap.parse_args(argv)
@@ -157,6 +200,8 @@ def main(argv=None) -> int:
            "peak_rss_after_training_mb": rss_train, "peak_rss_mb": _rss_mb(), "mean_client_size": float(np.mean(population.sizes(outcome.clients))),
            "finite": bool(np.all(np.isfinite(w_next))), "load_before": load_before, "load_after": os.getloadavg(),
            "cpus": os.cpu_count()}
+    if args.floor_reps > 0:  # after the memory figures above: it gathers [K, d] updates
+        out["floor"] = _versus_floor(trainer, spec, w, clients, args)
     if args.compare_unchunked:  # after the memory figures above: it holds a second [K, d] array
         whole = VectorizedTrainer(spec, clients=LazyClients(population), batch_size=args.batch, lr=0.01,
                                   local_steps=args.steps, seed=args.seed)
