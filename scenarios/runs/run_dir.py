@@ -27,7 +27,7 @@ from scenarios.config import ScenarioConfig
 __all__ = ["METRICS_HEADER", "SNR_DEFINITION", "TRAIN_LOSS_DEFINITION", "read_metrics"]
 
 METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
-                  "channel_uses", "noise_energy", "clipped_error", "weight")
+                  "channel_uses", "noise_energy", "clipped_error", "weight", "cohort")
 # the header of runs made before noise_energy, clipped_error and weight were recorded (resumable: no; finished: readable)
 METRICS_HEADER_V1 = METRICS_HEADER[:10]
 SNR_DEFINITION = (
