@@ -257,3 +257,22 @@ def test_poisson_digits_runs_train_and_report_epsilon(scheme, noise, tmp_path):
     record = json.loads((tmp_path / scheme / "config.json").read_text())
     assert "Poisson sampling, q = K/M = 10/50 = 0.2, add/remove, fixed denominator qM = 10" in record["epsilon_assumptions"]
     assert "cohort" in record["metrics"]
+
+
+@pytest.mark.parametrize("scheme, extra", [("analog-gaussian", {"phy.analog-gaussian.noise_multiplier": 0.3}),
+                                           ("channel-inversion", {}), ("sqsgd", {"phy.sqsgd.epsilon0": 5.0}),
+                                           ("ideal", {})])
+def test_the_other_supported_schemes_run_poisson_cohorts(scheme, extra, tmp_path):
+    from scenarios.runs.run import run_scenario
+
+    rounds, M, K = 3, 50, 10
+    cfg = load_scenario(QUICK, {**POISSON, "phy.scheme": scheme, **extra, "run.rounds": rounds})
+    run_scenario(cfg, tmp_path / scheme, progress=False)
+    rows = _rows(tmp_path / scheme)
+    sizes = [int(stream(0, "client-sampling-poisson", t).binomial(M, K / M)) for t in range(rounds)]
+    assert [int(r["cohort"]) for r in rows] == sizes
+    if scheme not in ("ideal", "central-gaussian"):  # the uplink admits K′ ≤ K_t of the round's cohort
+        assert all(0 <= int(r["admitted"]) <= n for r, n in zip(rows, sizes))
+    eps = float(rows[-1]["epsilon"])
+    acc = cfg.privacy_accountant(d=D_MODEL, D=20)
+    assert (eps == math.inf) if acc is None else eps == pytest.approx(acc.epsilon(rounds=rounds), rel=1e-12)

@@ -12,10 +12,15 @@ from __future__ import annotations
 from scenarios.config.schemes import Calibrated, SchemeWiring, register_wiring
 
 
+def _sampling(config) -> str:
+    """``training.sampling`` (a configuration-like object without it samples without replacement)."""
+    return getattr(config.training, "sampling", "without-replacement")
+
+
 def _common(config) -> dict:
     t, pr = config.training, config.privacy
     return dict(K=t.clients_per_round, M=config.partition.clients, level=pr.level, relation=pr.relation,
-                sampling=t.sampling, delta=float(pr.delta), accountant=pr.accountant)
+                sampling=_sampling(config), delta=float(pr.delta), accountant=pr.accountant)
 
 
 # ---------------------------------------------------------------- FLORAS (model §7)
@@ -148,7 +153,7 @@ def _sqsgd(config, *, d: int, D: int):
     from privacy.mechanisms.ldp import THREAT_MODEL
 
     common = _common(config)
-    if config.training.sampling == "without-replacement":  # as before: add/remove is accounted as Poisson
+    if _sampling(config) == "without-replacement":  # as before: add/remove is accounted as Poisson
         common["sampling"] = "without-replacement" if config.privacy.relation == "replace" else "poisson"
     p = config.phy.of("sqsgd")
     extra = {"epsilon_s": float(p.epsilon_s)} if p.norm_bound == "adaptive" else {}

@@ -147,7 +147,8 @@ def scheme_accountant(config, *, d: int, D: int):
         return row.accountant(config, d=d, D=D)
     except ValueError as exc:
         hint = ""
-        if "use sampling 'poisson' for add-remove" in str(exc) and config.training.sampling == "without-replacement":
+        sampling = getattr(config.training, "sampling", "without-replacement")
+        if "use sampling 'poisson' for add-remove" in str(exc) and sampling == "without-replacement":
             hint = " (a run that samples that way: training.sampling = 'poisson', model §1)"
         raise ValueError(f"privacy: {exc}{hint}") from exc
 
