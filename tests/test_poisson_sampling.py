@@ -181,6 +181,12 @@ def test_ddgauss_rounds_carry_n_shares_at_sigma_whatever_the_cohort():
     # its variance per coordinate is n·σ² (σ/γ ≫ 1: the discrete Gaussian's variance is σ² to 1e-300);
     # 6000 coordinates: standard error of the sample variance √(2/6000) ≈ 1.8 %, 5 σ
     assert np.var(noise[3]) == pytest.approx(n * sigma**2, rel=5 * math.sqrt(2 / noise[3].size))
+    # the link-level path: the admitted clients draw the n shares themselves (round robin), same variance
+    for K_t in (3, 25):
+        agg = agg_for(K_t)
+        traced = np.concatenate([agg.aggregate_traced(np.zeros((K_t, d)), round_index=t)[0].sum_estimate
+                                 for t in range(6)])
+        assert np.var(traced) == pytest.approx(n * sigma**2, rel=5 * math.sqrt(2 / traced.size))
 
 
 # ---------------------------------------------------------------- the accountant of a Poisson run

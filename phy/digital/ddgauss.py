@@ -342,10 +342,13 @@ class DDGaussAggregator:
             "scheme": "ddgauss", **self.config.to_dict(),
             "d_pad": self.d_pad, "grid": self.grid, "grid_source": self.grid_source, "delta2": self.delta2,
             "bits_per_client": self.bits_per_client, "modulus": f"2^{self.params.bits}",
-            "contributors": "clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
-                            "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'"
-                            + (f"; a fraction {self.dropout:g} of them drops out after noising (their shares never "
-                               "arrive)" if self.dropout else ""),
+            "contributors": ("clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
+                             "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'"
+                             + (f"; a fraction {self.dropout:g} of them drops out after noising (their shares never "
+                                "arrive)" if self.dropout else "")) if self.noise_shares is None else (
+                "clients admitted by the digital uplink's truncation (|h|^2 >= g_th) of the round's (Poisson) cohort; "
+                f"they hold n = {self.noise_shares} noise shares of std dd_local_std round robin, whatever the cohort "
+                "(the accountant's n)"),
             "noise_draws": "aggregate: the sum of the survivors' shares from its exact pmf (d_pad draws); "
                            "aggregate_traced: every client's own share",
             "threat_model": "the server, given secure aggregation (it sees only the modular sum)",

@@ -224,6 +224,7 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
 
         aggregator_for = cohort_aggregators(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
                                             relation=config.privacy.relation)
+        aggregator = aggregator_for(K)  # the run's description: a round of the expected cohort
     fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed,
                                 server_momentum=config.training.server_momentum, sampling=config.training.sampling,
                                 aggregator_for=aggregator_for)
