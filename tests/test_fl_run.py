@@ -101,10 +101,12 @@ def test_digits_ideal_run_learns_and_writes_the_run_directory(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["DONE", "config.json", "metrics.csv"]
     assert (out / "metrics.csv").read_text().splitlines()[0] == ",".join(METRICS_HEADER)
     assert METRICS_HEADER == ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted",
-                              "epsilon", "wall_time_s", "channel_uses", "noise_energy", "clipped_error", "weight")
+                              "epsilon", "wall_time_s", "channel_uses", "noise_energy", "clipped_error", "weight",
+                              "cohort")
     rows = _rows(out)
     assert [int(r["round"]) for r in rows] == list(range(1, 11))
     assert all(r["V"] == "" and r["admitted"] == "" and r["epsilon"] == "inf" for r in rows)
+    assert all(r["cohort"] == "10" for r in rows)  # K = 10 exactly: sampling without replacement (the default)
     assert float(rows[-1]["test_accuracy"]) == summary["final_test_accuracy"]
     assert float(rows[-1]["train_loss"]) < float(rows[0]["train_loss"])
     record = json.loads((out / "config.json").read_text())

@@ -95,6 +95,7 @@ INVALID = {
     "training.server_momentum": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
                                           NON_FINITE, NOT_NUMBER),
     "training.mode": not_in(("fedavg", "prifedsync")),
+    "training.sampling": not_in(("without-replacement", "poisson")),
     "phy.scheme": not_in(SCHEMES),
     "phy.floras.N": st.one_of(st.integers(max_value=19), st.integers(min_value=33), NOT_INT),
     "phy.L": st.one_of(st.integers(max_value=0), st.integers(min_value=1, max_value=10**6).filter(lambda n: not is_power_of_two(n)),
@@ -211,6 +212,8 @@ VALID = {
     "training.client_chunk": st.one_of(st.none(), st.integers(1, 10**6)),
     "training.server_momentum": st.floats(min_value=0.0, max_value=1.0, exclude_max=True),
     "training.mode": st.just("fedavg"),  # prifedsync needs phy.scheme = "ideal" and item level (tests/test_prifedsync.py)
+    "training.sampling": st.just("without-replacement"),  # poisson needs add-remove and no FLORAS (the default
+    # scheme): tests/test_poisson_sampling.py
     "phy.scheme": st.sampled_from([sc for sc in SCHEMES if sc in ("floras", "channel-inversion", "ideal")]),  # the
     # private baselines and sqSGD need phy.normalization = "clip" (tests/test_baseline_runs.py)
     "phy.floras.N": st.integers(20, 32),

@@ -34,6 +34,15 @@ at most the bound at (n = K, σ) (l₂ and l₁ are equal, τ is smaller: fewer 
 so the accountant's event DDGaussRound(n = K, σ) bounds every round. K′ = 0: nothing is sent,
 the round is skipped (diagnostic ``skipped`` = 1).
 
+Poisson-sampled runs (model §1, :mod:`phy.cohort`): a round of K_t clients is built with K = K_t rows,
+``grid_clients`` = n (γ of the bit budget at n, the run's expected cohort, so γ is the accountant's) and
+``noise_shares`` = n: the round then carries exactly n shares of N_ℤ(0, (σ/γ)²) whatever K_t and K′, held
+round robin by the K′ admitted clients (admitted client j in client order draws ⌈n/K′⌉ shares if j < n mod K′,
+else ⌊n/K′⌋; its noise variance is that count times σ²). The sum's law is that of n shares at σ, exactly the
+accountant's DDGaussRound(n, σ), and it does not depend on the cohort (Kairouz, Liu & Steinke's Thm 1 under
+add/remove keeps n fixed and zeroes the removed client's vector). Dropout is refused with it. The traced
+path draws share i of client k from (seed, "ddgauss-noise", t, k, i).
+
 Dropout after noising (the source's Fig. 9): ⌊f·K′⌋ admitted clients, drawn uniformly from
 (seed, "ddgauss-dropout", t), noise their vectors (at σ_k, fixed before any loss) and then never
 deliver: the server decodes the survivors' sum, with only their n_s = K′ − ⌊f·K′⌋ noise shares
@@ -198,7 +207,8 @@ class DDGaussAggregator:
     max(1, 2^22 // d_pad) (16 at d_pad = 2^18: 32 MB per buffer). Results do not depend on it.
     """
 
-    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, client_chunk: int | None = None):
+    def __init__(self, config: PhyConfig, *, K: int, d: int, seed: int, client_chunk: int | None = None,
+                 grid_clients: int | None = None, noise_shares: int | None = None):
         self.config = config.validate(K=K, d=d)
         self.K, self.d = int(K), int(d)
         self.seed = check_seed(seed)
@@ -207,7 +217,10 @@ class DDGaussAggregator:
         self.params = p = config.of("ddgauss")
         self.local_std = float(p.local_std)
         self.dropout = float(p.dropout)
-        self.grid, self.grid_source = resolve_grid(config, K=self.K, d=self.d)
+        self.noise_shares = None if noise_shares is None else int(noise_shares)
+        if self.noise_shares is not None and (self.noise_shares < 1 or float(p.dropout) != 0.0):
+            raise ValueError(f"noise_shares must be ≥ 1 and phy.ddgauss.dropout 0 (got {noise_shares!r}, dropout {p.dropout!r})")
+        self.grid, self.grid_source = resolve_grid(config, K=self.K if grid_clients is None else int(grid_clients), d=self.d)
         self.delta2 = rounding_norm_bound(clip=self.clip, grid=self.grid, d=self.d_pad, beta=float(p.beta))
         # β = 0: unconditional rounding (every attempt is within c/γ + √d_pad by the triangle inequality)
         self.rounding_bound = math.inf if float(p.beta) == 0.0 else self.delta2
@@ -281,8 +294,14 @@ class DDGaussAggregator:
                          **noise_metrics(np.zeros(self.d), np.zeros(self.d))})
             return AggregationResult(np.zeros(self.d), 0, err, diag)
         signs = rademacher_signs(self.seed, "ddgauss-rotation", t, n=self.d_pad)
-        sigma_k = self.local_std * math.sqrt(self.K / k_adm)  # fixed before any share is lost
-        scale = sigma_k / self.grid
+        if self.noise_shares is None:
+            sigma_k = self.local_std * math.sqrt(self.K / k_adm)  # fixed before any share is lost
+            scale, shares = sigma_k / self.grid, None
+        else:  # n shares at σ whatever K′ (module docstring, Poisson-sampled runs)
+            sigma_k = self.local_std * math.sqrt(self.noise_shares / k_adm)  # the rms per admitted client
+            scale = self.local_std / self.grid
+            shares = np.zeros(self.K, dtype=np.int64)
+            shares[survivors] = self.noise_shares // k_adm + (np.arange(k_adm) < self.noise_shares % k_adm)
         total = np.zeros(self.d_pad, dtype=np.int64)  # Σ_k z_k without wrapping (simulator view)
         clipped, raw, mus, redraws = np.zeros(self.d), np.zeros(self.d), np.zeros(self.K), 0
         encoder = self._encoder
@@ -295,13 +314,18 @@ class DDGaussAggregator:
                 redraws += r
                 for i, k in enumerate(sub):  # client order: every sum is the same whatever the chunk
                     np.add(total, ints[i], out=total, casting="unsafe")  # exact: ints holds integers < 2^53
-                    if per_client_noise:
+                    if per_client_noise and shares is None:
                         total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k)), scale, (self.d_pad,))
+                    elif per_client_noise:
+                        for i_share in range(int(shares[k])):
+                            total += sample_discrete_gaussian(stream(self.seed, "ddgauss-noise", t, int(k), i_share), scale,
+                                                              (self.d_pad,))
                     clipped += s[i]
                     raw += x[local[i]]
                 mus[sub] = mu
         if not per_client_noise:
-            total += self.summed_noise(n=int(survivors.size), scale=scale, round_index=t)
+            n_shares = int(survivors.size) if shares is None else self.noise_shares
+            total += self.summed_noise(n=n_shares, scale=scale, round_index=t)
         half = 1 << (B - 1)
         wrapped = float(np.mean((total < -half) | (total >= half)))
         agg = wrap_mod(total, B)  # what secure aggregation reveals: Σ_k z_k mod 2^B
@@ -318,10 +342,13 @@ class DDGaussAggregator:
             "scheme": "ddgauss", **self.config.to_dict(),
             "d_pad": self.d_pad, "grid": self.grid, "grid_source": self.grid_source, "delta2": self.delta2,
             "bits_per_client": self.bits_per_client, "modulus": f"2^{self.params.bits}",
-            "contributors": "clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
-                            "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'"
-                            + (f"; a fraction {self.dropout:g} of them drops out after noising (their shares never "
-                               "arrive)" if self.dropout else ""),
+            "contributors": ("clients admitted by the digital uplink's truncation (|h|^2 >= g_th); each draws "
+                             "noise std dd_local_std*sqrt(K/K') so the aggregate noise equals K contributors'"
+                             + (f"; a fraction {self.dropout:g} of them drops out after noising (their shares never "
+                                "arrive)" if self.dropout else "")) if self.noise_shares is None else (
+                "clients admitted by the digital uplink's truncation (|h|^2 >= g_th) of the round's (Poisson) cohort; "
+                f"they hold n = {self.noise_shares} noise shares of std dd_local_std round robin, whatever the cohort "
+                "(the accountant's n)"),
             "noise_draws": "aggregate: the sum of the survivors' shares from its exact pmf (d_pad draws); "
                            "aggregate_traced: every client's own share",
             "threat_model": "the server, given secure aggregation (it sees only the modular sum)",

@@ -1,8 +1,9 @@
 """The wiring rows of the built-in schemes (:mod:`scenarios.config.schemes`; model §7, §9, §10).
 
 Each accountant builder takes the validated scenario, the model dimension d and the examples per
-client D, and returns the scheme's run accountant in model units. Client sampling is uniform
-without replacement (model §1) unless a row says otherwise; full local epochs make item level
+client D, and returns the scheme's run accountant in model units. Client sampling is the run's
+``training.sampling`` (model §1): K of M uniformly without replacement (replace-one), or Poisson at
+q = K/M (add/remove; the run then samples that way, :mod:`fl.sampling`), unless a row says otherwise; full local epochs make item level
 equal client level (the FLORAS accountant also covers local steps, model §7.3).
 """
 
@@ -11,10 +12,15 @@ from __future__ import annotations
 from scenarios.config.schemes import Calibrated, SchemeWiring, register_wiring
 
 
+def _sampling(config) -> str:
+    """``training.sampling`` (a configuration-like object without it samples without replacement)."""
+    return getattr(config.training, "sampling", "without-replacement")
+
+
 def _common(config) -> dict:
     t, pr = config.training, config.privacy
     return dict(K=t.clients_per_round, M=config.partition.clients, level=pr.level, relation=pr.relation,
-                sampling="without-replacement", delta=float(pr.delta), accountant=pr.accountant)
+                sampling=_sampling(config), delta=float(pr.delta), accountant=pr.accountant)
 
 
 # ---------------------------------------------------------------- FLORAS (model §7)
@@ -115,10 +121,11 @@ ANALOG = register_wiring(SchemeWiring(
 # ---------------------------------------------------------------- DDGauss (model §9.2)
 def _ddgauss(config, *, d: int, D: int):
     """n = K contributors at σ = local_std and the aggregator's γ (the K′ admitted clients scale their noise
-    by √(K/K′), which the n = K bound covers; :mod:`phy.digital.ddgauss`). Sampling: K of M without
-    replacement, replace-one, as the run samples (the source's Poisson accounting, Zhu & Wang's general bound,
-    is the accountant's ``sampling="poisson"``; a run of exactly K clients per round is not Poisson-sampled, so
-    it is not offered here). Dropout after noising of a fraction f: the noise of the survivors, 1 − f."""
+    by √(K/K′), which the n = K bound covers; :mod:`phy.digital.ddgauss`). Sampling: the run's, K of M without
+    replacement (replace-one), or with ``training.sampling = "poisson"`` the source's Poisson accounting (Zhu &
+    Wang's general bound, add/remove) of a run that samples each client with probability K/M and carries n = K
+    noise shares at σ in every round whatever its cohort (:mod:`phy.cohort`). Dropout after noising of a
+    fraction f: the noise of the survivors, 1 − f."""
     from phy.digital.ddgauss import resolve_grid
     from privacy import RunAccountant
 
@@ -146,7 +153,8 @@ def _sqsgd(config, *, d: int, D: int):
     from privacy.mechanisms.ldp import THREAT_MODEL
 
     common = _common(config)
-    common["sampling"] = "without-replacement" if config.privacy.relation == "replace" else "poisson"
+    if _sampling(config) == "without-replacement":  # as before: add/remove is accounted as Poisson
+        common["sampling"] = "without-replacement" if config.privacy.relation == "replace" else "poisson"
     p = config.phy.of("sqsgd")
     extra = {"epsilon_s": float(p.epsilon_s)} if p.norm_bound == "adaptive" else {}
     return RunAccountant("ldp", **common, threat_model=THREAT_MODEL, epsilon0=float(p.epsilon0), **extra)

@@ -42,7 +42,11 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "model.channels": ("non-empty list of ≥ 1", "CNN: Conv2D(c, k×k, same, ReLU) + MaxPool 2×2 per entry, then Dense"),
     "model.kernel_size": ("≥ 1", "CNN kernel size k (default CNN on 28×28: d = 9 098)"),
     # [training]
-    "training.clients_per_round": ("1 … M", "K, sampled uniformly without replacement each round"),
+    "training.clients_per_round": ("1 … M", "K, sampled uniformly without replacement each round (with "
+                                            "`sampling = \"poisson\"`: the expected cohort qM)"),
+    "training.sampling": ("`without-replacement`, `poisson`", "client sampling ([model §1](model.md#sec-1)): exactly K of M "
+                          "uniformly without replacement, or each client independently with probability q = K/M "
+                          "(cohort K_t ~ Binomial(M, q), step x̂/(qM), add/remove ε; not FLORAS, PriFedSync)"),
     "training.lr": ("> 0", "η, plain SGD"),
     "training.batch_size": ("1 … D", "B, examples per local step"),
     "training.local_epochs": ("≥ 1", "E local epochs (the source's experiments)"),

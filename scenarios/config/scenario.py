@@ -32,6 +32,7 @@ from scenarios.config.tables import (
     MODELS,
     PARTITIONS,
     RELATIONS,
+    SAMPLINGS,
     TABLES,
     DataConfig,
     ModelConfig,
@@ -124,6 +125,9 @@ class ScenarioConfig:
             raise ValueError("training.server_momentum must be 0 with training.mode = 'prifedsync' (its server averages "
                              "the clients' models; momentum is a FedAvg option)")
         validate_training_mode(self)
+        check_choice("training.sampling", t.sampling, SAMPLINGS)
+        if t.sampling == "poisson":
+            check_poisson(self)
 
         try:
             self.phy.validate(K=t.clients_per_round)
@@ -174,6 +178,25 @@ class ScenarioConfig:
         if self.training.mode == "prifedsync":
             return prifedsync_accountant(self, D=D)
         return scheme_accountant(self, d=d, D=D)
+
+
+def check_poisson(config: ScenarioConfig) -> None:
+    """``training.sampling = "poisson"`` (model §1): a FedAvg run of a scheme whose rounds take any cohort size
+    (:func:`phy.cohort.poisson_refusal`) under add/remove neighbours (the Poisson amplification bounds)."""
+    from phy.cohort import poisson_refusal
+
+    t, pr = config.training, config.privacy
+    if t.mode != "fedavg":
+        raise ValueError(f"training.sampling = 'poisson' needs training.mode = 'fedavg' (got {t.mode!r}: PriFedSync "
+                         "samples K of M without replacement and its record-level accountant assumes it); use "
+                         "training.sampling = 'without-replacement'")
+    why = poisson_refusal(config.phy)
+    if why is not None:
+        raise ValueError(why)
+    if pr.relation != "add-remove":
+        raise ValueError(f"privacy.relation must be 'add-remove' with training.sampling = 'poisson' (got "
+                         f"{pr.relation!r}): Poisson sampling's amplification is derived for adding or removing one "
+                         "client; set privacy.relation = 'add-remove' or use training.sampling = 'without-replacement'")
 
 
 #: keys of earlier scenario files and their new names

@@ -146,7 +146,11 @@ def scheme_accountant(config, *, d: int, D: int):
     try:
         return row.accountant(config, d=d, D=D)
     except ValueError as exc:
-        raise ValueError(f"privacy: {exc}") from exc
+        hint = ""
+        sampling = getattr(config.training, "sampling", "without-replacement")
+        if "use sampling 'poisson' for add-remove" in str(exc) and sampling == "without-replacement":
+            hint = " (a run that samples that way: training.sampling = 'poisson', model §1)"
+        raise ValueError(f"privacy: {exc}{hint}") from exc
 
 
 def get_phy_key(phy, key: str):

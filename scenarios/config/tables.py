@@ -77,6 +77,7 @@ class ModelConfig:
 
 
 TRAINING_MODES = ("fedavg", "prifedsync")
+SAMPLINGS = ("without-replacement", "poisson")  # training.sampling (fl.sampling, model §1)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ class TrainingConfig:
     server_momentum: float = 0.0
     mode: str = "fedavg"
     prifedsync: PriFedSyncConfig = field(default_factory=PriFedSyncConfig)
+    sampling: str = "without-replacement"
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ def run_record(config: ScenarioConfig, config_dict: dict, setup: RunSetup, key: 
                              "(0/0 = 0, x/0 = inf)",
             "weight": "FLORAS receiver weight w of the round (phy.floras.receiver, model §6.4; the estimate is w*x_hat; "
                       "empty for other schemes)",
+            "cohort": "clients sampled in the round: K (training.sampling = without-replacement) or the Poisson "
+                      "cohort K_t ~ Binomial(M, K/M) (poisson; 0: the model is left unchanged), model §1",
         },
         "timing": {
             "setup_s": setup_s,

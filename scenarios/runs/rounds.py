@@ -61,7 +61,8 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
                    int(diag["admitted"]) if "admitted" in diag else None,
                    eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None,
                    diag.get("noise_energy"), diag.get("clipped_nmse"),
-                   diag.get("weight")]  # only FLORAS reports a receiver weight (model §6.4)
+                   diag.get("weight"),  # only FLORAS reports a receiver weight (model §6.4)
+                   outcome.cohort]  # K, or K_t with Poisson sampling (model §1)
             line = ",".join(format_cell(v) for v in row) + "\n"
             try:
                 fh.write(line)

@@ -9,7 +9,7 @@ Run directory
     assumptions (model §7.4), package versions and the project's git revision.
 ``metrics.csv``
     Header ``round,train_loss,test_loss,test_accuracy,agg_error,V,admitted,epsilon,wall_time_s,channel_uses,``
-    ``noise_energy,clipped_error,weight``;
+    ``noise_energy,clipped_error,weight,cohort``;
     one row per finished round (round = 1, 2, …), appended and flushed every round. An empty
     cell means "does not apply" (V outside FLORAS, admitted for schemes whose aggregator reports no
     admission count, losses
@@ -43,8 +43,9 @@ does not change results) of a fresh start are recorded in ``config.json`` under 
 ``channel_uses`` is the real channel uses of the round's uplink (model §5; the aggregator's
 ``channel_uses`` diagnostic); ``noise_energy`` is ‖x̂ − Σ_k x̃_k‖² in model units and ``clipped_error``
 that over ‖Σ_k x̃_k‖², x̃_k the clipped (normalized, then de-normalized) differential (model §6.4);
-``weight`` is FLORAS's receiver weight w (``phy.floras.receiver``; empty for other schemes). The last
-three columns were appended after the others: a finished run with the older ten-column header still
+``weight`` is FLORAS's receiver weight w (``phy.floras.receiver``; empty for other schemes); ``cohort`` the
+clients sampled in the round (K, or the Poisson cohort K_t with ``training.sampling = "poisson"``, model §1).
+The last four columns were appended after the others: a finished run with an older header still
 verifies and reads; resuming an unfinished one is refused with a message (its rows lack them).
 """
 
@@ -183,7 +184,7 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
         header = tuple(metrics_text.split("\n", 1)[0].split(","))
         if header != METRICS_HEADER:
             raise ValueError(f"checkpoint in {out_dir} holds metrics with the columns {','.join(header)}; this version "
-                             f"writes {','.join(METRICS_HEADER)} (noise_energy, clipped_error, weight appended), so the run "
+                             f"writes {','.join(METRICS_HEADER)} (noise_energy, clipped_error, weight, cohort appended), so the run "
                              "cannot be continued: start it again in another --out (its finished rounds stay readable)")
         if w.shape != (d,):
             raise ValueError(f"checkpoint in {out_dir} holds a model of dimension {w.shape} (scenario has d = {d}); choose another --out")

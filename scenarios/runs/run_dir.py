@@ -27,7 +27,7 @@ from scenarios.config import ScenarioConfig
 __all__ = ["METRICS_HEADER", "SNR_DEFINITION", "TRAIN_LOSS_DEFINITION", "read_metrics"]
 
 METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
-                  "channel_uses", "noise_energy", "clipped_error", "weight")
+                  "channel_uses", "noise_energy", "clipped_error", "weight", "cohort")
 # the header of runs made before noise_energy, clipped_error and weight were recorded (resumable: no; finished: readable)
 METRICS_HEADER_V1 = METRICS_HEADER[:10]
 SNR_DEFINITION = (
@@ -125,7 +125,7 @@ def _effective(config_dict: dict) -> dict:
     CNN keys of an MLP (and the reverse), synthetic-data keys of a real data set, the split
     fraction of IDX and FedProx data, the ``[data.fedprox]`` sub-table of other data sets,
     ``training.client_chunk`` (memory only), the shard count outside ``shards`` and α outside
-    ``dirichlet``; FLORAS's receiver keys absent from an older record are its defaults.
+    ``dirichlet``; FLORAS's receiver keys and ``training.sampling`` absent from an older record are their defaults.
     """
     out = json.loads(json.dumps(config_dict))
     out.get("run", {}).pop("key_hex", None)  # the key is compared by its identifier
@@ -141,6 +141,8 @@ def _effective(config_dict: dict) -> dict:
     if data.get("name") != "fedprox":
         data.pop("fedprox", None)
     out.get("training", {}).pop("client_chunk", None)  # memory only: results do not depend on it (fl.training)
+    if isinstance(out.get("training"), dict):  # runs made before training.sampling existed sampled without replacement
+        out["training"].setdefault("sampling", "without-replacement")
     if part.get("kind") != "shards":
         part.pop("shards_per_client", None)
     if part.get("kind") != "dirichlet":

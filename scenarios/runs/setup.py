@@ -18,7 +18,7 @@ from phy.randomness import stream
 from scenarios.config import ScenarioConfig
 from scenarios.config.keys import ResolvedKey, warn_simulation_key
 
-__all__ = ["EpsilonColumn", "RunSetup", "build_run", "build_trainer", "client_data", "make_trainer", "model_spec",
+__all__ = ["EpsilonColumn", "poisson_assumption", "RunSetup", "build_run", "build_trainer", "client_data", "make_trainer", "model_spec",
            "quiet_tensorflow"]
 
 
@@ -34,6 +34,14 @@ def quiet_tensorflow() -> None:
     tf.get_logger().setLevel("ERROR")
 
 
+def poisson_assumption(config: ScenarioConfig) -> str:
+    """The sentence a Poisson-sampled run adds to its privacy assumptions (model §1)."""
+    K, M = config.training.clients_per_round, config.partition.clients
+    return (f"training run: Poisson sampling, q = K/M = {K}/{M} = {K / M:.6g}, add/remove, fixed denominator qM = {K} "
+            "(each client joins a round independently with probability q; cohort size K_t in the metrics' cohort "
+            "column; an empty cohort leaves the model unchanged)")
+
+
 class EpsilonColumn:
     """ε after t rounds from the scheme's own accountant; ∞ for a scheme without privacy noise."""
 
@@ -45,9 +53,13 @@ class EpsilonColumn:
                 f"scheme {phy.scheme!r} releases the aggregate without privacy noise: epsilon = inf "
                 f"(threat model T1, {pr.relation} relation, {pr.level} level, delta = {pr.delta})"
             )
+            if config.training.sampling == "poisson":
+                self.assumptions += "; " + poisson_assumption(config)
             return
         # the assumptions of the run's final report (the attained order is that of the last round)
         self.assumptions = "; ".join(self.accountant.report(rounds=config.run.rounds).assumptions)
+        if config.training.sampling == "poisson":
+            self.assumptions += "; " + poisson_assumption(config)
 
     def final_report(self, rounds: int) -> dict:
         """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf."""
@@ -206,8 +218,16 @@ def build_run(config: ScenarioConfig, key: ResolvedKey | None, *, setup_start: f
         n_sub = int(data.y_train.size)
         eval_train = Evaluator(spec, data.x_train, data.y_train)
     eval_test = Evaluator(spec, data.x_test, data.y_test)
+    aggregator_for = None
+    if config.training.sampling == "poisson":  # a round of K_t clients gets an aggregator built for K_t
+        from phy.cohort import cohort_aggregators
+
+        aggregator_for = cohort_aggregators(config.phy, K=K, d=d, seed=seed, key=key.key if key is not None else None,
+                                            relation=config.privacy.relation)
+        aggregator = aggregator_for(K)  # the run's description: a round of the expected cohort
     fedavg = FederatedAveraging(trainer=trainer, aggregator=aggregator, M=M, K=K, seed=seed,
-                                server_momentum=config.training.server_momentum)
+                                server_momentum=config.training.server_momentum, sampling=config.training.sampling,
+                                aggregator_for=aggregator_for)
     personal = None
     if config.training.mode == "prifedsync":
         fedavg, personal = _prifedsync(config, data, part, trainer, spec, aggregator, steps=steps)
