@@ -18,8 +18,24 @@ from .matched import COLORS, curve_label, threat_of
 
 __all__ = ["case_text", "draw_accuracy", "write_cell_table"]
 
-def case_text(label: str, record: dict) -> str:
-    return curve_label(label, threat_of(record, label))
+def run_threats(res, label: str, key: str) -> dict:
+    """{grid value: the threat model the runs' own privacy report states} for ``label`` (it may vary with the
+    point: analog Gaussian with N_r > 1 counts only the clients' noise, model §5.2)."""
+    out = {}
+    for rs in res.runsets:
+        if rs.label == label and rs.configs:
+            threat = (rs.configs[0].get("privacy_report") or {}).get("threat_model")
+            if threat:
+                out[_value(rs.value(key))] = threat
+    return out
+
+
+def case_text(label: str, record: dict, res=None, key: str | None = None) -> str:
+    """The case's legend text with its threat model: the runs' own when they share one, else a pointer to the table."""
+    threats = set(run_threats(res, label, key).values()) if res is not None and key else set()
+    if len(threats) > 1:
+        return curve_label(label, "threat model per point: see the table")
+    return curve_label(label, threats.pop() if threats else threat_of(record, label))
 
 
 def _value(v) -> float:
@@ -35,7 +51,7 @@ def draw_accuracy(ax, res, record: dict, key: str) -> list[float]:
     xs: set = set()
     for k, label in enumerate(_labels(res, record)):
         sets = sorted((rs for rs in res.runsets if rs.label == label), key=lambda rs: _value(rs.value(key)))
-        color, text = COLORS.get(label), case_text(label, record)
+        color, text = COLORS.get(label), case_text(label, record, res, key)
         if sets:
             x = np.array([_value(rs.value(key)) for rs in sets])
             acc = [100 * rs.final("test_accuracy") for rs in sets]
@@ -77,8 +93,12 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
              "| case (threat model) | " + " | ".join(f"{name} = {v:g}{unit}" for v in values) + " |",
              "| --- |" + " --- |" * len(values)]
     for label in dict.fromkeys(lab for lab, _ in rows):
-        lines.append(f"| {case_text(label, record)} | " + " | ".join(rows.get((label, v), "—") for v in values) + " |")
+        lines.append(f"| {case_text(label, record, res, key)} | " + " | ".join(rows.get((label, v), "—") for v in values) + " |")
     lines.append("")
+    for label in dict.fromkeys(lab for lab, _ in rows):
+        threats = run_threats(res, label, key)
+        if len(set(threats.values())) > 1:
+            lines += [f"Threat model of {label}: " + "; ".join(f"{name} = {v:g}{unit}: {th}" for v, th in sorted(threats.items())), ""]
     for i, reason in enumerate(reasons, 1):
         lines.append(f"({i}) {reason}")
     path = Path(out_dir) / f"{stem}.table.md"
