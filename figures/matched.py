@@ -33,11 +33,13 @@ SCHEME_TEXT = {
     "channel-inversion": "channel inversion (no privacy)", "floras-none-capped": "FLORAS, no CSIT, capped receiver",
     "floras-none-inverse-variance": "FLORAS, no CSIT, inverse-variance receiver",
     "floras-phase-capped": "FLORAS, phase CSIT, capped receiver",
+    "channel-inversion-pathloss-inversion": "channel inversion (no privacy), path-loss inversion",
 }
 COLORS = {
     "floras-none": "tab:blue", "floras-phase": "tab:cyan", "central-gaussian": "tab:green", "analog-gaussian": "tab:olive",
     "ddgauss": "tab:purple", "sqsgd": "tab:red", "ideal": "black", "channel-inversion": "tab:orange",
     "floras-none-capped": "tab:brown", "floras-none-inverse-variance": "tab:pink", "floras-phase-capped": "tab:gray",
+    "channel-inversion-pathloss-inversion": "tab:red",
 }
 REFERENCES = ("ideal", "channel-inversion")
 

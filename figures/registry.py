@@ -19,6 +19,8 @@ FIGURES = (
     ("matched_receiver", "matched_receiver"),
     ("prifedsync", "prifedsync"),
     ("channel_uses_vs_k", "matched_population"),
+    ("cell", "cell"),
+    ("cell_antennas", "cell_antennas"),
 )
 
 

@@ -460,3 +460,47 @@ def test_prediction_counts_runs_copied_from_an_identical_earlier_sweep(tmp_path,
     seconds = 2 * t  # ε = 16's two runs; ε = 8's two are copies
     assert f"predicted 0:00:{round(seconds):02d} of run time" in line
     assert f"{round(seconds / 2 + WORKER_START_S) // 60}:{round(seconds / 2 + WORKER_START_S) % 60:02d} wall" in line
+
+
+def test_cell_sweep_plans_and_fits_its_budget(narrow_floras_range):
+    """scenarios/cell.toml (model §5.1, §10): every channel-inversion and analog-Gaussian point is feasible at the
+    tuned η of docs/figures/matched/tune_combined.json (path-loss inversion reusing channel inversion's), analog
+    Gaussian meets ε = 8, channel inversion is ε = ∞; its FLORAS points are either planned (calibrated to ε ≤ 8,
+    or infeasible with a reason) or, while FLORAS's ε has no cell, refused at planning naming phy.pathloss.
+    The whole file, FLORAS included, is predicted within 60 min wall on 2 workers."""
+    from dataclasses import replace as dc_replace
+
+    from scenarios.experiments.matched import plan_sweep, predict
+    from scenarios.experiments.matched_timing import run_seconds
+    from scenarios.experiments.sweep_file import load_sweep
+    from scenarios.experiments.tune import read_tuned
+
+    sweep = load_sweep(ROOT / "scenarios" / "cell.toml")
+    tuned = read_tuned(ROOT / "docs" / "figures" / "matched" / "tune_combined.json")
+    floras = [p for p in sweep.points if p.label.startswith("floras")]
+    assert [p.grid["phy.cell_radius"] for p in floras] == [100.0, 250.0, 500.0, 1000.0]
+    try:
+        _, planned = plan_sweep(sweep, tuned_lr=tuned)
+    except ValueError as exc:  # today: FLORAS's ε is derived for the link of model §5 only
+        assert "grid point floras-none-capped_cell-radius-100" in str(exc) and "phy.pathloss" in str(exc)
+    else:
+        for p in (q for q in planned if q.label.startswith("floras")):
+            assert p.status in ("feasible", "infeasible") and p.lr == tuned["floras-none-capped"]
+            if p.status == "feasible":
+                assert p.calibration["achieved_epsilon"] <= 8.0
+            else:
+                assert p.reason
+    others = dc_replace(sweep, points=tuple(p for p in sweep.points if p not in floras))
+    _, planned = plan_sweep(others, tuned_lr=tuned)
+    assert len(planned) == 12 and all(p.status == "feasible" for p in planned)
+    for p in planned:
+        if p.label.startswith("channel-inversion"):
+            assert float(p.calibration["achieved_epsilon"]) == float("inf") and p.lr == tuned["channel-inversion"]
+        else:
+            assert p.scheme == "analog-gaussian" and p.lr == tuned["analog-gaussian"]
+            assert p.calibration["parameter"] == "analog-gaussian.noise_multiplier"
+            assert p.calibration["achieved_epsilon"] <= 8.0
+    pred = predict(planned, seeds=3, workers=2)
+    assert pred.runs == 36
+    floras_s = 3 * len(floras) * run_seconds(dataset="fashion-mnist", scheme="floras", rounds=200, K=20, M=100, batch_size=50)
+    assert pred.wall_seconds + floras_s / 2 <= 3600.0

@@ -63,7 +63,7 @@ def _run(args) -> int:
         sweep_dir = results / sweep
         if not (sweep_dir / "sweep.json").is_file():
             # calibrated or tuned sweeps run with floras matched
-            command = "floras matched" if sweep.startswith("matched") or sweep == "fig4_tuned" else "floras sweep"
+            command = "floras matched" if sweep.startswith(("matched", "cell")) or sweep == "fig4_tuned" else "floras sweep"
             absent.append(f"{sweep} ({command} scenarios/{sweep}.toml)")
             continue
         try:

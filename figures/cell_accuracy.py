@@ -1,0 +1,107 @@
+"""Accuracy of a matched cell sweep against its grid parameter (model §5.1, §5.2, §10), and its table.
+
+One curve per case (mean over seeds, min–max band); points recorded as infeasible in ``matched.json`` (a
+target ε the scheme cannot reach) are × on the floor and ``infeasible`` in the table, with their reason
+below it. The table also gives the mean clients admitted per round (of K; channel inversion's truncation and
+the analog scheme's, model §6.2, §9.1), where the near–far effect of the cell shows (docs/cell.md).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .common import MARKERS
+from .matched import COLORS, curve_label, threat_of
+
+__all__ = ["case_text", "draw_accuracy", "write_cell_table"]
+
+def run_threats(res, label: str, key: str) -> dict:
+    """{grid value: the threat model the runs' own privacy report states} for ``label`` (it may vary with the
+    point: analog Gaussian with N_r > 1 counts only the clients' noise, model §5.2)."""
+    out = {}
+    for rs in res.runsets:
+        if rs.label == label and rs.configs:
+            threat = (rs.configs[0].get("privacy_report") or {}).get("threat_model")
+            if threat:
+                out[_value(rs.value(key))] = threat
+    return out
+
+
+def case_text(label: str, record: dict, res=None, key: str | None = None) -> str:
+    """The case's legend text with its threat model: the runs' own when they share one, else a pointer to the table."""
+    threats = set(run_threats(res, label, key).values()) if res is not None and key else set()
+    if len(threats) > 1:
+        return curve_label(label, "threat model per point: see the table")
+    return curve_label(label, threats.pop() if threats else threat_of(record, label))
+
+
+def _value(v) -> float:
+    return float(v)
+
+
+def _labels(res, record) -> list:
+    return list(dict.fromkeys([rs.label for rs in res.runsets] + [p["label"] for p in record.get("points", [])]))
+
+
+def draw_accuracy(ax, res, record: dict, key: str) -> list[float]:
+    """Accuracy [%] against ``key`` per case on ``ax``; returns the x values drawn."""
+    xs: set = set()
+    for k, label in enumerate(_labels(res, record)):
+        sets = sorted((rs for rs in res.runsets if rs.label == label), key=lambda rs: _value(rs.value(key)))
+        color, text = COLORS.get(label), case_text(label, record, res, key)
+        if sets:
+            x = np.array([_value(rs.value(key)) for rs in sets])
+            acc = [100 * rs.final("test_accuracy") for rs in sets]
+            ref = label.startswith("channel-inversion")
+            ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], color=color, ls="--" if ref else "-",
+                    label=text)
+            if max(len(a) for a in acc) > 1:
+                ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
+            xs.update(x.tolist())
+        bad = [_value(p["grid"][key]) for p in record.get("points", []) if p["label"] == label and p["status"] == "infeasible"]
+        if bad:
+            ax.plot(bad, [0.0] * len(bad), ls="", marker="x", ms=8, color=color, clip_on=False,
+                    label=None if sets else f"{text}: infeasible")
+            xs.update(bad)
+    return sorted(xs)
+
+
+def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit: str) -> Path:
+    """Markdown: per case, final test accuracy mean [min, max] over seeds and mean admitted clients, per ``key`` value."""
+    from scenarios.store import atomic_write_text
+
+    rows: dict = {}
+    for rs in res.runsets:
+        acc = 100 * rs.final("test_accuracy")
+        cell = f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}]"
+        adm = rs.metrics.get("admitted")
+        if adm is not None and np.isfinite(adm).any():
+            cell += f" ({float(np.nanmean(adm)):.2f} of {int(rs.value('training.clients_per_round', 0))} admitted)"
+        rows[(rs.label, _value(rs.value(key)))] = cell
+    reasons = []
+    for p in record.get("points", []):
+        if p["status"] == "infeasible":
+            if p["reason"] not in reasons:
+                reasons.append(p["reason"])
+            rows[(p["label"], _value(p["grid"][key]))] = f"infeasible ({reasons.index(p['reason']) + 1})"
+    values = sorted({v for _, v in rows})
+    name = key.rsplit(".", 1)[-1]
+    lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds, against {name}", "",
+             "| case (threat model) | " + " | ".join(f"{name} = {v:g}{unit}" for v in values) + " |",
+             "| --- |" + " --- |" * len(values)]
+    for label in dict.fromkeys(lab for lab, _ in rows):
+        lines.append(f"| {case_text(label, record, res, key)} | " + " | ".join(rows.get((label, v), "—") for v in values) + " |")
+    lines.append("")
+    for label in dict.fromkeys(lab for lab, _ in rows):
+        threats = run_threats(res, label, key)
+        if len(set(threats.values())) > 1:
+            lines += [f"Threat model of {label}: " + "; ".join(f"{name} = {v:g}{unit}: {th}" for v, th in sorted(threats.items())), ""]
+    for i, reason in enumerate(reasons, 1):
+        lines.append(f"({i}) {reason}")
+    path = Path(out_dir) / f"{stem}.table.md"
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
+
