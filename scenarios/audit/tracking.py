@@ -16,11 +16,15 @@ t + 1 for every t with a pairwise method of :mod:`scenarios.audit.linking` (``pi
     detected in round s with running mean μ_c = ln E of that sequence (E = ‖r^s‖², N_r = 1: E = |r^s|²).
     At round τ + 1 it matches the chains to the K sequences detected then by minimum total
     |μ_c − ln E_j(τ + 1)| (Hungarian algorithm), moves each chain to its sequence and updates
-    μ_c ← μ_c + (ln E_j(τ + 1) − μ_c)/n_c, n_c the rounds in chain c so far. Success after R rounds: the
-    fraction of clients k whose chain (the one opened at π_s(k)) sits at π_{s+R−1}(k), averaged over the
-    starts s. With a fixed drop the running means converge to the clients' E[ln E] = ln(b²β_eff,k/2 + σ²/L)
-    + E ln χ²_{N_r}, whose spread is set by the large-scale gains, while the per-round noise of ln E shrinks
-    as 1/n_c: its success grows with R. For R = 2 it is the pairwise ``pilot`` link.
+    μ_c ← μ_c + (ln E_j(τ + 1) − μ_c)/n_c, n_c the rounds in chain c so far. Two scores after R rounds,
+    averaged over the starts s: ``followed``, the fraction of clients k whose chain (the one opened at
+    π_s(k)) sits at π_{s+R−1}(k); ``link``, the fraction of the tracker's links s + R − 2 → s + R − 1 that are
+    right (the chain moves from a client's sequence to the same client's next one). With a fixed drop the
+    running means converge to the clients' E[ln E] = ln(b²β_eff,k/2 + σ²/L) + E ln χ²_{N_r}, so ``link`` grows
+    with R towards matching one round's energies to the exact means (K = 2: P(E_1 > E_2 in one round) = p,
+    against p² + (1 − p)² for the pairwise link; derived); ``followed`` also keeps the early mistakes, since a
+    chain that swapped clients in its first rounds locks onto the other client's mean. For R = 2 both are
+    the pairwise ``pilot`` link.
 
 Intervals of (b) and (c) are Clopper–Pearson on the pooled counts with the same caveat (overlapping
 windows share links): indicative, not exact.
@@ -63,25 +67,35 @@ def chain_success(mappings: list[dict[int, int]], truths: list[RoundTruth], R: i
 
 
 def cumulative_success(features: list[tuple[np.ndarray, np.ndarray]], truths: list[RoundTruth],
-                       R: int) -> tuple[int, int]:
-    """(hits, trials) of (c) after R rounds; features[t] = (detected sequences [K], ln E of them [K])."""
+                       R: int) -> tuple[int, int, int]:
+    """(followed hits, link hits, trials) of (c) after R rounds; features[t] = (detected sequences [K], ln E [K]).
+
+    followed: client k's chain (opened at π_s(k)) sits at π_{s+R−1}(k); link: the tracker's last link
+    s + R − 2 → s + R − 1 is right for the client at the chain's round-(s + R − 2) sequence (one trial per
+    chain whose sequence then was active).
+    """
     T = len(truths)
-    hits = n = 0
+    followed = linked = n = 0
     for s in range(T - R + 1):
         seq, mu = features[s][0].copy(), features[s][1].copy()
+        prev = seq
         for t in range(s + 1, s + R):
             det, le = features[t]
             rows, cols = linear_sum_assignment(np.abs(mu[:, None] - le[None, :]))
             order = np.empty(seq.size, dtype=np.int64)
             order[rows] = cols
-            seq = det[order]
+            prev, seq = seq, det[order]
             mu = mu + (le[order] - mu) / (t - s + 1)
         start = {int(j): c for c, j in enumerate(features[s][0])}
+        owner = {int(j): k for k, j in enumerate(truths[s + R - 2].active)}
         for k in range(truths[s].active.size):
             c = start.get(int(truths[s].active[k]))
-            hits += int(c is not None and int(seq[c]) == int(truths[s + R - 1].active[k]))
+            followed += int(c is not None and int(seq[c]) == int(truths[s + R - 1].active[k]))
             n += 1
-    return hits, n
+        for c in range(seq.size):
+            k = owner.get(int(prev[c]))
+            linked += int(k is not None and int(seq[c]) == int(truths[s + R - 1].active[k]))
+    return followed, linked, n
 
 
 def track_clients(views: list[tuple[BaseStationView, RoundTruth]], *, kind: str, chain_lengths=CHAIN_LENGTHS,
@@ -107,9 +121,9 @@ def track_clients(views: list[tuple[BaseStationView, RoundTruth]], *, kind: str,
     for v, _ in views:
         det = detected(v, kind)
         feats.append((det, 2.0 * log_pilot_energy(v, det) if v.n_rx == 1 else log_pilot_energy(v, det)))
-    cum_lengths = sorted(set(lengths) | {T})
-    methods["cumulative"] = {"after_rounds": {str(R): _rate(*cumulative_success(feats, truths, R), confidence)
-                                              for R in cum_lengths}}
+    cum = {R: cumulative_success(feats, truths, R) for R in sorted(set(lengths) | {max(2, T // 2), T})}
+    methods["cumulative"] = {"followed": {str(R): _rate(f, n, confidence) for R, (f, _, n) in cum.items()},
+                             "link": {str(R): _rate(lk, n, confidence) for R, (_, lk, n) in cum.items()}}
     return {
         "rx_antennas": views[0][0].n_rx,
         "rounds": T,
