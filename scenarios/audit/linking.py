@@ -72,9 +72,6 @@ def detected(view: BaseStationView, kind: str) -> np.ndarray:
     return np.sort(np.argsort(-stat)[: view.K])
 
 
-_detected = detected
-
-
 def log_pilot_energy(view: BaseStationView, sequences: np.ndarray) -> np.ndarray:
     """The pilot feature of ``pilot`` linking [len(sequences)]: ln|r_j^s| (N_r = 1) or ln ‖r_j^s‖² (N_r > 1)."""
     if view.n_rx == 1:
@@ -93,9 +90,9 @@ def link_rounds(view_a: BaseStationView, view_b: BaseStationView, *, method: str
     kind : detector statistic ("energy" or "signed") used to pick the K active sequences.
     """
     if method == "index":
-        det = _detected(view_a, kind)
+        det = detected(view_a, kind)
         return {int(j): int(j) for j in det}
-    da, db = _detected(view_a, kind), _detected(view_b, kind)
+    da, db = detected(view_a, kind), detected(view_b, kind)
     if method == "similarity":
         cost = -_unit(view_a.decodes()[da]) @ _unit(view_b.decodes()[db]).T
     elif method == "pilot":
