@@ -226,7 +226,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_memory(audit_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, threat=args.threat,
                              sweep_Ns=tuple(sweep["Ns"]) if sweep else (), trials=trials,
-                             rounds=args.rounds if args.threat == "T2" else 0),
+                             rounds=args.rounds if args.threat == "T2" else 0,
+                             rx_antennas=max([config.rx_antennas, *(args.sweep_rx_antennas or [])])),
                  what="floras audit", option=args.memory_limit)
     check_json_path(args.json_path)
     resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file)
