@@ -187,9 +187,13 @@ def test_floras_epsilon_is_refused_with_several_antennas_and_link_leaves_it_empt
     assert header.split(",")[-1] == "epsilon" and row.split(",")[-1] == ""
 
 
-def test_the_t2_audit_refuses_several_antennas():
+def test_the_t2_audit_sees_every_antenna_and_refuses_phase_pre_rotation_with_several():
+    """The audit models N_r antennas (tests/test_audit_linking_antennas.py); one phase cannot align them all."""
     from scenarios.audit.signals import T2Uplink
 
+    view, truth = T2Uplink(_floras(2, N=8, L=8), K=4, seed=0, key=KEY).round(np.ones((4, 3)), round_index=0)
+    assert view.r_pilots.shape == (8, 2) and view.r_data_antennas.shape == (2, 8, 3)
+    assert truth.gains_antennas.shape == (4, 2)
     with pytest.raises(ValueError) as info:
-        T2Uplink(_floras(2, N=8, L=8), K=4, seed=0, key=KEY)
-    assert str(info.value).startswith("rx_antennas") and "\n" not in str(info.value)
+        T2Uplink(_floras(2, N=8, L=8).with_params("floras", csit="phase"), K=4, seed=0, key=KEY)
+    assert str(info.value).startswith("floras.csit") and "\n" not in str(info.value)

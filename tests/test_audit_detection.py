@@ -77,7 +77,7 @@ def test_detection_through_the_uplink_matches_theory_and_nominal_false_alarm():
 
 def test_base_station_view_holds_no_client_secret():
     names = {f.name for f in dataclasses.fields(BaseStationView)}
-    assert names == {"A", "b", "noise_var", "y_ref", "y_data", "r_ref", "r_data", "K"}
+    assert names == {"A", "b", "noise_var", "y_ref", "y_data", "r_ref", "r_data", "K", "r_pilots", "r_data_antennas"}
 
 
 @pytest.mark.parametrize("snr_db", [0.0, 20.0])

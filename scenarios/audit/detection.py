@@ -23,6 +23,13 @@ sequences with the largest statistic active — is reported too; it needs no thr
 
 Theory for tests: P_D(τ) = χ²₁ survival at τ/(b²/2 + σ²/L) (no CSIT) and
 P_D(τ) = ∫₀^∞ 2x e^{−x²} Q((τ − x b)/(σ/√L)) dx (phase).
+
+N_r receive antennas (model §5.2, csit "none"): r_{j,r}^s = g_{k,r}·b + m_{j,r}, i.i.d. over r, so the
+likelihood ratio depends on the pilot vector only through ‖r_j^s‖² and the NP test is the **energy
+detector** Σ_r (r_{j,r}^s)² > τ (derived). Inactive: ‖r_j^s‖² = (σ²/L)·χ²_{N_r}, so
+τ = (σ²/L)·χ²_{N_r}⁻¹(1 − P_FA); active with large-scale gain β_eff: (b²β_eff/2 + σ²/L)·χ²_{N_r}, so
+P_D(τ) = χ²_{N_r} survival at τ/(b²β_eff/2 + σ²/L) (a cell: average over the clients' β_eff). N_r = 1 is the
+one-antenna detector above, bit for bit.
 """
 
 from __future__ import annotations
@@ -60,28 +67,47 @@ def detector_kind(csit: str) -> str:
     raise ValueError(f"csit must be one of {{none, phase}} (got {csit!r})")
 
 
-def detector_statistic(r_ref: np.ndarray, *, kind: str) -> np.ndarray:
-    """|r_j^s|² ("energy") or r_j^s ("signed"), same shape as ``r_ref`` (float64)."""
+def detector_statistic(r_ref: np.ndarray, *, kind: str, antennas: bool = False) -> np.ndarray:
+    """|r_j^s|² ("energy") or r_j^s ("signed"), same shape as ``r_ref`` (float64).
+
+    antennas=True: ``r_ref`` [..., N_r] holds every antenna's pilot output and the energy statistic is
+    Σ_r (r_{j,r}^s)² [...] (model §5.2); the signed detector has no several-antenna form (phase pre-rotation
+    cannot align every antenna).
+    """
     r = np.asarray(r_ref, dtype=np.float64)
+    if kind not in ("energy", "signed"):
+        raise ValueError(f"kind must be one of {{energy, signed}} (got {kind!r})")
+    if antennas:
+        if kind != "energy":
+            raise ValueError("kind must be 'energy' with several receive antennas (csit = 'none', model §5.2)")
+        return np.einsum("...r,...r->...", r, r)
     if kind == "energy":
         return r * r
-    if kind == "signed":
-        return r
-    raise ValueError(f"kind must be one of {{energy, signed}} (got {kind!r})")
+    return r
 
 
-def np_threshold(*, noise_var: float, false_alarm, kind: str):
+def _check_rx(n_rx) -> int:
+    if isinstance(n_rx, bool) or not isinstance(n_rx, (int, np.integer)) or n_rx < 1:
+        raise ValueError(f"n_rx must be an integer ≥ 1 (receive antennas; got {n_rx!r})")
+    return int(n_rx)
+
+
+def np_threshold(*, noise_var: float, false_alarm, kind: str, n_rx: int = 1):
     """Neyman–Pearson threshold τ with P(statistic > τ | inactive) = ``false_alarm``.
 
-    noise_var : σ²/L [W]; false_alarm : float or array in (0, 1).
+    noise_var : σ²/L [W]; false_alarm : float or array in (0, 1); n_rx : receive antennas N_r (energy:
+    τ = (σ²/L)·χ²_{N_r}⁻¹(1 − P_FA); the signed detector needs N_r = 1).
     """
+    n_rx = _check_rx(n_rx)
     pfa = np.asarray(false_alarm, dtype=np.float64)
     if np.any(~(pfa > 0)) or np.any(~(pfa < 1)):
         raise ValueError(f"false_alarm must lie in (0, 1) (got {false_alarm!r})")
     if not (np.isfinite(noise_var) and noise_var > 0):
         raise ValueError(f"noise_var must be a finite number > 0 (got {noise_var!r})")
     if kind == "energy":
-        tau = noise_var * _st.chi2.isf(pfa, df=1)
+        tau = noise_var * _st.chi2.isf(pfa, df=n_rx)
+    elif kind == "signed" and n_rx != 1:
+        raise ValueError(f"kind must be 'energy' with n_rx = {n_rx} receive antennas (the signed detector is one-antenna)")
     elif kind == "signed":
         tau = np.sqrt(noise_var) * _st.norm.isf(pfa)
     else:
@@ -89,10 +115,17 @@ def np_threshold(*, noise_var: float, false_alarm, kind: str):
     return float(tau) if tau.ndim == 0 else tau
 
 
-def theoretical_detection_probability(*, threshold: float, b: float, noise_var: float, csit: str) -> float:
-    """P_D(τ) of the NP detector for an active sequence (orthonormal set), see the module docstring."""
+def theoretical_detection_probability(*, threshold: float, b: float, noise_var: float, csit: str,
+                                      n_rx: int = 1) -> float:
+    """P_D(τ) of the NP detector for an active sequence (orthonormal set), see the module docstring.
+
+    b : the received reference amplitude (b·√β_eff in a cell); n_rx : receive antennas (csit "none" only).
+    """
+    n_rx = _check_rx(n_rx)
     if csit == "none":
-        return float(_st.chi2.sf(threshold / (b * b / 2.0 + noise_var), df=1))
+        return float(_st.chi2.sf(threshold / (b * b / 2.0 + noise_var), df=n_rx))
+    if n_rx != 1:
+        raise ValueError(f"csit must be 'none' with n_rx = {n_rx} receive antennas (got {csit!r})")
     if csit == "phase":
         s = np.sqrt(noise_var)
         val, _ = integrate.quad(lambda x: 2 * x * np.exp(-x * x) * _st.norm.sf((threshold - x * b) / s), 0, np.inf, limit=200)
@@ -159,7 +192,7 @@ def top_k_accuracy(statistics, active_mask, *, K: int) -> float:
     return float(np.take_along_axis(mask, top, axis=1).mean())
 
 
-def roc_curve(statistics, active_mask, *, noise_var: float, kind: str, false_alarm_grid=None) -> dict:
+def roc_curve(statistics, active_mask, *, noise_var: float, kind: str, false_alarm_grid=None, n_rx: int = 1) -> dict:
     """Empirical ROC by sweeping the NP threshold over a grid of nominal P_FA.
 
     Returns {"nominal_false_alarm", "threshold", "false_alarm_probability",
@@ -167,7 +200,7 @@ def roc_curve(statistics, active_mask, *, noise_var: float, kind: str, false_ala
     """
     grid = np.logspace(-5, -0.01, 60) if false_alarm_grid is None else np.asarray(false_alarm_grid, dtype=np.float64)
     act, ina = _split(statistics, active_mask)
-    tau = np.atleast_1d(np_threshold(noise_var=noise_var, false_alarm=grid, kind=kind))
+    tau = np.atleast_1d(np_threshold(noise_var=noise_var, false_alarm=grid, kind=kind, n_rx=n_rx))
     act_s, ina_s = np.sort(act), np.sort(ina)
     pd = (act_s.size - np.searchsorted(act_s, tau, side="right")) / act_s.size
     if ina_s.size:

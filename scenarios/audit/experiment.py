@@ -4,6 +4,7 @@
 detection (rates at the default NP threshold with Clopper–Pearson intervals, top-K accuracy,
 ROC, theory), per-client decoding NMSE, and linking across rounds.
 :func:`detection_sweep` — detection against SNR, CSIT mode, K and N.
+:func:`linking_sweep` — detection and multi-round linking against receive antennas N_r and SNR (model §5.2).
 :func:`accountant_upper` — the T1 accountant's ε for the game's configuration, with its assumptions.
 :func:`run_audit` — all of the above plus the distinguishing game (:mod:`scenarios.audit.game`).
 
@@ -25,7 +26,6 @@ from .decoding import client_nmse, summarize_nmse
 from .detection import (
     DEFAULT_FALSE_ALARM,
     detector_kind,
-    detector_statistic,
     evaluate_detector,
     np_threshold,
     roc_curve,
@@ -35,21 +35,39 @@ from .detection import (
 from .game import NEIGHBOURS, THREATS, play_game
 from .stats import check_confidence
 from .linking import LINK_METHODS, link_rounds, linking_success, persistent_updates
+from .tracking import CHAIN_LENGTHS, track_clients
+from .upper import accountant_upper
 
-__all__ = ["measure_t2", "detection_sweep", "accountant_upper", "run_audit", "SNR_DEFINITION"]
+__all__ = ["measure_t2", "detection_sweep", "linking_sweep", "accountant_upper", "run_audit", "SNR_DEFINITION"]
 
 SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L·P/σ²), model §5"
 
 
+def _theory(tau: float, *, up, config: PhyConfig, betas) -> float:
+    """P_D at τ: the one-antenna formula without a cell; in a cell the mean over the (round, client) β_eff."""
+    csit, n_rx = config.of("floras").csit, int(config.rx_antennas)
+    if not config.has_cell:
+        if n_rx == 1:
+            return theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=csit)
+        return theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=csit, n_rx=n_rx)
+    values, counts = np.unique(np.concatenate(betas), return_counts=True)
+    pd = [theoretical_detection_probability(threshold=tau, b=up.b * math.sqrt(v), noise_var=up.noise_var, csit=csit,
+                                            n_rx=n_rx) for v in values]
+    return float(np.dot(pd, counts) / counts.sum())
+
+
 def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConfig, K: int, false_alarm: float,
-                     confidence: float) -> dict:
+                     confidence: float, betas=None) -> dict:
     kind = detector_kind(config.of("floras").csit)
-    tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind)
+    n_rx = int(config.rx_antennas)
+    tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind, n_rx=n_rx)
     det = evaluate_detector(stats, mask, threshold=tau, nominal_false_alarm=false_alarm, kind=kind, confidence=confidence)
-    theory = theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=config.of("floras").csit)
+    theory = _theory(tau, up=up, config=config, betas=betas)
+    statistic = ("|r_j^s|²" if kind == "energy" else "r_j^s") if n_rx == 1 else f"Σ_r (r_{{j,r}}^s)² over {n_rx} antennas"
     return {
-        "detector": f"{kind} detector ({'|r_j^s|²' if kind == 'energy' else 'r_j^s'} > τ), Neyman–Pearson optimal per sequence for csit = {config.of('floras').csit}",
-        "threshold_rule": f"Neyman–Pearson threshold for per-sequence false-alarm probability {false_alarm:g} (noise level σ²/L known)",
+        "detector": f"{kind} detector ({statistic} > τ), Neyman–Pearson optimal per sequence for csit = {config.of('floras').csit}",
+        "threshold_rule": (f"Neyman–Pearson threshold for per-sequence false-alarm probability {false_alarm:g} (noise level σ²/L known)"
+                           + ("" if n_rx == 1 else f"; τ = (σ²/L)·χ²_{n_rx}⁻¹(1 − P_FA)")),
         "threshold": det.threshold,
         "detection_probability": det.detection_probability,
         "detection_probability_ci": list(det.detection_ci),
@@ -61,7 +79,7 @@ def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConf
         "active_sequence_rounds": det.n_active,
         "inactive_sequence_rounds": det.n_inactive,
         "top_k_accuracy": top_k_accuracy(stats, mask, K=K),
-        "roc": roc_curve(stats, mask, noise_var=up.noise_var, kind=kind),
+        "roc": roc_curve(stats, mask, noise_var=up.noise_var, kind=kind, n_rx=n_rx),
     }
 
 
@@ -72,11 +90,14 @@ def _uplink(config: PhyConfig, *, K: int, seed: int, key: bytes):
 
 
 def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key: bytes,
-               false_alarm: float = DEFAULT_FALSE_ALARM, persistence=(0.0, 0.5, 0.9), confidence: float = 0.95) -> dict:
+               false_alarm: float = DEFAULT_FALSE_ALARM, persistence=(0.0, 0.5, 0.9), confidence: float = 0.95,
+               chain_lengths=CHAIN_LENGTHS) -> dict:
     """Detection, decoding and linking measured over ``rounds`` rounds (rounds ≥ 2, even pairs for linking).
 
     Client updates: :func:`scenarios.audit.linking.persistent_updates` with norm C = config.norm_bound(d)
-    (full average power); detection and decoding use the first persistence value.
+    (full average power); detection and decoding use the first persistence value. ``linking``: disjoint
+    round pairs (2m, 2m + 1); ``tracking``: every consecutive pair, chains and the cumulative attack
+    (:func:`scenarios.audit.tracking.track_clients`), per persistence value.
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
         raise ValueError(f"rounds must be an integer ≥ 2 (got {rounds!r})")
@@ -90,8 +111,8 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
     C = config.norm_bound(d)
     stats = np.empty((rounds, config.of("floras").N))
     mask = np.zeros((rounds, config.of("floras").N), dtype=bool)
-    nmse = []
-    linking = {}
+    nmse, betas = [], []
+    linking, tracking = {}, {}
     for p_i, rho in enumerate(persistence):
         views = []
         for t in range(rounds):
@@ -99,9 +120,10 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
             view, truth = up.round(s, round_index=t)
             views.append((view, truth))
             if p_i == 0:
-                stats[t] = detector_statistic(view.r_ref, kind=kind)
+                stats[t] = view.statistic(kind)
                 mask[t, truth.active] = True
                 nmse.append(client_nmse(view, truth))
+                betas.append(truth.beta_eff)
         pairs = [(views[2 * m], views[2 * m + 1]) for m in range(rounds // 2)]
         block = {}
         for method in LINK_METHODS:
@@ -109,16 +131,20 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
             se = float(succ.std(ddof=1) / math.sqrt(succ.size)) if succ.size > 1 else math.nan
             block[method] = {"success_rate": float(succ.mean()), "standard_error": se, "round_pairs": int(succ.size)}
         linking[f"{rho:g}"] = block
+        tracking[f"{rho:g}"] = track_clients(views, kind=kind, chain_lengths=chain_lengths, confidence=confidence)
     decoding = summarize_nmse(np.concatenate(nmse))
     return {
-        "detection": _detection_block(stats, mask, up=up, config=config, K=K, false_alarm=false_alarm, confidence=confidence),
+        "detection": _detection_block(stats, mask, up=up, config=config, K=K, false_alarm=false_alarm, confidence=confidence,
+                                      betas=betas),
         "decoding": decoding,
         "linking": {
             "by_persistence": linking,
-            "chance": {"similarity": 1.0 / K, "pilot": 1.0 / K, "index": 1.0 / config.of("floras").N},
+            "chance": {"similarity": 1.0 / K, "pilot": 1.0 / K, "index": 1.0 / config.of("floras").N, "signature": 1.0 / K},
             "update_model": "s_k^t = C·unit(centre(√ρ·m_k + √(1−ρ)·z_k^t)), ρ = persistence of a client's update direction",
             "uncertainty": "standard error of the mean success over disjoint round pairs",
+            "rx_antennas": int(config.rx_antennas),
         },
+        "tracking": {"by_persistence": tracking, "channel": up.channel.describe()},
         "rounds": rounds,
     }
 
@@ -147,7 +173,7 @@ def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, 
                     for t in range(rounds):
                         s = persistent_updates(seed, t, K=int(K), d=d, C=C, persistence=0.0)
                         view, truth = up.round(s, round_index=t)
-                        stats[t] = detector_statistic(view.r_ref, kind=kind)
+                        stats[t] = view.statistic(kind)
                         mask[t, truth.active] = True
                         nmse.append(client_nmse(view, truth))
                     block = _detection_block(stats, mask, up=up, config=cfg, K=int(K), false_alarm=false_alarm, confidence=confidence)
@@ -157,59 +183,41 @@ def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, 
     return out
 
 
-def accountant_upper(*, K: int, N: int, d: int, C: float | None, power: float, clip_norm: float, neighbour: str,
-                     delta: float, sequences: str = "walsh-hadamard", snr_db: float | None = None, L: int = 32,
-                     csit: str = "none") -> dict:
-    """ε of one FLORAS round under T1 for the game's neighbouring pair, from :class:`privacy.FlorasRunAccountant`.
+def linking_sweep(config: PhyConfig, *, rx_antennas, snr_dbs, K: int, d: int, rounds: int, seed: int, key: bytes,
+                  persistence: float = 0.0, false_alarm: float = DEFAULT_FALSE_ALARM, confidence: float = 0.95,
+                  chain_lengths=CHAIN_LENGTHS) -> list[dict]:
+    """Detection and multi-round linking for every (N_r, snr_db) (model §5.2): one record each.
 
-    The game schedules the canary in its round (M = K, p = 1: no sampling amplification) and plays
-    one round. ``replace`` ↦ relation "replace" (S = 2C/b); ``zero`` ↦ relation "add-remove" at
-    client level (S = C/b: the canary's s_k present or absent).
-
-    ``valid_for_link`` is False: ε bounds the idealised release Σ s_k/b + Cauchy noise, while the
-    simulated link scales each active term by the unbounded c_k = g_k b/(g_k b + w_k). With
-    ``snr_db`` the link-level ε of :mod:`privacy.link` is added as ``epsilon_link`` (a valid bound
-    for the link; often ∞, because P(|c_k| > c) decays only like 1/c).
+    Every record holds N_r, the SNR, P_D/P_FA at the NP threshold (χ²_{N_r}), top-K accuracy, the
+    one-pair linking success of every method of :data:`scenarios.audit.linking.LINK_METHODS` over disjoint
+    pairs and the :func:`scenarios.audit.tracking.track_clients` block, for updates of persistence
+    ``persistence``; the cell keys of ``config`` apply to every record.
     """
-    from privacy import FlorasRunAccountant
-    from privacy.link import LinkModel
-
-    if neighbour == "replace":
-        kwargs = dict(relation="replace", sampling="without-replacement")
-    else:
-        kwargs = dict(relation="add-remove", sampling="poisson")
-    acc = FlorasRunAccountant(K=K, N=N, M=K, d=d, normalization="clip", C=C, power=power, clip_norm=clip_norm,
-                              level="client", delta=delta,
-                              link=None if snr_db is None else LinkModel(snr_db=float(snr_db), L=int(L), csit=csit), **kwargs)
-    rep = acc.report(rounds=1)
-    out = rep.to_dict()
-    out["assumptions"] = list(out["assumptions"]) + [
-        "audit game: one round with the canary client scheduled (M = K, sampling probability 1: no amplification)",
-        (
-            "neighbouring pair played: canary update x_c vs −x_c (‖Δs‖ = 2C)"
-            if neighbour == "replace"
-            else "neighbouring pair played: canary update x_c vs 0, the client still sending its reference slot (‖Δs‖ = C)"
-        ),
-    ]
-    out["valid_for_link"] = False
-    out["assumptions"].append(
-        "epsilon is proved for the idealised release Σ_k s_k/b + Cauchy noise only: the simulated link multiplies each "
-        "active client's term by c_k = g_k b/(g_k b + w_k), which is unbounded, so epsilon does NOT bound the link; "
-        "epsilon_link (privacy/link.py) is the link-level figure"
-    )
-    if sequences == "pn":
-        out["assumptions"].append(
-            "WARNING: non-orthogonal (pn) sequences: the inactive-sequence noise is not the isotropic Cauchy "
-            "release of model §7.2, so neither epsilon nor epsilon_link is a valid bound for the simulated link"
-        )
-        out["epsilon_link"] = "inf"
+    out = []
+    for n_rx in rx_antennas:
+        for snr in snr_dbs:
+            cfg = replace(config, snr_db=float(snr), rx_antennas=int(n_rx)).validate(K=K, d=d)
+            t2 = measure_t2(cfg, K=K, d=d, rounds=rounds, seed=seed, key=key, false_alarm=false_alarm,
+                            persistence=(persistence,), confidence=confidence, chain_lengths=chain_lengths)
+            det = t2["detection"]
+            out.append({"rx_antennas": int(n_rx), "snr_db": float(snr), "persistence": float(persistence),
+                        "detection_probability": det["detection_probability"],
+                        "detection_probability_theory": det["detection_probability_theory"],
+                        "false_alarm_probability": det["false_alarm_probability"],
+                        "top_k_accuracy": det["top_k_accuracy"], "decoding_nmse": t2["decoding"]["median"],
+                        "linking": t2["linking"]["by_persistence"][f"{persistence:g}"],
+                        "tracking": t2["tracking"]["by_persistence"][f"{persistence:g}"]})
     return out
 
 
 def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, rounds: int, seed: int, key: bytes,
               delta: float = 1e-5, confidence: float = 0.95, neighbour: str = "replace",
-              false_alarm: float = DEFAULT_FALSE_ALARM, persistence=(0.0, 0.5, 0.9), sweep: dict | None = None) -> dict:
-    """The audit as a JSON-ready dict (keys documented in docs/audit.md)."""
+              false_alarm: float = DEFAULT_FALSE_ALARM, persistence=(0.0, 0.5, 0.9), sweep: dict | None = None,
+              link_sweep: dict | None = None) -> dict:
+    """The audit as a JSON-ready dict (keys documented in docs/audit.md).
+
+    link_sweep : {"rx_antennas": [...], "snr_dbs": [...]} adds :func:`linking_sweep` (T2) as ``linking_sweep``.
+    """
     if threat not in THREATS:
         raise ValueError(f"threat must be one of {{T1, T2}} (got {threat!r})")
     if neighbour not in NEIGHBOURS:
@@ -227,6 +235,11 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
     if d < 3:
         raise ValueError(f"d must be ≥ 3 for the game's zero-mean canary (got {d})")
     check_confidence(confidence)
+    if threat == "T1" and (config.rx_antennas != 1 or config.has_cell):
+        raise ValueError("rx_antennas and phy.pathloss: the T1 game's Cauchy likelihood ratio is derived for the "
+                         "one-antenna link without a cell (model §6.1); use --threat T2, or rx_antennas = 1 and no cell")
+    if link_sweep and threat != "T2":
+        raise ValueError("sweep-rx-antennas applies to --threat T2 only")
     upper = accountant_upper(K=K, N=config.of("floras").N, d=d, C=config.C, power=config.power, clip_norm=1.0,
                              neighbour=neighbour, delta=delta, sequences=config.of("floras").sequences, snr_db=config.snr_db,
                              L=config.L, csit=config.of("floras").csit)
@@ -251,6 +264,10 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
         if sweep:
             out["detection_sweep"] = detection_sweep(config, seed=seed, key=key, d=d, false_alarm=false_alarm,
                                                      confidence=confidence, **sweep)
+        if link_sweep:
+            out["linking_sweep"] = linking_sweep(config, K=K, d=d, rounds=rounds, seed=seed, key=key,
+                                                 persistence=float(persistence[0]), false_alarm=false_alarm,
+                                                 confidence=confidence, **link_sweep)
     game = play_game(config, threat=threat, K=K, d=d, trials=trials, seed=seed, key=key, delta=delta,
                      confidence=confidence, neighbour=neighbour)
     out["empirical_epsilon_lower"] = game.bound.epsilon
@@ -264,6 +281,11 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
         "normalization": "clip (public clip norm R = 1)",
         **game.bound.to_dict(),
     }
+    if config.rx_antennas != 1 or config.has_cell:
+        upper["assumptions"].append(
+            f"computed for the one-antenna link without a cell (model §7.2): the audited base station has "
+            f"{config.rx_antennas} receive antenna(s){' in a cell' if config.has_cell else ''}, for which no FLORAS "
+            "accountant is derived (model §5.2); shown for comparison only")
     out["epsilon_upper"] = upper["epsilon"]
     out["epsilon_link"] = upper["epsilon_link"]
     out["epsilon_upper_report"] = upper

@@ -113,9 +113,11 @@ def t1_statistic(y: np.ndarray, mu0: np.ndarray, mu1: np.ndarray, *, gamma: floa
     return 0.5 * (d + 1) * (np.log(g2 + q0) - np.log(g2 + q1))
 
 
-def t2_statistic(decodes: np.ndarray, r_ref: np.ndarray, u: np.ndarray, *, K: int, kind: str) -> float:
-    """T = −max_{j ∈ top-K} cos(v_j, u) from the per-sequence decodes [N, d] and reference r^s [N]."""
-    stat = detector_statistic(r_ref, kind=kind)
+def t2_statistic(decodes: np.ndarray, r_ref: np.ndarray, u: np.ndarray, *, K: int, kind: str,
+                 antennas: bool = False) -> float:
+    """T = −max_{j ∈ top-K} cos(v_j, u) from the per-sequence decodes [N, d] and reference r^s [N]
+    (``antennas``: r^s [N, N_r] of every antenna, detector Σ_r (r_{j,r}^s)², model §5.2)."""
+    stat = detector_statistic(r_ref, kind=kind, antennas=antennas)
     top = np.argsort(-stat)[:K]
     v = decodes[top]
     norms = np.linalg.norm(v, axis=1)
@@ -183,7 +185,9 @@ def play_game(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, se
         for w in (0, 1):
             for i in range(trials):
                 view, _ = up.round(nz[w].s, round_index=2 * i + w)
-                scores[w, i] = t2_statistic(view.decodes(), view.r_ref, worlds.u, K=K, kind=kind)
+                many = view.n_rx > 1
+                scores[w, i] = t2_statistic(view.decodes(), view.r_pilots if many else view.r_ref, worlds.u, K=K,
+                                            kind=kind, antennas=many)
         statistic = "-max cosine of the canary direction over the decodes of the K detected sequences"
     bound = empirical_epsilon_lower(scores[0], scores[1], delta=delta, confidence=confidence)
     return GameResult(threat, neighbour, scores[0], scores[1], bound, statistic)

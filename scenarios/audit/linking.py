@@ -11,8 +11,16 @@ still try to follow a client from round t to round t + 1 by what it decodes:
     :func:`scipy.optimize.linear_sum_assignment`).
 ``pilot``
     Match by the reference amplitude |r_j^s| (a channel fingerprint): minimum total
-    |ln|r_j^s(t)| − ln|r_l^s(t+1)||. Under the simulator's fading, i.i.d. across rounds (model §5),
-    it carries no information; with channels correlated across rounds it would.
+    |ln|r_j^s(t)| − ln|r_l^s(t+1)||. With N_r receive antennas (model §5.2) by the pilot energy
+    E_j = ‖r_j^s‖² = Σ_r (r_{j,r}^s)²: minimum total |ln E_j(t) − ln E_l(t+1)| (N_r = 1: the same matching,
+    ln E = 2 ln|r|; the one-antenna formula is kept so that N_r = 1 gives the same numbers). Without a cell,
+    under the simulator's fading, i.i.d. across rounds (model §5), it carries no information; in a cell
+    E_j ≈ (b²β_eff,k/2 + σ²/L)·χ²_{N_r} hardens around its client's large-scale gain as N_r grows, and the
+    drop is fixed across rounds (model §5.1), so it links clients.
+``signature``
+    Match the pilot vectors r_j^s ∈ R^{N_r} by maximum total cosine similarity (a spatial signature).
+    With fading i.i.d. across rounds and antennas it is at chance; a channel correlated across rounds
+    (not modelled) would make it work.
 ``index``
     Predict that a client keeps its sequence index.
 
@@ -33,12 +41,11 @@ from scipy.optimize import linear_sum_assignment
 
 from phy.randomness import stream
 
-from .detection import detector_statistic
 from .signals import BaseStationView, RoundTruth
 
-__all__ = ["LINK_METHODS", "persistent_updates", "link_rounds", "linking_success"]
+__all__ = ["LINK_METHODS", "persistent_updates", "link_rounds", "linking_success", "detected", "log_pilot_energy"]
 
-LINK_METHODS = ("similarity", "pilot", "index")
+LINK_METHODS = ("similarity", "pilot", "index", "signature")
 
 
 def persistent_updates(seed: int, round_index: int, *, K: int, d: int, C: float, persistence: float,
@@ -59,9 +66,17 @@ def persistent_updates(seed: int, round_index: int, *, K: int, d: int, C: float,
     return C * x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def _detected(view: BaseStationView, kind: str) -> np.ndarray:
-    stat = detector_statistic(view.r_ref, kind=kind)
+def detected(view: BaseStationView, kind: str) -> np.ndarray:
+    """The K sequences with the largest detector statistic (top-K; the base station knows K), sorted [K] int64."""
+    stat = view.statistic(kind)
     return np.sort(np.argsort(-stat)[: view.K])
+
+
+def log_pilot_energy(view: BaseStationView, sequences: np.ndarray) -> np.ndarray:
+    """The pilot feature of ``pilot`` linking [len(sequences)]: ln|r_j^s| (N_r = 1) or ln ‖r_j^s‖² (N_r > 1)."""
+    if view.n_rx == 1:
+        return np.log(np.abs(view.r_ref[sequences]))
+    return np.log(view.pilot_energy()[sequences])
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -75,14 +90,16 @@ def link_rounds(view_a: BaseStationView, view_b: BaseStationView, *, method: str
     kind : detector statistic ("energy" or "signed") used to pick the K active sequences.
     """
     if method == "index":
-        det = _detected(view_a, kind)
+        det = detected(view_a, kind)
         return {int(j): int(j) for j in det}
-    da, db = _detected(view_a, kind), _detected(view_b, kind)
+    da, db = detected(view_a, kind), detected(view_b, kind)
     if method == "similarity":
         cost = -_unit(view_a.decodes()[da]) @ _unit(view_b.decodes()[db]).T
     elif method == "pilot":
-        la, lb = np.log(np.abs(view_a.r_ref[da])), np.log(np.abs(view_b.r_ref[db]))
+        la, lb = log_pilot_energy(view_a, da), log_pilot_energy(view_b, db)
         cost = np.abs(la[:, None] - lb[None, :])
+    elif method == "signature":
+        cost = -_unit(view_a.r_pilots[da]) @ _unit(view_b.r_pilots[db]).T
     else:
         raise ValueError(f"method must be one of {{{', '.join(LINK_METHODS)}}} (got {method!r})")
     rows, cols = linear_sum_assignment(cost)

@@ -1,4 +1,4 @@
-"""What a curious base station receives in one FLORAS round (model §6.1, §7.1 T2).
+"""What a curious base station receives in one FLORAS round (model §5.1, §5.2, §6.1, §7.1 T2).
 
 The T2 adversary knows the public sequence set A and the reference amplitude b, and it sees
 the raw chips of the reference slot and of every data slot. :class:`T2Uplink` produces them by
@@ -18,9 +18,22 @@ Split of knowledge: :class:`BaseStationView` holds only what the base station ha
 noise level it can estimate, the chips and their despread outputs); the clients' key, the
 permutation and the gains stay in :class:`RoundTruth`, which only the scorer of an attack reads.
 
+Receive antennas and a cell (model §5.1, §5.2): the channel of client k to antenna r is
+h_{k,r} = √β_eff,k·h̃_{k,r}, drawn by :meth:`phy.link_channel.LinkChannel.draw_antennas` — the channel
+:class:`phy.floras.FlorasLink` uses with the same configuration and seed (β_eff = 1 without a cell; the
+drop fixed across rounds unless ``phy.redrop``; h̃ i.i.d. across rounds) — and g_{k,r} = Re(h_{k,r})
+(|h_{k,r}| with phase pre-rotation, one antenna only). Antenna r receives its own chips
+
+    y_{s,r} = Σ_k g_{k,r}·b·a_{π_t(k)} + n_{s,r},   y_{i,r} = Σ_k g_{k,r}·s_k^i·a_{π_t(k)} + n_{i,r},
+
+noise i.i.d. N(0, σ²/L) over chip, antenna and slot, and despreads them: r_{j,r}^s = a_jᵀy_{s,r},
+r_{j,r}^i = a_jᵀy_{i,r}. The clients are the same K (identities 0..K−1) every round.
+
 The fading of round t is the same draw :class:`phy.floras.FlorasLink` uses with the same seed;
-the chip noise comes from the keyed streams ``(seed, "audit-chip-reference-noise", t)`` and
-``(seed, "audit-chip-data-noise", t)``.
+the chip noise of antenna 0 comes from the keyed streams ``(seed, "audit-chip-reference-noise", t)`` and
+``(seed, "audit-chip-data-noise", t)`` (so N_r = 1 is the one-antenna audit bit for bit), that of antennas
+1..N_r − 1 from one draw each of ``(seed, "audit-chip-reference-noise-antennas", t)`` [N_r − 1, L] and
+``(seed, "audit-chip-data-noise-antennas", t)`` [N_r − 1, L, d].
 """
 
 from __future__ import annotations
@@ -31,7 +44,8 @@ import numpy as np
 
 from phy.assignment import KeyedAssignment
 from phy.config import PhyConfig
-from phy.fading import draw_rayleigh, effective_gain
+from phy.fading import effective_gain
+from phy.link_channel import LinkChannel
 from phy.randomness import check_seed, stream
 from phy.receiver import Receiver
 from phy.sequences import make_sequences
@@ -41,18 +55,20 @@ __all__ = ["BaseStationView", "RoundTruth", "T2Uplink"]
 
 @dataclass(frozen=True)
 class BaseStationView:
-    """One round as the curious base station sees it (model §7.1 T2).
+    """One round as the curious base station sees it (model §7.1 T2, §5.2).
 
     Attributes
     ----------
     A : [L, N] float64           public sequence set.
     b : float                    reference amplitude √P [√W].
     noise_var : float            per-chip noise variance σ²/L [W] (a receiver estimates it routinely).
-    y_ref : [L] float64          reference-slot chips [√W].
-    y_data : [L, d] float64      data-slot chips [√W].
-    r_ref : [N] float64          r^s = Aᵀ y_ref.
-    r_data : [N, d] float64      r^i = Aᵀ y_i.
+    y_ref : [L] float64          reference-slot chips of antenna 0 [√W].
+    y_data : [L, d] float64      data-slot chips of antenna 0 [√W].
+    r_ref : [N] float64          r^s = Aᵀ y_ref (antenna 0).
+    r_data : [N, d] float64      r^i = Aᵀ y_i (antenna 0).
     K : int                      number of scheduled clients (the base station schedules them).
+    r_pilots : [N, N_r] float64  r_{j,r}^s of every antenna (column 0 = r_ref).
+    r_data_antennas : [N_r, N, d] float64  r_{j,r}^i of every antenna (row 0 = r_data).
     """
 
     A: np.ndarray
@@ -63,22 +79,51 @@ class BaseStationView:
     r_ref: np.ndarray
     r_data: np.ndarray
     K: int
+    r_pilots: np.ndarray
+    r_data_antennas: np.ndarray
+
+    @property
+    def n_rx(self) -> int:
+        """N_r, the receive antennas."""
+        return int(self.r_pilots.shape[1])
+
+    def pilot_energy(self) -> np.ndarray:
+        """‖r_j^s‖² = Σ_r (r_{j,r}^s)² [N] float64 [W]: the energy detector's statistic (model §5.2)."""
+        return np.einsum("nr,nr->n", self.r_pilots, self.r_pilots)
+
+    def statistic(self, kind: str) -> np.ndarray:
+        """The per-sequence detector statistic [N]: |r_j^s|² / r_j^s at one antenna, Σ_r (r_{j,r}^s)² with N_r > 1."""
+        from .detection import detector_statistic
+
+        if self.n_rx == 1:
+            return detector_statistic(self.r_ref, kind=kind)
+        return detector_statistic(self.r_pilots, kind=kind, antennas=True)
 
     def decodes(self) -> np.ndarray:
-        """Per-sequence decodes v_j = b·r_j^i / r_j^s, [N, d] float64 (model §7.1: s_k up to noise for active j)."""
-        return self.b * self.r_data / self.r_ref[:, None]
+        """Per-sequence decodes [N, d] float64 (model §7.1: s_k up to noise for active j).
+
+        N_r = 1: v_j = b·r_j^i / r_j^s. N_r > 1: maximum ratio on the pilots (model §5.2),
+        v_j = b·Σ_r r_{j,r}^s·r_{j,r}^i / Σ_r (r_{j,r}^s)².
+        """
+        if self.n_rx == 1:
+            return self.b * self.r_data / self.r_ref[:, None]
+        num = np.einsum("nr,rnd->nd", self.r_pilots, self.r_data_antennas)
+        return self.b * num / self.pilot_energy()[:, None]
 
 
 @dataclass(frozen=True)
 class RoundTruth:
     """Simulator-side facts of the round, never given to an attack.
 
-    active : [K] int64 (sequence π_t(k) of client k); gains : [K] float64 (g_k); s : [K, d] float64.
+    active : [K] int64 (sequence π_t(k) of client k); gains : [K] float64 (g_k at antenna 0); s : [K, d] float64;
+    gains_antennas : [K, N_r] float64 (g_{k,r}); beta_eff : [K] float64 (β_eff,k, 1 without a cell).
     """
 
     active: np.ndarray
     gains: np.ndarray
     s: np.ndarray
+    gains_antennas: np.ndarray | None = None
+    beta_eff: np.ndarray | None = None
 
 
 class T2Uplink:
@@ -86,7 +131,8 @@ class T2Uplink:
 
     Parameters
     ----------
-    config : PhyConfig (scheme "floras"; fields used: N, L, snr_db, sequences, csit, power)
+    config : PhyConfig (scheme "floras"; fields used: N, L, snr_db, sequences, csit, power, rx_antennas and the
+             cell keys of model §5.1)
     K : int, scheduled clients
     seed : int, master seed (sequences, fading, noise)
     key : bytes (≥ 16), the clients' shared permutation key
@@ -96,12 +142,9 @@ class T2Uplink:
         self.config = config.validate(K=K)
         if config.scheme != "floras":
             raise ValueError(f"scheme must be 'floras' for the T2 audit (got {config.scheme!r})")
-        if config.has_cell or config.coherence_symbols is not None or config.rician_k != 0.0:
-            raise ValueError("the T2 audit models the block-fading link of model §5 only: remove phy.pathloss, "
-                             "phy.coherence_symbols and phy.rician_k for floras audit")
-        if config.rx_antennas != 1:
-            raise ValueError(f"rx_antennas: the T2 audit models a single-antenna base station (got {config.rx_antennas}); "
-                             "the multi-antenna linking experiment is not implemented: use rx_antennas = 1 for floras audit")
+        if config.coherence_symbols is not None or config.rician_k != 0.0 or config.timing_offset != 0.0:
+            raise ValueError("the T2 audit models one Rayleigh block per round, chip-synchronous (model §5, §5.1, §5.2): "
+                             "remove phy.coherence_symbols, phy.rician_k and phy.timing_offset for floras audit")
         self.K = int(K)
         self.seed = check_seed(seed)
         self.A = make_sequences(config.of("floras").sequences, L=config.L, N=config.of("floras").N, seed=self.seed)
@@ -109,6 +152,8 @@ class T2Uplink:
         self.noise_var = float(config.noise_variance / config.L)
         self.receiver = Receiver(self.A, reference_amplitude=self.b)
         self._clients = KeyedAssignment(key, N=config.of("floras").N)
+        self.channel = LinkChannel(config, K=self.K, seed=self.seed)  # the simulator's channel (model §5.1, §5.2)
+        self.n_rx = int(config.rx_antennas)
 
     def round(self, s: np.ndarray, *, round_index: int) -> tuple[BaseStationView, RoundTruth]:
         """Transmit the normalized vectors s [K, d] (float64, √W) in round ``round_index``."""
@@ -118,19 +163,33 @@ class T2Uplink:
         cfg, t = self.config, int(round_index)
         L, d = cfg.L, s.shape[1]
         active = self._clients.active_set(t, K=self.K)
-        g = effective_gain(draw_rayleigh(self.seed, t, K=self.K), csit=cfg.of("floras").csit)
+        G = effective_gain(self.channel.draw_antennas(t), csit=cfg.of("floras").csit)  # [K, N_r]
+        beta = (np.ones(self.K) if self.channel.cell is None
+                else self.channel.cell.large_scale(None, K=self.K, round_index=t).gain_eff)
         std = np.sqrt(self.noise_var)
         A_act = self.A[:, active]
-        y_ref = A_act @ (g * self.b) + std * stream(self.seed, "audit-chip-reference-noise", t).standard_normal(L)
-        y_data = A_act @ (g[:, None] * s) + std * stream(self.seed, "audit-chip-data-noise", t).standard_normal((L, d))
+        n_ref = [stream(self.seed, "audit-chip-reference-noise", t).standard_normal(L)]
+        n_data = [stream(self.seed, "audit-chip-data-noise", t).standard_normal((L, d))]
+        if self.n_rx > 1:
+            n_ref += list(stream(self.seed, "audit-chip-reference-noise-antennas", t).standard_normal((self.n_rx - 1, L)))
+            n_data += list(stream(self.seed, "audit-chip-data-noise-antennas", t).standard_normal((self.n_rx - 1, L, d)))
+        y_ref, y_data, r_ref, r_data = [], [], [], []
+        for r in range(self.n_rx):  # each antenna despreads its own chips (model §5.2)
+            g = np.ascontiguousarray(G[:, r])
+            y_ref.append(A_act @ (g * self.b) + std * n_ref[r])
+            y_data.append(A_act @ (g[:, None] * s) + std * n_data[r])
+            r_ref.append(self.receiver.despread(y_ref[r]))
+            r_data.append(self.receiver.despread(y_data[r]))
         view = BaseStationView(
             A=self.A,
             b=self.b,
             noise_var=self.noise_var,
-            y_ref=y_ref,
-            y_data=y_data,
-            r_ref=self.receiver.despread(y_ref),
-            r_data=self.receiver.despread(y_data),
+            y_ref=y_ref[0],
+            y_data=y_data[0],
+            r_ref=r_ref[0],
+            r_data=r_data[0],
             K=self.K,
+            r_pilots=np.stack(r_ref, axis=1),
+            r_data_antennas=np.stack(r_data, axis=0),
         )
-        return view, RoundTruth(active=active, gains=g, s=s)
+        return view, RoundTruth(active=active, gains=np.ascontiguousarray(G[:, 0]), s=s, gains_antennas=G, beta_eff=beta)

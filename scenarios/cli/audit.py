@@ -12,6 +12,17 @@ confidence) beside the T1 accountant's ε upper bound for the same configuration
 assumptions. ``--sweep-snr-db`` adds detection against SNR (both CSIT modes) and the K, N of
 ``--sweep-K``/``--sweep-N`` for the ROC figure. JSON keys: see docs/audit.md.
 
+Receive antennas and a cell (model §5.1, §5.2; T2 only): ``--rx-antennas N`` gives the base station N
+antennas (energy detector over the antennas, maximum-ratio decodes, pilot-energy and signature linking);
+the cell keys come through ``--set phy.KEY=VALUE`` as in ``floras link``, e.g.
+``--set phy.pathloss='"umi"' --set phy.snr_reference='"median-distance"'``. ``--sweep-rx-antennas 1 2 4 8``
+repeats detection and multi-round linking for each N_r at the SNRs of ``--sweep-snr-db`` (default
+``--snr-db``; with it the detection sweep runs only if ``--sweep-K`` or ``--sweep-N`` is given)::
+
+    floras audit --threat T2 --K 10 --N 16 --L 16 --d 64 --rounds 50 --trials 100 \
+        --set phy.pathloss='"umi"' --set phy.snr_reference='"median-distance"' \
+        --sweep-rx-antennas 1 2 4 8 --sweep-snr-db 10 20 --json link_antennas.json
+
 Key: ``--key-hex`` gives the clients' permutation key (≥ 32 hex digits); without it a
 simulation-only key is derived from a public constant and ``--seed`` (reproducible, NOT secret).
 """
@@ -23,8 +34,8 @@ import math
 import sys
 
 from phy.floras_params import CSIT_MODES, SEQUENCE_FAMILIES
-from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, check_json_path, resolve_key,
-                                   write_json_atomic)
+from scenarios.cli.options import (add_geometry_options, add_key_and_json_options, add_phy_set_option, check_json_path,
+                                   resolve_key, set_phy_keys, write_json_atomic)
 
 DEFAULT_TRIALS = {"T1": 2000, "T2": 1000}
 
@@ -53,7 +64,12 @@ def register(subparsers) -> None:
     p.add_argument("--sweep-snr-db", type=float, nargs="+", default=None, help="T2: detection sweep over these SNRs")
     p.add_argument("--sweep-K", type=int, nargs="+", default=None, help="T2 sweep: K values (default --K)")
     p.add_argument("--sweep-N", type=int, nargs="+", default=None, help="T2 sweep: N values (default --N)")
+    p.add_argument("--rx-antennas", type=int, default=None,
+                   help="T2: receive antennas N_r ≥ 1 at the base station (default 1; model §5.2)")
+    p.add_argument("--sweep-rx-antennas", type=int, nargs="+", default=None,
+                   help="T2: detection and multi-round linking for each N_r (at --sweep-snr-db, default --snr-db)")
     p.add_argument("--seed", type=int, default=0, help="master seed in [0, 2**63)")
+    add_phy_set_option(p)
     add_key_and_json_options(p, json_help="write the results as JSON")
     p.set_defaults(handler=run)
 
@@ -74,8 +90,12 @@ def _check(args) -> None:
     for rho in args.persistence:
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"persistence must be in [0, 1] (got {rho})")
-    if args.threat == "T1" and (args.sweep_snr_db or args.sweep_K or args.sweep_N):
-        raise ValueError("sweep-snr-db, sweep-K and sweep-N apply to --threat T2 only")
+    if args.threat == "T1" and (args.sweep_snr_db or args.sweep_K or args.sweep_N or args.sweep_rx_antennas):
+        raise ValueError("sweep-snr-db, sweep-K, sweep-N and sweep-rx-antennas apply to --threat T2 only")
+    if args.rx_antennas is not None:
+        pos_int("rx-antennas", args.rx_antennas, 1)
+    for v in args.sweep_rx_antennas or []:
+        pos_int("sweep-rx-antennas", v, 1)
     for v in args.sweep_snr_db or []:
         if not math.isfinite(v):
             raise ValueError(f"sweep-snr-db must hold finite numbers of dB (got {v})")
@@ -123,6 +143,13 @@ def format_report(res: dict) -> str:
         for rho, block in lk["by_persistence"].items():
             parts = [f"{m} {_f(v['success_rate'], 3)}±{_f(v['standard_error'], 2)}" for m, v in block.items()]
             lines.append(f"  persistence ρ={rho}: " + ", ".join(parts))
+        lines += ["", f"following the same K clients over {res['rounds']} rounds with {lk.get('rx_antennas', 1)} receive "
+                  f"antenna(s) (success; chance 1/K):"]
+        for rho, tr in res["tracking"]["by_persistence"].items():
+            lines.append(f"  persistence ρ={rho}: " + _tracking_line(tr))
+        for rec in res.get("linking_sweep", []):
+            lines.append(f"  sweep N_r={rec['rx_antennas']} SNR={_f(rec['snr_db'])} dB: P_D {_f(rec['detection_probability'], 3)}; "
+                         + _tracking_line(rec["tracking"]))
     g = res["game"]
     up = res["epsilon_upper_report"]
     lines += [
@@ -142,18 +169,43 @@ def format_report(res: dict) -> str:
     return "\n".join(lines)
 
 
+def _tracking_line(tr: dict) -> str:
+    m = tr["methods"]
+    parts = [f"{name} {_f(m[name]['pairwise']['success_rate'], 3)}" for name in ("pilot", "signature", "similarity")]
+    for score in ("link", "followed"):
+        cum = m["cumulative"][score]
+        parts.append(f"cumulative {score} after " + ", ".join(f"{R}: {_f(v['success_rate'], 3)}" for R, v in cum.items()))
+    chain = m["pilot"]["chain"]
+    parts.append("pilot chains " + ", ".join(f"{R}: {_f(v['success_rate'], 3)}" for R, v in chain.items()))
+    return "; ".join(parts)
+
+
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from phy.config import PhyConfig
     from phy.randomness import check_seed
 
     check_seed(args.seed)
     _check(args)
     trials = DEFAULT_TRIALS[args.threat] if args.trials is None else args.trials
-    config = PhyConfig.make(scheme="floras", L=args.L, snr_db=args.snr_db, C=args.C, normalization="clip", clip_norm=1.0,
-                            floras={"N": args.N, "sequences": args.sequences, "csit": args.csit})
+    table = {"scheme": "floras", "L": args.L, "snr_db": args.snr_db, "C": args.C, "normalization": "clip", "clip_norm": 1.0,
+             "floras": {"N": args.N, "sequences": args.sequences, "csit": args.csit}}
+    if args.rx_antennas is not None:
+        table["rx_antennas"] = args.rx_antennas
+    set_phy_keys(table, args.overrides)
+    config = PhyConfig.from_dict(table)
     config.validate(K=args.K, d=args.d)
+    if args.threat == "T1" and (config.rx_antennas != 1 or config.has_cell):
+        raise ValueError("rx-antennas and phy.pathloss apply to --threat T2 only: the T1 game's Cauchy likelihood ratio "
+                         "is derived for the one-antenna link without a cell (model §6.1)")
+    link_sweep = None
+    if args.sweep_rx_antennas:
+        link_sweep = {"rx_antennas": list(dict.fromkeys(args.sweep_rx_antennas)), "snr_dbs": args.sweep_snr_db or [args.snr_db]}
+        for n_rx in link_sweep["rx_antennas"]:
+            replace(config, rx_antennas=n_rx).validate(K=args.K, d=args.d)
     sweep = None
-    if args.sweep_snr_db or args.sweep_K or args.sweep_N:
+    if args.sweep_K or args.sweep_N or (args.sweep_snr_db and not args.sweep_rx_antennas):
         sweep = {
             "snr_dbs": args.sweep_snr_db or [args.snr_db],
             "Ks": args.sweep_K or [args.K],
@@ -166,12 +218,16 @@ def run(args: argparse.Namespace) -> int:
                              f"N {sweep['Ns']}): every pair would be skipped and the sweep would be empty")
         for K, N in pairs:
             config.with_params("floras", N=N).validate(K=K)
+        if config.rx_antennas != 1:
+            raise ValueError(f"sweep-snr-db/sweep-K/sweep-N: the detection sweep covers csit = phase, which needs "
+                             f"rx_antennas = 1 (got {config.rx_antennas}); use --sweep-rx-antennas for several antennas")
 
     from scenarios.config.resources import audit_terms, check_memory
 
     check_memory(audit_terms(K=args.K, N=args.N, L=args.L, d=args.d, sequences=args.sequences, threat=args.threat,
                              sweep_Ns=tuple(sweep["Ns"]) if sweep else (), trials=trials,
-                             rounds=args.rounds if args.threat == "T2" else 0),
+                             rounds=args.rounds if args.threat == "T2" else 0,
+                             rx_antennas=max([config.rx_antennas, *(args.sweep_rx_antennas or [])])),
                  what="floras audit", option=args.memory_limit)
     check_json_path(args.json_path)
     resolved = resolve_key(args.key_hex, args.seed, key_file=args.key_file)
@@ -180,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
 
     res = run_audit(config, threat=args.threat, K=args.K, d=args.d, trials=trials, rounds=args.rounds, seed=args.seed,
                     key=key, delta=args.delta, confidence=args.confidence, neighbour=args.neighbour,
-                    false_alarm=args.false_alarm, persistence=tuple(args.persistence), sweep=sweep)
+                    false_alarm=args.false_alarm, persistence=tuple(args.persistence), sweep=sweep, link_sweep=link_sweep)
     res["key"] = key_note
     print(format_report(res), file=sys.stderr if args.json_path == "-" else sys.stdout)
     if args.json_path:

@@ -106,22 +106,24 @@ def link_terms(*, K: int, N: int, L: int, d: int, sequences: str, chunk_size: in
 
 
 def audit_terms(*, K: int, N: int, L: int, d: int, sequences: str, threat: str, sweep_Ns=(), trials: int = 0,
-                rounds: int = 0) -> dict[str, int]:
+                rounds: int = 0, rx_antennas: int = 1) -> dict[str, int]:
     """Dominant allocations of ``floras audit`` (bytes, by term).
 
     ``trials``: the game keeps 2 × trials float64 scores. ``rounds`` (T2): the measurement keeps
     every round's base-station view and truth for linking (L×(d+1) chips, N×(d+1) despread
     outputs, K×(d+2) truth values) plus an N-wide detector row, so both are named in a refusal.
+    ``rx_antennas`` N_r (the largest of a sweep): chips and despread outputs of every antenna (model §5.2).
     """
+    n_rx = max(1, int(rx_antennas))
     n_max = max([N, *sweep_Ns])
     terms = {f"sequence set ({sequences}, L={L}, N={n_max})": sequence_bytes(sequences, L=L, N=n_max),
              "K×d client updates (×4)": 4 * F64 * K * d}
     if trials:
         terms[f"game scores (2 worlds × --trials {trials})"] = 2 * F64 * int(trials)
     if threat == "T2":
-        terms["L×d chips and N×(d+1) despread outputs of a round (×2)"] = 2 * F64 * (L * d + n_max * (d + 1))
+        terms["L×d chips and N×(d+1) despread outputs of a round (×2)"] = 2 * F64 * (L * d + n_max * (d + 1)) * n_rx
         if rounds:
-            per_round = F64 * (L * (d + 1) + n_max * (d + 1) + K * (d + 3)) + 9 * n_max
+            per_round = F64 * (n_rx * (L * (d + 1) + n_max * (d + 1)) + K * (d + 3)) + 9 * n_max
             terms[f"--rounds {rounds} T2 round views kept for linking"] = int(rounds) * per_round
     return terms
 
