@@ -1,4 +1,4 @@
-"""Link-level (ε, δ) of FLORAS at finite SNR (issue 10, item 5(a); model §6.1, §7.2).
+"""Link-level (ε, δ) of FLORAS at finite SNR (issue 10, item 5(a); model §5.1, §6.1, §7.2).
 
 In the simulated link, active client k's term is c_k·s_k/b with c_k = g_k b/(g_k b + w_k)
 (g_k the effective gain, w_k = a_jᵀn_s ~ N(0, σ²/L) the pilot noise on its sequence), which is
@@ -15,12 +15,25 @@ generic bounds (WBK 2019 Thm 9 / Zhu & Wang 2019 Thm 6), which need only the bas
 Gaussian-specific sampled bounds assume one Gaussian with a common shift, which the slot mixture
 is not, so they are not used here. For every output set A,
 P_D(A) = E_c[P_D(A | c)] ≤ E_c[1_G(e^ε P_D'(A | c) + δ')] + P(Gᶜ) ≤ e^ε P_D'(A) + δ' + P(Gᶜ), and
-P(Gᶜ) ≤ T·K·P(|c| > c_max) (union bound), so the link is (ε, δ' + T·K·P(|c| > c_max))-DP.
+P(Gᶜ) ≤ T·K·P(|c| > c_max) (union bound), so the link is (ε, δ' + T·K·P(|c| > c_max))-DP (one block,
+no cell; below for both).
 P(|c| > c_max) is computed by one-dimensional quadrature (relative tolerance 1e-10) from the
 exact distributions: with u = g·√(L·SNR), n ~ N(0, 1), c = u/(u + n) and
 P(|c| > c) = E_u[Φ(|u|/c − |u|) − Φ(−|u| − |u|/c)]; g ~ N(0, ½) without CSIT, g = |h| Rayleigh
 (E g² = 1) with phase CSIT (model §5). ε_link is minimized over c_max on the levels where
-T·K·P(|c| > c_max) = f·δ, f ∈ {0.5, 0.3, 0.1, 0.03, 0.01, 10⁻³}.
+T·K·B·P(|c| > c_max) = f·δ, f ∈ {0.5, 0.3, 0.1, 0.03, 0.01, 10⁻³}.
+
+Cell and pilot blocks (model §5.1, §7.2 "Link level"): with a fixed drop (data-independent and public,
+conditioned on) client c's factor has u = g·√(L·SNR·β_eff,c), and with K of M sampled uniformly
+P(Gᶜ) ≤ Σ_t Σ_c (K/M)·P_c = T·K·mean_c P_c over the M population clients (``gain_scales``). With per-block
+pilots each of the B blocks has its own factor c_{k,m} of the same marginal and its own V_m; on G block m's
+shift is c_{k,m}Δ_m, Σ_m ‖c_{k,m}Δ_m‖² ≤ c_max²S², and the per-round curve with B independent V_m is the one-
+block curve (model §5.1, superadditivity of −ln(1 − x)), so P(Gᶜ) ≤ T·K·B·mean_c P_c (``blocks``). The mean is
+one quadrature over |g| with the clients' terms vectorised (breakpoints at 0.1, 1, 10 × 1/a over the spread of
+a = √(L·SNR·β)); above :data:`EXACT_SCALES` distinct β it is bounded by rounding β up onto a
+:data:`GRID_DB` grid with weight (β_up/β)^{k/2}, k = 1 without CSIT, 2 with phase CSIT: the density of u = a·g
+obeys (1/a)f(u/a) ≤ (a_up/a)^k·(1/a_up)f(u/a_up) for a ≤ a_up, so P(a) ≤ (a_up/a)^k·P(a_up) whatever the
+conditional law (rounding down would not do: P is not monotone in the SNR, it vanishes at low SNR).
 """
 
 from __future__ import annotations
