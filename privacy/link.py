@@ -1,4 +1,4 @@
-"""Link-level (ε, δ) of FLORAS at finite SNR (issue 10, item 5(a); model §6.1, §7.2).
+"""Link-level (ε, δ) of FLORAS at finite SNR (issue 10, item 5(a); model §5.1, §6.1, §7.2).
 
 In the simulated link, active client k's term is c_k·s_k/b with c_k = g_k b/(g_k b + w_k)
 (g_k the effective gain, w_k = a_jᵀn_s ~ N(0, σ²/L) the pilot noise on its sequence), which is
@@ -15,12 +15,25 @@ generic bounds (WBK 2019 Thm 9 / Zhu & Wang 2019 Thm 6), which need only the bas
 Gaussian-specific sampled bounds assume one Gaussian with a common shift, which the slot mixture
 is not, so they are not used here. For every output set A,
 P_D(A) = E_c[P_D(A | c)] ≤ E_c[1_G(e^ε P_D'(A | c) + δ')] + P(Gᶜ) ≤ e^ε P_D'(A) + δ' + P(Gᶜ), and
-P(Gᶜ) ≤ T·K·P(|c| > c_max) (union bound), so the link is (ε, δ' + T·K·P(|c| > c_max))-DP.
+P(Gᶜ) ≤ T·K·P(|c| > c_max) (union bound), so the link is (ε, δ' + T·K·P(|c| > c_max))-DP (one block,
+no cell; below for both).
 P(|c| > c_max) is computed by one-dimensional quadrature (relative tolerance 1e-10) from the
 exact distributions: with u = g·√(L·SNR), n ~ N(0, 1), c = u/(u + n) and
 P(|c| > c) = E_u[Φ(|u|/c − |u|) − Φ(−|u| − |u|/c)]; g ~ N(0, ½) without CSIT, g = |h| Rayleigh
 (E g² = 1) with phase CSIT (model §5). ε_link is minimized over c_max on the levels where
-T·K·P(|c| > c_max) = f·δ, f ∈ {0.5, 0.3, 0.1, 0.03, 0.01, 10⁻³}.
+T·K·B·P(|c| > c_max) = f·δ, f ∈ {0.5, 0.3, 0.1, 0.03, 0.01, 10⁻³}.
+
+Cell and pilot blocks (model §5.1, §7.2 "Link level"): with a fixed drop (data-independent and public,
+conditioned on) client c's factor has u = g·√(L·SNR·β_eff,c), and with K of M sampled uniformly
+P(Gᶜ) ≤ Σ_t Σ_c (K/M)·P_c = T·K·mean_c P_c over the M population clients (``gain_scales``). With per-block
+pilots each of the B blocks has its own factor c_{k,m} of the same marginal and its own V_m; on G block m's
+shift is c_{k,m}Δ_m, Σ_m ‖c_{k,m}Δ_m‖² ≤ c_max²S², and the per-round curve with B independent V_m is the one-
+block curve (model §5.1, superadditivity of −ln(1 − x)), so P(Gᶜ) ≤ T·K·B·mean_c P_c (``blocks``). The mean is
+one quadrature over |g| with the clients' terms vectorised (breakpoints at 0.1, 1, 10 × 1/a over the spread of
+a = √(L·SNR·β)); above :data:`EXACT_SCALES` distinct β it is bounded by rounding β up onto a
+:data:`GRID_DB` grid with weight (β_up/β)^{k/2}, k = 1 without CSIT, 2 with phase CSIT: the density of u = a·g
+obeys (1/a)f(u/a) ≤ (a_up/a)^k·(1/a_up)f(u/a_up) for a ≤ a_up, so P(a) ≤ (a_up/a)^k·P(a_up) whatever the
+conditional law (rounding down would not do: P is not monotone in the SNR, it vanishes at low SNR).
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import integrate
 from scipy.optimize import brentq
 from scipy.special import ndtr
@@ -36,15 +50,28 @@ from scipy.special import ndtr
 __all__ = ["LinkModel", "exceed_probability", "floras_link_epsilon"]
 
 FRACTIONS = (0.5, 0.3, 0.1, 0.03, 0.01, 1e-3)
+EXACT_SCALES = 512  # distinct β_eff up to which the mean over clients is exact
+GRID_DB = 0.05  # the conservative grid above it [dB]
 
 
 @dataclass(frozen=True)
 class LinkModel:
-    """The link the active factors c_k come from: SNR = P/σ² in dB (model §5), chips L, CSIT mode."""
+    """The link the active factors c_k come from (model §5, §5.1).
+
+    snr_db: SNR = P·β_ref/σ² in dB (model §5; with a cell, at the reference of §5.1); L chips; CSIT mode.
+    gain_scales: β_eff,c of the M population clients relative to the reference (model §5.1), or None (no
+    cell, every β_eff = 1). blocks: pilot blocks B per round (per-block pilots, model §5.1; 1 otherwise).
+    cell_note: how the scales were obtained (stated in the report). undefined: why no ε_link is stated
+    (then :func:`floras_link_epsilon` returns None with that reason), or None.
+    """
 
     snr_db: float
     L: int = 32
     csit: str = "none"
+    gain_scales: tuple | None = None
+    blocks: int = 1
+    cell_note: str = ""
+    undefined: str | None = None
 
     def __post_init__(self):
         if isinstance(self.snr_db, bool) or not isinstance(self.snr_db, (int, float)) or not math.isfinite(self.snr_db):
@@ -53,30 +80,76 @@ class LinkModel:
             raise ValueError(f"L must be an integer ≥ 1 (got {self.L!r})")
         if self.csit not in ("none", "phase"):
             raise ValueError(f"csit must be one of {{none, phase}} (got {self.csit!r})")
+        if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
+            raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
+        if self.gain_scales is not None:
+            g = np.asarray(self.gain_scales, dtype=float)
+            if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
+                raise ValueError("gain_scales must be a non-empty sequence of finite numbers > 0 (β_eff per client, "
+                                 f"model §5.1; got {self.gain_scales!r:.80})")
+            object.__setattr__(self, "gain_scales", tuple(float(x) for x in g))
+        object.__setattr__(self, "_weights", None)
+
+    def scale_weights(self) -> tuple[np.ndarray, np.ndarray, str]:
+        """(amplitude factors √β [n], weights [n], how): mean_c P_c ≤ Σ_n weight_n·P(√β_n·a) (see the module doc)."""
+        if self._weights is None:
+            object.__setattr__(self, "_weights", self._scale_weights())
+        return self._weights
+
+    def _scale_weights(self):
+        if self.gain_scales is None:
+            return np.ones(1), np.ones(1), "no cell"
+        g = np.asarray(self.gain_scales)
+        M = g.size
+        vals, counts = np.unique(g, return_counts=True)
+        if vals.size <= EXACT_SCALES:
+            return np.sqrt(vals), counts / M, f"exact mean over the {M} clients' β_eff"
+        k = 1 if self.csit == "none" else 2  # P(a) ≤ (a_hi/a)^k·P(a_hi) for a ≤ a_hi
+        idx = np.ceil(10.0 * np.log10(g) / GRID_DB)
+        hi = 10.0 ** (idx * GRID_DB / 10.0)  # β rounded UP onto the grid
+        bins, inv = np.unique(idx, return_inverse=True)
+        w = np.bincount(inv, weights=(hi / g) ** (k / 2.0)) / M
+        return np.sqrt(10.0 ** (bins * GRID_DB / 10.0)), w, (
+            f"mean over the {M} clients' β_eff bounded on a {GRID_DB:g} dB grid (β rounded up, weight (β_up/β)^{k}/2, "
+            "an upper bound)")
 
 
 def exceed_probability(c_max: float, link: LinkModel) -> float:
-    """P(|c_k| > c_max) for one active slot (see the module doc)."""
+    """P(|c_k| > c_max) for one active slot, averaged over the population's gain scales (see the module doc)."""
     c = float(c_max)
     if not (c > 0 and math.isfinite(c)):
         raise ValueError(f"c_max must be a finite number > 0 (got {c_max!r})")
-    a = math.sqrt(link.L * 10.0 ** (link.snr_db / 10.0))  # u = a·g
-
-    def cond(r: float) -> float:  # P(|c| > c | |g| = r)
-        u = a * r
-        return float(ndtr(u / c - u) - ndtr(-u - u / c))
+    a0 = math.sqrt(link.L * 10.0 ** (link.snr_db / 10.0))  # u = a·g at β_eff = 1
+    amp, weights, _ = link.scale_weights()
+    a = a0 * amp
 
     if link.csit == "none":
         dens = lambda r: 2.0 * math.exp(-r * r) / math.sqrt(math.pi)  # |g|, g ~ N(0, 1/2)
     else:
         dens = lambda r: 2.0 * r * math.exp(-r * r)  # Rayleigh, E g² = 1
-    scale = 1.0 / a  # the conditional probability changes on the scale |g| ~ 1/a
-    pts = [scale * x for x in (0.1, 1.0, 10.0) if scale * x < 8.0]
+
+    if a.size == 1:
+        a1, w1 = float(a[0]), float(weights[0])
+
+        def integrand(r: float) -> float:  # P(|c| > c | |g| = r)
+            u = a1 * r
+            return dens(r) * w1 * float(ndtr(u / c - u) - ndtr(-u - u / c))
+    else:
+        def integrand(r: float) -> float:
+            u = a * r
+            return dens(r) * float(np.dot(weights, ndtr(u / c - u) - ndtr(-u - u / c)))
+
+    # the conditional probability changes on the scale |g| ~ 1/a: breakpoints cover every client's scale
+    lo, hi = 1.0 / float(a.max()), 1.0 / float(a.min())
+    n = max(1, int(math.ceil(2.0 * math.log10(hi / lo))) + 1)
+    base = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
+    pts = sorted({float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0})
     with warnings.catch_warnings():
         # roundoff flags when the probability is far below the integrand's peak; the tests check
         # the value against Monte Carlo
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        val, _ = integrate.quad(lambda r: dens(r) * cond(r), 0.0, 8.0, points=pts or None, epsabs=0.0, epsrel=1e-10, limit=400)
+        val, _ = integrate.quad(integrand, 0.0, 8.0, points=pts or None, epsabs=0.0, epsrel=1e-10,
+                                limit=max(400, 4 * len(pts)))
     return min(1.0, max(0.0, val))
 
 
@@ -91,15 +164,22 @@ def _c_for(target: float, link: LinkModel) -> float | None:
                                  xtol=1e-6)))
 
 
-def floras_link_epsilon(acc, *, rounds: int) -> tuple[float, dict]:
-    """(ε_link, details) for a :class:`privacy.run.FlorasRunAccountant` with ``acc.link`` set."""
+def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
+    """(ε_link, details) for a :class:`privacy.run.FlorasRunAccountant` with ``acc.link`` set.
+
+    The failure event has probability ≤ T·K·B·mean_c P_c(|c| > c_max) (module doc); ε_link is None, with the
+    reason as its assumption line, when the link says it is undefined (e.g. a cell re-dropped every round)."""
     link: LinkModel = acc.link
+    if link.undefined is not None:
+        return None, {"c_max": None, "exceed_probability": None, "delta_truncation": None,
+                      "assumptions": [f"link level: ε_link not stated: {link.undefined}"]}
     if rounds == 0:
         return 0.0, {"c_max": None, "exceed_probability": 0.0, "delta_truncation": 0.0, "assumptions": []}
+    slots = rounds * acc.K * link.blocks  # T·K·B truncation events
     best = (math.inf, None, None)
     first = True
     for f in FRACTIONS:
-        p = f * acc.delta / (rounds * acc.K)
+        p = f * acc.delta / slots
         c = _c_for(p, link)
         if c is None:
             continue
@@ -109,15 +189,22 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float, dict]:
             best, first = (eps, c, p), False
     eps, c, p = best
     snr = f"SNR = {link.snr_db:g} dB (P/σ², model §5), L = {link.L}, CSIT {link.csit}"
+    if link.gain_scales is not None:
+        snr += f"; cell: per-client SNR·β_eff,c ({link.cell_note}; {link.scale_weights()[2]})"
+    if link.blocks > 1:
+        snr += f"; B = {link.blocks} pilot blocks per round, one factor c_(k,m) per block"
+    events = "T·K·B" if link.blocks > 1 else "T·K"
+    prob = "mean_c P_c(|c| > c_max)" if link.gain_scales is not None else "P(|c_k| > c_max)"
     if c is None:
-        text = f"link level ({snr}): no truncation level c_max gives T·K·P(|c_k| > c_max) below δ; ε_link = ∞"
+        text = f"link level ({snr}): no truncation level c_max gives {events}·{prob} below δ; ε_link = ∞"
         return math.inf, {"c_max": None, "exceed_probability": None, "delta_truncation": None, "assumptions": [text]}
     text = (
         f"link level ({snr}): active-client factors c_k = g_k b/(g_k b + w_k) truncated at c_max = {c:.6g}; "
-        f"P(|c_k| > c_max) = {p:.3g} exactly from the fading and pilot-noise distributions, T·K·P = {rounds * acc.K * p:.3g} "
+        f"{prob} = {p:.3g} exactly from the fading and pilot-noise distributions, {events}·P = {slots * p:.3g} "
         f"folded into δ; the rest accounted with sensitivity c_max·S = {c * acc.sensitivity:.6g} and the generic sampling "
         "bounds (privacy/link.py); ε_link = "
         + ("∞" if eps == math.inf else f"{eps:.6g}") + " is what the simulated link guarantees, ε the idealised release"
     )
-    return eps, {"c_max": c, "exceed_probability": p, "delta_truncation": rounds * acc.K * p, "snr_db": link.snr_db,
-                 "L": link.L, "csit": link.csit, "assumptions": [text]}
+    return eps, {"c_max": c, "exceed_probability": p, "delta_truncation": slots * p, "snr_db": link.snr_db,
+                 "L": link.L, "csit": link.csit, "blocks": link.blocks, "cell": link.gain_scales is not None,
+                 "assumptions": [text]}

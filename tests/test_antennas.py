@@ -184,7 +184,7 @@ def test_floras_epsilon_is_refused_with_several_antennas_and_link_leaves_it_empt
     assert inactive["cauchy_scale_expected"] is None and inactive["v_quantiles_expected_levy"] is None
     assert inactive["v_mean_expected"] == 4.0
     header, row = csv.read_text().splitlines()[:2]
-    assert header.split(",")[-1] == "epsilon" and row.split(",")[-1] == ""
+    assert header.split(",")[-2:] == ["epsilon", "epsilon_link"] and row.split(",")[-2:] == ["", ""]
 
 
 def test_the_t2_audit_sees_every_antenna_and_refuses_phase_pre_rotation_with_several():

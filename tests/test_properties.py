@@ -233,7 +233,7 @@ VALID = {
     "phy.rho_rule": st.sampled_from(RHO_RULES),
     "phy.resource": st.sampled_from(RESOURCES),
     "phy.chunk_size": st.integers(1, 10**9),
-    "phy.pathloss": st.just("none"),  # a cell with FLORAS (the default scheme) has no ε: tests/test_cell.py
+    "phy.pathloss": st.just("none"),  # the cell with FLORAS: tests/test_cell.py, tests/test_floras_cell_privacy.py
     "phy.cell_radius": st.floats(min_value=10.0, max_value=1e5, exclude_min=True),
     "phy.cell_min_distance": st.floats(min_value=0.0, max_value=250.0, exclude_min=True, exclude_max=True),
     "phy.redrop": st.booleans(),

@@ -200,10 +200,10 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(summary), file=out)
         summaries[str(float(b.snr_db))] = summary
         if args.csv_path:
-            from scenarios.cli.link_study import one_round_epsilon
+            from scenarios.cli.link_study import one_round
 
-            blocks.append((float(b.snr_db), results, {name: one_round_epsilon(b, scheme=name, K=args.K, d=args.d,
-                                                                               relation=args.relation) for name in schemes}))
+            blocks.append((float(b.snr_db), results, {name: one_round(b, scheme=name, K=args.K, d=args.d, relation=args.relation,
+                                                                       seed=args.seed) for name in schemes}))
     if args.json_path:
         write_json_atomic(args.json_path, summary if len(bases) == 1 else {"by_snr": summaries})
         if args.json_path != "-":

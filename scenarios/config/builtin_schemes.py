@@ -9,6 +9,8 @@ equal client level (the FLORAS accountant also covers local steps, model §7.3).
 
 from __future__ import annotations
 
+import json
+
 from scenarios.config.schemes import Calibrated, SchemeWiring, register_wiring
 
 
@@ -24,33 +26,87 @@ def _common(config) -> dict:
 
 
 # ---------------------------------------------------------------- FLORAS (model §7)
+# clients whose β_eff the link-level bound draws: ~25 µs each with log-distance, ~0.2 ms each through
+# Sionna's TR 38.901 scenarios (a few seconds at either limit)
+MAX_LINK_POPULATION = {"log-distance": 2 * 10**5, "tr38901": 10**4}
+DROP_CHUNK = 1024  # clients per call of the path-loss model
+_DROPS: dict = {}  # (phy table, seed, M) → β_eff of clients 0..M−1
+
+
 def _floras(config, *, d: int, D: int):
     from privacy import FlorasRunAccountant
-    from privacy.link import LinkModel
 
     t, phy, p = config.training, config.phy, config.phy.of("floras")
-    _floras_link_of_model_5(phy)
+    blocks = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant)
     return FlorasRunAccountant(
-        link=LinkModel(snr_db=float(phy.snr_db), L=int(phy.L), csit=p.csit), N=p.N, d=d,
+        link=_floras_link_model(config, blocks=blocks), N=p.N, d=d,
         normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
         clip_norm=phy.clip_norm, local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
         **_common(config))
 
 
-def _floras_link_of_model_5(phy) -> None:
-    """FLORAS's ε (privacy.link, model §7.2) integrates over the gains of model §5 (unit-mean Rayleigh, one
-    reference slot per update, one receive antenna): refuse the cell, Rician, coherence and timing options of
-    model §5.1 and several receive antennas (§5.2) for it."""
+def _floras_link_model(config, *, blocks: int):
+    """The :class:`privacy.link.LinkModel` of the run: with a cell the β_eff of clients 0..M−1 of the run's drop
+    (:class:`phy.cell.CellChannel` at ``run.seed``, the cell the run's link uses; model §5.1)."""
+    import numpy as np
+
+    from phy.cell import CellChannel
+    from privacy.link import LinkModel
+
+    phy = config.phy
+    common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks)
+    if not phy.has_cell:
+        return LinkModel(**common)
+    M, seed = int(config.partition.clients), int(config.run.seed)
+    cell = CellChannel(phy, seed=seed)
+    note = (f"{phy.pathloss} cell of radius {float(phy.cell_radius):g} m, {phy.power_control}, SNR reference "
+            f"{phy.snr_reference}")
+    if phy.redrop:
+        return LinkModel(**common, undefined=(
+            "phy.redrop = true redraws every client's β_eff each round; the bound is derived for a fixed drop "
+            "(conditioned on, model §7.2) and the drop law's average is not integrated here"))
+    limit = MAX_LINK_POPULATION["log-distance" if phy.pathloss == "log-distance" else "tr38901"]
+    if M > limit:
+        return LinkModel(**common, undefined=(
+            f"the drop of M = {M} > {limit} clients ({phy.pathloss}) is not drawn for the link-level bound (its cost); "
+            "ε, the idealised release, does not depend on the cell"))
+    key = (json.dumps(phy.to_dict(), sort_keys=True, default=str), seed, M)
+    if key not in _DROPS:
+        # fixed drop: the same for every round; in chunks (the TR 38.901 scenario holds UT–UT pairs per call)
+        eff = np.concatenate([cell.large_scale(ids, K=ids.size, round_index=0).gain_eff
+                              for ids in np.array_split(np.arange(M, dtype=np.int64), -(-M // DROP_CHUNK))])
+        _DROPS.clear()  # one population kept: validation and the run's build share it
+        _DROPS[key] = tuple(eff.tolist())
+    return LinkModel(**common, gain_scales=_DROPS[key], cell_note=f"{note}, the fixed drop of run.seed = {seed}")
+
+
+def _floras_link_of_model_5(phy, *, d: int, accountant: str) -> int:
+    """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): one receive antenna, no
+    Rician fading, no timing offsets, one pilot per block (a stale pilot only when the update fits one block);
+    a cell is allowed (fixed drop). B > 1 needs the generic sampling bounds."""
+    from phy.coherence import coherence_plan
+
     if phy.rx_antennas != 1:
         raise ValueError(f"phy.rx_antennas: FLORAS's ε is derived for a single-antenna base station (model §7.2); with "
                          f"rx_antennas = {phy.rx_antennas} the inactive sequences' noise is no longer Cauchy (model §5.2) and "
                          "no mechanism is derived for it; use rx_antennas = 1 for a FLORAS run (floras link studies "
                          "several antennas without an ε)")
-    for key, off in (("pathloss", "none"), ("rician_k", 0.0), ("coherence_symbols", None), ("timing_offset", 0.0)):
+    for key, off in (("rician_k", 0.0), ("timing_offset", 0.0)):
         if getattr(phy, key) != off:
-            raise ValueError(f"phy.{key}: FLORAS's ε is derived for the link of model §5 (unit-mean Rayleigh gains, one "
-                             f"reference slot per update), not for the cell, Rician, coherence or timing-offset options of model §5.1; "
+            raise ValueError(f"phy.{key}: FLORAS's ε is derived for Rayleigh gains (with or without a cell) and "
+                             f"chip-synchronous clients (model §5.1), not for the Rician or timing-offset options; "
                              f"remove phy.{key} for a FLORAS run (floras link studies them without an ε)")
+    pilots = phy.of("floras").pilots
+    plan = coherence_plan(d, phy.coherence_symbols, pilots)
+    if plan.n_pilots != plan.n_blocks:
+        raise ValueError(f"phy.floras.pilots: FLORAS's ε is not derived for a stale pilot over {plan.n_blocks} coherence "
+                         "blocks (the active coefficients g_(k,m)/g_(k,0) have an unbounded ratio, model §5.1); use "
+                         "pilots = \"per-block\" or remove phy.coherence_symbols for a FLORAS run")
+    if plan.n_blocks > 1 and accountant != "rdp-generic":
+        raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
+                         "per-round curve of model §7.2 holds, but the conditional-Gaussian bound of model §9.5 (and the "
+                         f"PLD) assume one V per round; got accountant = {accountant!r}, use accountant = \"rdp-generic\"")
+    return plan.n_blocks
 
 
 def _floras_defaults(phy: dict, *, K: int) -> dict:
