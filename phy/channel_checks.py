@@ -11,7 +11,7 @@ import math
 
 from .checks import check_choice, check_int_at_least
 
-__all__ = ["CHANNELS", "check_channel", "check_antennas"]
+__all__ = ["CHANNELS", "check_channel", "check_antennas", "check_csi_error"]
 
 CHANNELS = ("none", "block-fading", "cell", "cell-coherence")  # SchemeSpec.channel, in increasing support
 
@@ -70,6 +70,7 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
     if cfg.timing_offset != 0.0 and spec.channel != "none" and not spec.chip_timing:
         raise ValueError(f"timing_offset: scheme {spec.name!r} is chip-synchronous (no chip-level model); remove phy.timing_offset")
     check_antennas(cfg, spec)
+    check_csi_error(cfg, spec)
     level = CHANNELS.index(spec.channel)
     if spec.channel != "none":
         if (cfg.has_cell or cfg.rician_k != 0.0) and level < CHANNELS.index("cell"):
@@ -94,3 +95,23 @@ def check_antennas(cfg: "PhyConfig", spec) -> None:
         if getattr(cfg, key) != off:
             raise ValueError(f"{key}: {what} with rx_antennas = {cfg.rx_antennas} is not modelled; remove phy.{key} "
                              f"or use rx_antennas = 1")
+
+
+def check_csi_error(cfg: "PhyConfig", spec) -> None:
+    """``csi_error`` (model §5.1): a finite number ≥ 0; > 0 only for channel inversion with one receive antenna.
+
+    Analog Gaussian shares the link but is refused: with ĥ ≠ h client k's share of the sum is scaled by
+    Re(h_k/ĥ_k), unbounded, so the sensitivity its accountant assumes no longer holds.
+    """
+    if isinstance(cfg.csi_error, bool) or not isinstance(cfg.csi_error, (int, float)) or not math.isfinite(cfg.csi_error) \
+            or cfg.csi_error < 0:
+        raise ValueError(f"csi_error must be a finite number ≥ 0 (relative estimation-error variance σ_e²; 0: perfect "
+                         f"CSI) (got {cfg.csi_error!r})")
+    if cfg.csi_error == 0.0:
+        return
+    if spec.name != "channel-inversion":
+        raise ValueError(f"csi_error: imperfect CSI is modelled for scheme 'channel-inversion' only (got scheme "
+                         f"{spec.name!r}); remove phy.csi_error or set it to 0")
+    if cfg.rx_antennas != 1:
+        raise ValueError(f"csi_error: imperfect CSI with rx_antennas = {cfg.rx_antennas} is not modelled; "
+                         f"use rx_antennas = 1 or csi_error = 0")

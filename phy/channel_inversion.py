@@ -17,6 +17,12 @@ sees for the same (seed, round)).
   clients' means. K' = 0: nothing is received, the round leaves the model unchanged and is
   logged (diagnostic ``skipped`` = 1).
 
+Imperfect CSI (``phy.csi_error`` = σ_e² > 0, model §5.1, :mod:`phy.csi_error`): client k knows only
+ĥ_k = h_k + e_k. It is admitted if |ĥ_k|² ≥ g_th, ρ rules on |ĥ|², it transmits (√ρ/ĥ_k)·s_k^i (power
+ρ·(‖s_k‖²/d)/|ĥ_k|² ≤ ρ·P/|ĥ_k|², the constraint above on ĥ), and the real part of the received signal is
+y^i = √ρ·Σ_{k admitted} Re(h_k/ĥ_k)·s_k^i + n^i (the imaginary part of h_k/ĥ_k falls in the discarded
+quadrature): a weighted sum, accumulated chunk by chunk on the streaming path. σ_e² = 0: the link above.
+
 Receive antennas (``phy.rx_antennas`` = N_r > 1, model §5.2, :mod:`phy.antennas`): h_k is the effective
 scalar channel aᴴh_k of the base station's unit-norm combiner a, and n = Re{aᴴn} keeps the variance above.
 
@@ -36,6 +42,7 @@ from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
 from .antennas import effective_channel
 from .config import SNR_DEFINITION, PhyConfig
+from .csi_error import estimate_channel, inversion_weights
 from .link_channel import LinkChannel
 from .normalization import denormalize, normalize
 from .link_records import AdmissionRecord
@@ -76,8 +83,8 @@ class ChannelInversionRound:
     """One channel-inversion round (simulator view).
 
     s_hat [d] float64 (√W; zeros when K' = 0); admitted [K] bool; rho float; h [K] complex128;
-    transmit_power [K] float64: per-symbol average transmit power ρ·(‖s_k‖²/d)/|h_k|² [W] (0 if
-    not admitted).
+    transmit_power [K] float64: per-symbol average transmit power ρ·(‖s_k‖²/d)/|ĥ_k|² [W] (0 if
+    not admitted); h_hat [K] complex128: the clients' estimates ĥ (h itself with perfect CSI).
     """
 
     s_hat: np.ndarray
@@ -85,6 +92,7 @@ class ChannelInversionRound:
     rho: float
     h: np.ndarray
     transmit_power: np.ndarray
+    h_hat: np.ndarray | None = None
 
 
 class ChannelInversionLink:
@@ -103,6 +111,14 @@ class ChannelInversionLink:
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         cfg, t, d = self.config, int(round_index), s.shape[1]
+        if cfg.csi_error != 0.0:  # Σ_adm Re(h_k/ĥ_k)·s_k, the weighted sum of the streaming path
+            h, adm, rho, h_hat = self.admission_estimated(t, clients=clients)
+            power = np.zeros(self.K)
+            if adm.any():
+                power[adm] = rho * np.mean(s[adm] ** 2, axis=1) / np.abs(h_hat[adm]) ** 2
+            s_sum = add_rows(np.zeros(d), s[adm], inversion_weights(h[adm], h_hat[adm]))
+            return self.run_round_from_sum(s_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=t,
+                                           h_hat=h_hat)
         if cfg.rx_antennas == 1:
             h = self.channel.draw(t, clients=clients)[:, 0]  # composite √β_eff·h̃ with a cell
         else:  # aᴴh_k, the combiner's effective channel (model §5.2)
@@ -133,13 +149,27 @@ class ChannelInversionLink:
         adm = admitted_mask(h, g_th=cfg.g_th)
         return h, adm, inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
 
+    def admission_estimated(self, round_index: int, *, clients=None):
+        """(h, admitted, ρ, ĥ) with the clients' estimates ĥ = h + e (:mod:`phy.csi_error`, model §5.1):
+        admission |ĥ_k|² ≥ g_th and ρ rule on ĥ; ĥ = h (and :meth:`admission`'s result) when csi_error = 0."""
+        cfg, t = self.config, int(round_index)
+        if cfg.csi_error == 0.0:
+            h, adm, rho = self.admission(t, clients=clients)
+            return h, adm, rho, h
+        h = self.channel.draw(t, clients=clients)[:, 0]  # N_r = 1 (the configuration refuses N_r > 1)
+        h_hat = estimate_channel(h, self.channel.gain(t, clients=clients), csi_error=cfg.csi_error,
+                                 seed=self.seed, round_index=t)
+        adm = admitted_mask(h_hat, g_th=cfg.g_th)
+        return h, adm, inversion_factor(h_hat, adm, g_th=cfg.g_th, rule=cfg.rho_rule), h_hat
+
     def run_round_from_sum(self, s_sum: np.ndarray, *, h: np.ndarray, admitted: np.ndarray, rho: float,
-                           transmit_power: np.ndarray, round_index: int) -> ChannelInversionRound:
-        """:meth:`run_round` from Σ_{admitted} s_k [d] (streaming): y = √ρ·Σ_adm s_k + n depends on the s_k only
-        through that sum, so ŝ = y/√ρ is the same bit for bit (same keyed noise blocks, same operations)."""
+                           transmit_power: np.ndarray, round_index: int, h_hat=None) -> ChannelInversionRound:
+        """:meth:`run_round` from Σ_{admitted} w_k·s_k [d] (streaming; w_k = Re(h_k/ĥ_k), 1 with perfect CSI):
+        y = √ρ·Σ_adm w_k s_k + n depends on the s_k only through that sum, so ŝ = y/√ρ is the same bit for bit
+        (same keyed noise blocks, same operations)."""
         d, t = s_sum.shape[0], int(round_index)
         if not admitted.any():
-            return ChannelInversionRound(np.zeros(d), admitted, rho, h, transmit_power)
+            return ChannelInversionRound(np.zeros(d), admitted, rho, h, transmit_power, h_hat)
         sqrt_rho = np.sqrt(rho)
         s_hat = np.empty(d)
         for a, z in chunk_ranges(d, self.config.chunk_size):
@@ -147,14 +177,14 @@ class ChannelInversionLink:
                                  round_index=t, start=a, std=self.noise_std)
             y += sqrt_rho * s_sum[a:z]
             s_hat[a:z] = y / sqrt_rho
-        return ChannelInversionRound(s_hat, admitted, rho, h, transmit_power)
+        return ChannelInversionRound(s_hat, admitted, rho, h, transmit_power, h_hat)
 
 
 @dataclass(frozen=True)
 class AdmittedSums:
     """Running sums of a channel-inversion round over its chunks (admitted clients, client order).
 
-    rnd : ChannelInversionRound (ŝ from Σ_adm s_k); s_sum [d] Σ_adm s_k; raw [d] Σ_adm x_k; mu [K] μ_k;
+    rnd : ChannelInversionRound (ŝ from Σ_adm w_k s_k, w_k = Re(h_k/ĥ_k), 1 with perfect CSI); s_sum [d] Σ_adm s_k; raw [d] Σ_adm x_k; mu [K] μ_k;
     scale : R/C (de-normalization).
     """
 
@@ -169,18 +199,23 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
     """Normalize each chunk (clip rule: per client), keep Σ_adm s_k, Σ_adm x_k and the per-client μ_k and
     transmit powers; memory O(c·d) (model §6.2: the receiver sees the admitted s_k only through their sum)."""
     cfg, K = link.config, link.K
-    h, adm, rho = link.admission(round_index, clients=clients)
+    h, adm, rho, h_hat = link.admission_estimated(round_index, clients=clients)
+    w = None if link.config.csi_error == 0.0 else inversion_weights(h, h_hat)  # Re(h_k/ĥ_k), model §5.1
     s_sum, raw, mu, power, scale = np.zeros(d), np.zeros(d), np.empty(K), np.zeros(K), 0.0
+    y_sum = s_sum if w is None else np.zeros(d)  # Σ_adm w_k s_k, what the receiver sees
     for rows, x in stream_chunks(chunks, K=K, d=d):
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
         mu[rows], scale = nz.mu, nz.scale
         local = adm[rows]
         if local.any():
             s_adm = nz.s[local]
-            power[rows[local]] = rho * np.mean(s_adm**2, axis=1) / np.abs(h[rows[local]]) ** 2
+            power[rows[local]] = rho * np.mean(s_adm**2, axis=1) / np.abs(h_hat[rows[local]]) ** 2
             add_rows(s_sum, s_adm)
+            if w is not None:
+                add_rows(y_sum, s_adm, w[rows[local]])
             add_rows(raw, x[local])
-    rnd = link.run_round_from_sum(s_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=round_index)
+    rnd = link.run_round_from_sum(y_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=round_index,
+                                  h_hat=None if w is None else h_hat)
     return AdmittedSums(rnd, s_sum, raw, mu, scale)
 
 

@@ -100,6 +100,9 @@ class PhyConfig:
         τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, :mod:`phy.chip_timing`).
     rx_antennas : int
         N_r ≥ 1 receive antennas at the base station (model §5.2, :mod:`phy.antennas`); 1: the link of model §5.
+    csi_error : float
+        σ_e² ≥ 0, the clients' relative channel-estimation error E|ĥ_k − h_k|²/E|h_k|² (model §5.1,
+        :mod:`phy.csi_error`); channel inversion only, N_r = 1; 0: perfect CSI (default).
     params : tuple of (scheme, parameters)
         The ``[phy.<scheme>]`` sub-tables given (only those differing from the scheme's defaults
         are kept); :meth:`of` returns any scheme's parameters, defaults filled in.
@@ -134,6 +137,7 @@ class PhyConfig:
     rician_k: float = 0.0
     timing_offset: float = 0.0
     rx_antennas: int = 1
+    csi_error: float = 0.0
     params: tuple = field(default=(), compare=True)
 
     def __post_init__(self):

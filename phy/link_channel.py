@@ -45,6 +45,14 @@ class LinkChannel:
             client_ids(clients, self.K)
         return h
 
+    def gain(self, round_index: int, *, clients=None) -> np.ndarray:
+        """β_eff [K] float64 = E|h_k|² of the round's clients: the cell's large-scale gain after power control,
+        1 without a cell (the small-scale fading has unit power)."""
+        if self.cell is None:
+            client_ids(clients, self.K)
+            return np.ones(self.K)
+        return self.cell.large_scale(clients, K=self.K, round_index=int(round_index)).gain_eff
+
     def draw_antennas(self, round_index: int, *, clients=None) -> np.ndarray:
         """h [K, N_r] complex128 of one round to the N_r = ``phy.rx_antennas`` antennas (model §5.2).
 

@@ -142,6 +142,7 @@ INVALID = {
     "phy.rx_antennas": below(1),
     "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
                                    NON_FINITE, NOT_NUMBER),
+    "phy.csi_error": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), NON_FINITE, NOT_NUMBER),
     "privacy.delta": outside_open_unit(),
     "privacy.level": not_in(("client", "item")),
     "privacy.relation": not_in(("replace", "add-remove")),
@@ -252,6 +253,7 @@ VALID = {
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
     "phy.rx_antennas": st.just(1),  # likewise several receive antennas (tests/test_antennas.py)
+    "phy.csi_error": st.just(0.0),  # > 0 for channel inversion only (tests/test_csi_error.py)
     "privacy.delta": st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     "privacy.level": st.sampled_from(("client", "item")),
     "privacy.relation": st.just("replace"),  # add-remove needs level = item at client sampling without replacement

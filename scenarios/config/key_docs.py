@@ -101,6 +101,8 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
                                 "FLORAS, channel inversion, analog Gaussian only, and no FLORAS ε"),
+    "phy.csi_error": ("≥ 0", "σ_e², relative channel-estimation error E|ĥ−h|²/E|h|² of the clients "
+                             "([model §5.1](model.md#sec-5-1)); > 0: channel inversion with rx_antennas = 1 only; 0: perfect CSI"),
     # [privacy]
     "privacy.delta": ("(0, 1)", "δ of the ε column"),
     "privacy.level": ("`client`, `item`", "unit of privacy"),
