@@ -105,8 +105,9 @@ class CompiledPerClient:
         return out
 
 
-def _floor_fn(spec, trainer, K, B, S, conv=None):
-    """A tf.function running the round's forward+backward products on fixed tensors."""
+def _floor_fn(spec, trainer, K, B, S, conv=None, update=False):
+    """A tf.function running the round's forward+backward products on fixed tensors (``update``, MLP only: plus
+    the SGD update W −= η·∇W of both weight matrices per step, on tf.Variables)."""
     import tensorflow as tf
 
     rng = np.random.default_rng(0)
@@ -116,6 +117,8 @@ def _floor_fn(spec, trainer, K, B, S, conv=None):
     if spec.name == "mlp" and len(spec.hidden) == 1:
         xf = tf.reshape(x, [K, B, -1])
         W1, W2 = params[0], params[2]
+        if update:
+            W1, W2 = tf.Variable(W1), tf.Variable(W2)
         d2 = tf.constant(rng.standard_normal((K, B, spec.num_classes)).astype(np.float32))
 
         @tf.function
@@ -127,10 +130,13 @@ def _floor_fn(spec, trainer, K, B, S, conv=None):
                 gW2 = tf.matmul(h, d2, transpose_a=True)
                 d1 = tf.matmul(d2, W2, transpose_b=True)
                 gW1 = tf.matmul(xf, d1, transpose_a=True)
+                if update:
+                    W1.assign_sub(1e-6 * gW1)
+                    W2.assign_sub(1e-6 * gW2)
                 acc += out[0, 0, 0] + gW2[0, 0, 0] + gW1[0, 0, 0]
             return acc
 
-        return floor, "five batched matrix products per step"
+        return floor, "five batched matrix products per step" + (" and the update of both weight matrices" if update else "")
 
     @tf.function
     def floor():
@@ -144,6 +150,8 @@ def _floor_fn(spec, trainer, K, B, S, conv=None):
             acc += tf.add_n([tf.reduce_sum(g[0]) for g in grads])
         return acc
 
+    if update:
+        raise ValueError("update=True is defined for the one-hidden-layer MLP floor only")
     return floor, "forward + backward of the batched model on a fixed batch"
 
 

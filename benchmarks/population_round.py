@@ -92,33 +92,6 @@ def _run_schemes(args, argv) -> int:
     return 0
 
 
-def _floor_with_update(spec, K, B, S):
-    """The floor's five products per step plus the update of the two weight matrices (tf.Variables)."""
-    import tensorflow as tf
-
-    rng = np.random.default_rng(0)
-    x = tf.constant(rng.standard_normal((K, B, int(np.prod(spec.input_shape)))).astype(np.float32))
-    d2 = tf.constant(rng.standard_normal((K, B, spec.num_classes)).astype(np.float32))
-    W1 = tf.Variable(rng.standard_normal((K, *spec.params[0].shape)).astype(np.float32) * 0.01)
-    W2 = tf.Variable(rng.standard_normal((K, *spec.params[2].shape)).astype(np.float32) * 0.01)
-
-    @tf.function
-    def floor():
-        acc = tf.zeros([], tf.float32)
-        for _ in tf.range(S):
-            h = tf.nn.relu(tf.matmul(x, W1))
-            out = tf.matmul(h, W2)
-            gW2 = tf.matmul(h, d2, transpose_a=True)
-            d1 = tf.matmul(d2, W2, transpose_b=True)
-            gW1 = tf.matmul(x, d1, transpose_a=True)
-            W1.assign_sub(1e-6 * gW1)
-            W2.assign_sub(1e-6 * gW2)
-            acc += out[0, 0, 0]
-        return acc
-
-    return floor
-
-
 def _versus_floor(trainer, spec, w, clients, args) -> dict:
     """Medians over ``args.floor_reps`` interleaved repetitions: training alone, generation alone, the floor."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -136,7 +109,7 @@ def _versus_floor(trainer, spec, w, clients, args) -> dict:
             trainer.clients.batches(ids, trainer.local_rows(ids, 0))
             start += c
 
-    updating = {c: _floor_with_update(spec, c, args.batch, args.steps) for c in sorted(set(chunks))}
+    updating = {c: _floor_fn(spec, trainer, c, args.batch, args.steps, update=True)[0] for c in sorted(set(chunks))}
     for f in updating.values():
         float(f())
     contenders = {"training_s": lambda: trainer.train(w, clients, 0), "generation_s": generation,
