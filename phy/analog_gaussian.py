@@ -205,4 +205,6 @@ register_scheme(SchemeSpec(
     example={"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 0.5}},
     description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
     channel="cell", rx_antennas=True,
+    refusals={"coherence_symbols": "with CSIT of the update's first block its clients' shares Re(h_(k,m)/h_(k,0))·s_k "
+                                   "are unbounded, so the sensitivity its accountant assumes fails, model §5.1"},
 ))

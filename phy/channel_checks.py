@@ -78,8 +78,9 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
             raise ValueError(f"{key}: scheme {spec.name!r} models the Rayleigh block-fading link of model §5 only; "
                              f"use pathloss = 'none' and rician_k = 0 with it")
         if cfg.coherence_symbols is not None and level < CHANNELS.index("cell-coherence"):
-            raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update (its per-block "
-                             "admission is not modelled); remove phy.coherence_symbols for it")
+            why = spec.refusals.get("coherence_symbols", "its per-block admission is not modelled")
+            raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update ({why}); "
+                             "remove phy.coherence_symbols for it")
 
 
 def check_antennas(cfg: "PhyConfig", spec) -> None:

@@ -23,6 +23,10 @@ Imperfect CSI (``phy.csi_error`` = σ_e² > 0, model §5.1, :mod:`phy.csi_error`
 y^i = √ρ·Σ_{k admitted} Re(h_k/ĥ_k)·s_k^i + n^i (the imaginary part of h_k/ĥ_k falls in the discarded
 quadrature): a weighted sum, accumulated chunk by chunk on the streaming path. σ_e² = 0: the link above.
 
+Channel aging (``phy.coherence_symbols`` = n_c < d, model §5.1, :mod:`phy.csit_aging`): the CSIT is block 0's
+channel (ĥ_{k,0}, with ``csi_error``), kept over the update's B = ⌈d/n_c⌉ blocks; admission and ρ are decided on it
+once, and the real part received in entry i is √ρ·Σ_{k admitted} Re(h_{k,m(i)}/ĥ_{k,0})·s_k^i + n^i, m(i) = ⌊i/n_c⌋.
+
 Receive antennas (``phy.rx_antennas`` = N_r > 1, model §5.2, :mod:`phy.antennas`): h_k is the effective
 scalar channel aᴴh_k of the base station's unit-norm combiner a, and n = Re{aᴴn} keeps the variance above.
 
@@ -43,6 +47,7 @@ from .channel_uses import analog_channel_uses
 from .antennas import effective_channel
 from .config import SNR_DEFINITION, PhyConfig
 from .csi_error import estimate_channel, inversion_weights
+from .csit_aging import add_weighted_rows, analog_block_lengths, stale_weights
 from .link_channel import LinkChannel
 from .normalization import denormalize, normalize
 from .link_records import AdmissionRecord
@@ -111,12 +116,13 @@ class ChannelInversionLink:
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         cfg, t, d = self.config, int(round_index), s.shape[1]
-        if cfg.csi_error != 0.0:  # Σ_adm Re(h_k/ĥ_k)·s_k, the weighted sum of the streaming path
-            h, adm, rho, h_hat = self.admission_estimated(t, clients=clients)
+        lengths = analog_block_lengths(d, cfg.coherence_symbols)
+        if cfg.csi_error != 0.0 or lengths.size > 1:  # Σ_adm w_{k,m}·s_k, the weighted sum of the streaming path
+            h, adm, rho, h_hat, w = self.weights(t, n_blocks=lengths.size, clients=clients)
             power = np.zeros(self.K)
             if adm.any():
                 power[adm] = rho * np.mean(s[adm] ** 2, axis=1) / np.abs(h_hat[adm]) ** 2
-            s_sum = add_rows(np.zeros(d), s[adm], inversion_weights(h[adm], h_hat[adm]))
+            s_sum = add_weighted_rows(np.zeros(d), s[adm], w[adm], lengths)
             return self.run_round_from_sum(s_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=t,
                                            h_hat=h_hat)
         if cfg.rx_antennas == 1:
@@ -157,10 +163,29 @@ class ChannelInversionLink:
             h, adm, rho = self.admission(t, clients=clients)
             return h, adm, rho, h
         h = self.channel.draw(t, clients=clients)[:, 0]  # N_r = 1 (the configuration refuses N_r > 1)
-        h_hat = estimate_channel(h, self.channel.gain(t, clients=clients), csi_error=cfg.csi_error,
+        return (h, *self._admit_estimate(h, t, clients))
+
+    def _admit_estimate(self, h0: np.ndarray, t: int, clients):
+        """(admitted, ρ, ĥ_0) from block 0's channel h0 [K]: ĥ_0 = h0 + e, admission and ρ on ĥ_0."""
+        cfg = self.config
+        h_hat = estimate_channel(h0, self.channel.gain(t, clients=clients), csi_error=cfg.csi_error,
                                  seed=self.seed, round_index=t)
         adm = admitted_mask(h_hat, g_th=cfg.g_th)
-        return h, adm, inversion_factor(h_hat, adm, g_th=cfg.g_th, rule=cfg.rho_rule), h_hat
+        return adm, inversion_factor(h_hat, adm, g_th=cfg.g_th, rule=cfg.rho_rule), h_hat
+
+    def weights(self, round_index: int, *, n_blocks: int, clients=None):
+        """(h_0, admitted, ρ, ĥ_0, w [K, B]) of a round whose update spans ``n_blocks`` coherence blocks: the CSIT
+        ĥ_0 of block 0 decides admission and ρ for the whole update, and client k's share of entry i is
+        w_{k,m(i)} = Re(h_{k,m}/ĥ_{k,0}) (:mod:`phy.csit_aging`, model §5.1); one block: Re(h_k/ĥ_k) of
+        :mod:`phy.csi_error`, the same draws as :meth:`admission_estimated`."""
+        t = int(round_index)
+        if n_blocks == 1:
+            h, adm, rho, h_hat = self.admission_estimated(t, clients=clients)
+            return h, adm, rho, h_hat, inversion_weights(h, h_hat)[:, None]
+        h_blocks = self.channel.draw(t, clients=clients, n_blocks=n_blocks)  # column 0: the one-block draw
+        h = h_blocks[:, 0]
+        adm, rho, h_hat = self._admit_estimate(h, t, clients)
+        return h, adm, rho, h_hat, stale_weights(h_blocks, h_hat)
 
     def run_round_from_sum(self, s_sum: np.ndarray, *, h: np.ndarray, admitted: np.ndarray, rho: float,
                            transmit_power: np.ndarray, round_index: int, h_hat=None) -> ChannelInversionRound:
@@ -199,8 +224,11 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
     """Normalize each chunk (clip rule: per client), keep Σ_adm s_k, Σ_adm x_k and the per-client μ_k and
     transmit powers; memory O(c·d) (model §6.2: the receiver sees the admitted s_k only through their sum)."""
     cfg, K = link.config, link.K
-    h, adm, rho, h_hat = link.admission_estimated(round_index, clients=clients)
-    w = None if link.config.csi_error == 0.0 else inversion_weights(h, h_hat)  # Re(h_k/ĥ_k), model §5.1
+    lengths = analog_block_lengths(d, cfg.coherence_symbols)
+    if cfg.csi_error == 0.0 and lengths.size == 1:
+        (h, adm, rho, h_hat), w = link.admission_estimated(round_index, clients=clients), None
+    else:  # w_{k,m} = Re(h_{k,m}/ĥ_{k,0}): imperfect CSI and channel aging, model §5.1
+        h, adm, rho, h_hat, w = link.weights(round_index, n_blocks=lengths.size, clients=clients)
     s_sum, raw, mu, power, scale = np.zeros(d), np.zeros(d), np.empty(K), np.zeros(K), 0.0
     y_sum = s_sum if w is None else np.zeros(d)  # Σ_adm w_k s_k, what the receiver sees
     for rows, x in stream_chunks(chunks, K=K, d=d):
@@ -212,7 +240,7 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
             power[rows[local]] = rho * np.mean(s_adm**2, axis=1) / np.abs(h_hat[rows[local]]) ** 2
             add_rows(s_sum, s_adm)
             if w is not None:
-                add_rows(y_sum, s_adm, w[rows[local]])
+                add_weighted_rows(y_sum, s_adm, w[rows[local]], lengths)
             add_rows(raw, x[local])
     rnd = link.run_round_from_sum(y_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=round_index,
                                   h_hat=None if w is None else h_hat)
@@ -292,5 +320,5 @@ register_scheme(SchemeSpec(
     name="channel-inversion",
     aggregator=lambda config, *, K, d, seed, key, relation: ChannelInversionAggregator(config, K=K, d=d, seed=seed),
     link_record=AdmissionRecord, example={"snr_db": 0.0}, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
-    channel="cell", rx_antennas=True,
+    channel="cell-coherence", rx_antennas=True,
 ))

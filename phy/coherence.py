@@ -7,7 +7,11 @@ changes between blocks:
 - ``fading_correlation = "iid"``: h̃_{k,m} i.i.d. CN(0, 1) over blocks;
 - ``"jakes"``: first-order Gauss–Markov (AR(1)) h̃_{k,m} = ρ·h̃_{k,m−1} + √(1 − ρ²)·w_{k,m}, w ~ CN(0, 1),
   with ρ = J₀(2π·f_D·T_s·n_c) (``doppler`` = f_D·T_s): the Jakes correlation between consecutive blocks
-  (blocks Δ apart correlate as ρ^Δ, an approximation of J₀(2π f_D T_s n_c Δ)).
+  (blocks Δ apart correlate as ρ^Δ, an approximation of J₀(2π f_D T_s n_c Δ));
+- ``"jakes-exact"``: the Clarke/Jakes process sampled at the block starts, E[h̃_{k,m}·h̃*_{k,m'}] =
+  J₀(2π·f_D·T_s·n_c·|m − m'|) at every lag: given block 0, h̃_{k,1:} = c·h̃_{k,0} + A·w_k with c = R[1:, 0] and
+  A·Aᵀ = R[1:, 1:] − c·cᵀ (the Gaussian conditional law; A from an eigendecomposition, computed once per (B, lag
+  step)), w ~ CN(0, I) from the same stream as above; at most :data:`MAX_EXACT_BLOCKS` blocks.
 
 Block 0 is the round's Sionna draw :func:`phy.fading.draw_rayleigh` (so one block reproduces model §5 bit
 for bit); the innovations w_{k,m}, m ≥ 1, come from the keyed stream ``(seed, "fading-blocks", t)`` as one
@@ -26,6 +30,7 @@ Block layout (:func:`coherence_plan`), entry i = 0..d−1 of the update:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -34,9 +39,11 @@ import numpy as np
 from .fading import draw_rayleigh
 from .randomness import stream
 
-__all__ = ["CORRELATIONS", "PILOT_MODES", "CoherencePlan", "coherence_plan", "block_correlation", "draw_blocks"]
+__all__ = ["CORRELATIONS", "PILOT_MODES", "MAX_EXACT_BLOCKS", "CoherencePlan", "coherence_plan", "block_correlation",
+           "lag_step", "check_exact_blocks", "draw_blocks"]
 
-CORRELATIONS = ("iid", "jakes")
+CORRELATIONS = ("iid", "jakes", "jakes-exact")
+MAX_EXACT_BLOCKS = 4096  # "jakes-exact" holds a B×B factor: 128 MB at this size
 PILOT_MODES = ("per-block", "stale")
 
 
@@ -99,9 +106,43 @@ def block_correlation(config) -> float:
     return float(j0(2.0 * math.pi * float(config.doppler) * int(config.coherence_symbols)))
 
 
+def lag_step(config) -> float:
+    """x = 2π·doppler·n_c [rad]: the argument of J₀ per block of lag (0 without coherence blocks)."""
+    if config.coherence_symbols is None:
+        return 0.0
+    return 2.0 * math.pi * float(config.doppler) * int(config.coherence_symbols)
+
+
+def check_exact_blocks(config, d: int) -> None:
+    """``jakes-exact`` holds a B×B factor: refuse an update whose blocks (at most ⌈(d + 1)/(n_c − 1)⌉) exceed the cap."""
+    if config.fading_correlation != "jakes-exact" or config.coherence_symbols is None:
+        return
+    n_c = int(config.coherence_symbols)
+    most = -(-(int(d) + 1) // max(n_c - 1, 1))
+    if most > MAX_EXACT_BLOCKS:
+        raise ValueError(f"fading_correlation = 'jakes-exact' draws the blocks' joint law (a B×B factor): up to {most} blocks "
+                         f"for d = {d} and coherence_symbols = {n_c}, more than {MAX_EXACT_BLOCKS}; raise "
+                         f"coherence_symbols to at least {-(-(int(d) + 1) // MAX_EXACT_BLOCKS) + 1} or use 'jakes' (AR(1))")
+
+
+@functools.lru_cache(maxsize=8)
+def _clarke_factors(n_blocks: int, x: float) -> tuple[np.ndarray, np.ndarray]:
+    """(c [B−1], A [B−1, B−1]) of the Clarke process given block 0: R = J₀(x·|m − m'|), c = R[1:, 0],
+    A·Aᵀ = R[1:, 1:] − c·cᵀ (eigendecomposition; rounding's tiny negative eigenvalues set to 0)."""
+    from scipy.special import j0
+
+    lags = np.arange(n_blocks, dtype=np.float64)
+    R = j0(x * np.abs(lags[:, None] - lags[None, :]))
+    c = R[1:, 0].copy()
+    vals, vecs = np.linalg.eigh(R[1:, 1:] - np.outer(c, c))
+    return c, vecs * np.sqrt(np.clip(vals, 0.0, None))
+
+
 def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlation: str = "iid", rho: float = 0.0,
-                rician_k: float = 0.0) -> np.ndarray:
-    """Small-scale fading h [K, B] complex128 of one round (E|h|² = 1), column 0 = :func:`draw_rayleigh`."""
+                rician_k: float = 0.0, lag_x: float = 0.0) -> np.ndarray:
+    """Small-scale fading h [K, B] complex128 of one round (E|h|² = 1), column 0 = :func:`draw_rayleigh`.
+
+    ``rho``: the AR(1) coefficient ("jakes"); ``lag_x``: 2π·f_D·T_s·n_c ("jakes-exact", :func:`lag_step`)."""
     t = int(round_index)
     h = np.empty((int(K), int(n_blocks)), dtype=np.complex128)
     h[:, 0] = draw_rayleigh(seed, t, K=K)
@@ -114,6 +155,12 @@ def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlati
             a = math.sqrt(max(0.0, 1.0 - rho * rho))
             for m in range(1, n_blocks):
                 h[:, m] = rho * h[:, m - 1] + a * w[m - 1]
+        elif correlation == "jakes-exact":
+            if n_blocks > MAX_EXACT_BLOCKS:
+                raise ValueError(f"fading_correlation = 'jakes-exact' takes at most {MAX_EXACT_BLOCKS} blocks (got {n_blocks}); "
+                                 "raise coherence_symbols or use 'jakes'")
+            c, A = _clarke_factors(int(n_blocks), float(lag_x))
+            h[:, 1:] = h[:, :1] * c[None, :] + (A @ w).T
         else:
             raise ValueError(f"fading_correlation must be one of {{{', '.join(CORRELATIONS)}}} (got {correlation!r})")
     if rician_k > 0:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from difflib import get_close_matches
 
 from .channel_checks import check_channel
+from .coherence import check_exact_blocks
 from .checks import check_choice, check_finite_positive, check_int_at_least
 
 __all__ = ["PhyConfig", "SNR_DEFINITION", "RHO_RULES", "RESOURCES", "NORMALIZATIONS"]
@@ -90,8 +91,9 @@ class PhyConfig:
         β_target [dB relative to the reference gain] of path-loss inversion.
     coherence_symbols : int or None
         n_c ≥ 1, slots per coherence block of the small-scale fading; None: one block per update (model §5).
-    fading_correlation : {"iid", "jakes"}
-        Blocks i.i.d., or first-order Gauss–Markov with ρ = J₀(2π·doppler·n_c) between consecutive blocks.
+    fading_correlation : {"iid", "jakes", "jakes-exact"}
+        Blocks i.i.d., first-order Gauss–Markov with ρ = J₀(2π·doppler·n_c) between consecutive blocks, or the
+        Clarke process with J₀(2π·doppler·n_c·Δ) between blocks Δ apart (model §5.1).
     doppler : float
         f_D·T_s, the Doppler frequency times the slot duration (0 ≤ doppler ≤ 0.5; "jakes" only).
     rician_k : float
@@ -277,6 +279,8 @@ class PhyConfig:
                 f"normalization must be 'clip' for scheme {self.scheme!r} (got {self.normalization!r}): its epsilon "
                 "needs a public clip norm, and the 'paper' rule's C_max depends on every client's data")
         check_channel(self, spec)
+        if d is not None:
+            check_exact_blocks(self, d)
         for name, p in self.params:
             if name != self.scheme:
                 p.check(self, K=K, d=d, active=False)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cell import CellChannel, client_ids
-from .coherence import block_correlation, draw_blocks
+from .coherence import block_correlation, draw_blocks, lag_step
 from .fading import draw_rayleigh, draw_rayleigh_antennas
 
 __all__ = ["LinkChannel"]
@@ -28,6 +28,7 @@ class LinkChannel:
         self.seed = int(seed)
         self.cell = CellChannel(config, seed=seed) if config.has_cell else None
         self.rho = block_correlation(config)
+        self.lag_x = lag_step(config) if config.fading_correlation == "jakes-exact" else 0.0
         self.default = self.cell is None and config.rician_k == 0.0
 
     def draw(self, round_index: int, *, clients=None, n_blocks: int = 1) -> np.ndarray:
@@ -38,7 +39,7 @@ class LinkChannel:
             client_ids(clients, self.K)
             return draw_rayleigh(self.seed, t, K=self.K)[:, None]
         h = draw_blocks(self.seed, t, K=self.K, n_blocks=n_blocks, correlation=cfg.fading_correlation, rho=self.rho,
-                        rician_k=float(cfg.rician_k))
+                        rician_k=float(cfg.rician_k), lag_x=self.lag_x)
         if self.cell is not None:
             h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]
         else:

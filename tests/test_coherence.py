@@ -9,6 +9,7 @@ from scipy import special, stats
 from phy.coherence import coherence_plan, draw_blocks
 from phy.config import PhyConfig
 from phy.fading import draw_rayleigh, effective_gain
+from phy.link_channel import LinkChannel
 from phy.randomness import stream
 from phy.schemes import make_aggregator
 
@@ -28,6 +29,34 @@ def test_block_layout_per_block_and_stale():
     np.testing.assert_array_equal(fade, [(i + 1) // 4 for i in range(10)])
     np.testing.assert_array_equal(pilot, 0)
     assert coherence_plan(10, 11, "per-block").single and coherence_plan(10, 11, "stale").single
+
+
+def test_exact_jakes_blocks_correlate_as_the_bessel_value_at_every_lag():
+    """"jakes-exact": E[h_m h*_m'] = J₀(2π·f_D·T_s·n_c·|m − m'|) at every lag, not ρ^Δ (the AR(1) of "jakes").
+
+    At x = 2π·0.02·10 = 1.257 the two differ sharply: lag 2 J₀(2.51) = −0.034 against ρ² = 0.42; lag 3
+    J₀(3.77) = −0.40 against 0.27. Each Re(h_m h*_m') has variance (1 + r²)/2; n = 2·K pairs per lag; 5 SE.
+    """
+    n_c, K, B, doppler = 10, 4000, 6, 0.02
+    x = 2 * math.pi * doppler * n_c
+    cfg = PhyConfig.make(coherence_symbols=n_c, fading_correlation="jakes-exact", doppler=doppler)
+    link = LinkChannel(cfg, K=K, seed=3)
+    h = np.concatenate([link.draw(t, n_blocks=B) for t in range(2)])
+    np.testing.assert_array_equal(h[:K, 0], draw_rayleigh(3, 0, K=K))  # block 0 is the round's Sionna draw
+    for m, mp in ((0, 1), (0, 2), (0, 3), (0, 5), (2, 5), (1, 4), (3, 4)):
+        r = float(special.j0(x * abs(m - mp)))
+        prod = h[:, mp] * np.conj(h[:, m])
+        assert abs(prod.real.mean() - r) < 5 * math.sqrt((1 + r**2) / 2 / prod.size), (m, mp, r, prod.real.mean())
+    assert abs(np.mean(np.abs(h) ** 2) - 1) < 5 / math.sqrt(h.size)
+
+
+def test_exact_jakes_refuses_more_blocks_than_it_can_hold():
+    from phy.coherence import MAX_EXACT_BLOCKS
+
+    cfg = PhyConfig.make(scheme="channel-inversion", coherence_symbols=10, fading_correlation="jakes-exact", doppler=0.001)
+    with pytest.raises(ValueError, match=r"^fading_correlation = 'jakes-exact'.*raise coherence_symbols to at least"):
+        cfg.validate(K=4, d=20 * MAX_EXACT_BLOCKS)
+    cfg.validate(K=4, d=5 * MAX_EXACT_BLOCKS)
 
 
 @pytest.mark.parametrize("correlation,doppler", [("jakes", 0.01), ("jakes", 0.03), ("iid", 0.0)])
@@ -148,7 +177,7 @@ def test_coherence_options_are_checked_with_one_line_naming_the_key():
         (dict(scheme="floras", coherence_symbols=1), "coherence_symbols"),
         (dict(scheme="floras", coherence_symbols=0), "coherence_symbols"),
         (dict(scheme="floras", coherence_symbols=8, floras={"path": "chip"}), "coherence_symbols"),
-        (dict(scheme="channel-inversion", coherence_symbols=8), "coherence_symbols"),
+        (dict(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, coherence_symbols=8), "coherence_symbols"),
         (dict(fading_correlation="clarke"), "fading_correlation"),
         (dict(doppler=0.7), "doppler"),
         (dict(rician_k=-1.0), "rician_k"),
@@ -159,3 +188,4 @@ def test_coherence_options_are_checked_with_one_line_naming_the_key():
             PhyConfig.make(**table).validate(K=4, d=10)
         assert str(info.value).startswith(key) and "\n" not in str(info.value), str(info.value)
     PhyConfig.make(scheme="floras", coherence_symbols=1, floras={"pilots": "stale"}).validate(K=4, d=10)
+    PhyConfig.make(scheme="channel-inversion", coherence_symbols=8).validate(K=4, d=10)  # channel aging (model §5.1)

@@ -95,8 +95,9 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.power_control": ("`full-power`, `pathloss-inversion`", "statistical power control; truncated channel inversion acts on top"),
     "phy.pc_target_db": ("finite", "β_target [dB relative to the reference gain] of path-loss inversion"),
     "phy.coherence_symbols": ("≥ 1 or none", "n_c, slots per coherence block of the small-scale fading; none: one block per update"),
-    "phy.fading_correlation": ("`iid`, `jakes`", "blocks i.i.d., or Gauss–Markov with ρ = J₀(2π·doppler·n_c) between consecutive blocks"),
-    "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes` only)"),
+    "phy.fading_correlation": ("`iid`, `jakes`, `jakes-exact`", "blocks i.i.d., Gauss–Markov with ρ = J₀(2π·doppler·n_c) between "
+                               "consecutive blocks, or the Clarke process with J₀(2π·doppler·n_c·Δ) at every lag Δ"),
+    "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes`, `jakes-exact`)"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
     "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
