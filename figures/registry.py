@@ -21,6 +21,7 @@ FIGURES = (
     ("channel_uses_vs_k", "matched_population"),
     ("cell", "cell"),
     ("cell_antennas", "cell_antennas"),
+    ("cell_aging", "cell_aging"),
 )
 
 

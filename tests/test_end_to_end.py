@@ -158,3 +158,39 @@ def test_quick_cell_sweeps_and_their_figures(tmp_path, capsys):
     d = np.sqrt(r0**2 + u * (1000.0**2 - r0**2))
     np.testing.assert_allclose(drop["x"], d * np.cos(2 * np.pi * v), rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(drop["y"], d * np.sin(2 * np.pi * v), rtol=1e-12, atol=1e-9)
+
+
+def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
+    """`floras matched scenarios/cell_aging.toml --quick` (model §5.1): channel inversion with block 0's CSIT over
+    coherence blocks of the exact Clarke law, and FLORAS with a pilot per block, train for real; the runs record
+    the blocks, and `floras figures` draws accuracy against the Doppler cycles and the pilot blocks."""
+    import math
+
+    root, figs = tmp_path / "results", tmp_path / "figures"
+    assert main(["matched", str(ROOT / "scenarios" / "cell_aging.toml"), "--quick", "--workers", "0", "--out",
+                 str(root), "--no-progress"]) == 0
+    assert ", 0 failed" in capsys.readouterr().out
+    d = 64 * 64 + 64 + 64 * 10 + 10  # the digits MLP 64-64-10 (scenarios/base/digits_mlp.toml): 4 810
+    for point in read_manifest(root / "cell_aging")["points"]:
+        for run in point["runs"]:
+            cfg = json.loads((root / "cell_aging" / run["dir"] / "config.json").read_text())
+            assert cfg["derived"]["d"] == d
+            n_c = point["overrides"].get("phy.coherence_symbols")
+            if point["overrides"]["phy.scheme"] == "floras":
+                # a pilot per block: B = ⌈d/(n_c − 1)⌉ blocks, one when n_c − 1 ≥ d (model §5.1)
+                expected = 1 if n_c is None or n_c - 1 >= d else math.ceil(d / (n_c - 1))
+                assert cfg["privacy_report"]["link"]["blocks"] == expected
+            elif n_c is not None:
+                assert cfg["aggregator"]["fading"]["fading_correlation"] == "jakes-exact"
+    # Channel inversion (ε = ∞) learns at every speed of the quick variant (> 60 %, chance 10 %); FLORAS at ε = 8
+    # with 30 rounds > 15 % (a 450-image test set: chance ± 1.4 points).
+    for r in summarize(root / "cell_aging"):
+        assert r["seeds_failed"] == 0 and r["seeds_unfinished"] == 0
+        floor = 0.6 if r["label"].startswith("channel-inversion") else 0.15
+        assert r["final_test_accuracy_mean"] > floor, (r["label"], r["final_test_accuracy_mean"])
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    for suffix in (".png", ".pdf"):
+        assert (figs / f"cell_aging_accuracy{suffix}").stat().st_size > 5_000
+    table = (figs / "cell_aging_accuracy.table.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| channel-inversion-aging-3kmh "))
+    assert "| 1.01e-05 | " in row and f"| {1.01e-5 * d:.3g} | " in row
