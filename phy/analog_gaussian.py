@@ -42,6 +42,7 @@ from .blocks import chunk_ranges, fill_block_noise
 from .central_gaussian import CentralGaussianParams, sum_sensitivity
 from .channel_inversion import ChannelInversionLink, admitted_sums, receiver_noise_variance
 from .channel_uses import analog_channel_uses
+from .csit_blocks import aggregate_per_block, per_block_csit
 from .config import SNR_DEFINITION, PhyConfig
 from .link_records import BaselineRecord, fmt
 from .normalization import denormalize, normalize
@@ -55,6 +56,16 @@ class AnalogGaussianParams(CentralGaussianParams):
     """``[phy.analog-gaussian]``: z ≥ 0, the noise multiplier of the total (receiver + artificial) noise (model §9.1)."""
 
     scheme_name: ClassVar[str] = "analog-gaussian"
+
+    def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
+        """Also: with coherence blocks only per-block CSIT (model §5.1): under block 0's CSIT a client's share
+        Re(h_(k,m)/h_(k,0))·s_k is unbounded, so the sensitivity of model §9.1 fails."""
+        super().check(phy, K=K, d=d, active=active)
+        if active and phy.coherence_symbols is not None and phy.inversion_csit != "per-block" and (
+                d is None or int(phy.coherence_symbols) < int(d)):
+            raise ValueError("inversion_csit: scheme 'analog-gaussian' with coherence_symbols needs inversion_csit = "
+                             "'per-block' (with block 0's CSIT kept over the update its clients' shares "
+                             "Re(h_(k,m)/h_(k,0))·s_k are unbounded, so its sensitivity fails, model §5.1)")
 
 
 def artificial_noise_variance(*, target_std: float, receiver_variance: float, rho: float) -> float:
@@ -96,10 +107,20 @@ class AnalogGaussianAggregator:
         # the receiver noise counted as privacy noise: only at one antenna (model §5.2)
         self.counted_receiver_variance = self.receiver_variance if config.rx_antennas == 1 else 0.0
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
+        self.per_block = per_block_csit(self.config, self.d)  # CSIT and admission per coherence block (model §5.1)
+
+    def _per_block(self, chunks, t: int, clients) -> AggregationResult:
+        """A round with the CSIT re-acquired per coherence block (:mod:`phy.csit_blocks`): per-block ρ_m, σ_a,m."""
+        res, _ = aggregate_per_block(self.link, chunks, K=self.K, d=self.d, round_index=t, clients=clients,
+                                     artificial=(self.target_std, self.counted_receiver_variance))
+        res.diagnostics.update(noise_std_target=self.target_std, channel_uses=float(self.channel_uses))
+        return res
 
     def aggregate(self, updates: np.ndarray, *, round_index: int, clients=None) -> AggregationResult:
         x = check_updates(updates, K=self.K, d=self.d)
         cfg, t = self.config, int(round_index)
+        if self.per_block:
+            return self._per_block([(np.arange(self.K), x)], t, clients)
         nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=t, clients=clients)  # ŝ = Σ_adm s_k + n/√ρ
         adm = rnd.admitted
@@ -120,6 +141,8 @@ class AnalogGaussianAggregator:
         cfg, t = self.config, int(round_index)
         if cfg.normalization != "clip":  # the scheme requires clip (SchemeSpec.requires_clip)
             return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
+        if self.per_block:
+            return self._per_block(chunks, t, clients)
         sums = admitted_sums(self.link, chunks, d=self.d, round_index=t, clients=clients)
         rnd, adm = sums.rnd, sums.rnd.admitted
         k_adm = int(adm.sum())
@@ -204,7 +227,5 @@ register_scheme(SchemeSpec(
     link_record=AnalogGaussianRecord, params=AnalogGaussianParams, requires_clip=True,
     example={"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 0.5}},
     description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
-    channel="cell", rx_antennas=True,
-    refusals={"coherence_symbols": "with CSIT of the update's first block its clients' shares Re(h_(k,m)/h_(k,0))·s_k "
-                                   "are unbounded, so the sensitivity its accountant assumes fails, model §5.1"},
+    channel="cell-coherence", rx_antennas=True,
 ))

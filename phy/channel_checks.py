@@ -11,7 +11,7 @@ import math
 
 from .checks import check_choice, check_int_at_least
 
-__all__ = ["CHANNELS", "check_channel", "check_antennas", "check_csi_error"]
+__all__ = ["CHANNELS", "check_channel", "check_antennas", "check_csi_error", "check_inversion_csit"]
 
 CHANNELS = ("none", "block-fading", "cell", "cell-coherence")  # SchemeSpec.channel, in increasing support
 
@@ -71,6 +71,7 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
         raise ValueError(f"timing_offset: scheme {spec.name!r} is chip-synchronous (no chip-level model); remove phy.timing_offset")
     check_antennas(cfg, spec)
     check_csi_error(cfg, spec)
+    check_inversion_csit(cfg)
     level = CHANNELS.index(spec.channel)
     if spec.channel != "none":
         if (cfg.has_cell or cfg.rician_k != 0.0) and level < CHANNELS.index("cell"):
@@ -78,9 +79,8 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
             raise ValueError(f"{key}: scheme {spec.name!r} models the Rayleigh block-fading link of model §5 only; "
                              f"use pathloss = 'none' and rician_k = 0 with it")
         if cfg.coherence_symbols is not None and level < CHANNELS.index("cell-coherence"):
-            why = spec.refusals.get("coherence_symbols", "its per-block admission is not modelled")
-            raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update ({why}); "
-                             "remove phy.coherence_symbols for it")
+            raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update (its per-block "
+                             "admission is not modelled); remove phy.coherence_symbols for it")
 
 
 def check_antennas(cfg: "PhyConfig", spec) -> None:
@@ -116,3 +116,14 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
     if cfg.rx_antennas != 1:
         raise ValueError(f"csi_error: imperfect CSI with rx_antennas = {cfg.rx_antennas} is not modelled; "
                          f"use rx_antennas = 1 or csi_error = 0")
+
+
+def check_inversion_csit(cfg: "PhyConfig") -> None:
+    """``inversion_csit`` (model §5.1): "stale" (block 0's CSIT over the update) or "per-block" (re-acquired per
+    coherence block, perfect CSI: one estimation error per round is what ``csi_error`` models)."""
+    from .csit_blocks import CSIT_MODES
+
+    check_choice("inversion_csit", cfg.inversion_csit, CSIT_MODES)
+    if cfg.inversion_csit == "per-block" and cfg.csi_error != 0.0:
+        raise ValueError(f"inversion_csit: per-block CSIT with csi_error = {cfg.csi_error!r} is not modelled (csi_error draws "
+                         "one estimation error per round); use csi_error = 0 or inversion_csit = 'stale'")

@@ -48,6 +48,7 @@ from .antennas import effective_channel
 from .config import SNR_DEFINITION, PhyConfig
 from .csi_error import estimate_channel, inversion_weights
 from .csit_aging import add_weighted_rows, analog_block_lengths, stale_weights
+from .csit_blocks import aggregate_per_block, per_block_csit
 from .link_channel import LinkChannel
 from .normalization import denormalize, normalize
 from .link_records import AdmissionRecord
@@ -259,11 +260,18 @@ class ChannelInversionAggregator:
         self.config = config.validate(K=K, d=d)
         self.K, self.d = int(K), int(d)
         self.link = ChannelInversionLink(config, K=K, seed=seed)
+        self.per_block = per_block_csit(self.config, self.d)  # CSIT and admission per coherence block (model §5.1)
 
     def aggregate_traced(self, updates: np.ndarray, *, round_index: int, clients=None):
-        """(AggregationResult, ChannelInversionRound) of one round (``clients``: identities, None: 0..K−1)."""
+        """(AggregationResult, ChannelInversionRound) of one round (``clients``: identities, None: 0..K−1);
+        with per-block CSIT (:mod:`phy.csit_blocks`) the trace is its :class:`phy.csit_blocks.BlockRound`."""
         x = check_updates(updates, K=self.K, d=self.d)
         cfg = self.config
+        if self.per_block:
+            res, trace = aggregate_per_block(self.link, [(np.arange(self.K), x)], K=self.K, d=self.d,
+                                             round_index=round_index, clients=clients)
+            res.diagnostics["channel_uses"] = float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource))
+            return res, trace
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
         rnd = self.link.run_round(nz.s, round_index=round_index, clients=clients)
         adm = rnd.admitted
@@ -296,6 +304,10 @@ class ChannelInversionAggregator:
         cfg = self.config
         if cfg.normalization != "clip":
             return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
+        if self.per_block:
+            res, _ = aggregate_per_block(self.link, chunks, K=self.K, d=self.d, round_index=round_index, clients=clients)
+            res.diagnostics["channel_uses"] = float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource))
+            return res
         sums = admitted_sums(self.link, chunks, d=self.d, round_index=round_index, clients=clients)
         rnd, adm = sums.rnd, sums.rnd.admitted
         k_adm = int(adm.sum())

@@ -105,6 +105,9 @@ class PhyConfig:
     csi_error : float
         σ_e² ≥ 0, the clients' relative channel-estimation error E|ĥ_k − h_k|²/E|h_k|² (model §5.1,
         :mod:`phy.csi_error`); channel inversion only, N_r = 1; 0: perfect CSI (default).
+    inversion_csit : {"stale", "per-block"}
+        With coherence blocks, channel inversion and analog Gaussian: the CSIT of block 0 kept over the update
+        (:mod:`phy.csit_aging`) or re-acquired per block with per-block admission (:mod:`phy.csit_blocks`); model §5.1.
     params : tuple of (scheme, parameters)
         The ``[phy.<scheme>]`` sub-tables given (only those differing from the scheme's defaults
         are kept); :meth:`of` returns any scheme's parameters, defaults filled in.
@@ -140,6 +143,7 @@ class PhyConfig:
     timing_offset: float = 0.0
     rx_antennas: int = 1
     csi_error: float = 0.0
+    inversion_csit: str = "stale"
     params: tuple = field(default=(), compare=True)
 
     def __post_init__(self):

@@ -71,9 +71,6 @@ class SchemeSpec:
         The scheme models fractional-chip timing offsets (``phy.timing_offset``, :mod:`phy.chip_timing`).
     rx_antennas : bool
         The scheme models a base station with ``phy.rx_antennas`` > 1 receive antennas (model §5.2).
-    refusals : mapping
-        ``[phy]`` channel key → why the scheme refuses it (said in the configuration error; keys its ``channel``
-        level leaves out get a generic reason otherwise).
     """
 
     name: str
@@ -88,7 +85,6 @@ class SchemeSpec:
     channel: str = "block-fading"
     chip_timing: bool = False
     rx_antennas: bool = False
-    refusals: Mapping[str, str] = field(default_factory=dict)
 
     def default_params(self):
         return None if self.params is None else self.params()

@@ -243,10 +243,13 @@ def test_floras_link_takes_the_cell_and_coherence_keys_and_states_the_snr_refere
     assert "median distance" in data["conventions"]["snr"] and data["parameters"]["phy"]["pathloss"] == "uma"
     assert data["schemes"]["floras"]["channel_uses"]["mean"] == (40 + 1) * 8  # stale: one reference slot
     capsys.readouterr()
-    rc = main(["link", "--scheme", "channel-inversion", "--K", "4", "--d", "40", "--rounds", "1",
-               "--set", "phy.coherence_symbols=11"])
+    rc = main(["link", "--scheme", "analog-gaussian", "--K", "4", "--d", "40", "--rounds", "1", "--normalization", "clip",
+               "--clip-norm", "1", "--noise-multiplier", "1", "--set", "phy.coherence_symbols=11"])
     err = capsys.readouterr().err.strip()
-    assert rc == 2 and "coherence_symbols" in err and "\n" not in err
+    assert rc == 2 and "inversion_csit" in err and "\n" not in err  # stale CSIT: no sensitivity (model §5.1)
+    assert main(["link", "--scheme", "channel-inversion", "analog-gaussian", "--K", "4", "--d", "40", "--rounds", "2",
+                 "--normalization", "clip", "--clip-norm", "1", "--noise-multiplier", "1",
+                 "--set", "phy.coherence_symbols=11", "--set", "phy.inversion_csit=per-block"]) == 0
 
 
 def test_scenarios_take_the_cell_keys_and_floras_refuses_rician_it_does_not_derive():

@@ -177,7 +177,8 @@ def test_coherence_options_are_checked_with_one_line_naming_the_key():
         (dict(scheme="floras", coherence_symbols=1), "coherence_symbols"),
         (dict(scheme="floras", coherence_symbols=0), "coherence_symbols"),
         (dict(scheme="floras", coherence_symbols=8, floras={"path": "chip"}), "coherence_symbols"),
-        (dict(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, coherence_symbols=8), "coherence_symbols"),
+        (dict(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, coherence_symbols=8,
+              **{"analog-gaussian": {"noise_multiplier": 1.0}}), "inversion_csit"),  # stale CSIT: no sensitivity
         (dict(fading_correlation="clarke"), "fading_correlation"),
         (dict(doppler=0.7), "doppler"),
         (dict(rician_k=-1.0), "rician_k"),
