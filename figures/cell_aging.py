@@ -1,9 +1,9 @@
 """Channel aging against learning (``scenarios/cell_aging.toml``; model §5.1), from stored results only.
 
-Left: channel inversion with the CSIT of block 0 kept over the update, final test accuracy against the Doppler
-cycles over the update f_D·T_s·d (the stored ``phy.doppler`` times the stored d; the CSIT's correlation with the
+Left: channel inversion with the CSIT of block 0 kept over the update (and channel inversion and analog Gaussian
+with the CSIT re-acquired per block), final test accuracy against the Doppler cycles over the update f_D·T_s·d (the stored ``phy.doppler`` times the stored d; the CSIT's correlation with the
 channel at the update's last symbol is J₀(2π·f_D·T_s·d) under the exact Clarke law); the no-block run as a
-dashed line. Right: FLORAS with a pilot per coherence block against the pilot blocks B per update (the runs'
+dashed lines. Right: FLORAS with a pilot per coherence block against the pilot blocks B per update (the runs'
 own privacy report), B = 1 the run without blocks. Mean over seeds with the min–max range as error bars; the
 ``.table.md`` lists every case.
 """
@@ -56,20 +56,27 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
 
     res = load_finished(results_dir)
     record = read_matched(results_dir)
-    ci = [rs for rs in res.runsets if rs.value("phy.scheme") == "channel-inversion"]
+    analog = [rs for rs in res.runsets if rs.value("phy.scheme") in ("channel-inversion", "analog-gaussian")]
     fl = [rs for rs in res.runsets if rs.value("phy.scheme") == "floras"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.4))
-    aged = sorted((rs for rs in ci if _cycles(rs) is not None), key=_cycles)
-    if aged:
-        _errorbar(left, [_cycles(rs) for rs in aged], [_acc(rs) for rs in aged], marker="o", color="tab:orange",
-                  label="channel inversion, CSIT of block 0 (ε = ∞)")
-        left.set_xscale("log")
-    for rs in ci:
+    series = (("channel-inversion", "stale", "tab:orange", "o", "channel inversion, CSIT of block 0 (ε = ∞)"),
+              ("channel-inversion", "per-block", "tab:red", "D", "channel inversion, CSIT per block (ε = ∞)"),
+              ("analog-gaussian", "per-block", "tab:green", "^", "analog Gaussian, CSIT per block (ε = 8)"))
+    for scheme, csit, color, marker, text in series:
+        sets = sorted((rs for rs in analog if rs.value("phy.scheme") == scheme and _cycles(rs) is not None
+                       and rs.value("phy.inversion_csit", "stale") == csit), key=_cycles)
+        if sets:
+            _errorbar(left, [_cycles(rs) for rs in sets], [_acc(rs) for rs in sets], marker=marker, color=color,
+                      label=text, ls="-" if len(sets) > 1 else "none")
+            left.set_xscale("log")
+    for rs in analog:
         if _cycles(rs) is None:
-            left.axhline(_acc(rs).mean(), color="tab:orange", ls="--", label="channel inversion, one block (ε = ∞)")
+            ci = rs.value("phy.scheme") == "channel-inversion"
+            left.axhline(_acc(rs).mean(), color="tab:orange" if ci else "tab:green", ls="--",
+                         label=f"{'channel inversion' if ci else 'analog Gaussian'}, one block")
     left.set_xlabel("Doppler cycles over the update f_D·T_s·d")
     left.set_ylabel("final test accuracy [%]")
-    left.set_title("Stale CSIT: channel inversion")
+    left.set_title("Analog AirComp: channel inversion, analog Gaussian")
     by_b = sorted(fl, key=_blocks)
     if by_b:
         _errorbar(right, [_blocks(rs) for rs in by_b], [_acc(rs) for rs in by_b], marker="s", color="tab:blue",
@@ -83,10 +90,11 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     cfg = res.config().get("config", {}).get("phy", {})
-    n_c = sorted({int(rs.value("phy.coherence_symbols")) for rs in ci if _cycles(rs) is not None})
+    n_c = sorted({int(rs.value("phy.coherence_symbols")) for rs in analog if _cycles(rs) is not None})
     caption = (f"Channel aging (model §5.1): coherence blocks of {', '.join(map(str, n_c)) or 'n_c'} symbols drawn from the "
-               f"exact Clarke/Jakes law where the runs have blocks; SNR {cfg.get('snr_db')} dB, no cell. Left: channel "
-               "inversion pre-inverts the whole update with block 0's channel; right: FLORAS with its capped receiver "
+               f"exact Clarke/Jakes law where the runs have blocks; SNR {cfg.get('snr_db')} dB, no cell. Left: the clients "
+               "pre-invert the whole update with block 0's channel (stale) or re-acquire it with admission in every "
+               "block (per block; dashed: one block per update); right: FLORAS with its capped receiver "
                "and a pilot per block (rdp-generic accountant, as its one-block point). Mean over seeds, bars min–max. "
                f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
@@ -98,14 +106,14 @@ def _table(res, out_dir: Path) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
-             "| case | scheme | f_D·T_s | f_D·T_s·d | J₀(2π·f_D·T_s·d) | pilot blocks B | accuracy | ε |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| case | scheme | CSIT | f_D·T_s | f_D·T_s·d | J₀(2π·f_D·T_s·d) | pilot blocks B | accuracy | ε |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     from scipy.special import j0
 
     for rs in res.runsets:
         acc, cyc = _acc(rs), _cycles(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
-        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | "
+        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {rs.value('phy.inversion_csit', 'stale') if cyc is not None and rs.value('phy.scheme') != 'floras' else '—'} | "
                      f"{'—' if cyc is None else format(float(rs.value('phy.doppler')), 'g')} | "
                      f"{'—' if cyc is None else format(cyc, '.3g')} | {'—' if cyc is None else format(float(j0(2 * np.pi * cyc)), '.3f')} | "
                      f"{_blocks(rs) if rs.value('phy.scheme') == 'floras' else '—'} | "
