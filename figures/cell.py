@@ -66,6 +66,11 @@ def make_drop(res, out_dir: Path, stem: str = DROP_STEM) -> list[Path]:
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    return make_radius(results_dir, out_dir, stem=STEM, drop=True, title="Accuracy in a cell against its radius")
+
+
+def make_radius(results_dir: Path, out_dir: Path, *, stem: str, drop: bool, title: str) -> list[Path]:
+    """Accuracy against the cell radius (figure ``stem`` and its table), and the drop figure when ``drop``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -73,18 +78,19 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
 
     res = load_finished(results_dir)
     record = read_matched(results_dir)
-    paths = make_drop(res, out_dir)
+    paths = make_drop(res, out_dir) if drop else []
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
     xs = draw_accuracy(ax, res, record, KEY)
     ax.set_xscale("log")
     ax.set_xticks(xs, [f"{x:g}" for x in xs])
     ax.minorticks_off()
-    finish_single_panel(fig, ax, xlabel="cell radius R [m]", title="Accuracy in a cell against its radius")
-    cfg = res.config().get("config", {}).get("phy", {})
+    finish_single_panel(fig, ax, xlabel="cell radius R [m]", title=title)
+    cfg = res.config().get("config", {})
+    part, cfg = cfg.get("partition", {}), cfg.get("phy", {})
     caption = (f"Final test accuracy against the cell radius R ({cfg.get('pathloss')}, r₀ = {cfg.get('cell_min_distance')} m, "
                f"one fixed drop per seed), SNR {cfg.get('snr_db')} dB referred to the {cfg.get('snr_reference')} "
-               f"(model §5.1); dashed: channel inversion (no privacy noise, ε = ∞). {privacy_caption(res, record)} "
-               f"{SNR_DEFINITION}. {facts(res)}")
-    paths += save_figure(fig, out_dir, STEM, caption)
-    paths.append(write_cell_table(res, record, out_dir, STEM, KEY, " m"))
+               f"(model §5.1), partition {part.get('kind')}; dashed: channel inversion (no privacy noise, ε = ∞). "
+               f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+    paths += save_figure(fig, out_dir, stem, caption)
+    paths.append(write_cell_table(res, record, out_dir, stem, KEY, " m"))
     return paths

@@ -22,6 +22,7 @@ FIGURES = (
     ("cell", "cell"),
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),
+    ("cell_noniid", "cell_noniid"),
 )
 
 

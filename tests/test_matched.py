@@ -504,3 +504,18 @@ def test_cell_sweep_plans_and_fits_its_budget(narrow_floras_range):
     assert pred.runs == 36
     floras_s = 3 * len(floras) * run_seconds(dataset="fashion-mnist", scheme="floras", rounds=200, K=20, M=100, batch_size=50)
     assert pred.wall_seconds + floras_s / 2 <= 3600.0
+
+
+def test_noniid_cell_sweep_is_the_cell_sweep_with_label_shards():
+    """scenarios/cell_noniid.toml: every point is the point of scenarios/cell.toml at the same case and radius, with
+    `partition.kind = "shards"` the only change (a drift between the two files would compare unlike runs)."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    iid = {(p.label, p.grid["phy.cell_radius"]): p.overrides for p in load_sweep(ROOT / "scenarios" / "cell.toml").points}
+    noniid = load_sweep(ROOT / "scenarios" / "cell_noniid.toml").points
+    assert sorted({p.grid["phy.cell_radius"] for p in noniid}) == [100.0, 1000.0] and len(noniid) == 8
+    for p in noniid:
+        ref = iid[(p.label, p.grid["phy.cell_radius"])]
+        assert p.overrides["partition.kind"] == "shards" and ref["partition.kind"] == "iid"
+        assert {k: v for k, v in p.overrides.items() if k != "partition.kind"} == \
+            {k: v for k, v in ref.items() if k != "partition.kind"}
