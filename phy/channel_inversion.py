@@ -27,6 +27,9 @@ Channel aging (``phy.coherence_symbols`` = n_c < d, model §5.1, :mod:`phy.csit_
 channel (ĥ_{k,0}, with ``csi_error``), kept over the update's B = ⌈d/n_c⌉ blocks; admission and ρ are decided on it
 once, and the real part received in entry i is √ρ·Σ_{k admitted} Re(h_{k,m(i)}/ĥ_{k,0})·s_k^i + n^i, m(i) = ⌊i/n_c⌋.
 
+Chip-timing offsets (``phy.timing_offset`` = τ_max, model §5.1, :mod:`phy.chip_timing`; one block, perfect CSI, N_r = 1):
+with the symbol repeated over L_eff chips the received sum is Σ_adm [(1 − a_k)·s_k^i + a_k·s_k^{i−1}], a_k = τ_k/L_eff.
+
 Receive antennas (``phy.rx_antennas`` = N_r > 1, model §5.2, :mod:`phy.antennas`): h_k is the effective
 scalar channel aᴴh_k of the base station's unit-norm combiner a, and n = Re{aᴴn} keeps the variance above.
 
@@ -49,6 +52,7 @@ from .config import SNR_DEFINITION, PhyConfig
 from .csi_error import estimate_channel, inversion_weights
 from .csit_aging import add_weighted_rows, analog_block_lengths, stale_weights
 from .csit_blocks import aggregate_per_block, per_block_csit
+from .chip_timing import add_delayed_rows, delayed_sum, symbol_leakage
 from .link_channel import LinkChannel
 from .normalization import denormalize, normalize
 from .link_records import AdmissionRecord
@@ -118,6 +122,15 @@ class ChannelInversionLink:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         cfg, t, d = self.config, int(round_index), s.shape[1]
         lengths = analog_block_lengths(d, cfg.coherence_symbols)
+        if cfg.timing_offset != 0.0:  # two-tap filter per client (phy.chip_timing; one block, perfect CSI)
+            h, adm, rho = self.admission(t, clients=clients)
+            power = np.zeros(self.K)
+            if adm.any():
+                power[adm] = rho * np.mean(s[adm] ** 2, axis=1) / np.abs(h[adm]) ** 2
+            direct, late = np.zeros(d), np.zeros(d)
+            add_delayed_rows(direct, late, s[adm], self.leakage(t)[adm])
+            return self.run_round_from_sum(delayed_sum(direct, late), h=h, admitted=adm, rho=rho,
+                                           transmit_power=power, round_index=t)
         if cfg.csi_error != 0.0 or lengths.size > 1:  # Σ_adm w_{k,m}·s_k, the weighted sum of the streaming path
             h, adm, rho, h_hat, w = self.weights(t, n_blocks=lengths.size, clients=clients)
             power = np.zeros(self.K)
@@ -144,6 +157,13 @@ class ChannelInversionLink:
             y += sqrt_rho * s[adm, a:z].sum(axis=0)  # Re{h_k · (√ρ/h_k) s_k} = √ρ s_k
             s_hat[a:z] = y / sqrt_rho
         return ChannelInversionRound(s_hat, adm, rho, h, power)
+
+    def leakage(self, round_index: int) -> np.ndarray:
+        """a [K] = τ_k/L_eff of round ``round_index`` (``phy.timing_offset``, :mod:`phy.chip_timing`); L_eff = L with
+        resource "equal", 1 with "source-literal" (one chip per symbol)."""
+        cfg = self.config
+        return symbol_leakage(self.seed, round_index, K=self.K, max_offset=cfg.timing_offset,
+                              chips=cfg.L if cfg.resource == "equal" else 1)
 
     def admission(self, round_index: int, *, clients=None) -> tuple[np.ndarray, np.ndarray, float]:
         """(h [K], admitted [K] bool, ρ) of round ``round_index``: the channel alone decides them, so the
@@ -232,6 +252,10 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
         h, adm, rho, h_hat, w = link.weights(round_index, n_blocks=lengths.size, clients=clients)
     s_sum, raw, mu, power, scale = np.zeros(d), np.zeros(d), np.empty(K), np.zeros(K), 0.0
     y_sum = s_sum if w is None else np.zeros(d)  # Σ_adm w_k s_k, what the receiver sees
+    a = link.leakage(round_index) if cfg.timing_offset != 0.0 else None  # chip-timing leakage (phy.chip_timing)
+    late = np.zeros(d) if a is not None else None
+    if a is not None:
+        y_sum = np.zeros(d)
     for rows, x in stream_chunks(chunks, K=K, d=d):
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
         mu[rows], scale = nz.mu, nz.scale
@@ -242,7 +266,11 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
             add_rows(s_sum, s_adm)
             if w is not None:
                 add_weighted_rows(y_sum, s_adm, w[rows[local]], lengths)
+            if a is not None:
+                add_delayed_rows(y_sum, late, s_adm, a[rows[local]])
             add_rows(raw, x[local])
+    if a is not None:
+        y_sum = delayed_sum(y_sum, late)
     rnd = link.run_round_from_sum(y_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=round_index,
                                   h_hat=None if w is None else h_hat)
     return AdmittedSums(rnd, s_sum, raw, mu, scale)
@@ -332,5 +360,5 @@ register_scheme(SchemeSpec(
     name="channel-inversion",
     aggregator=lambda config, *, K, d, seed, key, relation: ChannelInversionAggregator(config, K=K, d=d, seed=seed),
     link_record=AdmissionRecord, example={"snr_db": 0.0}, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
-    channel="cell-coherence", rx_antennas=True,
+    channel="cell-coherence", rx_antennas=True, chip_timing=True,
 ))

@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from difflib import get_close_matches
 
 from .channel_checks import check_channel
-from .coherence import check_exact_blocks
 from .checks import check_choice, check_finite_positive, check_int_at_least
 
 __all__ = ["PhyConfig", "SNR_DEFINITION", "RHO_RULES", "RESOURCES", "NORMALIZATIONS"]
@@ -99,7 +98,8 @@ class PhyConfig:
     rician_k : float
         Rician K-factor κ ≥ 0 (linear; 0: Rayleigh).
     timing_offset : float
-        τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, :mod:`phy.chip_timing`).
+        τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path and channel
+        inversion, :mod:`phy.chip_timing`).
     rx_antennas : int
         N_r ≥ 1 receive antennas at the base station (model §5.2, :mod:`phy.antennas`); 1: the link of model §5.
     csi_error : float
@@ -284,6 +284,8 @@ class PhyConfig:
                 "needs a public clip norm, and the 'paper' rule's C_max depends on every client's data")
         check_channel(self, spec)
         if d is not None:
+            from .coherence import check_exact_blocks  # numpy: not at import (the command line builds without it)
+
             check_exact_blocks(self, d)
         for name, p in self.params:
             if name != self.scheme:

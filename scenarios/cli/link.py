@@ -71,7 +71,7 @@ CELL_FLAGS = (("--pathloss", str, "pathloss", "cell path-loss model: log-distanc
               ("--power-control", str, "power_control", "full-power (default) or pathloss-inversion"),
               ("--coherence-symbols", int, "coherence_symbols", "slots per fading block n_c (default: one block per update)"),
               ("--pilots", str, "floras.pilots", "FLORAS with coherence blocks: per-block (default) or stale"),
-              ("--timing-offset", float, "timing_offset", "FLORAS: max fractional-chip offset in [0, 1) (default 0)"),
+              ("--timing-offset", float, "timing_offset", "FLORAS (chip path) and channel inversion: max fractional-chip offset in [0, 1) (default 0)"),
               ("--rx-antennas", int, "rx_antennas", "receive antennas N_r ≥ 1 at the base station (default 1)"))
 
 

@@ -99,7 +99,7 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
                                "consecutive blocks, or the Clarke process with J₀(2π·doppler·n_c·Δ) at every lag Δ"),
     "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes`, `jakes-exact`)"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
-    "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path)"),
+    "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, channel inversion)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
                                 "FLORAS, channel inversion, analog Gaussian only, and no FLORAS ε"),
     "phy.csi_error": ("≥ 0", "σ_e², relative channel-estimation error E|ĥ−h|²/E|h|² of the clients "
