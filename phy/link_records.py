@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LinkRecord", "AdmissionRecord", "BaselineRecord", "nmse_summary", "decibels", "fmt"]
+__all__ = ["LinkRecord", "AdmissionRecord", "BaselineRecord", "client_count", "nmse_summary", "decibels", "fmt"]
 
 
 def fmt(v) -> str:
@@ -79,7 +79,7 @@ class AdmissionRecord(LinkRecord):
         self.skipped = 0
 
     def record(self, result, trace, x: np.ndarray) -> None:
-        self.admitted.append(result.contributors)
+        self.admitted.append(result.diagnostics.get("admitted", result.contributors))  # per-block: mean K′_m
         self.power.append(result.diagnostics["max_power_ratio"])
         if result.contributors == 0:
             self.skipped += 1
@@ -90,7 +90,7 @@ class AdmissionRecord(LinkRecord):
     def summary(self) -> dict:
         adm = np.asarray(self.admitted)
         return {
-            "admitted": {"mean": float(adm.mean()), "min": int(adm.min()), "max": int(adm.max())},
+            "admitted": {"mean": float(adm.mean()), "min": client_count(adm.min()), "max": client_count(adm.max())},
             "skipped_rounds": self.skipped,
             "rho_mean": float(np.mean(self.rho)) if self.rho else None,
             "max_power_ratio": float(np.max(self.power)),
@@ -116,7 +116,7 @@ class BaselineRecord(LinkRecord):
         self.skipped = 0
 
     def record(self, result, trace, x: np.ndarray) -> None:
-        self.admitted.append(result.contributors)
+        self.admitted.append(result.diagnostics.get("admitted", result.contributors))  # per-block: mean K′_m
         if result.diagnostics.get("skipped", 0.0):
             self.skipped += 1
         else:
@@ -130,7 +130,7 @@ class BaselineRecord(LinkRecord):
         for key in self.diagnostics:
             vals = [row[key] for row in self.rows if key in row]
             means[key] = float(np.mean(vals)) if vals else None
-        out = {"admitted": {"mean": float(adm.mean()), "min": int(adm.min()), "max": int(adm.max())},
+        out = {"admitted": {"mean": float(adm.mean()), "min": client_count(adm.min()), "max": client_count(adm.max())},
                "skipped_rounds": self.skipped, "diagnostics_mean": means}
         for key in self.described:
             if key in desc:
@@ -138,3 +138,9 @@ class BaselineRecord(LinkRecord):
         if "max_power_ratio" in means:
             out["max_power_ratio"] = float(np.max([row["max_power_ratio"] for row in self.rows])) if self.rows else None
         return out
+
+
+def client_count(value) -> int | float:
+    """A client count: an integer, or (per-block admission, model §5.1) an entry-weighted mean, 4 decimals."""
+    value = float(value)
+    return int(value) if value.is_integer() else round(value, 4)

@@ -182,6 +182,12 @@ def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
                 assert cfg["privacy_report"]["link"]["blocks"] == expected
             elif n_c is not None:
                 assert cfg["aggregator"]["fading"]["fading_correlation"] == "jakes-exact"
+            if point["overrides"].get("phy.inversion_csit") == "per-block":
+                # admission per block: the metric is the entry-weighted mean K′_m, not the K = 20 contributors
+                lines = (root / "cell_aging" / run["dir"] / "metrics.csv").read_text().split()
+                col = lines[0].split(",").index("admitted")
+                admitted = [float(line.split(",")[col]) for line in lines[1:]]
+                assert all(0 < a <= 20 for a in admitted) and min(admitted) < 20
     # Channel inversion (ε = ∞) learns at every speed of the quick variant (> 60 %, chance 10 %); FLORAS at ε = 8
     # with 30 rounds > 15 % (a 450-image test set: chance ± 1.4 points).
     for r in summarize(root / "cell_aging"):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from phy.link_records import client_count
 from scenarios.config import ScenarioConfig
 from scenarios.runs.run_dir import format_cell
 from scenarios.runs.setup import RunSetup
@@ -58,7 +59,7 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
             diag = outcome.diagnostics
             row = [t + 1, train_loss, test_loss, test_acc, outcome.agg_error,
                    diag.get("V"),  # only FLORAS reports V (the round's conditional noise variance)
-                   int(diag["admitted"]) if "admitted" in diag else None,
+                   client_count(diag["admitted"]) if "admitted" in diag else None,
                    eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None,
                    diag.get("noise_energy"), diag.get("clipped_nmse"),
                    diag.get("weight"),  # only FLORAS reports a receiver weight (model §6.4)
@@ -86,3 +87,4 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
             pass  # the write error above is the one reported
         bar.close()
     return metrics_text
+
