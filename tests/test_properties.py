@@ -133,7 +133,7 @@ INVALID = {
     "phy.pc_target_db": st.one_of(st.floats(max_value=-100.0, exclude_max=True, allow_nan=False),
                                   st.floats(min_value=100.0, exclude_min=True, allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.coherence_symbols": st.one_of(below(2).filter(lambda v: v is not None)),
-    "phy.fading_correlation": not_in(("iid", "jakes")),
+    "phy.fading_correlation": not_in(("iid", "jakes", "jakes-exact")),
     "phy.doppler": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=0.5, exclude_min=True,
                                                                                       allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.rician_k": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1e4, exclude_min=True,
@@ -143,6 +143,7 @@ INVALID = {
     "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
                                    NON_FINITE, NOT_NUMBER),
     "phy.csi_error": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), NON_FINITE, NOT_NUMBER),
+    "phy.inversion_csit": not_in(("stale", "per-block")),
     "privacy.delta": outside_open_unit(),
     "privacy.level": not_in(("client", "item")),
     "privacy.relation": not_in(("replace", "add-remove")),
@@ -247,13 +248,14 @@ VALID = {
     "phy.power_control": st.sampled_from(("full-power", "pathloss-inversion")),
     "phy.pc_target_db": st.floats(min_value=-100.0, max_value=100.0),
     "phy.coherence_symbols": st.none(),  # likewise coherence blocks (tests/test_cell.py)
-    "phy.fading_correlation": st.sampled_from(("iid", "jakes")),
+    "phy.fading_correlation": st.sampled_from(("iid", "jakes", "jakes-exact")),
     "phy.doppler": st.floats(min_value=0.0, max_value=0.5),
     "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
     "phy.rx_antennas": st.just(1),  # likewise several receive antennas (tests/test_antennas.py)
     "phy.csi_error": st.just(0.0),  # > 0 for channel inversion only (tests/test_csi_error.py)
+    "phy.inversion_csit": st.sampled_from(("stale", "per-block")),
     "privacy.delta": st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     "privacy.level": st.sampled_from(("client", "item")),
     "privacy.relation": st.just("replace"),  # add-remove needs level = item at client sampling without replacement
