@@ -251,11 +251,9 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
     else:  # w_{k,m} = Re(h_{k,m}/ĥ_{k,0}): imperfect CSI and channel aging, model §5.1
         h, adm, rho, h_hat, w = link.weights(round_index, n_blocks=lengths.size, clients=clients)
     s_sum, raw, mu, power, scale = np.zeros(d), np.zeros(d), np.empty(K), np.zeros(K), 0.0
-    y_sum = s_sum if w is None else np.zeros(d)  # Σ_adm w_k s_k, what the receiver sees
     a = link.leakage(round_index) if cfg.timing_offset != 0.0 else None  # chip-timing leakage (phy.chip_timing)
-    late = np.zeros(d) if a is not None else None
-    if a is not None:
-        y_sum = np.zeros(d)
+    late = None if a is None else np.zeros(d)  # Σ_adm a_k s_k, received one symbol late
+    y_sum = s_sum if w is None and a is None else np.zeros(d)  # what the receiver sees (Σ_adm w_k s_k, Σ (1 − a_k) s_k)
     for rows, x in stream_chunks(chunks, K=K, d=d):
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
         mu[rows], scale = nz.mu, nz.scale
