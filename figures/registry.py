@@ -23,6 +23,7 @@ FIGURES = (
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),
+    ("cell_timing", "cell_timing"),
 )
 
 

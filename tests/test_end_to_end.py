@@ -224,3 +224,13 @@ def test_quick_timing_sweep_trains_channel_inversion_with_offsets(tmp_path, caps
     # source-literal: the offset point is below the synchronous one by more than the 450-image test set's noise
     synchronous, late = (acc[k] for k in sorted(k for k in acc if k[0] == "channel-inversion-source-literal"))
     assert synchronous - late > 0.05, (synchronous, late)
+    # `floras figures` draws accuracy against τ_max; its table states the link's ISI over the signal, 2τ²/(3L_eff²)
+    figs = tmp_path / "figures"
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    for suffix in (".png", ".pdf"):
+        assert (figs / f"cell_timing_accuracy{suffix}").stat().st_size > 5_000
+    rows = {tuple(c.strip() for c in line.split("|")[3:5]): line
+            for line in (figs / "cell_timing_accuracy.table.md").read_text().splitlines()[4:]}
+    assert set(rows) == {("32", "0"), ("32", "0.99"), ("1", "0"), ("1", "0.99")}
+    assert "| 0.000638 |" in rows[("32", "0.99")] and "| 0.653 |" in rows[("1", "0.99")]
+    assert "| 0 |" in rows[("1", "0")]
