@@ -27,7 +27,10 @@ skips it when the round's own peak is wanted. One scheme per process (peak RSS i
 (the round's training alone, ``VectorizedTrainer.train``; the same clients' data generation alone; the floor,
 ``benchmarks/fl_round.py``'s five batched matrix products per local step on fixed tensors, run once per chunk at
 the chunk's size), medians reported with ``(training − generation)/floor``, the trainer's overhead above the
-products it cannot avoid. Generation (FedProx's per-client draws) is the population's cost, not the trainer's::
+products it cannot avoid, and that overhead broken into layers (``breakdown_s``): the SGD update of the weight
+matrices; biases, loss, GradientTape and tiling on a fixed batch; the per-step batch gathers (the trainer's own
+graph on inputs converted beforehand); the host side (conversion in, float64 copy out). Generation (FedProx's
+per-client draws) is the population's cost, not the trainer's::
 
     python benchmarks/population_round.py --chunk 100 --floor-reps 3 --json docs/bench/population_round_floor.json
 """
@@ -112,9 +115,31 @@ def _versus_floor(trainer, spec, w, clients, args) -> dict:
     updating = {c: _floor_fn(spec, trainer, c, args.batch, args.steps, update=True)[0] for c in sorted(set(chunks))}
     for f in updating.values():
         float(f())
+    fixed = {c: _fixed_batch_step(spec, c, args.batch, args.steps) for c in sorted(set(chunks))}
+    for f in fixed.values():
+        f().numpy()
+    graph_inputs = _graph_inputs(trainer, w, clients, chunks)
+
+    def graph():  # the trainer's own graph on tensors made before the clock starts: no host conversion or copy
+        for c, inputs in zip(chunks, graph_inputs):
+            upd, _ = trainer._fn(c)(*inputs)
+            upd.shape  # noqa: B018 (eager: the call has finished)
+
+    graph()
+    cached = _Pregenerated(trainer.clients, trainer, clients, chunks)
+
+    def pregenerated():  # trainer.train with the chunks' data generated beforehand: graph + host side
+        real, trainer.clients = trainer.clients, cached
+        try:
+            trainer.train(w, clients, 0)
+        finally:
+            trainer.clients = real
+
     contenders = {"training_s": lambda: trainer.train(w, clients, 0), "generation_s": generation,
                   "floor_s": lambda: [float(floors[c]()) for c in chunks],
-                  "floor_with_update_s": lambda: [float(updating[c]()) for c in chunks]}
+                  "floor_with_update_s": lambda: [float(updating[c]()) for c in chunks],
+                  "model_step_fixed_batch_s": lambda: [fixed[c]().numpy() for c in chunks],
+                  "trainer_graph_s": graph, "training_pregenerated_s": pregenerated}
     times = {k: [] for k in contenders}
     for _ in range(args.floor_reps):
         for name, fn in contenders.items():
@@ -122,13 +147,101 @@ def _versus_floor(trainer, spec, w, clients, args) -> dict:
             fn()
             times[name].append(time.perf_counter() - t)
     med = {k: float(np.median(v)) for k, v in times.items()}
+    low = {k: float(np.min(v)) for k, v in times.items()}  # noise only adds: the minimum is the steadier layer estimate
     return {"reps": args.floor_reps, "times": times, "medians": med, "floor_is": "five batched matrix products per "
             "local step, once per chunk at its size (benchmarks/fl_round.py)",
             "training_over_floor": med["training_s"] / med["floor_s"],
             "training_less_generation_over_floor": (med["training_s"] - med["generation_s"]) / med["floor_s"],
             "floor_with_update_is": "the same products plus the SGD update W −= η·∇W of both weight matrices per step",
             "training_less_generation_over_floor_with_update": (med["training_s"] - med["generation_s"]) / med["floor_with_update_s"],
+            "pregenerated_over_floor": {"median": med["training_pregenerated_s"] / med["floor_s"],
+                                        "min": low["training_pregenerated_s"] / low["floor_s"]},
+            "pregenerated_over_floor_with_update": {"median": med["training_pregenerated_s"] / med["floor_with_update_s"],
+                                                    "min": low["training_pregenerated_s"] / low["floor_with_update_s"]},
+            "breakdown_is": "each layer adds to the one before: products (floor_s); + the SGD update of the weight "
+            "matrices (floor_with_update_s); + biases, softmax cross-entropy, GradientTape and the update of every "
+            "parameter, the model tiled from w and the update flattened, on a fixed batch (model_step_fixed_batch_s); + "
+            "the per-step batch gathers (trainer_graph_s: the trainer's own graph on inputs converted beforehand); + "
+            "the host side, numpy → tensor conversion and the float32 → float64 copy out (training_pregenerated_s: "
+            "trainer.train with the chunks' data generated beforehand); breakdown_s from the medians, breakdown_min_s "
+            "from the minima over the repetitions",
+            "minima": low, "breakdown_s": _layers(med), "breakdown_min_s": _layers(low),
             "load_after": os.getloadavg()}
+
+
+def _fixed_batch_step(spec, K, B, S, lr=0.01, batch=None, w=None):
+    """The trainer's local steps (:meth:`fl.training.VectorizedTrainer._train_graph`: model tiled from w, biases,
+    softmax cross-entropy, GradientTape, the update of every parameter, the update flattened) on one fixed
+    batch [K, B] instead of a gathered batch per step: the graph's cost without its gathers. ``batch`` (x [K, B,
+    ...], y [K, B]) and ``w`` [d] default to random ones; returns a callable giving the [K, d] updates."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(1)
+    if batch is None:
+        batch = (rng.standard_normal((K, B, *spec.input_shape)), rng.integers(0, spec.num_classes, (K, B)))
+    xb, yb = tf.constant(np.asarray(batch[0], np.float32)), tf.constant(np.asarray(batch[1], np.int32))
+    w = tf.constant((rng.standard_normal(spec.d) * 0.01 if w is None else np.asarray(w)).astype(np.float32))
+
+    @tf.function
+    def step():
+        params, i = [], 0
+        for p in spec.params:
+            params.append(tf.tile(tf.reshape(w[i : i + p.size], p.shape)[None], [K] + [1] * len(p.shape)))
+            i += p.size
+        loss_sum = tf.zeros([K], tf.float32)
+        for _ in tf.range(S):
+            with tf.GradientTape() as tape:
+                tape.watch(params)
+                per_client = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    labels=yb, logits=spec.logits(params, xb)), axis=1)
+                total = tf.reduce_sum(per_client)
+            grads = tape.gradient(total, params)
+            params = [p - lr * g for p, g in zip(params, grads)]
+            loss_sum += per_client
+        return tf.concat([tf.reshape(p, [K, -1]) for p in params], axis=1) - w[None, :], loss_sum
+
+    return lambda: step()[0]
+
+
+def _layers(t: dict) -> dict:
+    """The trainer's time in layers (seconds), each the difference of two consecutive measurements."""
+    return {"products": t["floor_s"], "update": t["floor_with_update_s"] - t["floor_s"],
+            "biases_loss_tape": t["model_step_fixed_batch_s"] - t["floor_with_update_s"],
+            "gathers": t["trainer_graph_s"] - t["model_step_fixed_batch_s"],
+            "host": t["training_pregenerated_s"] - t["trainer_graph_s"]}
+
+
+class _Pregenerated:
+    """The trainer's clients with every chunk's ``batches`` computed once beforehand (round 0, these clients)."""
+
+    def __init__(self, inner, trainer, clients, chunks):
+        self.inner, self._cache, start = inner, {}, 0
+        for c in chunks:
+            ids = clients[start : start + c]
+            self._cache[ids.tobytes()] = inner.batches(ids, trainer.local_rows(ids, 0))
+            start += c
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def batches(self, clients, local_rows):
+        return self._cache[np.asarray(clients, dtype=np.int64).tobytes()]
+
+
+def _graph_inputs(trainer, w, clients, chunks) -> list:
+    """Per chunk, the trainer's graph inputs (w, x, y, rows, η) as tensors (even chunk sizes, as the benchmark's)."""
+    import tensorflow as tf
+
+    w32, out, start = tf.constant(np.asarray(w, dtype=np.float32)), [], 0
+    for c in chunks:
+        if c % 2:
+            raise ValueError(f"--chunk: the graph-alone layer needs even chunk sizes (got {c})")
+        ids = clients[start : start + c]
+        x, y, rows = trainer.clients.batches(ids, trainer.local_rows(ids, 0))
+        out.append((w32, tf.convert_to_tensor(x, tf.float32), tf.convert_to_tensor(y, tf.int32),
+                    tf.constant(rows.astype(np.int32)), tf.constant(trainer.lr, tf.float32)))
+        start += c
+    return out
 
 
 def main(argv=None) -> int:
