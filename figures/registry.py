@@ -24,6 +24,7 @@ FIGURES = (
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),
     ("cell_timing", "cell_timing"),
+    ("cell_csi", "cell_csi"),
 )
 
 

@@ -202,6 +202,29 @@ def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
     assert "| 1.01e-05 | " in row and f"| {1.01e-5 * d:.3g} | " in row
 
 
+def test_quick_csi_sweep_trains_channel_inversion_with_estimation_error(tmp_path, capsys):
+    """`floras matched scenarios/cell_csi.toml --quick` (model §5.1): channel inversion inverting estimated channels
+    trains for real; σ_e² is recorded; at σ_e² = 0.1 the link's error floor (≈ 0.18 of the signal, docs/cell.md)
+    costs accuracy against perfect CSI, and `floras figures` draws it with the one-pilot reference 1/(L·SNR)."""
+    root, figs = tmp_path / "results", tmp_path / "figures"
+    assert main(["matched", str(ROOT / "scenarios" / "cell_csi.toml"), "--quick", "--workers", "0", "--out",
+                 str(root), "--no-progress"]) == 0
+    assert ", 0 failed" in capsys.readouterr().out
+    for point in read_manifest(root / "cell_csi")["points"]:
+        (run,) = point["runs"]
+        cfg = json.loads((root / "cell_csi" / run["dir"] / "config.json").read_text())
+        assert cfg["config"]["phy"]["csi_error"] == point["grid"]["phy.csi_error"]
+    acc = {r["point"]: r["final_test_accuracy_mean"] for r in summarize(root / "cell_csi")}
+    assert all(a > 0.6 for a in acc.values()), acc  # learns at every σ_e² (digits: chance 10 %)
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    for suffix in (".png", ".pdf"):
+        assert (figs / f"cell_csi_accuracy{suffix}").stat().st_size > 5_000
+    rows = (figs / "cell_csi_accuracy.table.md").read_text().splitlines()[4:]
+    assert [r.split("|")[3].strip() for r in rows] == ["0", "0.01", "0.1"]
+    # 1/(L·SNR) at L = 32 and 20 dB: 1/3200 = 3.125·10⁻⁴, printed to 3 significant digits (a factor L or 2 is caught)
+    assert all(abs(float(r.split("|")[4]) - 1 / 3200) < 1e-6 for r in rows)
+
+
 def test_quick_timing_sweep_trains_channel_inversion_with_offsets(tmp_path, capsys):
     """`floras matched scenarios/cell_timing.toml --quick` (model §5.1): channel inversion with chip-timing offsets
     trains for real; the offsets are recorded; with one channel use per symbol τ_max = 0.99 costs accuracy (the
