@@ -61,7 +61,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     cfg = res.config().get("config", {}).get("phy", {})
     caption = (f"Imperfect CSI (model §5.1): each client inverts ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k), admission "
                f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, no cell, one coherence block; σ_e² = 0 is perfect CSI. "
-               "Channel inversion only: analog Gaussian refuses csi_error and FLORAS uses no CSIT (model §5.1). Mean over "
+               "Channel inversion only: csi_error is modelled for channel inversion alone (analog Gaussian refuses it; FLORAS runs without CSIT here and its phase-CSIT option has no estimation-error model; model §5.1). Mean over "
                f"seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, sets, out_dir))
