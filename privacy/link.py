@@ -28,7 +28,10 @@ conditioned on) client c's factor has u = g·√(L·SNR·β_eff,c), and with K o
 P(Gᶜ) ≤ Σ_t Σ_c (K/M)·P_c = T·K·mean_c P_c over the M population clients (``gain_scales``). With per-block
 pilots each of the B blocks has its own factor c_{k,m} of the same marginal and its own V_m; on G block m's
 shift is c_{k,m}Δ_m, Σ_m ‖c_{k,m}Δ_m‖² ≤ c_max²S², and the per-round curve with B independent V_m is the one-
-block curve (model §5.1, superadditivity of −ln(1 − x)), so P(Gᶜ) ≤ T·K·B·mean_c P_c (``blocks``). The mean is
+block curve (model §5.1, superadditivity of −ln(1 − x)), so P(Gᶜ) ≤ T·K·B·mean_c P_c (``blocks``).
+A cell re-dropped every round (``drop_rounds`` = T): the drops are data-independent, so condition on
+all of them; client c's factor in round t has β_eff,t,c, and P(Gᶜ | drops) ≤ Σ_t Σ_c (K/M)·P_t,c =
+T·K·mean_(t,c) P_t,c over the T·M drops of the rounds accounted (the first t·M of them after t rounds). The mean is
 one quadrature over |g| with the clients' terms vectorised (breakpoints at 0.1, 1, 10 × 1/a over the spread of
 a = √(L·SNR·β)); above :data:`EXACT_SCALES` distinct β it is bounded by rounding β up onto a
 :data:`GRID_DB` grid with weight (β_up/β)^{k/2}, k = 1 without CSIT, 2 with phase CSIT: the density of u = a·g
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import integrate
@@ -61,8 +64,10 @@ class LinkModel:
     snr_db: SNR = P·β_ref/σ² in dB (model §5; with a cell, at the reference of §5.1); L chips; CSIT mode.
     gain_scales: β_eff,c of the M population clients relative to the reference (model §5.1), or None (no
     cell, every β_eff = 1). blocks: pilot blocks B per round (per-block pilots, model §5.1; 1 otherwise).
-    cell_note: how the scales were obtained (stated in the report). undefined: why no ε_link is stated
-    (then :func:`floras_link_epsilon` returns None with that reason), or None.
+    cell_note: how the scales were obtained (stated in the report). drop_rounds: with a cell re-dropped every
+    round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
+    None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
+    that reason), or None.
     """
 
     snr_db: float
@@ -72,6 +77,7 @@ class LinkModel:
     blocks: int = 1
     cell_note: str = ""
     undefined: str | None = None
+    drop_rounds: int | None = None
 
     def __post_init__(self):
         if isinstance(self.snr_db, bool) or not isinstance(self.snr_db, (int, float)) or not math.isfinite(self.snr_db):
@@ -88,6 +94,12 @@ class LinkModel:
                 raise ValueError("gain_scales must be a non-empty sequence of finite numbers > 0 (β_eff per client, "
                                  f"model §5.1; got {self.gain_scales!r:.80})")
             object.__setattr__(self, "gain_scales", tuple(float(x) for x in g))
+        if self.drop_rounds is not None:
+            if isinstance(self.drop_rounds, bool) or not isinstance(self.drop_rounds, int) or self.drop_rounds < 1:
+                raise ValueError(f"drop_rounds must be an integer ≥ 1 or None (got {self.drop_rounds!r})")
+            if self.gain_scales is None or len(self.gain_scales) % self.drop_rounds:
+                raise ValueError(f"drop_rounds = {self.drop_rounds} needs gain_scales holding the same number of clients "
+                                 "for each of those rounds (T·M values)")
         object.__setattr__(self, "_weights", None)
 
     def scale_weights(self) -> tuple[np.ndarray, np.ndarray, str]:
@@ -102,15 +114,16 @@ class LinkModel:
         g = np.asarray(self.gain_scales)
         M = g.size
         vals, counts = np.unique(g, return_counts=True)
+        who = f"the {M} clients' β_eff" if self.drop_rounds is None else f"the {M} drops' β_eff,t,c"
         if vals.size <= EXACT_SCALES:
-            return np.sqrt(vals), counts / M, f"exact mean over the {M} clients' β_eff"
+            return np.sqrt(vals), counts / M, f"exact mean over {who}"
         k = 1 if self.csit == "none" else 2  # P(a) ≤ (a_hi/a)^k·P(a_hi) for a ≤ a_hi
         idx = np.ceil(10.0 * np.log10(g) / GRID_DB)
         hi = 10.0 ** (idx * GRID_DB / 10.0)  # β rounded UP onto the grid
         bins, inv = np.unique(idx, return_inverse=True)
         w = np.bincount(inv, weights=(hi / g) ** (k / 2.0)) / M
         return np.sqrt(10.0 ** (bins * GRID_DB / 10.0)), w, (
-            f"mean over the {M} clients' β_eff bounded on a {GRID_DB:g} dB grid (β rounded up, weight (β_up/β)^{k}/2, "
+            f"mean over {who} bounded on a {GRID_DB:g} dB grid (β rounded up, weight (β_up/β)^{k}/2, "
             "an upper bound)")
 
 
@@ -168,13 +181,21 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
     """(ε_link, details) for a :class:`privacy.run.FlorasRunAccountant` with ``acc.link`` set.
 
     The failure event has probability ≤ T·K·B·mean_c P_c(|c| > c_max) (module doc); ε_link is None, with the
-    reason as its assumption line, when the link says it is undefined (e.g. a cell re-dropped every round)."""
+    reason as its assumption line, when the link says it is undefined (e.g. a drop too large to draw). With a cell
+    re-dropped every round the mean runs over the drops of rounds 1..``rounds`` (those the link holds)."""
     link: LinkModel = acc.link
-    if link.undefined is not None:
+    undefined = link.undefined
+    if undefined is None and link.drop_rounds is not None and rounds > link.drop_rounds:
+        undefined = (f"the cell is re-dropped every round and the bound holds the drops of {link.drop_rounds} rounds, "
+                     f"not of the {rounds} asked for (run.rounds sets how many are drawn)")
+    if undefined is not None:
         return None, {"c_max": None, "exceed_probability": None, "delta_truncation": None,
-                      "assumptions": [f"link level: ε_link not stated: {link.undefined}"]}
+                      "assumptions": [f"link level: ε_link not stated: {undefined}"]}
     if rounds == 0:
         return 0.0, {"c_max": None, "exceed_probability": 0.0, "delta_truncation": 0.0, "assumptions": []}
+    if link.drop_rounds is not None and rounds < link.drop_rounds:  # the drops of the rounds that happened
+        per_round = len(link.gain_scales) // link.drop_rounds
+        link = replace(link, gain_scales=link.gain_scales[: rounds * per_round], drop_rounds=rounds)
     slots = rounds * acc.K * link.blocks  # T·K·B truncation events
     best = (math.inf, None, None)
     first = True
@@ -191,10 +212,13 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
     snr = f"SNR = {link.snr_db:g} dB (P/σ², model §5), L = {link.L}, CSIT {link.csit}"
     if link.gain_scales is not None:
         snr += f"; cell: per-client SNR·β_eff,c ({link.cell_note}; {link.scale_weights()[2]})"
+    if link.drop_rounds is not None:
+        snr += f"; the mean runs over the drops of rounds 1..{link.drop_rounds}, conditioned on"
     if link.blocks > 1:
         snr += f"; B = {link.blocks} pilot blocks per round, one factor c_(k,m) per block"
     events = "T·K·B" if link.blocks > 1 else "T·K"
-    prob = "mean_c P_c(|c| > c_max)" if link.gain_scales is not None else "P(|c_k| > c_max)"
+    prob = ("mean_(t,c) P_(t,c)(|c| > c_max)" if link.drop_rounds is not None
+            else "mean_c P_c(|c| > c_max)" if link.gain_scales is not None else "P(|c_k| > c_max)")
     if c is None:
         text = f"link level ({snr}): no truncation level c_max gives {events}·{prob} below δ; ε_link = ∞"
         return math.inf, {"c_max": None, "exceed_probability": None, "delta_truncation": None, "assumptions": [text]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -167,8 +168,70 @@ def test_a_floras_scenario_with_a_cell_states_the_cell_in_its_assumptions():
     assert len(lines) == 1 and "cell: per-client SNR·β_eff,c" in lines[0] and "run.seed = 0" in lines[0]
     assert all("\n" not in a for a in rep.assumptions)
     redrop = _accountant({"pathloss": "umi", "cell_radius": 250.0, "redrop": True}).report(rounds=3)
-    assert redrop.epsilon_link is None and redrop.epsilon == rep.epsilon
-    assert any(a.startswith("link level: ε_link not stated: phy.redrop") for a in redrop.assumptions)
+    assert redrop.epsilon == rep.epsilon  # the idealised release does not depend on the drops
+    line = next(a for a in redrop.assumptions if a.startswith("link level"))
+    assert "re-dropped every round at run.seed = 0" in line and "drops of rounds 1..3" in line
+
+
+# ---------------------------------------------------------------- a cell re-dropped every round
+_REDROP = {"pathloss": "log-distance", "cell_radius": 200.0, "cell_min_distance": 10.0, "pathloss_exponent": 3.0,
+           "shadowing_db": 6.0, "redrop": True}
+
+
+def _redrop_gains(seed: int, rounds: int, M: int) -> np.ndarray:
+    """β_eff,t,c from the documented drop (model §5.1), not from phy.cell: stream (seed, "cell-redrop", t, c) gives
+    u, v, w uniform then z normal; d = √(r₀² + u(R² − r₀²)); cell-edge reference, full power:
+    β_eff = (R/d)^n·10^(−σz/10)."""
+    from phy.randomness import stream
+
+    R, r0, n, sigma = 200.0, 10.0, 3.0, 6.0
+    out = []
+    for t in range(rounds):
+        for c in range(M):
+            g = stream(seed, "cell-redrop", t, c)
+            u, _, _ = g.random(3)
+            z = g.standard_normal()
+            d = math.sqrt(r0**2 + u * (R**2 - r0**2))
+            out.append((R / d) ** n * 10 ** (-sigma * z / 10))
+    return np.array(out)
+
+
+def test_a_redropped_cell_averages_over_every_rounds_drop():
+    acc = _accountant(_REDROP, seed=2)  # M = 10, K = 4, run.rounds = 3
+    assert acc.link.drop_rounds == 3 and len(acc.link.gain_scales) == 30
+    np.testing.assert_allclose(acc.link.gain_scales, _redrop_gains(2, 3, 10), rtol=1e-9)
+    for t in (1, 3):
+        eps, info = floras_link_epsilon(acc, rounds=t)
+        # after t rounds: t·K·P(c_max) with P the mean over the drops of rounds 1..t (the first t·M gains)
+        own = LinkModel(20.0, L=8, gain_scales=tuple(_redrop_gains(2, t, 10)))
+        assert info["delta_truncation"] == pytest.approx(t * 4 * exceed_probability(info["c_max"], own), rel=1e-6)
+        assert f"drops of rounds 1..{t}" in info["assumptions"][0]
+    # a fixed drop (round 0's stream differs) gives a different population mean at the same c_max
+    fixed = _accountant({**_REDROP, "redrop": False}, seed=2)
+    assert fixed.link.drop_rounds is None and len(fixed.link.gain_scales) == 10
+    assert not np.allclose(fixed.link.gain_scales, acc.link.gain_scales[:10])
+
+
+def test_a_redropped_cell_states_no_epsilon_link_past_the_drawn_rounds():
+    acc = _accountant(_REDROP)
+    eps, info = floras_link_epsilon(acc, rounds=4)
+    assert eps is None and "the drops of 3 rounds, not of the 4 asked for" in info["assumptions"][0]
+    with pytest.raises(ValueError, match="drop_rounds"):
+        LinkModel(20.0, gain_scales=(1.0, 2.0, 3.0), drop_rounds=2)  # 3 gains do not split into 2 rounds
+    with pytest.raises(ValueError, match="drop_rounds"):
+        LinkModel(20.0, drop_rounds=1)  # no gains at all
+
+
+def test_a_redropped_population_too_large_to_draw_is_stated_with_its_count():
+    from scenarios.config.builtin_schemes import MAX_LINK_POPULATION
+    from scenarios.config.schemes import scheme_accountant
+
+    T = MAX_LINK_POPULATION["log-distance"] // 10 + 1  # T·M just above the limit with M = 10
+    cfg = _scenario(_REDROP)
+    big = replace(cfg, run=replace(cfg.run, rounds=T))
+    rep = scheme_accountant(big, d=40, D=1).report(rounds=1)
+    assert rep.epsilon_link is None
+    assert any(f"T·M = {T}·10 re-drops" in a for a in rep.assumptions)
 
 
 def test_refusals_kept_for_stale_pilots_rician_timing_and_antennas():

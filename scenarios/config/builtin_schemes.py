@@ -30,7 +30,7 @@ def _common(config) -> dict:
 # Sionna's TR 38.901 scenarios (a few seconds at either limit)
 MAX_LINK_POPULATION = {"log-distance": 2 * 10**5, "tr38901": 10**4}
 DROP_CHUNK = 1024  # clients per call of the path-loss model
-_DROPS: dict = {}  # (phy table, seed, M) → β_eff of clients 0..M−1
+_DROPS: dict = {}  # (phy table, seed, M, T) → β_eff of clients 0..M−1 (of each of the T rounds when re-dropped)
 
 
 def _floras(config, *, d: int, D: int):
@@ -61,29 +61,32 @@ def _floras_link_model(config, *, blocks: int):
     cell = CellChannel(phy, seed=seed)
     note = (f"{phy.pathloss} cell of radius {float(phy.cell_radius):g} m, {phy.power_control}, SNR reference "
             f"{phy.snr_reference}")
-    if phy.redrop:
-        return LinkModel(**common, undefined=(
-            "phy.redrop = true redraws every client's β_eff each round; the bound is derived for a fixed drop "
-            "(conditioned on, model §7.2) and the drop law's average is not integrated here"))
+    # a fixed drop: clients 0..M−1 once; re-dropped: every round's drop of them (T·M gains, conditioned on, model §7.2)
+    rounds = int(config.run.rounds) if phy.redrop else 1
     limit = MAX_LINK_POPULATION["log-distance" if phy.pathloss == "log-distance" else "tr38901"]
-    if M > limit:
+    if M * rounds > limit:
+        what = f"the drop of M = {M}" if rounds == 1 else f"the T·M = {rounds}·{M} re-drops"
         return LinkModel(**common, undefined=(
-            f"the drop of M = {M} > {limit} clients ({phy.pathloss}) is not drawn for the link-level bound (its cost); "
+            f"{what} > {limit} clients ({phy.pathloss}) is not drawn for the link-level bound (its cost); "
             "ε, the idealised release, does not depend on the cell"))
-    key = (json.dumps(phy.to_dict(), sort_keys=True, default=str), seed, M)
+    key = (json.dumps(phy.to_dict(), sort_keys=True, default=str), seed, M, rounds)
     if key not in _DROPS:
-        # fixed drop: the same for every round; in chunks (the TR 38.901 scenario holds UT–UT pairs per call)
-        eff = np.concatenate([cell.large_scale(ids, K=ids.size, round_index=0).gain_eff
-                              for ids in np.array_split(np.arange(M, dtype=np.int64), -(-M // DROP_CHUNK))])
+        # in chunks (the TR 38.901 scenario holds UT–UT pairs per call); round t's drop with phy.redrop
+        parts = [np.array_split(np.arange(M, dtype=np.int64), -(-M // DROP_CHUNK))] * rounds
+        eff = np.concatenate([cell.large_scale(ids, K=ids.size, round_index=t).gain_eff
+                              for t, chunks in enumerate(parts) for ids in chunks])
         _DROPS.clear()  # one population kept: validation and the run's build share it
         _DROPS[key] = tuple(eff.tolist())
+    if phy.redrop:
+        return LinkModel(**common, gain_scales=_DROPS[key], drop_rounds=rounds,
+                         cell_note=f"{note}, re-dropped every round at run.seed = {seed}")
     return LinkModel(**common, gain_scales=_DROPS[key], cell_note=f"{note}, the fixed drop of run.seed = {seed}")
 
 
 def _floras_link_of_model_5(phy, *, d: int, accountant: str) -> int:
     """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): one receive antenna, no
     Rician fading, no timing offsets, one pilot per block (a stale pilot only when the update fits one block);
-    a cell is allowed (fixed drop). B > 1 needs the generic sampling bounds."""
+    a cell is allowed (fixed or re-dropped every round). B > 1 needs the generic sampling bounds."""
     from phy.coherence import coherence_plan
 
     if phy.rx_antennas != 1:
