@@ -26,13 +26,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics, relative_error,
+from .aggregation import (AggregationResult, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics, relative_error,
                           stream_chunks)
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
 from .checks import check_finite_nonnegative
 from .config import PhyConfig
-from .normalization import denormalize, normalize
+from .normalization import clipped_rows, denormalize, normalize
 from .link_records import BaselineRecord, fmt
 from .randomness import check_seed
 from .schemes import SchemeSpec, register_scheme
@@ -105,11 +105,12 @@ class CentralGaussianAggregator:
             return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
         s_sum, raw, mu = np.zeros(self.d), np.zeros(self.d), np.empty(self.K)
         for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
-            nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
-            add_rows(s_sum, nz.s)
-            add_rows(raw, x)
-            mu[rows] = nz.mu
-            scale = nz.scale  # R/C, the same for every chunk
+            cr = clipped_rows(x, C=self.C, clip_norm=cfg.clip_norm)
+            for j, s in cr:  # client after client, each row once from memory: Σ s_k and Σ x_k in client order
+                s_sum += s
+                raw += x[j]
+            mu[rows] = cr.mu
+            scale = cr.scale  # R/C, the same for every chunk
         s_hat = np.empty(self.d)
         for a, z in chunk_ranges(self.d, cfg.chunk_size):
             fill_block_noise(s_hat[a:z], seed=self.seed, purpose="central-gaussian-noise", round_index=t,

@@ -54,7 +54,7 @@ from .csit_aging import add_weighted_rows, analog_block_lengths, stale_weights
 from .csit_blocks import aggregate_per_block, per_block_csit
 from .chip_timing import add_delayed_rows, delayed_sum, symbol_leakage
 from .link_channel import LinkChannel
-from .normalization import denormalize, normalize
+from .normalization import clipped_rows, denormalize, normalize
 from .link_records import AdmissionRecord
 from .randomness import check_seed
 from .schemes import SchemeSpec, register_scheme
@@ -255,9 +255,18 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
     late = None if a is None else np.zeros(d)  # Σ_adm a_k s_k, received one symbol late
     y_sum = s_sum if w is None and a is None else np.zeros(d)  # what the receiver sees (Σ_adm w_k s_k, Σ (1 − a_k) s_k)
     for rows, x in stream_chunks(chunks, K=K, d=d):
+        local = adm[rows]
+        if w is None and a is None and cfg.normalization == "clip":  # the admitted rows one at a time (same numbers)
+            cr = clipped_rows(x, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm, rows=np.flatnonzero(local))
+            mu[rows], scale = cr.mu, cr.scale
+            for j, s in cr:
+                k = rows[j]
+                power[k] = rho * np.mean(s**2) / np.abs(h_hat[k]) ** 2
+                s_sum += s
+                raw += x[j]
+            continue
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
         mu[rows], scale = nz.mu, nz.scale
-        local = adm[rows]
         if local.any():
             s_adm = nz.s[local]
             power[rows[local]] = rho * np.mean(s_adm**2, axis=1) / np.abs(h_hat[rows[local]]) ** 2

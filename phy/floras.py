@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_sum,
+from .aggregation import (AggregationResult, aggregate_concatenated, check_updates, clipped_sum,
                           clipped_sum_factored, noise_metrics, relative_error, stream_chunks)
 from .antennas import antenna_conditional_variance
 from .channel_uses import floras_channel_uses
@@ -156,12 +156,16 @@ class FlorasAggregator:
         wg = w[active] * g
         s_hat, f_sum, raw = np.zeros(self.d), np.zeros(self.d), np.zeros(self.d)
         factor, mu, scale = np.empty(self.K), np.empty(self.K), 0.0
+        buf = np.empty(self.d)
         for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
             rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
             factor[rows], mu[rows], scale = rf.factor, rf.mu, rf.scale
-            add_rows(s_hat, x, wg[rows] * rf.factor)
-            add_rows(f_sum, x, rf.factor)
-            add_rows(raw, x)
+            for row, uk, fk in zip(x, wg[rows] * rf.factor, rf.factor):  # each row once from memory, in client order
+                np.multiply(row, uk, out=buf)
+                s_hat += buf
+                np.multiply(row, fk, out=buf)
+                f_sum += buf
+                raw += row
         u = wg * factor
         s_hat -= float(u @ mu)
         self.link.add_sufficient_noise(s_hat, w, round_index=t)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics,
+from .aggregation import (AggregationResult, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics,
                           relative_error, stream_chunks)
 from .channel_uses import analog_channel_uses
 from .config import PhyConfig
 from .link_records import LinkRecord
-from .normalization import denormalize, normalize
+from .normalization import clipped_rows, denormalize, normalize
 from .schemes import SchemeSpec, register_scheme
 
 __all__ = ["IdealAggregator"]
@@ -47,11 +47,12 @@ class IdealAggregator:
         s_sum, raw, mu = np.zeros(self.d), np.zeros(self.d), np.empty(self.K)
         scale = 0.0
         for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
-            nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-            add_rows(s_sum, nz.s)
-            add_rows(raw, x)
-            mu[rows] = nz.mu
-            scale = nz.scale  # R/C, the same for every chunk
+            cr = clipped_rows(x, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+            for j, s in cr:  # client after client, each row once from memory: Σ s_k and Σ x_k in client order
+                s_sum += s
+                raw += x[j]
+            mu[rows] = cr.mu
+            scale = cr.scale  # R/C, the same for every chunk
         estimate = scale * s_sum + float(mu.sum())
         err = relative_error(estimate, raw)
         return AggregationResult(estimate, self.K, err, {"channel_uses": float(self.channel_uses), "nmse": err,

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NORMALIZATIONS", "Normalized", "RowFactors", "normalize", "row_factors", "denormalize"]
+__all__ = ["NORMALIZATIONS", "Normalized", "RowFactors", "ClippedRows", "normalize", "row_factors", "clipped_rows",
+           "denormalize"]
 
 NORMALIZATIONS = ("paper", "clip")
 
@@ -128,6 +129,52 @@ def _explicit_factors(x, *, rule, C, clip_norm):
     norms = np.sqrt(np.array([np.add.reduce((row - m) * (row - m)) for row, m in zip(x, mu)]))
     factor, scale = _factors(norms, rule=rule, C=C, clip_norm=clip_norm)
     return factor, mu, scale
+
+
+@dataclass(frozen=True)
+class ClippedRows:
+    """:func:`normalize` of a chunk under the ``clip`` rule, one row at a time (:func:`clipped_rows`).
+
+    mu : [c] float64 (every row); scale : float (R/C); rows : the selected row indices, in order;
+    ``for j, s in self`` yields each selected row j with s_j = factor_j·(x_j − μ_j·1) in one reused [d] buffer
+    (valid until the next step), the same numbers as ``normalize(x, rule="clip", ...).s[j]`` bit for bit.
+    """
+
+    x: np.ndarray
+    mu: np.ndarray
+    factor: np.ndarray  # [rows.size], the selected rows' factors
+    scale: float
+    rows: np.ndarray
+
+    def __iter__(self):
+        buf = np.empty(self.x.shape[1])
+        for j, f in zip(self.rows.tolist(), self.factor):
+            np.subtract(self.x[j], self.mu[j], out=buf)
+            buf *= f
+            yield j, buf
+
+
+def clipped_rows(x: np.ndarray, *, C: float, clip_norm: float, rows: np.ndarray | None = None) -> ClippedRows:
+    """The ``clip`` rule of :func:`normalize` row by row, for the streaming receivers (model §2).
+
+    s_j = (C/R)·min(1, R/‖x_j − μ_j·1‖₂)·(x_j − μ_j·1), μ_j the mean of row j, for the rows ``rows`` (all when
+    None; μ for every row). The same operations as :func:`normalize` in the same order (the mean over each row,
+    the centred row, the pairwise sum of its squares, the factor, the product), so the same numbers bit for bit,
+    but without its two c×d temporaries: each row is centred in a [d] buffer while it is in cache, once for its
+    norm and once when the caller takes it. ``x`` must be finite (the stream's check, :func:`phy.aggregation.
+    stream_chunks`, has run).
+    """
+    x = _check(x, C)
+    mu = x.mean(axis=1)
+    sel = np.arange(x.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
+    buf = np.empty(x.shape[1])
+    norms = np.empty(sel.size)
+    for i, j in enumerate(sel.tolist()):
+        np.subtract(x[j], mu[j], out=buf)
+        np.multiply(buf, buf, out=buf)
+        norms[i] = np.add.reduce(buf)
+    factor, scale = _factors(np.sqrt(norms), rule="clip", C=C, clip_norm=clip_norm)
+    return ClippedRows(x, mu, factor, scale, sel)
 
 
 def denormalize(s_hat: np.ndarray, normalized: Normalized, *, mu_sum: float | None = None) -> np.ndarray:

@@ -173,3 +173,26 @@ def test_a_run_in_chunks_of_three_streams_to_the_metrics_of_the_concatenating_pa
     run_scenario(cfg, tmp_path / "whole", progress=False)
     rows = [_metrics(tmp_path / "stream"), _metrics(tmp_path / "whole")]
     assert len(rows[0]) == 2 and rows[0] == rows[1]
+
+
+@pytest.mark.parametrize("d", [40, 1000, 159_010])
+def test_clipped_rows_give_normalize_bit_for_bit_at_every_length(d):
+    # the streaming receivers normalize row by row (phy.normalization.clipped_rows); above 8 and 128 entries numpy's
+    # pairwise sums take other paths, so lengths of both sides are checked, with clipped, unclipped and zero rows
+    from phy.normalization import clipped_rows, normalize
+
+    rng = np.random.default_rng(d)
+    spread = np.array([[0.5], [2.5], [0.8], [3.0], [1.0], [0.6]])  # centred norms ≈ these around R = 1
+    x = rng.standard_normal((6, d)) * spread / np.sqrt(d) + rng.normal(0, 0.2, (6, 1))
+    x[4] = 0.7  # a constant row: centred to zero, factor 1
+    C = float(np.sqrt(d))
+    want = normalize(x, rule="clip", C=C, clip_norm=1.0)
+    for rows in (None, np.array([0, 2, 4, 5])):
+        got = clipped_rows(x, C=C, clip_norm=1.0, rows=rows)
+        seen = [(j, s.copy()) for j, s in got]
+        assert [j for j, _ in seen] == (list(range(6)) if rows is None else rows.tolist())
+        assert all(np.array_equal(s, want.s[j]) for j, s in seen)
+        assert np.array_equal(got.mu, want.mu) and got.scale == want.scale
+    norms = np.linalg.norm(want.s, axis=1)
+    clipped = np.isclose(norms, C, rtol=1e-12)
+    assert norms.max() <= C * (1 + 1e-12) and clipped.any() and (norms[[0, 2, 5]] < C * 0.9).all()
