@@ -64,6 +64,17 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
         check_int_at_least("coherence_symbols", cfg.coherence_symbols, 1)
     check_choice("fading_correlation", cfg.fading_correlation, CORRELATIONS)
     _number("doppler", cfg.doppler, 0.0, 0.5)
+    from .channels.tdl import TDL_MODELS
+
+    check_choice("tdl_model", cfg.tdl_model, TDL_MODELS)
+    _number("delay_spread", cfg.delay_spread, 0.0, 1e-5, strict_low=True)
+    _number("subcarrier_spacing", cfg.subcarrier_spacing, 0.0, 1e7, strict_low=True)
+    if cfg.fading_correlation == "tdl" and cfg.coherence_symbols is None:
+        raise ValueError("fading_correlation = 'tdl' spreads the update over OFDM subcarriers, one per coherence block: "
+                         "set phy.coherence_symbols (n_c, the update's slots per subcarrier)")
+    if cfg.fading_correlation == "tdl" and cfg.rician_k != 0.0:
+        raise ValueError("rician_k: the TDL profiles offered (A, B, C) are NLoS, every tap Rayleigh; remove phy.rician_k "
+                         "with fading_correlation = 'tdl'")
     _number("rician_k", cfg.rician_k, 0.0, 1e4)
     if _number("timing_offset", cfg.timing_offset, 0.0) >= 1.0:
         raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")

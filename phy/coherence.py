@@ -12,6 +12,8 @@ changes between blocks:
   J₀(2π·f_D·T_s·n_c·|m − m'|) at every lag: given block 0, h̃_{k,1:} = c·h̃_{k,0} + A·w_k with c = R[1:, 0] and
   A·Aᵀ = R[1:, 1:] − c·cᵀ (the Gaussian conditional law; A from an eigendecomposition, computed once per (B, lag
   step)), w ~ CN(0, I) from the same stream as above; at most :data:`MAX_EXACT_BLOCKS` blocks.
+- ``"tdl"``: the blocks are OFDM subcarriers of a TR 38.901 TDL channel (:mod:`phy.channels.tdl`):
+  E[h̃_{k,m}·h̃*_{k,m'}] = Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l), drawn from the taps given block 0 (any B).
 
 Block 0 is the round's Sionna draw :func:`phy.fading.draw_rayleigh` (so one block reproduces model §5 bit
 for bit); the innovations w_{k,m}, m ≥ 1, come from the keyed stream ``(seed, "fading-blocks", t)`` as one
@@ -42,7 +44,7 @@ from .randomness import stream
 __all__ = ["CORRELATIONS", "PILOT_MODES", "MAX_EXACT_BLOCKS", "CoherencePlan", "coherence_plan", "block_correlation",
            "lag_step", "check_exact_blocks", "draw_blocks"]
 
-CORRELATIONS = ("iid", "jakes", "jakes-exact")
+CORRELATIONS = ("iid", "jakes", "jakes-exact", "tdl")
 MAX_EXACT_BLOCKS = 4096  # "jakes-exact" holds a B×B factor: 128 MB at this size
 PILOT_MODES = ("per-block", "stale")
 
@@ -98,9 +100,15 @@ def coherence_plan(d: int, n_c: int | None, pilots: str = "per-block") -> Cohere
 
 
 def block_correlation(config) -> float:
-    """ρ between consecutive blocks: 0 ("iid") or J₀(2π·doppler·n_c) ("jakes")."""
+    """ρ between consecutive blocks: 0 ("iid"), J₀(2π·doppler·n_c) ("jakes", "jakes-exact"), or |R[1, 0]| between
+    neighbouring subcarriers ("tdl", :mod:`phy.channels.tdl`)."""
     if config.fading_correlation == "iid" or config.coherence_symbols is None:
         return 0.0
+    if config.fading_correlation == "tdl":
+        from .channels.tdl import frequency_correlation
+
+        R = frequency_correlation(config.tdl_model, float(config.delay_spread), float(config.subcarrier_spacing), 2)
+        return float(abs(R[1, 0]))
     from scipy.special import j0
 
     return float(j0(2.0 * math.pi * float(config.doppler) * int(config.coherence_symbols)))
@@ -139,14 +147,24 @@ def _clarke_factors(n_blocks: int, x: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlation: str = "iid", rho: float = 0.0,
-                rician_k: float = 0.0, lag_x: float = 0.0) -> np.ndarray:
+                rician_k: float = 0.0, lag_x: float = 0.0, tdl: tuple | None = None) -> np.ndarray:
     """Small-scale fading h [K, B] complex128 of one round (E|h|² = 1), column 0 = :func:`draw_rayleigh`.
 
-    ``rho``: the AR(1) coefficient ("jakes"); ``lag_x``: 2π·f_D·T_s·n_c ("jakes-exact", :func:`lag_step`)."""
+    ``rho``: the AR(1) coefficient ("jakes"); ``lag_x``: 2π·f_D·T_s·n_c ("jakes-exact", :func:`lag_step`);
+    ``tdl``: (model, delay spread [s], subcarrier spacing [Hz]) of the "tdl" subcarriers
+    (:func:`phy.channels.tdl.subcarrier_gains`)."""
     t = int(round_index)
     h = np.empty((int(K), int(n_blocks)), dtype=np.complex128)
     h[:, 0] = draw_rayleigh(seed, t, K=K)
-    if n_blocks > 1:
+    if correlation == "tdl" and n_blocks > 1:
+        from .channels.tdl import subcarrier_gains
+
+        if tdl is None:
+            raise ValueError("fading_correlation = 'tdl' needs its profile (tdl=(model, delay_spread, subcarrier_spacing))")
+        model, spread, spacing = tdl
+        h = subcarrier_gains(h[:, 0], seed=seed, round_index=t, n_blocks=int(n_blocks), model=model,
+                             delay_spread=float(spread), spacing=float(spacing))
+    elif n_blocks > 1:
         w = stream(seed, "fading-blocks", t).standard_normal((n_blocks - 1, K, 2)) / math.sqrt(2.0)
         w = w[..., 0] + 1j * w[..., 1]
         if correlation == "iid":

@@ -90,11 +90,15 @@ class PhyConfig:
         β_target [dB relative to the reference gain] of path-loss inversion.
     coherence_symbols : int or None
         n_c ≥ 1, slots per coherence block of the small-scale fading; None: one block per update (model §5).
-    fading_correlation : {"iid", "jakes", "jakes-exact"}
+    fading_correlation : {"iid", "jakes", "jakes-exact", "tdl"}
         Blocks i.i.d., first-order Gauss–Markov with ρ = J₀(2π·doppler·n_c) between consecutive blocks, or the
         Clarke process with J₀(2π·doppler·n_c·Δ) between blocks Δ apart (model §5.1).
     doppler : float
         f_D·T_s, the Doppler frequency times the slot duration (0 ≤ doppler ≤ 0.5; "jakes" only).
+    tdl_model, delay_spread, subcarrier_spacing : str, float, float
+        ``fading_correlation = "tdl"``: the blocks are OFDM subcarriers Δf = ``subcarrier_spacing`` [Hz] apart of
+        the TR 38.901 NLoS profile TDL-``tdl_model`` ("A", "B", "C") at delay spread ``delay_spread`` [s]
+        (model §5.1, :mod:`phy.channels.tdl`).
     rician_k : float
         Rician K-factor κ ≥ 0 (linear; 0: Rayleigh).
     timing_offset : float
@@ -139,6 +143,9 @@ class PhyConfig:
     coherence_symbols: int | None = None
     fading_correlation: str = "iid"
     doppler: float = 0.0
+    tdl_model: str = "A"
+    delay_spread: float = 100e-9
+    subcarrier_spacing: float = 30e3
     rician_k: float = 0.0
     timing_offset: float = 0.0
     rx_antennas: int = 1

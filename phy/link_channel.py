@@ -30,6 +30,8 @@ class LinkChannel:
         self.rho = block_correlation(config)
         self.lag_x = lag_step(config) if config.fading_correlation == "jakes-exact" else 0.0
         self.default = self.cell is None and config.rician_k == 0.0
+        self.tdl = ((config.tdl_model, float(config.delay_spread), float(config.subcarrier_spacing))
+                    if config.fading_correlation == "tdl" else None)  # OFDM subcarriers (phy.channels.tdl)
 
     def draw(self, round_index: int, *, clients=None, n_blocks: int = 1) -> np.ndarray:
         """h [K, n_blocks] complex128 of round ``round_index`` for the scheduled ``clients`` (None: 0..K−1)."""
@@ -39,7 +41,7 @@ class LinkChannel:
             client_ids(clients, self.K)
             return draw_rayleigh(self.seed, t, K=self.K)[:, None]
         h = draw_blocks(self.seed, t, K=self.K, n_blocks=n_blocks, correlation=cfg.fading_correlation, rho=self.rho,
-                        rician_k=float(cfg.rician_k), lag_x=self.lag_x)
+                        rician_k=float(cfg.rician_k), lag_x=self.lag_x, tdl=self.tdl)
         if self.cell is not None:
             h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]
         else:
@@ -82,4 +84,7 @@ class LinkChannel:
         if cfg.coherence_symbols is not None or cfg.rician_k:
             out["fading"] = {"coherence_symbols": cfg.coherence_symbols, "fading_correlation": cfg.fading_correlation,
                              "doppler": float(cfg.doppler), "block_correlation": self.rho, "rician_k": float(cfg.rician_k)}
+            if cfg.fading_correlation == "tdl":
+                out["fading"].update({"tdl_model": cfg.tdl_model, "delay_spread_s": float(cfg.delay_spread),
+                                      "subcarrier_spacing_hz": float(cfg.subcarrier_spacing)})
         return out

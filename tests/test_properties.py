@@ -133,7 +133,12 @@ INVALID = {
     "phy.pc_target_db": st.one_of(st.floats(max_value=-100.0, exclude_max=True, allow_nan=False),
                                   st.floats(min_value=100.0, exclude_min=True, allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.coherence_symbols": st.one_of(below(2).filter(lambda v: v is not None)),
-    "phy.fading_correlation": not_in(("iid", "jakes", "jakes-exact")),
+    "phy.fading_correlation": not_in(("iid", "jakes", "jakes-exact", "tdl")),
+    "phy.tdl_model": not_in(("A", "B", "C")),
+    "phy.delay_spread": st.one_of(st.floats(max_value=0.0, allow_nan=False), st.floats(min_value=1e-5, exclude_min=True,
+                                                                                        allow_nan=False), NON_FINITE, NOT_NUMBER),
+    "phy.subcarrier_spacing": st.one_of(st.floats(max_value=0.0, allow_nan=False),
+                                        st.floats(min_value=1e7, exclude_min=True, allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.doppler": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=0.5, exclude_min=True,
                                                                                       allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.rician_k": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1e4, exclude_min=True,
@@ -248,7 +253,10 @@ VALID = {
     "phy.power_control": st.sampled_from(("full-power", "pathloss-inversion")),
     "phy.pc_target_db": st.floats(min_value=-100.0, max_value=100.0),
     "phy.coherence_symbols": st.none(),  # likewise coherence blocks (tests/test_cell.py)
-    "phy.fading_correlation": st.sampled_from(("iid", "jakes", "jakes-exact")),
+    "phy.fading_correlation": st.sampled_from(("iid", "jakes", "jakes-exact")),  # "tdl" needs coherence blocks
+    "phy.tdl_model": st.sampled_from(("A", "B", "C")),
+    "phy.delay_spread": st.floats(min_value=1e-12, max_value=1e-5),
+    "phy.subcarrier_spacing": st.floats(min_value=1e-3, max_value=1e7),
     "phy.doppler": st.floats(min_value=0.0, max_value=0.5),
     "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),

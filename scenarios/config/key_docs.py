@@ -95,9 +95,13 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.power_control": ("`full-power`, `pathloss-inversion`", "statistical power control; truncated channel inversion acts on top"),
     "phy.pc_target_db": ("finite", "β_target [dB relative to the reference gain] of path-loss inversion"),
     "phy.coherence_symbols": ("≥ 1 or none", "n_c, slots per coherence block of the small-scale fading; none: one block per update"),
-    "phy.fading_correlation": ("`iid`, `jakes`, `jakes-exact`", "blocks i.i.d., Gauss–Markov with ρ = J₀(2π·doppler·n_c) between "
-                               "consecutive blocks, or the Clarke process with J₀(2π·doppler·n_c·Δ) at every lag Δ"),
+    "phy.fading_correlation": ("`iid`, `jakes`, `jakes-exact`, `tdl`", "blocks i.i.d., Gauss–Markov with ρ = J₀(2π·doppler·n_c) "
+                               "between consecutive blocks, the Clarke process with J₀(2π·doppler·n_c·Δ) at every lag Δ, "
+                               "or OFDM subcarriers of a TR 38.901 TDL profile (frequency-selective)"),
     "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes`, `jakes-exact`)"),
+    "phy.tdl_model": ("`A`, `B`, `C`", "TR 38.901 NLoS TDL profile of the subcarriers (`fading_correlation = \"tdl\"`)"),
+    "phy.delay_spread": ("(0, 10⁻⁵]", "DS [s] scaling the TDL profile's delays (`tdl`; TR 38.901 Table 7.7.3-1: 10–1 000 ns)"),
+    "phy.subcarrier_spacing": ("(0, 10⁷]", "Δf [Hz] between the subcarriers that carry consecutive blocks (`tdl`)"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
     "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, channel inversion)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "

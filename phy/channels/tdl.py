@@ -1,0 +1,84 @@
+"""Frequency-selective fading over OFDM subcarriers from the TR 38.901 TDL profiles (model §5.1).
+
+With ``phy.fading_correlation = "tdl"`` the B coherence blocks of an update (``phy.coherence_symbols`` = n_c
+slots each, :func:`phy.coherence.coherence_plan`) are B OFDM subcarriers: block m rides on subcarrier m,
+spaced Δf = ``phy.subcarrier_spacing`` [Hz], for the n_c OFDM symbols of the update (FLORAS with per-block
+pilots: the first a pilot on every subcarrier, a block-type pilot arrangement). The channel is constant over
+those symbols (the block fading in time of model §5) and selective in frequency: client k's gain on
+subcarrier m is
+
+    h̃_{k,m} = Σ_l a_{k,l}·exp(−j2π·m·Δf·τ_l),   a_{k,l} ~ CN(0, p_l) independent,   Σ_l p_l = 1,
+
+the taps (τ_l [s], p_l) of the NLoS profiles TDL-A, TDL-B, TDL-C of TR 38.901 §7.7.2 (Tables 7.7.2-1 to -3),
+normalized delays scaled by the delay spread DS = ``phy.delay_spread`` [s]. The profiles are read from
+Sionna (``sionna.phy.channel.tr38901.TDL``) and their powers renormalized in float64. The vector is
+circular Gaussian with
+
+    R[m, m'] = E[h̃_{k,m}·h̃*_{k,m'}] = Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l),
+
+so every block is CN(0, 1) (the marginal of model §5, which the per-block privacy bounds need) and blocks
+decorrelate over the coherence bandwidth ≈ 1/DS. Drawn from the taps themselves (exact, K·L·B operations, no
+B×B factor): block 0 is the round's draw h̃_{k,0} (:func:`phy.fading.draw_rayleigh`, so one block is the link of
+model §5), and the taps are drawn from their law given their sum h̃_{k,0} = Σ_l a_{k,l},
+
+    a_k = p·h̃_{k,0} + z_k − p·(Σ_l z_{k,l}),   z_{k,l} ~ CN(0, p_l) from the keyed stream (seed, "fading-tdl-taps", t),
+
+whose mean is p·h̃_{k,0} and covariance diag(p) − p·pᵀ, the Gaussian conditional law (Cov(a, Σa) = p, Var Σa = 1);
+then h̃_{k,m} = Σ_l a_{k,l}·exp(−j2π·m·Δf·τ_l). The LoS profiles TDL-D and TDL-E (a Rician first tap) are not
+offered.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+__all__ = ["TDL_MODELS", "tdl_profile", "frequency_correlation", "subcarrier_gains"]
+
+TDL_MODELS = ("A", "B", "C")  # NLoS profiles of TR 38.901 §7.7.2
+
+
+@functools.lru_cache(maxsize=16)
+def tdl_profile(model: str, delay_spread: float) -> tuple[np.ndarray, np.ndarray]:
+    """(τ [L] s, p [L]) of TR 38.901 TDL-``model`` at delay spread ``delay_spread`` [s]; Σ p = 1 in float64."""
+    if model not in TDL_MODELS:
+        raise ValueError(f"tdl_model must be one of {{{', '.join(TDL_MODELS)}}} (the NLoS profiles; got {model!r})")
+    if not (isinstance(delay_spread, (int, float)) and math.isfinite(delay_spread) and delay_spread > 0):
+        raise ValueError(f"delay_spread must be a finite number > 0 [s] (got {delay_spread!r})")
+    from sionna.phy.channel.tr38901 import TDL
+
+    # the carrier frequency only enters Sionna's Doppler, which this block-fading model does not use
+    tdl = TDL(model, delay_spread=float(delay_spread), carrier_frequency=3.5e9)
+    tau = np.asarray(tdl.delays, dtype=np.float64)
+    p = np.asarray(tdl.mean_powers, dtype=np.float64)
+    order = np.argsort(tau, kind="stable")
+    tau, p = tau[order], p[order]
+    return tau, p / p.sum()
+
+
+def frequency_correlation(model: str, delay_spread: float, spacing: float, n_blocks: int) -> np.ndarray:
+    """R [B, B] complex128, R[m, m'] = Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l) (module doc)."""
+    tau, p = tdl_profile(model, float(delay_spread))
+    lags = np.arange(int(n_blocks), dtype=np.float64)
+    r = np.exp(-2j * math.pi * float(spacing) * lags[:, None] * tau[None, :]) @ p  # r[Δ] = R[m + Δ, m]
+    delta = lags[:, None] - lags[None, :]
+    idx = np.abs(delta).astype(np.int64)
+    return np.where(delta >= 0, r[idx], np.conj(r[idx]))
+
+
+def subcarrier_gains(h0: np.ndarray, *, seed: int, round_index: int, n_blocks: int, model: str, delay_spread: float,
+                     spacing: float) -> np.ndarray:
+    """h̃ [K, B] complex128 on B subcarriers given block 0 ``h0`` [K] (module doc); column 0 is ``h0`` exactly."""
+    from ..randomness import stream
+
+    tau, p = tdl_profile(model, float(delay_spread))
+    K, L = int(h0.shape[0]), int(tau.size)
+    z = stream(seed, "fading-tdl-taps", int(round_index)).standard_normal((K, L, 2)) / math.sqrt(2.0)
+    z = (z[..., 0] + 1j * z[..., 1]) * np.sqrt(p)[None, :]
+    a = h0[:, None] * p[None, :] + z - z.sum(axis=1, keepdims=True) * p[None, :]
+    phase = np.exp(-2j * math.pi * float(spacing) * np.outer(tau, np.arange(int(n_blocks), dtype=np.float64)))  # [L, B]
+    h = a @ phase
+    h[:, 0] = h0
+    return h

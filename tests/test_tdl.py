@@ -1,0 +1,110 @@
+"""Frequency-selective fading over OFDM subcarriers from TR 38.901's TDL profiles (model §5.1, phy/channels/tdl.py).
+
+The profiles are checked against the standard's tables (typed here from TR 38.901 Tables 7.7.2-1 to -3, not read
+from Sionna); the drawn subcarrier gains against the correlation Σ_l p_l·exp(−j2π·Δ·Δf·τ_l) computed here from
+those taps; block 0 against the round's flat draw (one block is the link of model §5 bit for bit).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from phy.channels.tdl import frequency_correlation, subcarrier_gains, tdl_profile
+from phy.coherence import draw_blocks
+from phy.config import PhyConfig
+from phy.fading import draw_rayleigh
+
+# (normalized delay, power [dB]) of the first taps; the tap count of each profile (TR 38.901 §7.7.2)
+TABLE = {
+    "A": (23, [(0.0, -13.4), (0.3819, 0.0), (0.4025, -2.2), (0.5868, -4.0), (0.4610, -6.0), (0.5375, -8.2)]),
+    "B": (23, [(0.0, 0.0), (0.1072, -2.2), (0.2155, -4.0), (0.2095, -3.2), (0.2870, -9.8), (0.2986, -1.2)]),
+    "C": (24, [(0.0, -4.4), (0.2099, -1.2), (0.2219, -3.5), (0.2329, -5.2), (0.2176, -2.5), (0.6366, 0.0)]),
+}
+
+
+@pytest.mark.parametrize("model", sorted(TABLE))
+def test_profiles_are_the_standards_taps_scaled_by_the_delay_spread(model):
+    count, taps = TABLE[model]
+    ds = 300e-9
+    tau, p = tdl_profile(model, ds)
+    assert tau.size == count and p.sum() == pytest.approx(1.0, abs=1e-15) and np.all(np.diff(tau) >= 0)
+    strongest = p.max()  # each profile has one 0 dB tap
+    for delay, power_db in taps:
+        i = int(np.argmin(np.abs(tau - delay * ds)))
+        assert tau[i] == pytest.approx(delay * ds, rel=1e-6, abs=1e-15)
+        assert 10 * math.log10(p[i] / strongest) == pytest.approx(power_db, abs=1e-4)
+
+
+def test_subcarrier_gains_have_the_profiles_frequency_correlation_and_unit_power():
+    model, ds, df, B = "A", 300e-9, 30e3, 48
+    tau, p = tdl_profile(model, ds)
+    K, rounds = 5000, 8
+    h = np.concatenate([draw_blocks(3, t, K=K, n_blocks=B, correlation="tdl", tdl=(model, ds, df)) for t in range(rounds)])
+    n = h.shape[0]
+    for lag in (0, 1, 12, 47):
+        want = complex(np.sum(p * np.exp(-2j * math.pi * lag * df * tau)))  # R[m + lag, m] from the taps
+        got = np.mean(h[:, lag] * np.conj(h[:, 0]))
+        # E|h_m h_0*|² = 1 + |R|² ≤ 2 for unit-power circular Gaussians: |got − want| has standard deviation ≤ √(2/n)
+        assert abs(got - want) < 5 * math.sqrt(2.0 / n), (lag, got, want)
+        assert np.mean(np.abs(h[:, lag]) ** 2) == pytest.approx(1.0, abs=5 * math.sqrt(1.0 / n))  # Var|h|² = 1 (exponential)
+    assert abs(frequency_correlation(model, ds, df, B)[12, 0] - np.sum(p * np.exp(-2j * math.pi * 12 * df * tau))) < 1e-12
+    # the profile decorrelates over the band (coherence bandwidth ≈ 1/DS ≈ 110 subcarriers): not a flat channel
+    assert abs(np.mean(h[:, 47] * np.conj(h[:, 0]))) < 0.8
+
+
+def test_block_zero_is_the_flat_draw_and_the_taps_come_from_their_own_stream():
+    h = draw_blocks(9, 4, K=30, n_blocks=16, correlation="tdl", tdl=("B", 100e-9, 60e3))
+    assert np.array_equal(h[:, 0], draw_rayleigh(9, 4, K=30))
+    again = subcarrier_gains(draw_rayleigh(9, 4, K=30), seed=9, round_index=4, n_blocks=16, model="B", delay_spread=100e-9,
+                             spacing=60e3)
+    assert np.array_equal(h, again)
+    other = draw_blocks(9, 5, K=30, n_blocks=16, correlation="tdl", tdl=("B", 100e-9, 60e3))
+    assert not np.allclose(h[:, 1:], other[:, 1:])
+    # a zero delay spread limit: every subcarrier the same gain (flat fading) as DS → 0
+    flat = draw_blocks(9, 4, K=30, n_blocks=16, correlation="tdl", tdl=("B", 1e-15, 60e3))
+    np.testing.assert_allclose(flat, np.repeat(flat[:, :1], 16, axis=1), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"tdl_model": "D"}, r"tdl_model must be one of \{A, B, C\}"),
+    ({"delay_spread": 0.0}, r"delay_spread must be > 0"),
+    ({"delay_spread": 1e-3}, r"delay_spread must be ≤ 1e-05"),
+    ({"subcarrier_spacing": -15e3}, r"subcarrier_spacing must be > 0"),
+    ({"coherence_symbols": None}, r"set phy\.coherence_symbols"),
+    ({"rician_k": 2.0}, r"rician_k: the TDL profiles offered"),
+])
+def test_tdl_options_out_of_range_are_refused_by_name(bad, match):
+    kw = {"coherence_symbols": 11, "fading_correlation": "tdl", **bad}
+    with pytest.raises(ValueError, match=match):
+        PhyConfig.make(scheme="channel-inversion", **kw).validate(K=4, d=100)
+
+
+def test_channel_inversion_inverts_each_subcarrier_and_stale_csit_fails_with_the_delay_spread():
+    # per-block CSIT inverts every subcarrier: the error is the receiver noise's whatever DS; block 0's CSIT over the
+    # band leaves w_m = Re(h_m/h_0), which departs from 1 as the band exceeds the coherence bandwidth ≈ 1/DS
+    from phy.schemes import make_aggregator
+
+    x = np.random.default_rng(0).standard_normal((6, 200)) * 0.05
+    nmse = {}
+    for csit in ("per-block", "stale"):
+        for ds in (30e-9, 1000e-9):
+            cfg = PhyConfig.make(scheme="channel-inversion", inversion_csit=csit, coherence_symbols=21, fading_correlation="tdl",
+                                 tdl_model="C", delay_spread=ds, normalization="clip", clip_norm=1.0, snr_db=30.0)
+            agg = make_aggregator(cfg, K=6, d=200, seed=1)
+            nmse[csit, ds] = float(np.median([agg.aggregate(x, round_index=t).diagnostics["clipped_nmse"] for t in range(20)]))
+    assert nmse["per-block", 30e-9] < 0.01 and nmse["per-block", 1000e-9] < 0.01
+    assert nmse["stale", 1000e-9] > 10 * nmse["stale", 30e-9] and nmse["stale", 1000e-9] > 0.1
+
+
+def test_floras_with_per_subcarrier_pilots_states_its_epsilon():
+    from scenarios.config import scenario_from_dict
+    from scenarios.config.schemes import scheme_accountant
+
+    cfg = scenario_from_dict({"partition": {"clients": 10}, "training": {"clients_per_round": 4},
+                              "phy": {"scheme": "floras", "snr_db": 20.0, "C": 0.05, "L": 8, "floras": {"N": 8},
+                                      "coherence_symbols": 11, "fading_correlation": "tdl", "tdl_model": "A"},
+                              "privacy": {"delta": 1e-5, "accountant": "rdp-generic"}, "run": {"rounds": 3}}, resolve=False)
+    acc = scheme_accountant(cfg, d=40, D=1)
+    assert acc.link.blocks == 4  # ⌈40/10⌉ subcarriers, one pilot each: the per-block bound of model §5.1
+    assert math.isfinite(acc.epsilon(rounds=3))
