@@ -108,3 +108,41 @@ def test_floras_with_per_subcarrier_pilots_states_its_epsilon():
     acc = scheme_accountant(cfg, d=40, D=1)
     assert acc.link.blocks == 4  # ⌈40/10⌉ subcarriers, one pilot each: the per-block bound of model §5.1
     assert math.isfinite(acc.epsilon(rounds=3))
+
+
+def test_stale_csit_weights_over_subcarriers_follow_the_profiles_correlation():
+    """w_{k,m} = Re(h_{k,m}/h_{k,0}) over the admitted clients: mean Re r_m, variance (1 − |r_m|²)·e^g·E₁(g)/2, with
+    r_m = Σ_l p_l·exp(−j2π·m·Δf·τ_l) from the profile's taps (model §5.1; the aging law with a complex r_m).
+
+    As tests/test_csit_aging.py: client k sends 1 on entry k of every block, 90 dB, so ŝ's entry (m, k) is w_{k,m}.
+    Plausible bugs caught: |r_m| for Re r_m (the phase across the band ignored), a subcarrier index off by one, each
+    subcarrier inverted with its own channel (mean 1, variance 0).
+    """
+    from scipy.special import exp1
+
+    from phy.channel_inversion import ChannelInversionLink
+
+    K, n_c, B, T, g, df, ds = 10, 10, 6, 1500, 0.1, 1e6, 100e-9
+    tau, p = tdl_profile("A", ds)
+    r = np.exp(-2j * math.pi * df * np.arange(B)[:, None] * tau[None, :]) @ p
+    assert np.max(np.abs(r) - r.real) > 0.5  # the phase across the band matters: Re r_m far from |r_m|
+    cfg = PhyConfig.make(scheme="channel-inversion", snr_db=90.0, g_th=g, normalization="clip", clip_norm=1.0,
+                         coherence_symbols=n_c, fading_correlation="tdl", tdl_model="A", delay_spread=ds,
+                         subcarrier_spacing=df)
+    link = ChannelInversionLink(cfg, K=K, seed=12)
+    s = np.zeros((K, n_c * B))
+    for k in range(K):
+        s[k, k::n_c] = 1.0
+    w = []
+    for t in range(T):
+        rnd = link.run_round(s, round_index=t)
+        w.append(rnd.s_hat.reshape(B, n_c)[:, :K].T[rnd.admitted])  # [K', B]
+    w = np.concatenate(w)
+    n = w.shape[0]
+    inv_h2 = math.exp(g) * float(exp1(g))  # E[1/|h_0|² | |h_0|² ≥ g]
+    inv_h4 = math.exp(g) * (math.exp(-g) / g - float(exp1(g)))  # E[1/|h_0|⁴ | |h_0|² ≥ g]
+    for m in range(B):
+        var = (1.0 - abs(r[m]) ** 2) * inv_h2 / 2.0
+        fourth = 3.0 * ((1.0 - abs(r[m]) ** 2) / 2.0) ** 2 * inv_h4  # conditionally Gaussian: E[(w − Re r)⁴]
+        assert abs(w[:, m].mean() - r[m].real) < 5.0 * math.sqrt(var / n) + 1e-3, (m, w[:, m].mean(), r[m])
+        assert abs(np.mean((w[:, m] - r[m].real) ** 2) - var) < 5.0 * math.sqrt(max(fourth - var**2, 0.0) / n) + 1e-3
