@@ -25,6 +25,7 @@ FIGURES = (
     ("cell_noniid", "cell_noniid"),
     ("cell_timing", "cell_timing"),
     ("cell_csi", "cell_csi"),
+    ("cell_tdl", "cell_tdl"),
 )
 
 

@@ -1,0 +1,102 @@
+"""Frequency selectivity against learning (``scenarios/cell_tdl.toml``; model §5.1), from stored results only.
+
+The update over OFDM subcarriers of a TR 38.901 TDL channel (``phy.fading_correlation = "tdl"``): final test
+accuracy of every case (channel inversion flat, with one subcarrier's CSIT over the band at two delay spreads, and
+per subcarrier; analog Gaussian per subcarrier), mean over seeds with the min–max range as error bars. The
+``.table.md`` lists every case with its delay spread, its subcarriers B = ⌈d/n_c⌉ and the band B·Δf they span.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .common import SNR_DEFINITION, load_finished, save_figure
+from .matched import facts, privacy_caption, read_matched
+
+SWEEP = "cell_tdl"
+STEM = "cell_tdl_accuracy"
+
+
+def _acc(rs) -> np.ndarray:
+    return 100 * rs.final("test_accuracy")
+
+
+def _tdl(rs) -> bool:
+    return rs.value("phy.fading_correlation", "iid") == "tdl"
+
+
+def _spread(rs) -> float:
+    return float(rs.value("phy.delay_spread")) if _tdl(rs) else 0.0
+
+
+def subcarriers(d: int, n_c: int) -> int:
+    """B = ⌈d/n_c⌉: the subcarriers an update of d symbols occupies with n_c symbols each (model §5.1)."""
+    return -(-int(d) // int(n_c))
+
+
+def _d(rs) -> int:
+    """The model dimension d the run stored (its derived values)."""
+    return int((rs.configs[0].get("derived") or {}).get("d", 0)) if rs.configs else 0
+
+
+def _order(rs):
+    return (str(rs.value("phy.scheme")), _spread(rs), str(rs.value("phy.inversion_csit", "stale")))
+
+
+def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = load_finished(results_dir)
+    record = read_matched(results_dir)
+    sets = sorted(res.runsets, key=_order)
+    accs = [_acc(rs) for rs in sets]
+    mean = np.array([a.mean() for a in accs])
+    colours = ["tab:orange" if rs.value("phy.scheme") == "channel-inversion" else "tab:green" for rs in sets]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    y = np.arange(len(sets))
+    ax.barh(y, mean, color=colours, alpha=0.8,
+            xerr=[mean - np.array([a.min() for a in accs]), np.array([a.max() for a in accs]) - mean], capsize=3)
+    ax.set_yticks(y, [rs.label for rs in sets], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("final test accuracy [%]")
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    cfg = res.config().get("config", {}).get("phy", {})
+    caption = (f"Frequency selectivity (model §5.1): the update over OFDM subcarriers Δf = {cfg.get('subcarrier_spacing'):g} Hz "
+               f"apart of a TR 38.901 TDL-{cfg.get('tdl_model')} channel, n_c symbols per subcarrier; 'stale': every "
+               "subcarrier inverted with subcarrier 0's channel, 'per-subcarrier': each with its own (admission and ρ per "
+               f"subcarrier). SNR {cfg.get('snr_db')} dB, no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
+               f"Mean over seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+    paths = save_figure(fig, out_dir, STEM, caption)
+    paths.append(_table(res, sets, out_dir))
+    return paths
+
+
+def _table(res, sets, out_dir: Path) -> Path:
+    from scenarios.store import atomic_write_text
+
+    lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
+             "| case | scheme | CSIT | delay spread [ns] | subcarriers B = ⌈d/n_c⌉ | band B·Δf [MHz] | accuracy | ε |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for rs in sets:
+        acc = _acc(rs)
+        eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
+        if _tdl(rs):
+            d, n_c = _d(rs), int(rs.value("phy.coherence_symbols"))
+            B = subcarriers(d, n_c)
+            band = f"{B * float(rs.value('phy.subcarrier_spacing')) / 1e6:.3g}"
+            spread, csit = f"{_spread(rs) * 1e9:g}", str(rs.value("phy.inversion_csit", "stale"))
+        else:
+            B, band, spread, csit = 1, "—", "flat", "one block"
+        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {csit} | {spread} | {B} | {band} | "
+                     f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | {eps if math.isinf(eps) else round(eps, 4)} |")
+    path = Path(out_dir) / f"{STEM}.table.md"
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
