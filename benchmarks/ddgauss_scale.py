@@ -5,6 +5,9 @@ time of ``DDGaussAggregator.aggregate`` on K fixed client vectors, and of the fl
 the same data in the same repetition:
 
 - ``rotation``: the randomized Hadamard rotation of the K padded updates (client chunks, reused buffers);
+- ``rotation_butterflies``: the same rotation with the transform's butterfly form (log2 d_pad passes, the
+  form used for every length before the factored one), beside it;
+- ``aggregate_butterflies``: ``aggregate`` with the clients' transform switched to the butterfly form;
 - ``summed_noise``: d_pad draws of the summed discrete Gaussian noise (one table look-up each);
 - ``modular_sum``: the sum of K integer vectors of length d_pad, reduced mod 2^B;
 - ``rounding_draws``: the K·d_pad uniforms of the randomized rounding (one per client coordinate:
@@ -50,14 +53,29 @@ def _parts(agg, x, *, K: int, d: int, t: int):
 
     buf, work = np.zeros((min(chunk, K), d_pad)), np.empty((min(chunk, K), d_pad))
 
-    def rotation():  # H·D·[x_k, 0]/√d_pad of every client, in two reused buffers
+    def rotation(**kw):  # H·D·[x_k, 0]/√d_pad of every client, in two reused buffers
         for lo in range(0, K, chunk):
             rows = x[lo:lo + chunk]
             c = rows.shape[0]
             buf[:c, :d] = rows
             buf[:c, d:] = 0.0
             np.multiply(buf[:c], signs, out=buf[:c])
-            fwht(buf[:c], overwrite=True, work=work[:c]) * (1.0 / np.sqrt(d_pad))
+            fwht(buf[:c], overwrite=True, work=work[:c], **kw) * (1.0 / np.sqrt(d_pad))
+
+    def rotation_butterflies():
+        rotation(method="butterflies")
+
+    def aggregate_butterflies():
+        import functools
+
+        import phy.digital.ddgauss_clients as clients
+
+        original = clients.fwht
+        clients.fwht = functools.partial(fwht, method="butterflies")
+        try:
+            agg.aggregate(x, round_index=t)
+        finally:
+            clients.fwht = original
 
     def summed_noise():
         from phy.digital.discrete_gaussian_sum import summed_discrete_gaussian
@@ -79,7 +97,8 @@ def _parts(agg, x, *, K: int, d: int, t: int):
         for k in range(K):
             stream(0, "bench-rounding", t, k).random(d_pad)
 
-    return {"rotation": rotation, "summed_noise": summed_noise, "modular_sum": modular_sum,
+    return {"rotation": rotation, "rotation_butterflies": rotation_butterflies,
+            "aggregate_butterflies": aggregate_butterflies, "summed_noise": summed_noise, "modular_sum": modular_sum,
             "rounding_draws": rounding_draws}
 
 
@@ -113,7 +132,8 @@ def main(argv=None) -> int:
             setups[K] = (agg, x)
         except Exception as exc:  # noqa: BLE001 - a failing row is recorded, the others still run
             errors[f"K={K}"] = repr(exc)
-    names = ["aggregate", "rotation", "summed_noise", "modular_sum", "rounding_draws"]
+    names = ["aggregate", "aggregate_butterflies", "rotation", "rotation_butterflies", "summed_noise", "modular_sum",
+             "rounding_draws"]
     for rep in range(args.repeats + 1):  # repetition 0: warm-up, not recorded
         for K, (agg, x) in setups.items():
             steps = {"aggregate": lambda: agg.aggregate(x, round_index=rep)}
@@ -138,6 +158,8 @@ def main(argv=None) -> int:
                 row["floor_with_rounding"] = row["floor"] + row["rounding_draws"]
             if "aggregate" in row:
                 row["aggregate_over_floor"] = row["aggregate"] / row["floor"]
+            if "aggregate_butterflies" in row:
+                row["aggregate_butterflies_over_floor"] = row["aggregate_butterflies"] / row["floor"]
                 if "floor_with_rounding" in row:
                     row["aggregate_over_floor_with_rounding"] = row["aggregate"] / row["floor_with_rounding"]
         row["input_bytes"] = int(x.nbytes)

@@ -9,9 +9,9 @@ and its inverse is R⁻¹(y) = D·H·y (H⁻¹ = Hᵀ = H, D⁻¹ = D). R is ort
 It spreads the energy of any fixed vector evenly over the coordinates, so a vector of norm c has
 coordinates of size about c/√n — what DDGauss's modular clipping and sqSGD's quantizers need.
 
-Pure functions; the fast transform :func:`fwht` costs O(n log n) per vector (log2 n butterfly
-stages, each one vectorized pass over the array). Every function acts on the last axis, so a
-[K, n] array rotates K client vectors at once.
+Pure functions; the fast transform :func:`fwht` costs O(n log n) per vector (the Kronecker factors of
+H_n, one small matrix product each, or log2 n butterfly stages for short vectors). Every function acts
+on the last axis, so a [K, n] array rotates K client vectors at once.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from ..randomness import stream
 
-__all__ = ["padded_dimension", "fwht", "rademacher_signs", "randomized_hadamard", "inverse_randomized_hadamard"]
+__all__ = ["padded_dimension", "fwht", "hadamard_factors", "sylvester", "rademacher_signs", "randomized_hadamard", "inverse_randomized_hadamard"]
 
 
 def padded_dimension(d: int) -> int:
@@ -30,30 +30,48 @@ def padded_dimension(d: int) -> int:
     return 1 << (int(d) - 1).bit_length()
 
 
-def fwht(x: np.ndarray, *, overwrite: bool = False, work: np.ndarray | None = None) -> np.ndarray:
-    """Unnormalized fast Walsh–Hadamard transform H_n·x over the last axis (a new float64 array).
+#: Transforms at least this long use the factored matrix-product form; shorter ones the butterflies.
+FACTORED_MIN_LENGTH = 1 << 12
+_FACTOR_BITS = 6  # factors of at most 2^6 = 64: 3·128 flops per coordinate at n = 2^18
 
-    H_n is the Sylvester–Hadamard matrix (entries ±1, H_n² = n·I); n = x.shape[-1] must be a
-    power of two. O(n log n): log2 n stages of butterflies (a, b) → (a + b, a − b), each one
-    vectorized pass between two buffers. The project's one implementation (DDGauss and sqSGD
-    both rotate with it); the two-buffer form measured 2.9 ms against 4.1 ms for an in-place
-    butterfly with a copied half at n = 2^17 (one vector; equal for [20, 2^17]). ``overwrite``: a
-    C-contiguous float64 ``x`` serves as one of the two buffers (its content is destroyed; no copy);
-    ``work``: a C-contiguous float64 array of x's shape used as the other buffer (reused buffers avoid
-    the page faults of fresh large allocations). The result lies in one of the two buffers.
+
+def hadamard_factors(n: int) -> tuple[int, ...]:
+    """Sizes s_1 ≥ … ≥ s_k (powers of two, at most 2^6 each, as equal as possible) with Π s_i = n.
+
+    H_n = H_{s_1} ⊗ … ⊗ H_{s_k} for the Sylvester matrices (H_n[i, j] = (−1)^popcount(i AND j), and the
+    bits of i split into the digits of i in the mixed radix (s_1, …, s_k)).
     """
-    if overwrite and isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable:
-        y = x
-    else:
-        y = np.array(x, dtype=np.float64, copy=True)
+    m = int(n).bit_length() - 1
+    if n < 1 or (1 << m) != n:
+        raise ValueError(f"n must be a power of two (got {n})")
+    if m == 0:
+        return (1,)
+    k = -(-m // _FACTOR_BITS)
+    base, extra = divmod(m, k)
+    return tuple(1 << b for b in [base + 1] * extra + [base] * (k - extra))
+
+
+_SYLVESTER: dict[int, np.ndarray] = {}
+
+
+def sylvester(s: int) -> np.ndarray:
+    """The s×s Sylvester–Hadamard matrix (entries ±1, float64, read-only, cached); s a power of two."""
+    h = _SYLVESTER.get(s)
+    if h is None:
+        if s < 1 or s & (s - 1):
+            raise ValueError(f"s must be a power of two (got {s})")
+        h = np.ones((1, 1))
+        while h.shape[0] < s:
+            h = np.block([[h, h], [h, -h]])
+        h.setflags(write=False)
+        _SYLVESTER[s] = h
+    return h
+
+
+def _butterflies(y: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """log2 n stages of (a, b) → (a + b, a − b) between two buffers; the result lies in one of them."""
     n = y.shape[-1]
-    if n < 1 or n & (n - 1):
-        raise ValueError(f"the last axis must have a power-of-two length (got {n})")
     lead = y.shape[:-1]
-    if work is not None and work.shape == y.shape and work.dtype == np.float64 and work.flags.c_contiguous and work is not y:
-        out = work
-    else:
-        out = np.empty_like(y)
     h = 1
     while h < n:
         v = y.reshape(lead + (n // (2 * h), 2, h))
@@ -63,6 +81,75 @@ def fwht(x: np.ndarray, *, overwrite: bool = False, work: np.ndarray | None = No
         y, out = out, y
         h *= 2
     return y
+
+
+def _factored_rows(y: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """H_n·y_r for every row r by the Kronecker factors of :func:`hadamard_factors`, row by row.
+
+    Row r, viewed as a tensor of shape (s_1, …, s_k), is multiplied by H_{s_i} along each axis i (one
+    matrix product per axis, in two scratch vectors of n; the last product writes out[r]). Every row goes
+    through the same products of the same shapes whatever the number of rows, so a row's result does not
+    depend on which rows share the call (bit for bit), as with the butterflies. ``out`` may be ``y``: row r
+    is read only by its first product.
+    """
+    rows, n = y.shape
+    sizes = hadamard_factors(n)
+    scratch = (np.empty(n), np.empty(n))
+    for r in range(rows):
+        src = y[r]
+        for i, s in enumerate(sizes):
+            dst = out[r] if i == len(sizes) - 1 else scratch[i % 2]
+            left = n // s
+            right = 1
+            for t in sizes[i + 1:]:
+                right *= t
+            left //= right
+            h = sylvester(s)
+            if right == 1:  # the last axis: (left, s) @ H_s (symmetric)
+                np.matmul(src.reshape(left, s), h, out=dst.reshape(left, s))
+            else:  # axis i: H_s @ (left, s, right), batched over left
+                np.matmul(h, src.reshape(left, s, right), out=dst.reshape(left, s, right))
+            src = dst
+    return out
+
+
+def fwht(x: np.ndarray, *, overwrite: bool = False, work: np.ndarray | None = None, method: str = "auto") -> np.ndarray:
+    """Unnormalized fast Walsh–Hadamard transform H_n·x over the last axis (a new float64 array).
+
+    H_n is the Sylvester–Hadamard matrix (entries ±1, H_n² = n·I); n = x.shape[-1] must be a power of
+    two. The project's one implementation (DDGauss and sqSGD both rotate with it). For n ≥ 2^12
+    (:data:`FACTORED_MIN_LENGTH`) each row is multiplied by the Kronecker factors H_n = ⊗_i H_{s_i},
+    s_i ≤ 64 (:func:`hadamard_factors`), one small matrix product per factor: 384 flops per coordinate at
+    n = 2^18 in BLAS kernels, against 18 memory-bound butterfly passes (measured 6× faster at [100, 2^18],
+    `benchmarks/ddgauss_scale.py`, docs/baselines.md). Shorter rows use log2 n butterfly stages
+    (a, b) → (a + b, a − b) between two buffers. Both forms compute each row independently of the others
+    (a row's result does not depend on the rows beside it, bit for bit); they differ from each other by
+    floating-point rounding only (≤ a few ulp of max |H_n·x|).
+
+    ``overwrite``: a C-contiguous float64 ``x`` may be overwritten (its content is destroyed; no copy);
+    ``work``: a C-contiguous float64 array of x's shape used as a second buffer (reused buffers avoid the
+    page faults of fresh large allocations). The result lies in ``x`` or ``work`` when they were usable.
+    ``method``: "auto" (the rule above), "factored" or "butterflies" (either form at any n, for tests and
+    `benchmarks/ddgauss_scale.py`).
+    """
+    if method not in ("auto", "factored", "butterflies"):
+        raise ValueError(f"method must be 'auto', 'factored' or 'butterflies' (got {method!r})")
+    if overwrite and isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable:
+        y = x
+    else:
+        y = np.array(x, dtype=np.float64, copy=True)
+    n = y.shape[-1]
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"the last axis must have a power-of-two length (got {n})")
+    if work is not None and work.shape == y.shape and work.dtype == np.float64 and work.flags.c_contiguous and work is not y:
+        out = work
+    else:
+        out = None
+    if method == "butterflies" or (method == "auto" and n < FACTORED_MIN_LENGTH):
+        return _butterflies(y, np.empty_like(y) if out is None else out)
+    rows = y.reshape(-1, n)
+    _factored_rows(rows, rows if out is None else out.reshape(-1, n))
+    return y if out is None else out
 
 
 def rademacher_signs(seed: int, purpose: str, *indices: int, n: int) -> np.ndarray:
