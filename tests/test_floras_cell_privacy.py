@@ -246,6 +246,16 @@ def test_refusals_kept_for_stale_pilots_rician_timing_and_antennas():
         _accountant({"coherence_symbols": 11})
 
 
+def test_timing_offsets_run_only_without_inactive_sequences_at_epsilon_infinity():
+    # N = K (γ = 0): no inactive sequence carries privacy noise, ε = ∞ whatever the link, so the offsets are
+    # allowed (their accuracy cost can be measured); one inactive sequence (N = K + 1) claims a finite ε that
+    # model §5.1 does not derive with offsets, so it is refused
+    acc = _accountant({"timing_offset": 0.5, "floras": {"N": 4, "path": "chip"}})
+    assert acc.gamma == 0 and math.isinf(acc.epsilon(rounds=3))
+    with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε .*floras\.N = K, γ = 0, ε = ∞"):
+        _accountant({"timing_offset": 0.5, "floras": {"N": 5, "path": "chip"}})
+
+
 def test_floras_link_csv_reports_epsilon_and_epsilon_link_with_a_cell_and_blocks(tmp_path):
     import csv
 

@@ -37,7 +37,7 @@ def _floras(config, *, d: int, D: int):
     from privacy import FlorasRunAccountant
 
     t, phy, p = config.training, config.phy, config.phy.of("floras")
-    blocks = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant)
+    blocks = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
     return FlorasRunAccountant(
         link=_floras_link_model(config, blocks=blocks), N=p.N, d=d,
         normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
@@ -83,10 +83,11 @@ def _floras_link_model(config, *, blocks: int):
     return LinkModel(**common, gain_scales=_DROPS[key], cell_note=f"{note}, the fixed drop of run.seed = {seed}")
 
 
-def _floras_link_of_model_5(phy, *, d: int, accountant: str) -> int:
+def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
     """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): one receive antenna, no
     Rician fading, no timing offsets, one pilot per block (a stale pilot only when the update fits one block);
-    a cell is allowed (fixed or re-dropped every round). B > 1 needs the generic sampling bounds."""
+    a cell is allowed (fixed or re-dropped every round). B > 1 needs the generic sampling bounds. Timing offsets
+    are allowed with N = K (γ = 0: no inactive sequence, no privacy noise, ε = ∞ whatever the link; model §5.1)."""
     from phy.coherence import coherence_plan
 
     if phy.rx_antennas != 1:
@@ -94,11 +95,13 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str) -> int:
                          f"rx_antennas = {phy.rx_antennas} the inactive sequences' noise is no longer Cauchy (model §5.2) and "
                          "no mechanism is derived for it; use rx_antennas = 1 for a FLORAS run (floras link studies "
                          "several antennas without an ε)")
+    noiseless = int(phy.of("floras").N) == int(K)  # γ = 0: ε = ∞, nothing of the link to derive
     for key, off in (("rician_k", 0.0), ("timing_offset", 0.0)):
-        if getattr(phy, key) != off:
+        if getattr(phy, key) != off and not (key == "timing_offset" and noiseless):
             raise ValueError(f"phy.{key}: FLORAS's ε is derived for Rayleigh gains (with or without a cell) and "
                              f"chip-synchronous clients (model §5.1), not for the Rician or timing-offset options; "
-                             f"remove phy.{key} for a FLORAS run (floras link studies them without an ε)")
+                             f"remove phy.{key} for a FLORAS run (floras link studies them without an ε"
+                             + ("; timing offsets run with floras.N = K, γ = 0, ε = ∞)" if key == "timing_offset" else ")"))
     pilots = phy.of("floras").pilots
     plan = coherence_plan(d, phy.coherence_symbols, pilots)
     if plan.n_pilots != plan.n_blocks:
