@@ -120,7 +120,7 @@ def fwht(x: np.ndarray, *, overwrite: bool = False, work: np.ndarray | None = No
     two. The project's one implementation (DDGauss and sqSGD both rotate with it). For n ≥ 2^12
     (:data:`FACTORED_MIN_LENGTH`) each row is multiplied by the Kronecker factors H_n = ⊗_i H_{s_i},
     s_i ≤ 64 (:func:`hadamard_factors`), one small matrix product per factor: 384 flops per coordinate at
-    n = 2^18 in BLAS kernels, against 18 memory-bound butterfly passes (measured 6× faster at [100, 2^18],
+    n = 2^18 in BLAS kernels, against 18 memory-bound butterfly passes (3.8–4.8× faster at d_pad = 2^18,
     `benchmarks/ddgauss_scale.py`, docs/baselines.md). Shorter rows use log2 n butterfly stages
     (a, b) → (a + b, a − b) between two buffers. Both forms compute each row independently of the others
     (a row's result does not depend on the rows beside it, bit for bit); they differ from each other by
