@@ -3,7 +3,8 @@
 Channel inversion with per-client offsets τ_k ~ U(0, τ_max) chips: each symbol reaches the matched filter as
 (1 − a_k)·s_k^i + a_k·s_k^{i−1}, a_k = τ_k/L_eff, so the link's intersymbol interference has energy
 2·E[a²] = 2τ_max²/(3·L_eff²) relative to the signal (L_eff = L chips per symbol with ``phy.resource = "equal"``,
-1 with ``"source-literal"``). FLORAS at N = K (ε = ∞, chip path): its despread outputs mix the clients through
+1 with ``"source-literal"``); the same for analog Gaussian, whose clients' noise passes the same filter (inflated by
+1/(1 − 2τ_max/L_eff)², model §5.1). FLORAS at N = K (ε = ∞, chip path): its despread outputs mix the clients through
 the sequences' partial correlations (model §5.1), a cost that the ISI ratio does not describe ("—" in the table).
 Final test accuracy against τ_max, one line per scheme and resource convention; mean over seeds with the
 min–max range as error bars. The ``.table.md`` lists every case.
@@ -61,7 +62,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         mean = np.array([a.mean() for a in accs])
         err = [mean - np.array([a.min() for a in accs]), np.array([a.max() for a in accs]) - mean]
         what = f"L = {l_eff} chips per symbol" if l_eff > 1 else "one channel use per symbol (source-literal)"
-        name = "FLORAS N = K (ε = ∞)" if scheme == "floras" else scheme.replace("-", " ")
+        name = {"floras": "FLORAS N = K (ε = ∞)", "analog-gaussian": "analog Gaussian (ε = 8)"}.get(
+            scheme, scheme.replace("-", " "))
         ax.errorbar([_tau(rs) for rs in sets], mean, yerr=err, capsize=3, marker="o" if scheme != "floras" else "s",
                     color=colors[i % len(colors)], label=f"{name}, {what}")
     ax.set_xlabel("largest chip-timing offset τ_max [chips]")
@@ -73,9 +75,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     cfg = res.config().get("config", {}).get("phy", {})
     caption = (f"Chip-timing offsets (model §5.1): τ_k ~ U(0, τ_max) per client and round, SNR {cfg.get('snr_db')} dB, "
                "no cell, one coherence block, perfect CSI; the intersymbol interference over the signal is "
-               "2τ_max²/(3·L_eff²) for channel inversion. FLORAS with N = K (no inactive sequence, ε = ∞) on the chip "
-               "path: the offsets' cost to its link alone (with inactive sequences it has no derived ε, and analog "
-               "Gaussian refuses offsets, model §5.1). Mean over seeds, bars min–max. "
+               "2τ_max²/(3·L_eff²) for channel inversion and analog Gaussian (whose clients inflate their noise by "
+               "1/(1 − 2τ_max/L_eff)², keeping its ε; T1 only with offsets). FLORAS with N = K (no inactive sequence, "
+               "ε = ∞) on the chip path: the offsets' cost to its link alone (with inactive sequences it has no derived "
+               "ε, model §5.1). Mean over seeds, bars min–max. "
                f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, out_dir))
@@ -91,7 +94,7 @@ def _table(res, out_dir: Path) -> Path:
     for rs in sorted(res.runsets, key=lambda r: (_scheme(r) != "channel-inversion", _scheme(r), -_l_eff(r), _tau(r))):
         acc = _acc(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
-        isi = f"{isi_ratio(_tau(rs), _l_eff(rs)):.3g}" if _scheme(rs) == "channel-inversion" else "—"
+        isi = f"{isi_ratio(_tau(rs), _l_eff(rs)):.3g}" if _scheme(rs) != "floras" else "—"
         lines.append(f"| {rs.label} | {_scheme(rs)} | {_l_eff(rs)} | {_tau(rs):g} | "
                      f"{isi} | {acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | "
                      f"{eps:.4g} |")

@@ -21,6 +21,13 @@ only the superposition). With ``phy.rx_antennas`` = N_r > 1 (model §5.2) that a
 station can combine its antennas' noise as it likes), so only the clients' own noise is counted:
 σ_a² = σ_T² whatever ρ, and the receiver noise is an extra error, not privacy noise.
 
+Chip-timing offsets (``phy.timing_offset`` = τ_max, model §5.1, :mod:`phy.chip_timing`; one block, perfect CSI,
+N_r = 1, replace-one neighbours): each client's symbols, data and artificial noise alike, reach the matched filter
+through its two-tap filter F_k (leakage a_k = τ_k/L_eff ≤ a_max), so the receiver sees Σ_adm F_k(s_k + ν_k) + n.
+The clients scale their noise variance by 1/(1 − 2a_max)² (:func:`phy.chip_timing.noise_inflation`), which keeps the
+guaranteed noise of §9.1 for the released ŝ (its d symbols): threat model T1 only, since a base station that reads
+chip 0 of each symbol apart from the others sees data and noise mixed with other weights. a_max < 1/2 is required.
+
 Simulation (exact in distribution): the sum a of the K′ independent client draws is drawn as
 one N(0, σ_a²·I) vector in logical blocks keyed by (seed, "analog-gaussian-artificial-noise",
 round, block), so results do not depend on ``chunk_size``. The transmit power of the artificial
@@ -42,6 +49,7 @@ from .blocks import chunk_ranges, fill_block_noise
 from .central_gaussian import CentralGaussianParams, sum_sensitivity
 from .channel_inversion import ChannelInversionLink, admitted_sums, receiver_noise_variance
 from .channel_uses import analog_channel_uses
+from .chip_timing import add_filtered_noise, chips_per_symbol, filtered_noise_covariance, max_leakage, noise_inflation
 from .csit_blocks import aggregate_per_block, per_block_csit
 from .config import SNR_DEFINITION, PhyConfig
 from .link_records import BaselineRecord, fmt
@@ -59,8 +67,14 @@ class AnalogGaussianParams(CentralGaussianParams):
 
     def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
         """Also: with coherence blocks only per-block CSIT (model §5.1): under block 0's CSIT a client's share
-        Re(h_(k,m)/h_(k,0))·s_k is unbounded, so the sensitivity of model §9.1 fails."""
+        Re(h_(k,m)/h_(k,0))·s_k is unbounded, so the sensitivity of model §9.1 fails. Timing offsets need
+        a_max = τ_max/L_eff < 1/2 (the noise inflation 1/(1 − 2a_max)², module docstring)."""
         super().check(phy, K=K, d=d, active=active)
+        if active and phy.timing_offset != 0.0 and max_leakage(phy) >= 0.5:
+            raise ValueError(f"timing_offset: scheme 'analog-gaussian' needs τ_max/L_eff < 1/2 (its artificial noise is "
+                             f"inflated by 1/(1 − 2τ_max/L_eff)², model §5.1); got τ_max = {phy.timing_offset!r} with "
+                             f"L_eff = {chips_per_symbol(phy)} chips per symbol: use timing_offset < "
+                             f"{chips_per_symbol(phy) / 2:g} or resource = 'equal'")
         if active and phy.coherence_symbols is not None and phy.inversion_csit != "per-block" and (
                 d is None or int(phy.coherence_symbols) < int(d)):
             raise ValueError("inversion_csit: scheme 'analog-gaussian' with coherence_symbols needs inversion_csit = "
@@ -108,6 +122,8 @@ class AnalogGaussianAggregator:
         self.counted_receiver_variance = self.receiver_variance if config.rx_antennas == 1 else 0.0
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
         self.per_block = per_block_csit(self.config, self.d)  # CSIT and admission per coherence block (model §5.1)
+        # chip-timing offsets: the clients' noise inflation 1/(1 − 2a_max)² (model §5.1; 1 without offsets)
+        self.inflation = noise_inflation(max_leakage(config)) if config.timing_offset != 0.0 else 1.0
 
     def _per_block(self, chunks, t: int, clients) -> AggregationResult:
         """A round with the CSIT re-acquired per coherence block (:mod:`phy.csit_blocks`): per-block ρ_m, σ_a,m."""
@@ -131,7 +147,7 @@ class AnalogGaussianAggregator:
         std_a, var_a = self._add_artificial_noise(rnd, t)
         estimate = denormalize(rnd.s_hat, nz, mu_sum=float(nz.mu[adm].sum()))
         err = relative_error(estimate, x[adm].sum(axis=0))
-        self._noise_diagnostics(diag, rnd, var_a, std_a, k_adm, err)
+        self._noise_diagnostics(diag, rnd, var_a, std_a, k_adm, err, t)
         diag.update(clipped_metrics(estimate, nz, adm))
         return AggregationResult(estimate, k_adm, err, diag)
 
@@ -153,7 +169,7 @@ class AnalogGaussianAggregator:
         mu_adm = float(sums.mu[adm].sum())
         estimate = sums.scale * rnd.s_hat + mu_adm
         err = relative_error(estimate, sums.raw)
-        self._noise_diagnostics(diag, rnd, var_a, std_a, k_adm, err)
+        self._noise_diagnostics(diag, rnd, var_a, std_a, k_adm, err, t)
         diag.update(noise_metrics(estimate, sums.scale * sums.s_sum + mu_adm))
         return AggregationResult(estimate, k_adm, err, diag)
 
@@ -171,24 +187,34 @@ class AnalogGaussianAggregator:
         return AggregationResult(np.zeros(self.d), 0, err, diag)
 
     def _add_artificial_noise(self, rnd, t: int) -> tuple[float, float]:
-        """rnd.s_hat += a, a ~ N(0, σ_a²·I) in keyed blocks; returns (σ_a, σ_a²)."""
-        var_a = artificial_noise_variance(target_std=self.target_std, receiver_variance=self.counted_receiver_variance,
-                                          rho=rnd.rho)
+        """rnd.s_hat += a, a ~ N(0, σ_a²·I) in keyed blocks; returns (σ_a, σ_a²). With timing offsets σ_a² carries the
+        inflation and a = Σ_adm F_k ν_k, ν_k ~ N(0, σ_a²/K′·I) (:func:`phy.chip_timing.add_filtered_noise`)."""
+        var_a = self.inflation * artificial_noise_variance(
+            target_std=self.target_std, receiver_variance=self.counted_receiver_variance, rho=rnd.rho)
         std_a = float(np.sqrt(var_a))
-        if std_a > 0:
+        if std_a > 0 and self.config.timing_offset != 0.0:
+            adm = rnd.admitted
+            add_filtered_noise(rnd.s_hat, self.link.leakage(t)[adm], var_a / int(adm.sum()), seed=self.link.seed,
+                               purpose="analog-gaussian-artificial-noise", round_index=t,
+                               chunk_size=self.config.chunk_size)
+        elif std_a > 0:
             for a, z in chunk_ranges(self.d, self.config.chunk_size):
                 rnd.s_hat[a:z] += fill_block_noise(np.empty(z - a), seed=self.link.seed,
                                                    purpose="analog-gaussian-artificial-noise", round_index=t, start=a,
                                                    std=std_a)
         return std_a, var_a
 
-    def _noise_diagnostics(self, diag: dict, rnd, var_a: float, std_a: float, k_adm: int, err: float) -> None:
+    def _noise_diagnostics(self, diag: dict, rnd, var_a: float, std_a: float, k_adm: int, err: float, t: int) -> None:
         adm = rnd.admitted
         rx_std = float(np.sqrt(self.receiver_variance / rnd.rho))
         power = rnd.transmit_power[adm] + rnd.rho * (var_a / k_adm) / np.abs(rnd.h[adm]) ** 2
+        received = var_a  # per received symbol; through the timing filters (v·Σ[(1 − a)² + a²], symbols i ≥ 1)
+        if self.config.timing_offset != 0.0 and var_a > 0:
+            var_u, _, var_w = filtered_noise_covariance(self.link.leakage(t)[adm], var_a / k_adm)
+            received = var_u + var_w
         diag.update({
             "receiver_noise_std": rx_std, "artificial_noise_std": std_a,
-            "noise_std_effective": float(np.sqrt(rx_std**2 + var_a)),
+            "noise_std_effective": float(np.sqrt(rx_std**2 + received)),
             "receiver_noise_exceeds_target": float(rx_std > self.target_std),
             "max_power_ratio": float(power.max() / self.config.power), "nmse": err,
         })
@@ -202,7 +228,10 @@ class AnalogGaussianAggregator:
             "sensitivity": self.sensitivity, "noise_std_target": self.target_std,
             "receiver_noise_variance": self.receiver_variance, "snr_definition": SNR_DEFINITION,
             "resource_convention": self.config.resource, **self.link.channel.describe(),
-            "threat_model": ("T1 and a single-antenna base station (sees only the superposition); "
+            "threat_model": ("T1 only (output observer of ŝ): with chip-timing offsets a base station that reads chip 0 "
+                             "of each symbol apart sees data and noise mixed with other weights (model §5.1)"
+                             if self.config.timing_offset != 0.0 else
+                             "T1 and a single-antenna base station (sees only the superposition); "
                              "the receiver-noise share assumes the base station cannot remove it"
                              if self.config.rx_antennas == 1 else
                              f"T1; {self.config.rx_antennas} receive antennas: only the clients' artificial noise "
@@ -227,5 +256,5 @@ register_scheme(SchemeSpec(
     link_record=AnalogGaussianRecord, params=AnalogGaussianParams, requires_clip=True,
     example={"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 0.5}},
     description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
-    channel="cell-coherence", rx_antennas=True,
+    channel="cell-coherence", rx_antennas=True, chip_timing=True,
 ))

@@ -80,10 +80,11 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
         raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")
     if cfg.timing_offset != 0.0 and spec.channel != "none" and not spec.chip_timing:
         raise ValueError(f"timing_offset: scheme {spec.name!r} has no chip-timing model (model §5.1); remove phy.timing_offset")
-    if cfg.timing_offset != 0.0 and spec.name == "channel-inversion":
+    if cfg.timing_offset != 0.0 and spec.name in ("channel-inversion", "analog-gaussian"):
+        who = "channel inversion" if spec.name == "channel-inversion" else "analog Gaussian"
         for key, off, what in (("coherence_symbols", None, "coherence blocks"), ("csi_error", 0.0, "imperfect CSI")):
             if getattr(cfg, key) != off:
-                raise ValueError(f"timing_offset: channel inversion's chip-timing offsets with {what} are not modelled; "
+                raise ValueError(f"timing_offset: {who}'s chip-timing offsets with {what} are not modelled; "
                                  f"remove phy.{key} or phy.timing_offset")
     check_antennas(cfg, spec)
     check_csi_error(cfg, spec)

@@ -22,6 +22,11 @@ Channel inversion (model §5.1, §6.2) repeats each symbol over L_eff chips (L_e
 (only chip 0 of a symbol sees the previous one; s_k^{−1} = 0, silence before the update): each client's symbols
 pass through a two-tap filter, and the received sum is Σ_k (1 − a_k)·s_k^i + (Σ_k a_k·s_k)^{i−1}, two running
 sums (:func:`add_delayed_rows`, :func:`delayed_sum`).
+
+Analog Gaussian (model §5.1, §9.1): the K′ admitted clients' artificial noise ν_j ~ N(0, v·I), v = σ_a²/K′, passes
+through the same filters, so the receiver sees Σ_j F_j ν_j with F_j = (1 − a_j)·I + a_j·S (d × d, S the one-symbol
+shift). Per symbol that is u^i + w^{i−1} with (u^i, w^i) = Σ_j ((1 − a_j), a_j)·ν_j^i, a bivariate normal independent
+over i (:func:`filtered_noise_covariance`, :func:`add_filtered_noise`: exact in distribution).
 """
 
 from __future__ import annotations
@@ -29,9 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from .aggregation import add_rows
+from .blocks import chunk_ranges, fill_block_noise
 from .randomness import stream
 
-__all__ = ["draw_offsets", "received_chips", "symbol_leakage", "add_delayed_rows", "delayed_sum"]
+__all__ = ["draw_offsets", "received_chips", "symbol_leakage", "add_delayed_rows", "delayed_sum", "chips_per_symbol",
+           "max_leakage", "noise_inflation", "filtered_noise_covariance", "add_filtered_noise"]
 
 
 def draw_offsets(seed: int, round_index: int, *, K: int, max_offset: float) -> np.ndarray:
@@ -63,3 +70,55 @@ def delayed_sum(direct: np.ndarray, late: np.ndarray) -> np.ndarray:
     out = direct.copy()
     out[1:] += late[:-1]
     return out
+
+
+def chips_per_symbol(config) -> int:
+    """L_eff: L chips per aggregated symbol with resource "equal", 1 with "source-literal" (model §5)."""
+    return int(config.L) if config.resource == "equal" else 1
+
+
+def max_leakage(config) -> float:
+    """a_max = τ_max/L_eff, the largest share of symbol i − 1 in a client's symbol i (0 without offsets)."""
+    return float(config.timing_offset) / chips_per_symbol(config)
+
+
+def noise_inflation(a_max: float) -> float:
+    """1/(1 − 2·a_max)²: the factor on the artificial noise variance that keeps analog Gaussian's guarantee.
+
+    With d received symbols, Σ_j F_j ν_j = F̄·ξ + W, ξ = Σ_j ν_j ~ N(0, σ_a²·I), F̄ = F(ā) the filter of the mean
+    leakage and W independent of ξ (the ν_j's deviations from their mean are independent of it); σ_min(F̄) ≥ 1 − 2ā
+    and ‖F_k‖ ≤ 1, so the noise covariance is ⪰ ((1 − 2a_max)²·σ_a² + σ_n²/ρ)·I ⪰ that multiple of F_k·F_kᵀ: the
+    Gaussian mechanism of model §9.1 with its sensitivity and σ_a²·(1 − 2a_max)² in place of σ_a² (model §5.1).
+    """
+    if not 0.0 <= a_max < 0.5:
+        raise ValueError(f"a_max must be in [0, 1/2) (got {a_max!r})")
+    return 1.0 / (1.0 - 2.0 * a_max) ** 2
+
+
+def filtered_noise_covariance(a: np.ndarray, v: float) -> tuple[float, float, float]:
+    """(Var u, Cov(u, w), Var w) per symbol for ν_j ~ N(0, v) through taps (1 − a_j, a_j): v·Σ(1 − a)², v·Σ(1 − a)a, v·Σa²."""
+    a = np.asarray(a, dtype=np.float64)
+    return float(v * np.sum((1.0 - a) ** 2)), float(v * np.sum((1.0 - a) * a)), float(v * np.sum(a**2))
+
+
+def add_filtered_noise(out: np.ndarray, a: np.ndarray, v: float, *, seed: int, purpose: str, round_index: int,
+                       chunk_size: int) -> None:
+    """out += Σ_j F_j ν_j, ν_j ~ N(0, v·I) i.i.d. over the clients j of ``a`` (exact in distribution).
+
+    u^i = √Var u·z₁^i, w^i = (Cov/√Var u)·z₁^i + √(Var w − Cov²/Var u)·z₂^i with z₁, z₂ the keyed block noise of
+    (seed, purpose, t) and (seed, purpose + "-late", t), and out^i += u^i + w^{i−1} (w^{−1} = 0; the last symbol's
+    late part falls after the update, as the data's, :func:`delayed_sum`). Chunk-size independent (keyed blocks).
+    """
+    var_u, cov, var_w = filtered_noise_covariance(a, v)
+    if var_u <= 0.0:
+        return
+    d = out.shape[0]
+    l21, l22 = cov / np.sqrt(var_u), float(np.sqrt(max(0.0, var_w - cov * cov / var_u)))
+    late = np.zeros(d)
+    for lo, hi in chunk_ranges(d, chunk_size):
+        z1 = fill_block_noise(np.empty(hi - lo), seed=seed, purpose=purpose, round_index=round_index, start=lo, std=1.0)
+        z2 = fill_block_noise(np.empty(hi - lo), seed=seed, purpose=purpose + "-late", round_index=round_index,
+                              start=lo, std=1.0)
+        out[lo:hi] += np.sqrt(var_u) * z1
+        late[lo:hi] = l21 * z1 + l22 * z2
+    out[1:] += late[:-1]

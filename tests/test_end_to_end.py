@@ -226,8 +226,8 @@ def test_quick_csi_sweep_trains_channel_inversion_with_estimation_error(tmp_path
 
 
 def test_quick_timing_sweep_trains_channel_inversion_with_offsets(tmp_path, capsys):
-    """`floras matched scenarios/cell_timing.toml --quick` (model §5.1): channel inversion and FLORAS (N = K, ε = ∞,
-    chip path) with chip-timing offsets train for real; the offsets are recorded; with one channel use per symbol
+    """`floras matched scenarios/cell_timing.toml --quick` (model §5.1): channel inversion, FLORAS (N = K, ε = ∞,
+    chip path) and analog Gaussian (ε = 8) with chip-timing offsets train for real; the offsets are recorded; with one channel use per symbol
     τ_max = 0.99 costs channel inversion accuracy (the link's intersymbol interference is 0.65 of the signal, 2τ²/3,
     docs/cell.md), with L = 32 chips it does not; FLORAS's link, whose despread outputs mix the clients through the
     sequences' one-chip partial correlations (median link NMSE 0.04 → 13 at τ_max = 0 → 0.99, K = N = 20, L = 32,
@@ -263,7 +263,11 @@ def test_quick_timing_sweep_trains_channel_inversion_with_offsets(tmp_path, caps
             for line in (figs / "cell_timing_accuracy.table.md").read_text().splitlines()[4:]}
     assert set(rows) == {("channel-inversion", "32", "0"), ("channel-inversion", "32", "0.99"),
                          ("channel-inversion", "1", "0"), ("channel-inversion", "1", "0.99"),
-                         ("floras", "32", "0"), ("floras", "32", "0.99")}
+                         ("floras", "32", "0"), ("floras", "32", "0.99"),
+                         ("analog-gaussian", "32", "0"), ("analog-gaussian", "32", "0.99")}
+    # analog Gaussian keeps its calibrated noise, hence its ε, with offsets (the clients' inflation, model §5.1)
+    eps = {k: float(rows[("analog-gaussian", "32", k)].split("|")[7]) for k in ("0", "0.99")}
+    assert eps["0"] == pytest.approx(8.0, rel=1e-3) and eps["0.99"] == pytest.approx(eps["0"], rel=1e-9)
     assert "| 0.000638 |" in rows[("channel-inversion", "32", "0.99")]
     assert "| 0.653 |" in rows[("channel-inversion", "1", "0.99")]
     assert "| 0 |" in rows[("channel-inversion", "1", "0")] and "| — |" in rows[("floras", "32", "0.99")]

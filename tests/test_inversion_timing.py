@@ -73,6 +73,10 @@ def test_refusals_name_the_key():
     for kw in (dict(coherence_symbols=10), dict(csi_error=0.1)):
         with pytest.raises(ValueError, match="^timing_offset: channel inversion's chip-timing offsets"):
             _cfg(timing_offset=0.3, **kw).validate(K=4, d=100)
-    with pytest.raises(ValueError, match="^timing_offset: scheme 'analog-gaussian' has no chip-timing model"):
-        PhyConfig.make(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, timing_offset=0.3,
-                       **{"analog-gaussian": {"noise_multiplier": 1.0}}).validate(K=4, d=100)
+    with pytest.raises(ValueError, match="^timing_offset: scheme 'ddgauss' has no chip-timing model"):
+        PhyConfig.make(scheme="ddgauss", normalization="clip", clip_norm=1.0, timing_offset=0.3,
+                       ddgauss={"local_std": 0.01}).validate(K=4, d=100)
+    # analog Gaussian models the offsets (tests/test_analog_timing.py) up to τ_max/L_eff < 1/2
+    with pytest.raises(ValueError, match="^timing_offset: scheme 'analog-gaussian' needs τ_max/L_eff < 1/2"):
+        PhyConfig.make(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, timing_offset=0.6,
+                       resource="source-literal", **{"analog-gaussian": {"noise_multiplier": 1.0}}).validate(K=4, d=100)

@@ -62,7 +62,7 @@ def test_timing_offset_is_checked_with_one_line_naming_the_key():
         (dict(scheme="floras", timing_offset=0.3, floras={"path": "fast"}), "timing_offset"),
         (dict(scheme="floras", timing_offset=0.3, coherence_symbols=10), "timing_offset"),
         (dict(scheme="channel-inversion", timing_offset=0.3, coherence_symbols=5), "timing_offset"),
-        (dict(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, timing_offset=0.3,
+        (dict(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, timing_offset=0.6, resource="source-literal",
               **{"analog-gaussian": {"noise_multiplier": 1.0}}), "timing_offset"),
     ]
     for table, key in bad:

@@ -160,6 +160,14 @@ def _analog(config, *, d: int, D: int):
     threat = ANALOG.threat_model if phy.rx_antennas == 1 else (
         f"T1 and a base station with {phy.rx_antennas} receive antennas (only the clients' artificial noise counts "
         "as privacy noise, model §5.2)")
+    if phy.timing_offset != 0.0:  # the inflated noise covers the released ŝ, for replace-one neighbours (model §5.1)
+        if config.privacy.relation != "replace":
+            raise ValueError("privacy.relation: analog Gaussian's guarantee with chip-timing offsets is derived for "
+                             "replace-one neighbours (the artificial noise's covariance depends on which clients "
+                             f"transmit, model §5.1); got {config.privacy.relation!r}: use relation = \"replace\" "
+                             "or remove phy.timing_offset")
+        threat = ("T1 only (output observer of the released aggregate): with chip-timing offsets a base station that "
+                  "reads chip 0 of each symbol apart sees data and noise mixed with other weights (model §5.1)")
     return RunAccountant("gaussian", **_common(config), threat_model=threat, clip_norm=R, noise_std=noise)
 
 

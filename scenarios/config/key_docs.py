@@ -103,7 +103,7 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.delay_spread": ("(0, 10⁻⁵]", "DS [s] scaling the TDL profile's delays (`tdl`; TR 38.901 Table 7.7.3-1: 10–1 000 ns)"),
     "phy.subcarrier_spacing": ("(0, 10⁷]", "Δf [Hz] between the subcarriers that carry consecutive blocks (`tdl`)"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
-    "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, channel inversion)"),
+    "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, channel inversion, analog Gaussian with τ_max/L_eff < 1/2)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
                                 "FLORAS, channel inversion, analog Gaussian only, and no FLORAS ε"),
     "phy.csi_error": ("≥ 0", "σ_e², relative channel-estimation error E|ĥ−h|²/E|h|² of the clients "
