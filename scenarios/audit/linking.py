@@ -11,9 +11,12 @@ still try to follow a client from round t to round t + 1 by what it decodes:
     :func:`scipy.optimize.linear_sum_assignment`).
 ``pilot``
     Match by the reference amplitude |r_j^s| (a channel fingerprint): minimum total
-    |ln|r_j^s(t)| − ln|r_l^s(t+1)||. With N_r receive antennas (model §5.2) by the pilot energy
-    E_j = ‖r_j^s‖² = Σ_r (r_{j,r}^s)²: minimum total |ln E_j(t) − ln E_l(t+1)| (N_r = 1: the same matching,
-    ln E = 2 ln|r|; the one-antenna formula is kept so that N_r = 1 gives the same numbers). Without a cell,
+    (ln|r_j^s(t)| − ln|r_l^s(t+1)|)². With N_r receive antennas (model §5.2) by the pilot energy
+    E_j = ‖r_j^s‖² = Σ_r (r_{j,r}^s)²: minimum total (ln E_j(t) − ln E_l(t+1))² (N_r = 1: the same matching,
+    ln E = 2 ln|r|). The squared cost's optimum is unique for distinct values: the rank matching (the i-th
+    smallest of round t to the i-th smallest of round t + 1). The absolute difference has the rank matching
+    among its optima too, but ties are generic (two pairs whose intervals overlap cost the same either way
+    round), so the solver's pick among them moved with the last bits of its input from one CPU to another. Without a cell,
     under the simulator's fading, i.i.d. across rounds (model §5), it carries no information; in a cell
     E_j ≈ (b²β_eff,k/2 + σ²/L)·χ²_{N_r} hardens around its client's large-scale gain as N_r grows, and the
     drop is fixed across rounds (model §5.1), so it links clients.
@@ -97,7 +100,7 @@ def link_rounds(view_a: BaseStationView, view_b: BaseStationView, *, method: str
         cost = -_unit(view_a.decodes()[da]) @ _unit(view_b.decodes()[db]).T
     elif method == "pilot":
         la, lb = log_pilot_energy(view_a, da), log_pilot_energy(view_b, db)
-        cost = np.abs(la[:, None] - lb[None, :])
+        cost = np.square(la[:, None] - lb[None, :])  # unique optimum: the rank matching (module doc)
     elif method == "signature":
         cost = -_unit(view_a.r_pilots[da]) @ _unit(view_b.r_pilots[db]).T
     else:

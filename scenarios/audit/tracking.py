@@ -15,16 +15,18 @@ t + 1 for every t with a pairwise method of :mod:`scenarios.audit.linking` (``pi
 (c) the **cumulative** attack (pilot energy): a tracker started at round s opens one chain per sequence
     detected in round s with running mean μ_c = ln E of that sequence (E = ‖r^s‖², N_r = 1: E = |r^s|²).
     At round τ + 1 it matches the chains to the K sequences detected then by minimum total
-    |μ_c − ln E_j(τ + 1)| (Hungarian algorithm), moves each chain to its sequence and updates
+    (μ_c − ln E_j(τ + 1))² (Hungarian algorithm; the rank matching, :mod:`scenarios.audit.linking`), moves each
+    chain to its sequence and updates
     μ_c ← μ_c + (ln E_j(τ + 1) − μ_c)/n_c, n_c the rounds in chain c so far. Two scores after R rounds,
     averaged over the starts s: ``followed``, the fraction of clients k whose chain (the one opened at
     π_s(k)) sits at π_{s+R−1}(k); ``link``, the fraction of the tracker's links s + R − 2 → s + R − 1 that are
-    right (the chain moves from a client's sequence to the same client's next one). With a fixed drop the
-    running means converge to the clients' E[ln E] = ln(b²β_eff,k/2 + σ²/L) + E ln χ²_{N_r}, so ``link`` grows
-    with R towards matching one round's energies to the exact means (K = 2: P(E_1 > E_2 in one round) = p,
-    against p² + (1 − p)² for the pairwise link; derived); ``followed`` also keeps the early mistakes, since a
-    chain that swapped clients in its first rounds locks onto the other client's mean. For R = 2 both are
-    the pairwise ``pilot`` link.
+    right (the chain moves from a client's sequence to the same client's next one). For R = 2 both are the
+    pairwise ``pilot`` link. With the squared cost every round's matching is the rank matching, and the
+    running means keep their order (μ' = (1 − 1/n)·μ + e/n with μ and e sorted alike), so the chain of rank r
+    takes the rank-r energy of every round: the tracker is the chain of pairwise ``pilot`` links, whatever R
+    (derived; K = 2: both scores p² + (1 − p)² with p = P(E_1 > E_2) in one round, tested). A running mean
+    helps only a matching that is not by rank; the earlier absolute-difference cost had the rank matching
+    among its optima, with ties that the solver broke by the last bits of its input.
 
 Intervals of (b) and (c) are Clopper–Pearson on the pooled counts with the same caveat (overlapping
 windows share links): indicative, not exact.
@@ -81,7 +83,7 @@ def cumulative_success(features: list[tuple[np.ndarray, np.ndarray]], truths: li
         prev = seq
         for t in range(s + 1, s + R):
             det, le = features[t]
-            rows, cols = linear_sum_assignment(np.abs(mu[:, None] - le[None, :]))
+            rows, cols = linear_sum_assignment(np.square(mu[:, None] - le[None, :]))  # the rank matching (linking.py)
             order = np.empty(seq.size, dtype=np.int64)
             order[rows] = cols
             prev, seq = seq, det[order]
