@@ -73,8 +73,9 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
         raise ValueError("fading_correlation = 'tdl' spreads the update over OFDM subcarriers, one per coherence block: "
                          "set phy.coherence_symbols (n_c, the update's slots per subcarrier)")
     if cfg.fading_correlation == "tdl" and cfg.rician_k != 0.0:
-        raise ValueError("rician_k: the TDL profiles offered (A, B, C) are NLoS, every tap Rayleigh; remove phy.rician_k "
-                         "with fading_correlation = 'tdl'")
+        raise ValueError("rician_k: the TDL profiles carry their own line of sight (A, B, C NLoS, every tap Rayleigh; "
+                         "D, E the LoS K-factor of TR 38.901); remove phy.rician_k with fading_correlation = 'tdl' "
+                         "(tdl_model = 'D' or 'E' for a LoS channel)")
     _number("rician_k", cfg.rician_k, 0.0, 1e4)
     if _number("timing_offset", cfg.timing_offset, 0.0) >= 1.0:
         raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")
@@ -91,10 +92,10 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
     check_inversion_csit(cfg)
     level = CHANNELS.index(spec.channel)
     if spec.channel != "none":
-        if (cfg.has_cell or cfg.rician_k != 0.0) and level < CHANNELS.index("cell"):
-            key = "pathloss" if cfg.has_cell else "rician_k"
+        if (cfg.has_cell or cfg.los_k != 0.0) and level < CHANNELS.index("cell"):
+            key = "pathloss" if cfg.has_cell else ("tdl_model" if cfg.rician_k == 0.0 else "rician_k")
             raise ValueError(f"{key}: scheme {spec.name!r} models the Rayleigh block-fading link of model §5 only; "
-                             f"use pathloss = 'none' and rician_k = 0 with it")
+                             f"use pathloss = 'none', rician_k = 0 and an NLoS tdl_model with it")
         if cfg.coherence_symbols is not None and level < CHANNELS.index("cell-coherence"):
             raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update (its per-block "
                              "admission is not modelled); remove phy.coherence_symbols for it")

@@ -20,7 +20,9 @@ for bit); the innovations w_{k,m}, m ≥ 1, come from the keyed stream ``(seed, 
 [B − 1, K, 2] standard-normal array (real, imaginary)/√2.
 
 Rician fading (κ = ``rician_k`` > 0): h_{k,m} = √(κ/(κ+1))·e^{jφ_k} + √(1/(κ+1))·h̃_{k,m}, φ_k ~ U(0, 2π) per
-round from ``(seed, "fading-los-phase", t)``, constant over the round's blocks (E|h|² = 1).
+round from ``(seed, "fading-los-phase", t)``, constant over the round's blocks (E|h|² = 1). With the LoS TDL
+profiles (D, E) κ is the profile's own (:func:`phy.channels.tdl.los_k_factor`, ``PhyConfig.los_k``) and h̃ the
+scattered taps: the specular component lies at delay 0, the same on every subcarrier.
 
 Block layout (:func:`coherence_plan`), entry i = 0..d−1 of the update:
 

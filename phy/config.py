@@ -97,10 +97,10 @@ class PhyConfig:
         f_D·T_s, the Doppler frequency times the slot duration (0 ≤ doppler ≤ 0.5; "jakes" only).
     tdl_model, delay_spread, subcarrier_spacing : str, float, float
         ``fading_correlation = "tdl"``: the blocks are OFDM subcarriers Δf = ``subcarrier_spacing`` [Hz] apart of
-        the TR 38.901 NLoS profile TDL-``tdl_model`` ("A", "B", "C") at delay spread ``delay_spread`` [s]
-        (model §5.1, :mod:`phy.channels.tdl`).
+        the TR 38.901 profile TDL-``tdl_model`` ("A", "B", "C" NLoS; "D", "E" LoS, with the profile's own
+        Rician K-factor, :attr:`los_k`) at delay spread ``delay_spread`` [s] (model §5.1, :mod:`phy.channels.tdl`).
     rician_k : float
-        Rician K-factor κ ≥ 0 (linear; 0: Rayleigh).
+        Rician K-factor κ ≥ 0 (linear; 0: Rayleigh); not with a TDL profile (which carries its own).
     timing_offset : float
         τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path and channel
         inversion, :mod:`phy.chip_timing`).
@@ -242,6 +242,17 @@ class PhyConfig:
     def noise_variance(self) -> float:
         """σ² = P / 10^(snr_db/10) [W] (model §5)."""
         return self.power / 10.0 ** (self.snr_db / 10.0)
+
+    @property
+    def los_k(self) -> float:
+        """κ of the Rician fading the link draws: ``rician_k``, or TDL-D/E's own K-factor
+        (:func:`phy.channels.tdl.los_k_factor`) with ``fading_correlation = "tdl"``; 0: Rayleigh."""
+        if self.fading_correlation == "tdl":
+            from .channels.tdl import LOS_MODELS, los_k_factor
+
+            if self.tdl_model in LOS_MODELS:
+                return los_k_factor(self.tdl_model)
+        return float(self.rician_k)
 
     @property
     def has_cell(self) -> bool:

@@ -29,7 +29,8 @@ class LinkChannel:
         self.cell = CellChannel(config, seed=seed) if config.has_cell else None
         self.rho = block_correlation(config)
         self.lag_x = lag_step(config) if config.fading_correlation == "jakes-exact" else 0.0
-        self.default = self.cell is None and config.rician_k == 0.0
+        self.los_k = float(config.los_k)  # Rician κ: rician_k, or a LoS TDL profile's own
+        self.default = self.cell is None and self.los_k == 0.0
         self.tdl = ((config.tdl_model, float(config.delay_spread), float(config.subcarrier_spacing))
                     if config.fading_correlation == "tdl" else None)  # OFDM subcarriers (phy.channels.tdl)
 
@@ -41,7 +42,7 @@ class LinkChannel:
             client_ids(clients, self.K)
             return draw_rayleigh(self.seed, t, K=self.K)[:, None]
         h = draw_blocks(self.seed, t, K=self.K, n_blocks=n_blocks, correlation=cfg.fading_correlation, rho=self.rho,
-                        rician_k=float(cfg.rician_k), lag_x=self.lag_x, tdl=self.tdl)
+                        rician_k=self.los_k, lag_x=self.lag_x, tdl=self.tdl)
         if self.cell is not None:
             h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]
         else:
@@ -81,9 +82,9 @@ class LinkChannel:
             out["rx_antennas"] = int(cfg.rx_antennas)
         if self.cell is not None:
             out["cell"] = self.cell.describe()
-        if cfg.coherence_symbols is not None or cfg.rician_k:
+        if cfg.coherence_symbols is not None or self.los_k:
             out["fading"] = {"coherence_symbols": cfg.coherence_symbols, "fading_correlation": cfg.fading_correlation,
-                             "doppler": float(cfg.doppler), "block_correlation": self.rho, "rician_k": float(cfg.rician_k)}
+                             "doppler": float(cfg.doppler), "block_correlation": self.rho, "rician_k": self.los_k}
             if cfg.fading_correlation == "tdl":
                 out["fading"].update({"tdl_model": cfg.tdl_model, "delay_spread_s": float(cfg.delay_spread),
                                       "subcarrier_spacing_hz": float(cfg.subcarrier_spacing)})

@@ -1,6 +1,6 @@
 """Frequency-selective fading over OFDM subcarriers from TR 38.901's TDL profiles (model §5.1, phy/channels/tdl.py).
 
-The profiles are checked against the standard's tables (typed here from TR 38.901 Tables 7.7.2-1 to -3, not read
+The profiles are checked against the standard's tables (typed here from TR 38.901 Tables 7.7.2-1 to -5, not read
 from Sionna); the drawn subcarrier gains against the correlation Σ_l p_l·exp(−j2π·Δ·Δf·τ_l) computed here from
 those taps; block 0 against the round's flat draw (one block is the link of model §5 bit for bit).
 """
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from phy.channels.tdl import frequency_correlation, subcarrier_gains, tdl_profile
+from phy.channels.tdl import frequency_correlation, los_k_factor, subcarrier_gains, tdl_profile
 from phy.coherence import draw_blocks
 from phy.config import PhyConfig
 from phy.fading import draw_rayleigh
@@ -67,12 +67,13 @@ def test_block_zero_is_the_flat_draw_and_the_taps_come_from_their_own_stream():
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"tdl_model": "D"}, r"tdl_model must be one of \{A, B, C\}"),
+    ({"tdl_model": "F"}, r"tdl_model must be one of \{A, B, C, D, E\}"),
     ({"delay_spread": 0.0}, r"delay_spread must be > 0"),
     ({"delay_spread": 1e-3}, r"delay_spread must be ≤ 1e-05"),
     ({"subcarrier_spacing": -15e3}, r"subcarrier_spacing must be > 0"),
     ({"coherence_symbols": None}, r"set phy\.coherence_symbols"),
-    ({"rician_k": 2.0}, r"rician_k: the TDL profiles offered"),
+    ({"rician_k": 2.0}, r"rician_k: the TDL profiles carry their own line of sight"),
+    ({"rician_k": 2.0, "tdl_model": "D"}, r"remove phy\.rician_k"),
 ])
 def test_tdl_options_out_of_range_are_refused_by_name(bad, match):
     kw = {"coherence_symbols": 11, "fading_correlation": "tdl", **bad}
@@ -146,3 +147,87 @@ def test_stale_csit_weights_over_subcarriers_follow_the_profiles_correlation():
         fourth = 3.0 * ((1.0 - abs(r[m]) ** 2) / 2.0) ** 2 * inv_h4  # conditionally Gaussian: E[(w − Re r)⁴]
         assert abs(w[:, m].mean() - r[m].real) < 5.0 * math.sqrt(var / n) + 1e-3, (m, w[:, m].mean(), r[m])
         assert abs(np.mean((w[:, m] - r[m].real) ** 2) - var) < 5.0 * math.sqrt(max(fourth - var**2, 0.0) / n) + 1e-3
+
+
+# TR 38.901 Tables 7.7.2-4 (TDL-D) and 7.7.2-5 (TDL-E): the specular power [dB], then the Rayleigh taps (normalized
+# delay, power [dB]), the first at delay 0 beside the specular component; K₁ = 13.3 dB and 22 dB
+LOS_TABLE = {
+    "D": (-0.2, [(0.0, -13.5), (0.035, -18.8), (0.612, -21.0), (1.363, -22.8), (1.405, -17.9), (1.804, -20.1),
+                 (2.596, -21.9), (1.775, -22.9), (4.042, -27.8), (7.937, -23.6), (9.424, -24.8), (9.708, -30.0),
+                 (12.525, -27.7)], 13.3),
+    "E": (-0.03, [(0.0, -22.03), (0.5133, -15.8), (0.5440, -18.1), (0.5630, -19.8), (0.5440, -22.9), (0.7112, -22.4),
+                  (1.9092, -18.6), (1.9293, -20.8), (1.9589, -22.6), (2.6426, -22.3), (3.7136, -25.6), (5.4524, -20.2),
+                  (12.0034, -29.8), (20.6519, -29.2)], 22.0),
+}
+
+
+def _los_taps(model, ds):
+    los_db, taps, _ = LOS_TABLE[model]
+    tau = np.array([t for t, _ in taps]) * ds
+    p = 10.0 ** (np.array([q for _, q in taps]) / 10.0)
+    kappa = 10.0 ** (los_db / 10.0) / p.sum()  # the specular power over all the scattered power
+    return tau, p / p.sum(), kappa
+
+
+@pytest.mark.parametrize("model", sorted(LOS_TABLE))
+def test_los_profiles_are_the_standards_scattered_taps_and_k_factor(model):
+    los_db, taps, k1_db = LOS_TABLE[model]
+    ds = 100e-9
+    want_tau, want_p, want_kappa = _los_taps(model, ds)
+    tau, p = tdl_profile(model, ds)
+    order = np.argsort(want_tau, kind="stable")
+    np.testing.assert_allclose(tau, want_tau[order], rtol=1e-6, atol=1e-15)
+    np.testing.assert_allclose(p, want_p[order], rtol=1e-5)
+    assert los_k_factor(model) == pytest.approx(want_kappa, rel=1e-5)
+    assert los_db - taps[0][1] == pytest.approx(k1_db, abs=0.01)  # the standard's K₁ (the table typed right)
+    for nlos in "ABC":
+        assert los_k_factor(nlos) == 0.0
+    cfg = PhyConfig.make(scheme="channel-inversion", coherence_symbols=11, fading_correlation="tdl", tdl_model=model)
+    assert cfg.los_k == pytest.approx(want_kappa, rel=1e-5)
+    assert PhyConfig.make(scheme="channel-inversion", rician_k=3.0).los_k == 3.0
+
+
+@pytest.mark.parametrize("model", sorted(LOS_TABLE))
+def test_los_subcarrier_gains_are_rician_with_the_profiles_correlation(model):
+    # h_m = √(κ/(κ+1))·e^{jφ} + h̃_m/√(κ+1): E|h_m|² = 1, E[h_m h_0*] = (κ + Σ p_l e^{−j2π m Δf τ_l})/(κ + 1) and
+    # E|h_m|⁴ = (2 + 4κ + κ²)/(κ + 1)² (2 for Rayleigh: a draw without the specular part fails)
+    from phy.link_channel import LinkChannel
+
+    ds, df, B, K, rounds = 300e-9, 30e3, 48, 5000, 8
+    tau, p, kappa = _los_taps(model, ds)
+    cfg = PhyConfig.make(scheme="channel-inversion", coherence_symbols=11, fading_correlation="tdl", tdl_model=model,
+                         delay_spread=ds, subcarrier_spacing=df)
+    link = LinkChannel(cfg, K=K, seed=3)
+    h = np.concatenate([link.draw(t, n_blocks=B) for t in range(rounds)])
+    n = h.shape[0]
+    fourth = (2.0 + 4.0 * kappa + kappa ** 2) / (kappa + 1.0) ** 2
+    for lag in (0, 1, 12, 47):
+        want = (kappa + complex(np.sum(p * np.exp(-2j * math.pi * lag * df * tau)))) / (kappa + 1.0)
+        prod = h[:, lag] * np.conj(h[:, 0])
+        # |h_m h_0*|² has mean ≤ E|h|⁴ ≤ 2: |got − want| has standard deviation ≤ √(2/n)
+        assert abs(prod.mean() - want) < 5 * math.sqrt(2.0 / n), (lag, prod.mean(), want)
+        a2 = np.abs(h[:, lag]) ** 2
+        assert a2.mean() == pytest.approx(1.0, abs=5 * math.sqrt((fourth - 1.0) / n))
+        a4 = a2 ** 2
+        assert a4.mean() == pytest.approx(fourth, abs=5 * a4.std() / math.sqrt(n)), (lag, a4.mean(), fourth)
+    assert abs(frequency_correlation(model, ds, df, B)[12, 0] - (kappa + np.sum(p * np.exp(-2j * math.pi * 12 * df * tau)))
+               / (kappa + 1.0)) < 1e-6
+    assert link.describe()["fading"]["rician_k"] == pytest.approx(kappa, rel=1e-5)
+
+
+def test_los_profiles_run_channel_inversion_and_refuse_floras_epsilon():
+    from phy.schemes import make_aggregator
+    from scenarios.config import scenario_from_dict
+    from scenarios.config.schemes import scheme_accountant
+
+    x = np.random.default_rng(0).standard_normal((6, 200)) * 0.05
+    cfg = PhyConfig.make(scheme="channel-inversion", inversion_csit="per-block", coherence_symbols=21, fading_correlation="tdl",
+                         tdl_model="D", delay_spread=300e-9, normalization="clip", clip_norm=1.0, snr_db=30.0)
+    agg = make_aggregator(cfg.validate(K=6, d=200), K=6, d=200, seed=1)
+    assert float(np.median([agg.aggregate(x, round_index=t).diagnostics["clipped_nmse"] for t in range(20)])) < 0.01
+    table = {"partition": {"clients": 10}, "training": {"clients_per_round": 4},
+             "phy": {"scheme": "floras", "snr_db": 20.0, "C": 0.05, "L": 8, "floras": {"N": 8},
+                     "coherence_symbols": 11, "fading_correlation": "tdl", "tdl_model": "E"},
+             "privacy": {"delta": 1e-5, "accountant": "rdp-generic"}, "run": {"rounds": 3}}
+    with pytest.raises(ValueError, match=r"phy\.tdl_model: FLORAS's ε is derived for Rayleigh gains.*TDL-E"):
+        scheme_accountant(scenario_from_dict(table, resolve=False), d=40, D=1)

@@ -24,8 +24,21 @@ model §5), and the taps are drawn from their law given their sum h̃_{k,0} = Σ
     a_k = p·h̃_{k,0} + z_k − p·(Σ_l z_{k,l}),   z_{k,l} ~ CN(0, p_l) from the keyed stream (seed, "fading-tdl-taps", t),
 
 whose mean is p·h̃_{k,0} and covariance diag(p) − p·pᵀ, the Gaussian conditional law (Cov(a, Σa) = p, Var Σa = 1);
-then h̃_{k,m} = Σ_l a_{k,l}·exp(−j2π·m·Δf·τ_l). The LoS profiles TDL-D and TDL-E (a Rician first tap) are not
-offered.
+then h̃_{k,m} = Σ_l a_{k,l}·exp(−j2π·m·Δf·τ_l).
+
+The LoS profiles TDL-D and TDL-E (Tables 7.7.2-4, -5) split their first tap, at delay 0, into a specular
+component of power P_LoS and a Rayleigh one. With the powers normalized to P_LoS + Σ_l p'_l = 1 (as Sionna does)
+the gain on subcarrier m is
+
+    h_{k,m} = √P_LoS·e^{jφ_k} + Σ_l a'_{k,l}·exp(−j2π·m·Δf·τ_l),   a'_{k,l} ~ CN(0, p'_l),
+
+the specular part the same on every subcarrier (its delay is 0) and its phase φ_k ~ U(0, 2π) per round (block
+fading in time: Sionna's Doppler term is constant over the update). That is the Rician law of
+:mod:`phy.coherence` with κ = P_LoS/(1 − P_LoS) (:func:`los_k_factor`: 9.0 dB for TDL-D, 9.3 dB for TDL-E; the
+standard's K₁ = 13.3 dB and 22 dB are P_LoS over the first tap's Rayleigh power alone) around the scattered taps
+renormalized to Σ p = 1 (what :func:`tdl_profile` returns), so the NLoS draw above is reused as it is. Then
+
+    R[m, m'] = κ/(κ + 1) + Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l)/(κ + 1)       (:func:`frequency_correlation`).
 """
 
 from __future__ import annotations
@@ -35,16 +48,17 @@ import math
 
 import numpy as np
 
-__all__ = ["TDL_MODELS", "tdl_profile", "frequency_correlation", "subcarrier_gains"]
+__all__ = ["TDL_MODELS", "LOS_MODELS", "tdl_profile", "los_k_factor", "frequency_correlation", "subcarrier_gains"]
 
-TDL_MODELS = ("A", "B", "C")  # NLoS profiles of TR 38.901 §7.7.2
+TDL_MODELS = ("A", "B", "C", "D", "E")  # TR 38.901 §7.7.2: A, B, C NLoS; D, E LoS
+LOS_MODELS = ("D", "E")
 
 
 @functools.lru_cache(maxsize=16)
-def tdl_profile(model: str, delay_spread: float) -> tuple[np.ndarray, np.ndarray]:
-    """(τ [L] s, p [L]) of TR 38.901 TDL-``model`` at delay spread ``delay_spread`` [s]; Σ p = 1 in float64."""
+def _sionna_profile(model: str, delay_spread: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """(τ [s], scattered powers, P_LoS) of Sionna's TDL-``model``, P_LoS + Σ powers = 1 (P_LoS = 0 for NLoS)."""
     if model not in TDL_MODELS:
-        raise ValueError(f"tdl_model must be one of {{{', '.join(TDL_MODELS)}}} (the NLoS profiles; got {model!r})")
+        raise ValueError(f"tdl_model must be one of {{{', '.join(TDL_MODELS)}}} (got {model!r})")
     if not (isinstance(delay_spread, (int, float)) and math.isfinite(delay_spread) and delay_spread > 0):
         raise ValueError(f"delay_spread must be a finite number > 0 [s] (got {delay_spread!r})")
     from sionna.phy.channel.tr38901 import TDL
@@ -52,17 +66,37 @@ def tdl_profile(model: str, delay_spread: float) -> tuple[np.ndarray, np.ndarray
     # the carrier frequency only enters Sionna's Doppler, which this block-fading model does not use
     tdl = TDL(model, delay_spread=float(delay_spread), carrier_frequency=3.5e9)
     tau = np.asarray(tdl.delays, dtype=np.float64)
-    p = np.asarray(tdl.mean_powers, dtype=np.float64)
+    p = np.asarray(tdl.mean_powers, dtype=np.float64)  # for LoS models the first tap holds the specular power too
+    los = float(np.asarray(tdl.mean_power_los, dtype=np.float64)) if model in LOS_MODELS else 0.0
+    if los:
+        p = p.copy()
+        p[0] -= los
     order = np.argsort(tau, kind="stable")
-    tau, p = tau[order], p[order]
+    return tau[order], p[order], los / (los + p.sum())
+
+
+def tdl_profile(model: str, delay_spread: float) -> tuple[np.ndarray, np.ndarray]:
+    """(τ [L] s, p [L]) of the scattered (Rayleigh) taps of TR 38.901 TDL-``model`` at delay spread ``delay_spread``
+    [s]; Σ p = 1 in float64 (for TDL-D and -E without the specular component, :func:`los_k_factor`)."""
+    tau, p, _ = _sionna_profile(model, float(delay_spread))
     return tau, p / p.sum()
 
 
+def los_k_factor(model: str) -> float:
+    """κ = P_LoS/(1 − P_LoS) of TDL-``model`` (0 for the NLoS profiles A, B, C): the specular power over all the
+    scattered power (module doc; independent of the delay spread)."""
+    _, _, los = _sionna_profile(model, 100e-9)
+    return los / (1.0 - los)
+
+
 def frequency_correlation(model: str, delay_spread: float, spacing: float, n_blocks: int) -> np.ndarray:
-    """R [B, B] complex128, R[m, m'] = Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l) (module doc)."""
+    """R [B, B] complex128, R[m, m'] = κ/(κ + 1) + Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l)/(κ + 1) (module doc; κ = 0 for
+    the NLoS profiles)."""
     tau, p = tdl_profile(model, float(delay_spread))
+    kappa = los_k_factor(model)
     lags = np.arange(int(n_blocks), dtype=np.float64)
     r = np.exp(-2j * math.pi * float(spacing) * lags[:, None] * tau[None, :]) @ p  # r[Δ] = R[m + Δ, m]
+    r = (kappa + r) / (kappa + 1.0)
     delta = lags[:, None] - lags[None, :]
     idx = np.abs(delta).astype(np.int64)
     return np.where(delta >= 0, r[idx], np.conj(r[idx]))
@@ -70,7 +104,10 @@ def frequency_correlation(model: str, delay_spread: float, spacing: float, n_blo
 
 def subcarrier_gains(h0: np.ndarray, *, seed: int, round_index: int, n_blocks: int, model: str, delay_spread: float,
                      spacing: float) -> np.ndarray:
-    """h̃ [K, B] complex128 on B subcarriers given block 0 ``h0`` [K] (module doc); column 0 is ``h0`` exactly."""
+    """h̃ [K, B] complex128 on B subcarriers given block 0 ``h0`` [K] (module doc); column 0 is ``h0`` exactly.
+
+    The scattered taps only (Σ p = 1); a LoS profile's specular part is added by :func:`phy.coherence.draw_blocks`
+    with κ = :func:`los_k_factor`."""
     from ..randomness import stream
 
     tau, p = tdl_profile(model, float(delay_spread))

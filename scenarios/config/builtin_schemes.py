@@ -96,6 +96,10 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
                          "no mechanism is derived for it; use rx_antennas = 1 for a FLORAS run (floras link studies "
                          "several antennas without an ε)")
     noiseless = int(phy.of("floras").N) == int(K)  # γ = 0: ε = ∞, nothing of the link to derive
+    if phy.los_k != 0.0 and phy.rician_k == 0.0:
+        raise ValueError(f"phy.tdl_model: FLORAS's ε is derived for Rayleigh gains (model §5.1); TDL-{phy.tdl_model} has a "
+                         "line-of-sight (Rician) first tap; use tdl_model = 'A', 'B' or 'C' for a FLORAS run (floras link "
+                         "studies the LoS profiles without an ε)")
     for key, off in (("rician_k", 0.0), ("timing_offset", 0.0)):
         if getattr(phy, key) != off and not (key == "timing_offset" and noiseless):
             raise ValueError(f"phy.{key}: FLORAS's ε is derived for Rayleigh gains (with or without a cell) and "

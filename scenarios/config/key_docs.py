@@ -99,7 +99,7 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
                                "between consecutive blocks, the Clarke process with J₀(2π·doppler·n_c·Δ) at every lag Δ, "
                                "or OFDM subcarriers of a TR 38.901 TDL profile (frequency-selective)"),
     "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes`, `jakes-exact`)"),
-    "phy.tdl_model": ("`A`, `B`, `C`", "TR 38.901 NLoS TDL profile of the subcarriers (`fading_correlation = \"tdl\"`)"),
+    "phy.tdl_model": ("`A`, `B`, `C`, `D`, `E`", "TR 38.901 TDL profile of the subcarriers (`fading_correlation = \"tdl\"`; A–C NLoS, D, E LoS with the profile's K-factor)"),
     "phy.delay_spread": ("(0, 10⁻⁵]", "DS [s] scaling the TDL profile's delays (`tdl`; TR 38.901 Table 7.7.3-1: 10–1 000 ns)"),
     "phy.subcarrier_spacing": ("(0, 10⁷]", "Δf [Hz] between the subcarriers that carry consecutive blocks (`tdl`)"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
