@@ -46,7 +46,8 @@ from phy.randomness import stream
 
 from .signals import BaseStationView, RoundTruth
 
-__all__ = ["LINK_METHODS", "persistent_updates", "link_rounds", "linking_success", "detected", "log_pilot_energy"]
+__all__ = ["LINK_METHODS", "persistent_updates", "link_rounds", "linking_success", "detected", "log_pilot_energy",
+           "energy_matching"]
 
 LINK_METHODS = ("similarity", "pilot", "index", "signature")
 
@@ -82,6 +83,12 @@ def log_pilot_energy(view: BaseStationView, sequences: np.ndarray) -> np.ndarray
     return np.log(view.pilot_energy()[sequences])
 
 
+def energy_matching(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) of the one-to-one matching of log energies ``a`` [n] to ``b`` [n] by minimum total squared
+    difference: the rank matching, unique for distinct values (module doc, ``pilot``)."""
+    return linear_sum_assignment(np.square(a[:, None] - b[None, :]))
+
+
 def _unit(v: np.ndarray) -> np.ndarray:
     n = np.linalg.norm(v, axis=1, keepdims=True)
     return v / np.where(n > 0, n, 1.0)
@@ -96,16 +103,14 @@ def link_rounds(view_a: BaseStationView, view_b: BaseStationView, *, method: str
         det = detected(view_a, kind)
         return {int(j): int(j) for j in det}
     da, db = detected(view_a, kind), detected(view_b, kind)
-    if method == "similarity":
-        cost = -_unit(view_a.decodes()[da]) @ _unit(view_b.decodes()[db]).T
-    elif method == "pilot":
-        la, lb = log_pilot_energy(view_a, da), log_pilot_energy(view_b, db)
-        cost = np.square(la[:, None] - lb[None, :])  # unique optimum: the rank matching (module doc)
+    if method == "pilot":
+        rows, cols = energy_matching(log_pilot_energy(view_a, da), log_pilot_energy(view_b, db))
+    elif method == "similarity":
+        rows, cols = linear_sum_assignment(-_unit(view_a.decodes()[da]) @ _unit(view_b.decodes()[db]).T)
     elif method == "signature":
-        cost = -_unit(view_a.r_pilots[da]) @ _unit(view_b.r_pilots[db]).T
+        rows, cols = linear_sum_assignment(-_unit(view_a.r_pilots[da]) @ _unit(view_b.r_pilots[db]).T)
     else:
         raise ValueError(f"method must be one of {{{', '.join(LINK_METHODS)}}} (got {method!r})")
-    rows, cols = linear_sum_assignment(cost)
     return {int(da[r]): int(db[c]) for r, c in zip(rows, cols)}
 
 

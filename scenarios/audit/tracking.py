@@ -35,9 +35,8 @@ windows share links): indicative, not exact.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
-from .linking import detected, link_rounds, log_pilot_energy
+from .linking import detected, energy_matching, link_rounds, log_pilot_energy
 from .signals import BaseStationView, RoundTruth
 from .stats import clopper_pearson
 
@@ -83,7 +82,7 @@ def cumulative_success(features: list[tuple[np.ndarray, np.ndarray]], truths: li
         prev = seq
         for t in range(s + 1, s + R):
             det, le = features[t]
-            rows, cols = linear_sum_assignment(np.square(mu[:, None] - le[None, :]))  # the rank matching (linking.py)
+            rows, cols = energy_matching(mu, le)  # the rank matching, as the pairwise pilot link
             order = np.empty(seq.size, dtype=np.int64)
             order[rows] = cols
             prev, seq = seq, det[order]
