@@ -2,8 +2,9 @@
 
 The update over OFDM subcarriers of a TR 38.901 TDL channel (``phy.fading_correlation = "tdl"``): final test
 accuracy of every case (channel inversion flat, with one subcarrier's CSIT over the band at two delay spreads, and
-per subcarrier; analog Gaussian per subcarrier), mean over seeds with the min–max range as error bars. The
-``.table.md`` lists every case with its delay spread, its subcarriers B = ⌈d/n_c⌉ and the band B·Δf they span.
+per subcarrier; analog Gaussian per subcarrier; the line-of-sight TDL-D cases), mean over seeds with the min–max
+range as error bars. The ``.table.md`` lists every case with its profile, delay spread, its subcarriers
+B = ⌈d/n_c⌉ and the band B·Δf they span.
 """
 
 from __future__ import annotations
@@ -42,8 +43,13 @@ def _d(rs) -> int:
     return int((rs.configs[0].get("derived") or {}).get("d", 0)) if rs.configs else 0
 
 
+def _profile(rs) -> str:
+    """"TDL-A", "TDL-D", … for a run over subcarriers; "flat" for one block."""
+    return f"TDL-{rs.value('phy.tdl_model', 'A')}" if _tdl(rs) else "flat"
+
+
 def _order(rs):
-    return (str(rs.value("phy.scheme")), _spread(rs), str(rs.value("phy.inversion_csit", "stale")))
+    return (str(rs.value("phy.scheme")), _profile(rs), _spread(rs), str(rs.value("phy.inversion_csit", "stale")))
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
@@ -69,8 +75,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     cfg = res.config().get("config", {}).get("phy", {})
+    profiles = " or ".join(sorted({_profile(rs) for rs in sets if _tdl(rs)}))
     caption = (f"Frequency selectivity (model §5.1): the update over OFDM subcarriers Δf = {cfg.get('subcarrier_spacing'):g} Hz "
-               f"apart of a TR 38.901 TDL-{cfg.get('tdl_model')} channel, n_c symbols per subcarrier; 'stale': every "
+               f"apart of a TR 38.901 {profiles} channel (the case's profile in the table; TDL-D and -E add a specular "
+               "tap at delay 0, the same on every subcarrier), n_c symbols per subcarrier; 'stale': every "
                "subcarrier inverted with subcarrier 0's channel, 'per-subcarrier': each with its own (admission and ρ per "
                f"subcarrier). SNR {cfg.get('snr_db')} dB, no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
                f"Mean over seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
@@ -83,8 +91,8 @@ def _table(res, sets, out_dir: Path) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
-             "| case | scheme | CSIT | delay spread [ns] | subcarriers B = ⌈d/n_c⌉ | band B·Δf [MHz] | accuracy | ε |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| case | scheme | profile | CSIT | delay spread [ns] | subcarriers B = ⌈d/n_c⌉ | band B·Δf [MHz] | accuracy | ε |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for rs in sets:
         acc = _acc(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
@@ -95,7 +103,7 @@ def _table(res, sets, out_dir: Path) -> Path:
             spread, csit = f"{_spread(rs) * 1e9:g}", str(rs.value("phy.inversion_csit", "stale"))
         else:
             B, band, spread, csit = 1, "—", "flat", "one block"
-        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {csit} | {spread} | {B} | {band} | "
+        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {_profile(rs)} | {csit} | {spread} | {B} | {band} | "
                      f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | {eps if math.isinf(eps) else round(eps, 4)} |")
     path = Path(out_dir) / f"{STEM}.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -276,8 +276,9 @@ def test_quick_timing_sweep_trains_channel_inversion_with_offsets(tmp_path, caps
 def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     """`floras matched scenarios/cell_tdl.toml --quick` (model §5.1): channel inversion and analog Gaussian over the
     subcarriers of a TDL-A channel train for real; per-subcarrier CSIT learns where one subcarrier's CSIT over the
-    band (at 300 ns the link's error exceeds the signal, docs/cell.md) does not; `floras figures` draws it with the
-    subcarrier count ⌈d/n_c⌉ and the band computed from the raw d, n_c and Δf."""
+    band (at 300 ns the link's error exceeds the signal, docs/cell.md) does not, unless the channel has line of sight
+    (TDL-D: the specular tap, κ = 7.9, is the same on every subcarrier, so Re(h_m/h_0) stays near 1); `floras figures`
+    draws it with the profile, the subcarrier count ⌈d/n_c⌉ and the band computed from the raw d, n_c and Δf."""
     root, figs = tmp_path / "results", tmp_path / "figures"
     assert main(["matched", str(ROOT / "scenarios" / "cell_tdl.toml"), "--quick", "--workers", "0", "--out",
                  str(root), "--no-progress"]) == 0
@@ -285,6 +286,8 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     acc = {r["label"]: r["final_test_accuracy_mean"] for r in summarize(root / "cell_tdl")}
     assert acc["channel-inversion"] > 0.6 and acc["channel-inversion-per-subcarrier-300ns"] > 0.6, acc
     assert acc["channel-inversion-stale-300ns"] < acc["channel-inversion-per-subcarrier-300ns"] - 0.1, acc
+    assert acc["channel-inversion-stale-300ns-tdl-d"] > acc["channel-inversion-stale-300ns"] + 0.1, acc
+    assert acc["channel-inversion-stale-300ns-tdl-d"] > 0.6, acc
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
     for suffix in (".png", ".pdf"):
         assert (figs / f"cell_tdl_accuracy{suffix}").stat().st_size > 5_000
@@ -293,3 +296,6 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     d = 64 * 64 + 64 + 64 * 10 + 10  # the digits MLP (64-64-10): 4 810 parameters
     B = -(-d // 261)
     assert f"| 300 | {B} | {B * 240e3 / 1e6:.3g} |" in row  # the quick variant's 240 kHz spacing
+    assert "| TDL-A | one block |" not in table and "| channel-inversion | channel-inversion | flat | one block |" in table
+    assert "| channel-inversion-stale-300ns | channel-inversion | TDL-A | stale |" in table
+    assert "| channel-inversion-stale-1000ns-tdl-d | channel-inversion | TDL-D | stale | 1000 |" in table
