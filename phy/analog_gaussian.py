@@ -19,7 +19,10 @@ records the larger effective std (``noise_std_effective`` > ``noise_std_target``
 base station cannot remove it (threat model: T1 and a single-antenna base station, which sees
 only the superposition). With ``phy.rx_antennas`` = N_r > 1 (model §5.2) that assumption fails (the base
 station can combine its antennas' noise as it likes), so only the clients' own noise is counted:
-σ_a² = σ_T² whatever ρ, and the receiver noise is an extra error, not privacy noise.
+σ_a² = σ_T² whatever ρ, and the receiver noise is an extra error, not privacy noise. That count covers the
+released ŝ only (T1): a base station that keeps every antenna's signal sees other combinations of the clients'
+s_k + ν_k and can separate them in part (:func:`phy.antennas.client_leverage`); against it (T2) each client is
+certain only of its own share, :func:`client_noise_floor`.
 
 Chip-timing offsets (``phy.timing_offset`` = τ_max, model §5.1, :mod:`phy.chip_timing`; one block, perfect CSI,
 N_r = 1, replace-one neighbours): each client's symbols, data and artificial noise alike, reach the matched filter
@@ -98,6 +101,23 @@ def guaranteed_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
     if config.rho_rule == "threshold" and config.rx_antennas == 1:
         return max(target, float(np.sqrt(receiver_noise_variance(config) / config.g_th)))
     return target
+
+
+def client_noise_floor(config: PhyConfig, *, K: int, d: int, relation: str) -> float:
+    """√v_min [ŝ units]: the std of the artificial noise each of the K′ ≤ K admitted clients is certain to add,
+    v_min = σ_a,min²/K with σ_a,min² = max(0, σ_T² − σ_n²/g_th)·(inflation) at one antenna (ρ ≥ g_th under both ρ
+    rules) and σ_T²·(inflation) with N_r > 1 (model §5.2).
+
+    This is all that protects a client against a base station that can separate the clients' signals (threat T2
+    with N_r > 1 receive antennas, or with chip-timing offsets, model §5.1–§5.2): its whole view is a function of
+    the clients' s_k + ν_k, ν_k ~ N(0, v·I) independent, and of data-independent channels and noise, so by
+    post-processing it learns at most the Gaussian mechanism of std √v on client k's update (derived).
+    0 when the receiver noise alone may exceed the target at one antenna (no T2 guarantee).
+    """
+    target = float(config.of("analog-gaussian").noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
+    counted = receiver_noise_variance(config) / config.g_th if config.rx_antennas == 1 else 0.0
+    inflation = noise_inflation(max_leakage(config)) if config.timing_offset != 0.0 else 1.0
+    return float(np.sqrt(max(0.0, target**2 - counted) * inflation / int(K)))
 
 
 class AnalogGaussianAggregator:
@@ -229,13 +249,17 @@ class AnalogGaussianAggregator:
             "receiver_noise_variance": self.receiver_variance, "snr_definition": SNR_DEFINITION,
             "resource_convention": self.config.resource, **self.link.channel.describe(),
             "threat_model": ("T1 only (output observer of ŝ): with chip-timing offsets a base station that reads chip 0 "
-                             "of each symbol apart sees data and noise mixed with other weights (model §5.1)"
+                             "of each symbol apart sees data and noise mixed with other weights (model §5.1); against it "
+                             "only each client's own share of the artificial noise counts (client_noise_floor)"
                              if self.config.timing_offset != 0.0 else
                              "T1 and a single-antenna base station (sees only the superposition); "
                              "the receiver-noise share assumes the base station cannot remove it"
                              if self.config.rx_antennas == 1 else
-                             f"T1; {self.config.rx_antennas} receive antennas: only the clients' artificial noise "
-                             "is counted (the base station can combine its antennas' noise, model §5.2)"),
+                             f"T1 only (output observer of ŝ; only the clients' artificial noise counts): a base station "
+                             f"with {self.config.rx_antennas} receive antennas that keeps every antenna's signal can "
+                             "separate the clients, and then only each client's own share of the artificial noise "
+                             "counts (client_noise_floor, model §5.2)"),
+            "client_noise_floor": client_noise_floor(self.config, K=self.K, d=self.d, relation=self.relation),
         }
 
 

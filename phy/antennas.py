@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["centroid_combiner", "effective_channel", "mrc_weights", "antenna_conditional_variance"]
+__all__ = ["centroid_combiner", "effective_channel", "mrc_weights", "antenna_conditional_variance", "client_leverage"]
 
 
 def centroid_combiner(h: np.ndarray) -> np.ndarray:
@@ -69,6 +69,29 @@ def effective_channel(h: np.ndarray) -> np.ndarray:
     if h.shape[1] == 1:
         return h[:, 0].copy()
     return h @ centroid_combiner(h).conj()
+
+
+def client_leverage(h: np.ndarray) -> np.ndarray:
+    """ℓ [K′] ∈ [0, 1]: how far a base station that keeps every antenna's signal separates each admitted client from
+    the others' artificial noise, for inverting clients (h [K′, N_r] their channels, model §5.2).
+
+    Client k sends (√ρ/aᴴh_k)·(s_k + ν_k), ν_k ~ N(0, v·I), so one received symbol is Σ_k g_k·(s_k + ν_k)^i + n^i with
+    g_k = √ρ·h_k/(aᴴh_k) ∈ C^{N_r}, a real vector of R^{2N_r} (real and imaginary parts). Without receiver noise the
+    base station sees client k's update through a Gaussian mechanism of noise variance v/ℓ_k per symbol (the
+    Mahalanobis norm g_kᵀ(v·GᵀG)⁺g_k, derived), ℓ_k = g_kᵀ(GᵀG)⁺g_k the leverage of row k of G [K′, 2N_r]
+    (ρ cancels). Σ_k ℓ_k = rank G ≤ min(K′, 2N_r − 1): every aᴴg_k = √ρ is real, so the rows lie in a hyperplane
+    (derived). At N_r = 1 every g_k = √ρ, ℓ_k = 1/K′ and the variance is the aggregate's K′·v = σ_a²; with N_r > 1
+    the mean is (2N_r − 1)/K′ for generic channels and K′ ≥ 2N_r − 1, so the aggregate's σ_a² overstates the noise a
+    separating base station leaves (threat T2), by K′·ℓ_k for client k, at most K′.
+    """
+    h = np.asarray(h, dtype=np.complex128)
+    if h.ndim != 2 or h.shape[0] == 0:
+        raise ValueError(f"h must be a K′×N_r array of the admitted clients' channels, K′ ≥ 1 (got shape {h.shape})")
+    g = h / effective_channel(h)[:, None]
+    G = np.concatenate([g.real, g.imag], axis=1)
+    u, sv, _ = np.linalg.svd(G, full_matrices=False)
+    rank = int(np.sum(sv > sv[0] * max(G.shape) * np.finfo(np.float64).eps))
+    return np.einsum("kr,kr->k", u[:, :rank], u[:, :rank])
 
 
 def mrc_weights(r_ref: np.ndarray, *, b: float) -> np.ndarray:

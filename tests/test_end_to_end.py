@@ -146,7 +146,9 @@ def test_quick_cell_sweeps_and_their_figures(tmp_path, capsys):
 
     # The analog scheme's threat model changes with N_r (model §5.2): the table says so per point.
     antennas = (figs / "cell_accuracy_vs_antennas.table.md").read_text()
-    assert "rx_antennas = 4: T1 and a base station with 4 receive antennas" in antennas
+    assert "rx_antennas = 4: T1 only (output observer of the released aggregate" in antennas
+    assert "a base station with 4 receive antennas that keeps every antenna's signal" in antennas
+    assert "ε_T2 ≤ " in antennas
 
     # The drop drawn is model §5.1's: client c at d_c = √(r₀² + u_c(R² − r₀²)), θ_c = 2π v_c, (u, v) the first
     # two draws of the keyed stream (seed, "cell-drop", c), for every client identity 0..M−1.

@@ -155,15 +155,15 @@ def _central(config, *, d: int, D: int):
 
 def _analog(config, *, d: int, D: int):
     """The std every admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`; with
-    N_r > 1 receive antennas the clients' artificial noise only, model §5.2)."""
+    N_r > 1 receive antennas the clients' artificial noise only, model §5.2). With N_r > 1 or chip-timing offsets
+    the guarantee covers the released aggregate only (T1); the threat-model line adds the T2 bound of
+    :func:`_analog_t2` (each client's own share of the noise)."""
     from phy.analog_gaussian import guaranteed_noise_std
     from privacy import RunAccountant
 
     phy, R = config.phy, float(config.phy.clip_norm)
     noise = guaranteed_noise_std(phy, d=d, relation=config.privacy.relation) * R / phy.norm_bound(d)
-    threat = ANALOG.threat_model if phy.rx_antennas == 1 else (
-        f"T1 and a base station with {phy.rx_antennas} receive antennas (only the clients' artificial noise counts "
-        "as privacy noise, model §5.2)")
+    threat = ANALOG.threat_model
     if phy.timing_offset != 0.0:  # the inflated noise covers the released ŝ, for replace-one neighbours (model §5.1)
         if config.privacy.relation != "replace":
             raise ValueError("privacy.relation: analog Gaussian's guarantee with chip-timing offsets is derived for "
@@ -171,8 +171,31 @@ def _analog(config, *, d: int, D: int):
                              f"transmit, model §5.1); got {config.privacy.relation!r}: use relation = \"replace\" "
                              "or remove phy.timing_offset")
         threat = ("T1 only (output observer of the released aggregate): with chip-timing offsets a base station that "
-                  "reads chip 0 of each symbol apart sees data and noise mixed with other weights (model §5.1)")
+                  "reads chip 0 of each symbol apart sees data and noise mixed with other weights (model §5.1); "
+                  + _analog_t2(config, d=d))
+    elif phy.rx_antennas > 1:
+        threat = (f"T1 only (output observer of the released aggregate; only the clients' artificial noise counts): "
+                  f"a base station with {phy.rx_antennas} receive antennas that keeps every antenna's signal can "
+                  "separate the clients spatially (model §5.2); " + _analog_t2(config, d=d))
     return RunAccountant("gaussian", **_common(config), threat_model=threat, clip_norm=R, noise_std=noise)
+
+
+def _analog_t2(config, *, d: int) -> str:
+    """The T2 line of analog Gaussian where the aggregate's guarantee does not cover the base station (model §5.2):
+    the same accounting with each client's own certain share of the artificial noise,
+    :func:`phy.analog_gaussian.client_noise_floor`, as the noise of a Gaussian mechanism on its update."""
+    from phy.analog_gaussian import client_noise_floor
+    from privacy import RunAccountant
+
+    phy, K, T = config.phy, int(config.training.clients_per_round), int(config.run.rounds)
+    std = client_noise_floor(phy, K=K, d=d, relation=config.privacy.relation) * float(phy.clip_norm) / phy.norm_bound(d)
+    where = "T2 (a base station that keeps its raw signals): bounded only by each client's own share of the artificial noise"
+    if std == 0.0:
+        return (f"{where}, which is 0 when the receiver noise alone may exceed the target (σ_n²/g_th ≥ σ_T²): "
+                "no T2 guarantee (model §5.2)")
+    eps = RunAccountant("gaussian", **_common(config), clip_norm=float(phy.clip_norm), noise_std=std).epsilon(rounds=T)
+    return (f"{where}, std ≥ {std:.6g} per client (K = {K} admitted at most), the same sampling and accountant: "
+            f"ε_T2 ≤ {eps:.4g} after {T} rounds at the same δ (derived, model §5.2)")
 
 
 CENTRAL = register_wiring(SchemeWiring(
