@@ -33,9 +33,9 @@ def _spread(rs) -> float:
     return float(rs.value("phy.delay_spread")) if _tdl(rs) else 0.0
 
 
-def subcarriers(d: int, n_c: int) -> int:
-    """B = ⌈d/n_c⌉: the subcarriers an update of d symbols occupies with n_c symbols each (model §5.1)."""
-    return -(-int(d) // int(n_c))
+def subcarriers(d: int, n_c: int, time_blocks: int = 1) -> int:
+    """⌈d/(n_c·B_t)⌉: the subcarriers an update of d symbols occupies with B_t blocks of n_c symbols each (model §5.1)."""
+    return -(-int(d) // (int(n_c) * int(time_blocks)))
 
 
 def _d(rs) -> int:
@@ -91,14 +91,14 @@ def _table(res, sets, out_dir: Path) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
-             "| case | scheme | profile | CSIT | delay spread [ns] | subcarriers B = ⌈d/n_c⌉ | band B·Δf [MHz] | accuracy | ε |",
+             "| case | scheme | profile | CSIT | delay spread [ns] | subcarriers B = ⌈d/(n_c·B_t)⌉ | band B·Δf [MHz] | accuracy | ε |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for rs in sets:
         acc = _acc(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
         if _tdl(rs):
             d, n_c = _d(rs), int(rs.value("phy.coherence_symbols"))
-            B = subcarriers(d, n_c)
+            B = subcarriers(d, n_c, int(rs.value("phy.tdl_time_blocks", 1)))
             band = f"{B * float(rs.value('phy.subcarrier_spacing')) / 1e6:.3g}"
             spread, csit = f"{_spread(rs) * 1e9:g}", str(rs.value("phy.inversion_csit", "stale"))
         else:

@@ -72,6 +72,21 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
     if cfg.fading_correlation == "tdl" and cfg.coherence_symbols is None:
         raise ValueError("fading_correlation = 'tdl' spreads the update over OFDM subcarriers, one per coherence block: "
                          "set phy.coherence_symbols (n_c, the update's slots per subcarrier)")
+    check_int_at_least("tdl_time_blocks", cfg.tdl_time_blocks, 1)
+    if cfg.tdl_time_blocks > 1:
+        from .channels.tdl import LOS_MODELS
+        from .coherence import MAX_EXACT_BLOCKS
+
+        if cfg.fading_correlation != "tdl":
+            raise ValueError(f"tdl_time_blocks = {cfg.tdl_time_blocks}: blocks in time on each OFDM subcarrier need "
+                             f"fading_correlation = 'tdl' (got {cfg.fading_correlation!r}); for aging without "
+                             "subcarriers use 'jakes-exact'")
+        if cfg.tdl_model in LOS_MODELS:
+            raise ValueError(f"tdl_time_blocks: the Doppler of TDL-{cfg.tdl_model}'s specular component is not modelled "
+                             "(model §5.1); use an NLoS tdl_model ('A', 'B', 'C') or tdl_time_blocks = 1")
+        if cfg.tdl_time_blocks > MAX_EXACT_BLOCKS:
+            raise ValueError(f"tdl_time_blocks must be ≤ {MAX_EXACT_BLOCKS} (the Clarke factor is B_t×B_t; got "
+                             f"{cfg.tdl_time_blocks}): raise coherence_symbols instead")
     if cfg.fading_correlation == "tdl" and cfg.rician_k != 0.0:
         raise ValueError("rician_k: the TDL profiles carry their own line of sight (A, B, C NLoS, every tap Rayleigh; "
                          "D, E the LoS K-factor of TR 38.901); remove phy.rician_k with fading_correlation = 'tdl' "

@@ -13,7 +13,8 @@ changes between blocks:
   A·Aᵀ = R[1:, 1:] − c·cᵀ (the Gaussian conditional law; A from an eigendecomposition, computed once per (B, lag
   step)), w ~ CN(0, I) from the same stream as above; at most :data:`MAX_EXACT_BLOCKS` blocks.
 - ``"tdl"``: the blocks are OFDM subcarriers of a TR 38.901 TDL channel (:mod:`phy.channels.tdl`):
-  E[h̃_{k,m}·h̃*_{k,m'}] = Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l), drawn from the taps given block 0 (any B).
+  E[h̃_{k,m}·h̃*_{k,m'}] = Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l), drawn from the taps given block 0 (any B); with
+  ``tdl_time_blocks`` = B_t > 1, B_t consecutive blocks per subcarrier and the taps a Clarke process over them.
 
 Block 0 is the round's Sionna draw :func:`phy.fading.draw_rayleigh` (so one block reproduces model §5 bit
 for bit); the innovations w_{k,m}, m ≥ 1, come from the keyed stream ``(seed, "fading-blocks", t)`` as one
@@ -153,8 +154,8 @@ def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlati
     """Small-scale fading h [K, B] complex128 of one round (E|h|² = 1), column 0 = :func:`draw_rayleigh`.
 
     ``rho``: the AR(1) coefficient ("jakes"); ``lag_x``: 2π·f_D·T_s·n_c ("jakes-exact", :func:`lag_step`);
-    ``tdl``: (model, delay spread [s], subcarrier spacing [Hz]) of the "tdl" subcarriers
-    (:func:`phy.channels.tdl.subcarrier_gains`)."""
+    ``tdl``: (model, delay spread [s], subcarrier spacing [Hz][, time blocks B_t, 2π·doppler·n_c]) of the "tdl"
+    subcarriers (:func:`phy.channels.tdl.subcarrier_gains`)."""
     t = int(round_index)
     h = np.empty((int(K), int(n_blocks)), dtype=np.complex128)
     h[:, 0] = draw_rayleigh(seed, t, K=K)
@@ -163,9 +164,11 @@ def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlati
 
         if tdl is None:
             raise ValueError("fading_correlation = 'tdl' needs its profile (tdl=(model, delay_spread, subcarrier_spacing))")
-        model, spread, spacing = tdl
+        model, spread, spacing, *time = tdl
+        time_blocks, x = time if time else (1, 0.0)
         h = subcarrier_gains(h[:, 0], seed=seed, round_index=t, n_blocks=int(n_blocks), model=model,
-                             delay_spread=float(spread), spacing=float(spacing))
+                             delay_spread=float(spread), spacing=float(spacing), time_blocks=int(time_blocks),
+                             lag_x=float(x))
     elif n_blocks > 1:
         w = stream(seed, "fading-blocks", t).standard_normal((n_blocks - 1, K, 2)) / math.sqrt(2.0)
         w = w[..., 0] + 1j * w[..., 1]

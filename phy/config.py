@@ -94,11 +94,16 @@ class PhyConfig:
         Blocks i.i.d., first-order Gauss–Markov with ρ = J₀(2π·doppler·n_c) between consecutive blocks, or the
         Clarke process with J₀(2π·doppler·n_c·Δ) between blocks Δ apart (model §5.1).
     doppler : float
-        f_D·T_s, the Doppler frequency times the slot duration (0 ≤ doppler ≤ 0.5; "jakes" only).
+        f_D·T_s, the Doppler frequency times the slot duration (0 ≤ doppler ≤ 0.5; "jakes", "jakes-exact", and
+        "tdl" with ``tdl_time_blocks`` > 1, where the slot is an OFDM symbol).
     tdl_model, delay_spread, subcarrier_spacing : str, float, float
         ``fading_correlation = "tdl"``: the blocks are OFDM subcarriers Δf = ``subcarrier_spacing`` [Hz] apart of
         the TR 38.901 profile TDL-``tdl_model`` ("A", "B", "C" NLoS; "D", "E" LoS, with the profile's own
         Rician K-factor, :attr:`los_k`) at delay spread ``delay_spread`` [s] (model §5.1, :mod:`phy.channels.tdl`).
+    tdl_time_blocks : int
+        ``fading_correlation = "tdl"``: B_t ≥ 1 consecutive coherence blocks of n_c slots on each subcarrier, the
+        taps following the Clarke process in time, J₀(2π·doppler·n_c·Δ) between blocks Δ apart (Doppler within the
+        update; NLoS profiles); 1: each subcarrier constant over its n_c symbols (model §5.1).
     rician_k : float
         Rician K-factor κ ≥ 0 (linear; 0: Rayleigh); not with a TDL profile (which carries its own).
     timing_offset : float
@@ -146,6 +151,7 @@ class PhyConfig:
     tdl_model: str = "A"
     delay_spread: float = 100e-9
     subcarrier_spacing: float = 30e3
+    tdl_time_blocks: int = 1
     rician_k: float = 0.0
     timing_offset: float = 0.0
     rx_antennas: int = 1

@@ -31,7 +31,8 @@ class LinkChannel:
         self.lag_x = lag_step(config) if config.fading_correlation == "jakes-exact" else 0.0
         self.los_k = float(config.los_k)  # Rician κ: rician_k, or a LoS TDL profile's own
         self.default = self.cell is None and self.los_k == 0.0
-        self.tdl = ((config.tdl_model, float(config.delay_spread), float(config.subcarrier_spacing))
+        self.tdl = ((config.tdl_model, float(config.delay_spread), float(config.subcarrier_spacing),
+                     int(config.tdl_time_blocks), lag_step(config))
                     if config.fading_correlation == "tdl" else None)  # OFDM subcarriers (phy.channels.tdl)
 
     def draw(self, round_index: int, *, clients=None, n_blocks: int = 1) -> np.ndarray:
@@ -87,5 +88,10 @@ class LinkChannel:
                              "doppler": float(cfg.doppler), "block_correlation": self.rho, "rician_k": self.los_k}
             if cfg.fading_correlation == "tdl":
                 out["fading"].update({"tdl_model": cfg.tdl_model, "delay_spread_s": float(cfg.delay_spread),
-                                      "subcarrier_spacing_hz": float(cfg.subcarrier_spacing)})
+                                      "subcarrier_spacing_hz": float(cfg.subcarrier_spacing),
+                                      "tdl_time_blocks": int(cfg.tdl_time_blocks)})
+                if cfg.tdl_time_blocks > 1:  # J₀(2π·doppler·n_c) between time blocks on one subcarrier
+                    from scipy.special import j0
+
+                    out["fading"]["time_block_correlation"] = float(j0(lag_step(cfg)))
         return out

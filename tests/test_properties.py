@@ -143,6 +143,7 @@ INVALID = {
                                                                                       allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.rician_k": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1e4, exclude_min=True,
                                                                                        allow_nan=False), NON_FINITE, NOT_NUMBER),
+    "phy.tdl_time_blocks": below(1),
     "phy.floras.pilots": not_in(("per-block", "stale")),
     "phy.rx_antennas": below(1),
     "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
@@ -259,6 +260,7 @@ VALID = {
     "phy.subcarrier_spacing": st.floats(min_value=1e-3, max_value=1e7),
     "phy.doppler": st.floats(min_value=0.0, max_value=0.5),
     "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
+    "phy.tdl_time_blocks": st.just(1),  # > 1 needs fading_correlation = "tdl" (tests/test_tdl_doppler.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
     "phy.rx_antennas": st.just(1),  # likewise several receive antennas (tests/test_antennas.py)

@@ -39,6 +39,24 @@ standard's K₁ = 13.3 dB and 22 dB are P_LoS over the first tap's Rayleigh powe
 renormalized to Σ p = 1 (what :func:`tdl_profile` returns), so the NLoS draw above is reused as it is. Then
 
     R[m, m'] = κ/(κ + 1) + Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l)/(κ + 1)       (:func:`frequency_correlation`).
+
+Doppler within the update (``phy.tdl_time_blocks`` = B_t > 1, NLoS profiles): each subcarrier carries B_t
+consecutive blocks of n_c OFDM symbols, block j on subcarrier ⌊j/B_t⌋ in time block b = j mod B_t, and every tap is
+a Clarke process in time (the Jakes spectrum Sionna's TDL gives its taps, taken exactly: a Gaussian process rather
+than a sum of sinusoids), independent over taps and clients:
+
+    a_{k,l}(b) with E[a_{k,l}(b)·a*_{k,l}(b')] = p_l·J₀(2π·f_D·T_s·n_c·(b − b')),   f_D·T_s = ``phy.doppler``,
+
+given a_{k,l}(0) (the draw above) by the Gaussian conditional law of :func:`phy.coherence.draw_blocks`'s
+"jakes-exact" (c, A from the J₀ matrix of the B_t time blocks) with innovations from the keyed stream
+(seed, "fading-tdl-doppler", t). Then h̃_{k,m,b} = Σ_l a_{k,l}(b)·exp(−j2π·m·Δf·τ_l) and the correlation is
+separable (derived):
+
+    E[h̃_{k,m,b}·h̃*_{k,m',b'}] = J₀(2π·f_D·T_s·n_c·(b − b'))·Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l).
+
+The symbols of one OFDM symbol see one channel (no inter-carrier interference: f_D ≪ Δf) and the channel is held
+over each block of n_c OFDM symbols (block fading in time, as for "jakes-exact"). The LoS profiles' specular
+component would rotate with its own Doppler shift f_D·cos θ, which is not modelled (refused).
 """
 
 from __future__ import annotations
@@ -103,19 +121,35 @@ def frequency_correlation(model: str, delay_spread: float, spacing: float, n_blo
 
 
 def subcarrier_gains(h0: np.ndarray, *, seed: int, round_index: int, n_blocks: int, model: str, delay_spread: float,
-                     spacing: float) -> np.ndarray:
-    """h̃ [K, B] complex128 on B subcarriers given block 0 ``h0`` [K] (module doc); column 0 is ``h0`` exactly.
+                     spacing: float, time_blocks: int = 1, lag_x: float = 0.0) -> np.ndarray:
+    """h̃ [K, B] complex128 on the update's B blocks given block 0 ``h0`` [K] (module doc); column 0 is ``h0`` exactly.
+
+    ``time_blocks`` = B_t: block j lies on subcarrier ⌊j/B_t⌋ and in time block j mod B_t, each tap a Clarke process
+    in time with J₀(lag_x·Δ) between time blocks Δ apart (``lag_x`` = 2π·doppler·n_c, module doc "Doppler within
+    the update"); B_t = 1 is the static draw, bit for bit.
 
     The scattered taps only (Σ p = 1); a LoS profile's specular part is added by :func:`phy.coherence.draw_blocks`
     with κ = :func:`los_k_factor`."""
     from ..randomness import stream
 
     tau, p = tdl_profile(model, float(delay_spread))
-    K, L = int(h0.shape[0]), int(tau.size)
+    K, L, B_t = int(h0.shape[0]), int(tau.size), int(time_blocks)
+    B_f = -(-int(n_blocks) // B_t)  # subcarriers
     z = stream(seed, "fading-tdl-taps", int(round_index)).standard_normal((K, L, 2)) / math.sqrt(2.0)
     z = (z[..., 0] + 1j * z[..., 1]) * np.sqrt(p)[None, :]
     a = h0[:, None] * p[None, :] + z - z.sum(axis=1, keepdims=True) * p[None, :]
-    phase = np.exp(-2j * math.pi * float(spacing) * np.outer(tau, np.arange(int(n_blocks), dtype=np.float64)))  # [L, B]
-    h = a @ phase
+    phase = np.exp(-2j * math.pi * float(spacing) * np.outer(tau, np.arange(B_f, dtype=np.float64)))  # [L, B_f]
+    if B_t == 1:
+        h = a @ phase
+    else:
+        from ..coherence import _clarke_factors
+
+        c, A = _clarke_factors(B_t, float(lag_x))
+        w = stream(seed, "fading-tdl-doppler", int(round_index)).standard_normal((K, L, B_t - 1, 2)) / math.sqrt(2.0)
+        w = (w[..., 0] + 1j * w[..., 1]) * np.sqrt(p)[None, :, None]
+        taps = np.empty((K, L, B_t), dtype=np.complex128)
+        taps[:, :, 0] = a
+        taps[:, :, 1:] = a[:, :, None] * c[None, None, :] + np.einsum("ij,klj->kli", A, w)
+        h = np.einsum("klb,lm->kmb", taps, phase).reshape(K, B_f * B_t)[:, : int(n_blocks)]
     h[:, 0] = h0
     return h

@@ -98,10 +98,13 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.fading_correlation": ("`iid`, `jakes`, `jakes-exact`, `tdl`", "blocks i.i.d., Gauss–Markov with ρ = J₀(2π·doppler·n_c) "
                                "between consecutive blocks, the Clarke process with J₀(2π·doppler·n_c·Δ) at every lag Δ, "
                                "or OFDM subcarriers of a TR 38.901 TDL profile (frequency-selective)"),
-    "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes`, `jakes-exact`)"),
+    "phy.doppler": ("[0, 0.5]", "f_D·T_s, Doppler frequency times slot duration (`jakes`, `jakes-exact`; `tdl` with `tdl_time_blocks` > 1, T_s the OFDM symbol)"),
     "phy.tdl_model": ("`A`, `B`, `C`, `D`, `E`", "TR 38.901 TDL profile of the subcarriers (`fading_correlation = \"tdl\"`; A–C NLoS, D, E LoS with the profile's K-factor)"),
     "phy.delay_spread": ("(0, 10⁻⁵]", "DS [s] scaling the TDL profile's delays (`tdl`; TR 38.901 Table 7.7.3-1: 10–1 000 ns)"),
     "phy.subcarrier_spacing": ("(0, 10⁷]", "Δf [Hz] between the subcarriers that carry consecutive blocks (`tdl`)"),
+    "phy.tdl_time_blocks": ("integer ≥ 1 (≤ 4 096)", "B_t consecutive blocks of n_c OFDM symbols on each subcarrier (`tdl`): the taps a Clarke "
+                            "process in time with J₀(2π·doppler·n_c·Δ) between blocks Δ apart (Doppler within the update, "
+                            "NLoS profiles; [model §5.1](model.md#sec-5-1)); 1: constant over the subcarrier's symbols"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
     "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, channel inversion, analog Gaussian with τ_max/L_eff < 1/2)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
