@@ -194,8 +194,9 @@ def _analog_t2(config, *, d: int) -> str:
         return (f"{where}, which is 0 when the receiver noise alone may exceed the target (σ_n²/g_th ≥ σ_T²): "
                 "no T2 guarantee (model §5.2)")
     eps = RunAccountant("gaussian", **_common(config), clip_norm=float(phy.clip_norm), noise_std=std).epsilon(rounds=T)
-    return (f"{where}, std ≥ {std:.6g} per client (K = {K} admitted at most), the same sampling and accountant: "
-            f"ε_T2 ≤ {eps:.4g} after {T} rounds at the same δ (derived, model §5.2)")
+    return (f"{where}, std ≥ {std:.6g} per client (K = {K} admitted at most), the same sampling and accountant "
+            f"(amplification assumes the base station does not learn who was sampled): ε_T2 ≤ {eps:.4g} after {T} "
+            "rounds at the same δ (derived, model §5.2)")
 
 
 CENTRAL = register_wiring(SchemeWiring(
@@ -208,7 +209,7 @@ CENTRAL = register_wiring(SchemeWiring(
 ANALOG = register_wiring(SchemeWiring(
     scheme="analog-gaussian", label="analog Gaussian", mechanism="gaussian", accountant=_analog,
     threat_model=("T1 and a single-antenna base station (it sees only the superposition; the receiver noise counts "
-                  "as privacy noise)"),
+                  "as privacy noise; client-sampling amplification assumes it does not learn who was sampled)"),
     calibrated={"noise_multiplier": Calibrated("analog-gaussian.noise_multiplier", increasing=False,
                                                bracket=(1e-4, 1e5), noiseless=("analog-gaussian.noise_multiplier", 0.0))},
     style={"color": "tab:olive"},
