@@ -4,7 +4,7 @@ The update over OFDM subcarriers of a TR 38.901 TDL channel (``phy.fading_correl
 accuracy of every case (channel inversion flat, with one subcarrier's CSIT over the band at two delay spreads, and
 per subcarrier; analog Gaussian per subcarrier; the line-of-sight TDL-D cases), mean over seeds with the min–max
 range as error bars. The ``.table.md`` lists every case with its profile, delay spread, its subcarriers
-B = ⌈d/n_c⌉ and the band B·Δf they span.
+B = ⌈d/(n_c·B_t)⌉, the band B·Δf they span and its time blocks (Doppler within the update).
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     profiles = " or ".join(sorted({_profile(rs) for rs in sets if _tdl(rs)}))
     caption = (f"Frequency selectivity (model §5.1): the update over OFDM subcarriers Δf = {cfg.get('subcarrier_spacing'):g} Hz "
                f"apart of a TR 38.901 {profiles} channel (the case's profile in the table; TDL-D and -E add a specular "
-               "tap at delay 0, the same on every subcarrier), n_c symbols per subcarrier; 'stale': every "
-               "subcarrier inverted with subcarrier 0's channel, 'per-subcarrier': each with its own (admission and ρ per "
-               f"subcarrier). SNR {cfg.get('snr_db')} dB, no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
+               "tap at delay 0, the same on every subcarrier), n_c symbols per subcarrier, or B_t time blocks of n_c "
+               "symbols with Doppler where the table says so; 'stale': every block inverted with block 0's channel, "
+               "'per-subcarrier' / 'per-block': each with its own (admission and ρ per block). SNR {cfg.get('snr_db')} dB, no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
                f"Mean over seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, sets, out_dir))
@@ -91,8 +91,9 @@ def _table(res, sets, out_dir: Path) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
-             "| case | scheme | profile | CSIT | delay spread [ns] | subcarriers B = ⌈d/(n_c·B_t)⌉ | band B·Δf [MHz] | accuracy | ε |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| case | scheme | profile | CSIT | delay spread [ns] | subcarriers B = ⌈d/(n_c·B_t)⌉ | band B·Δf [MHz] | "
+             "time blocks B_t × n_c symbols, f_D·T_s | accuracy | ε |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for rs in sets:
         acc = _acc(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
@@ -101,9 +102,11 @@ def _table(res, sets, out_dir: Path) -> Path:
             B = subcarriers(d, n_c, int(rs.value("phy.tdl_time_blocks", 1)))
             band = f"{B * float(rs.value('phy.subcarrier_spacing')) / 1e6:.3g}"
             spread, csit = f"{_spread(rs) * 1e9:g}", str(rs.value("phy.inversion_csit", "stale"))
+            B_t = int(rs.value("phy.tdl_time_blocks", 1))
+            time = f"{B_t} × {n_c}, {float(rs.value('phy.doppler', 0.0)):g}" if B_t > 1 else f"1 × {n_c}, static"
         else:
-            B, band, spread, csit = 1, "—", "flat", "one block"
-        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {_profile(rs)} | {csit} | {spread} | {B} | {band} | "
+            B, band, spread, csit, time = 1, "—", "flat", "one block", "—"
+        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {_profile(rs)} | {csit} | {spread} | {B} | {band} | {time} | "
                      f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | {eps if math.isinf(eps) else round(eps, 4)} |")
     path = Path(out_dir) / f"{STEM}.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
