@@ -18,6 +18,8 @@ from phy.channel_inversion import ChannelInversionAggregator, ChannelInversionLi
 from phy.config import PhyConfig
 from phy.csit_aging import analog_block_lengths
 
+from stale_probe import stale_weights  # tests/stale_probe.py
+
 
 def _cfg(**kw):
     base = dict(scheme="channel-inversion", snr_db=20.0, normalization="clip", clip_norm=1.0)
@@ -89,14 +91,7 @@ def test_aged_weights_follow_the_ar1_law():
     rho_b = float(j0(2.0 * math.pi * doppler * n_c))  # ≈ 0.90
     cfg = _cfg(snr_db=90.0, g_th=g, coherence_symbols=n_c, fading_correlation="jakes", doppler=doppler)
     link = ChannelInversionLink(cfg, K=K, seed=12)
-    s = np.zeros((K, n_c * B))
-    for k in range(K):
-        s[k, k::n_c] = 1.0
-    w = []
-    for t in range(T):
-        rnd = link.run_round(s, round_index=t)
-        w.append(rnd.s_hat.reshape(B, n_c)[:, :K].T[rnd.admitted])  # [K', B]
-    w = np.concatenate(w)
+    w = stale_weights(link, K=K, n_c=n_c, B=B, T=T)  # [Σ K′, B] (tests/stale_probe.py)
     n = w.shape[0]
     inv_h2 = math.exp(g) * float(exp1(g))  # E[1/|h_0|² | |h_0|² ≥ g]
     inv_h4 = math.exp(g) * (math.exp(-g) / g - float(exp1(g)))  # E[1/|h_0|⁴ | |h_0|² ≥ g]

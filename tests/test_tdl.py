@@ -15,6 +15,8 @@ from phy.coherence import draw_blocks
 from phy.config import PhyConfig
 from phy.fading import draw_rayleigh
 
+from stale_probe import stale_weights  # tests/stale_probe.py
+
 # (normalized delay, power [dB]) of the first taps; the tap count of each profile (TR 38.901 §7.7.2)
 TABLE = {
     "A": (23, [(0.0, -13.4), (0.3819, 0.0), (0.4025, -2.2), (0.5868, -4.0), (0.4610, -6.0), (0.5375, -8.2)]),
@@ -131,14 +133,7 @@ def test_stale_csit_weights_over_subcarriers_follow_the_profiles_correlation():
                          coherence_symbols=n_c, fading_correlation="tdl", tdl_model="A", delay_spread=ds,
                          subcarrier_spacing=df)
     link = ChannelInversionLink(cfg, K=K, seed=12)
-    s = np.zeros((K, n_c * B))
-    for k in range(K):
-        s[k, k::n_c] = 1.0
-    w = []
-    for t in range(T):
-        rnd = link.run_round(s, round_index=t)
-        w.append(rnd.s_hat.reshape(B, n_c)[:, :K].T[rnd.admitted])  # [K', B]
-    w = np.concatenate(w)
+    w = stale_weights(link, K=K, n_c=n_c, B=B, T=T)  # [Σ K′, B] (tests/stale_probe.py)
     n = w.shape[0]
     inv_h2 = math.exp(g) * float(exp1(g))  # E[1/|h_0|² | |h_0|² ≥ g]
     inv_h4 = math.exp(g) * (math.exp(-g) / g - float(exp1(g)))  # E[1/|h_0|⁴ | |h_0|² ≥ g]

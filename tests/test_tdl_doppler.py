@@ -18,6 +18,8 @@ from phy.coherence import draw_blocks
 from phy.config import PhyConfig
 from phy.fading import draw_rayleigh
 
+from stale_probe import stale_weights  # tests/stale_probe.py
+
 
 def _predicted(model, ds, df, B, B_t, x) -> np.ndarray:
     """R [B, B] = J₀(x·|b − b'|)·Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l), block j = (m, b) = (⌊j/B_t⌋, j mod B_t)."""
@@ -83,14 +85,7 @@ def test_stale_csit_weights_age_in_time_and_across_the_band():
                          subcarrier_spacing=df, tdl_time_blocks=B_t, doppler=doppler)
     link = ChannelInversionLink(cfg, K=K, seed=12)
     assert link.channel.describe()["fading"]["time_block_correlation"] == pytest.approx(j0(x), rel=1e-12)
-    s = np.zeros((K, n_c * B))
-    for k in range(K):
-        s[k, k::n_c] = 1.0
-    w = []
-    for t in range(T):
-        rnd = link.run_round(s, round_index=t)
-        w.append(rnd.s_hat.reshape(B, n_c)[:, :K].T[rnd.admitted])  # [K', B]
-    w = np.concatenate(w)
+    w = stale_weights(link, K=K, n_c=n_c, B=B, T=T)  # [Σ K′, B] (tests/stale_probe.py)
     n = w.shape[0]
     inv_h2 = math.exp(g) * float(exp1(g))  # E[1/|h_0|² | |h_0|² ≥ g]
     for j in range(B):
