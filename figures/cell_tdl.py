@@ -80,7 +80,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                f"apart of a TR 38.901 {profiles} channel (the case's profile in the table; TDL-D and -E add a specular "
                "tap at delay 0, the same on every subcarrier), n_c symbols per subcarrier, or B_t time blocks of n_c "
                "symbols with Doppler where the table says so; 'stale': every block inverted with block 0's channel, "
-               "'per-subcarrier' / 'per-block': each with its own (admission and ρ per block). SNR {cfg.get('snr_db')} dB, no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
+               f"'per-subcarrier' / 'per-block': each with its own (admission and ρ per block). SNR {cfg.get('snr_db')} dB, "
+               "no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
                f"Mean over seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, sets, out_dir))

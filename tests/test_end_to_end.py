@@ -294,6 +294,8 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
     for suffix in (".png", ".pdf"):
         assert (figs / f"cell_tdl_accuracy{suffix}").stat().st_size > 5_000
+    caption = (figs / "cell_tdl_accuracy.caption.txt").read_text()
+    assert "SNR 20.0 dB" in caption and "{" not in caption  # every placeholder formatted
     table = (figs / "cell_tdl_accuracy.table.md").read_text()
     row = next(line for line in table.splitlines() if line.startswith("| channel-inversion-stale-300ns "))
     d = 64 * 64 + 64 + 64 * 10 + 10  # the digits MLP (64-64-10): 4 810 parameters
