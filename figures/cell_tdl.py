@@ -100,10 +100,10 @@ def _table(res, sets, out_dir: Path) -> Path:
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
         if _tdl(rs):
             d, n_c = _d(rs), int(rs.value("phy.coherence_symbols"))
-            B = subcarriers(d, n_c, int(rs.value("phy.tdl_time_blocks", 1)))
+            B_t = int(rs.value("phy.tdl_time_blocks", 1))
+            B = subcarriers(d, n_c, B_t)
             band = f"{B * float(rs.value('phy.subcarrier_spacing')) / 1e6:.3g}"
             spread, csit = f"{_spread(rs) * 1e9:g}", str(rs.value("phy.inversion_csit", "stale"))
-            B_t = int(rs.value("phy.tdl_time_blocks", 1))
             time = f"{B_t} × {n_c}, {float(rs.value('phy.doppler', 0.0)):g}" if B_t > 1 else f"1 × {n_c}, static"
         else:
             B, band, spread, csit, time = 1, "—", "flat", "one block", "—"

@@ -59,7 +59,8 @@ from .link_records import BaselineRecord, fmt
 from .normalization import denormalize, normalize
 from .schemes import SchemeSpec, register_scheme
 
-__all__ = ["artificial_noise_variance", "guaranteed_noise_std", "AnalogGaussianParams", "AnalogGaussianAggregator"]
+__all__ = ["artificial_noise_variance", "target_noise_std", "timing_inflation", "guaranteed_noise_std", "client_noise_floor",
+           "AnalogGaussianParams", "AnalogGaussianAggregator"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,16 @@ def artificial_noise_variance(*, target_std: float, receiver_variance: float, rh
     return max(0.0, target_std**2 - receiver_variance / rho)
 
 
+def target_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
+    """σ_T = z·S [ŝ units]: the noise multiplier times the sum's sensitivity S (2C replace-one, C add/remove)."""
+    return float(config.of("analog-gaussian").noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
+
+
+def timing_inflation(config: PhyConfig) -> float:
+    """The clients' noise-variance factor 1/(1 − 2a_max)² with chip-timing offsets (model §5.1); 1 without."""
+    return noise_inflation(max_leakage(config)) if config.timing_offset != 0.0 else 1.0
+
+
 def guaranteed_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
     """The total noise std [ŝ units] that every admitted round is certain to carry (for the accountant).
 
@@ -97,7 +108,7 @@ def guaranteed_noise_std(config: PhyConfig, *, d: int, relation: str) -> float:
     (ρ = min |h_k|², unbounded above, so the receiver share can be arbitrarily small): z·S.
     With N_r = ``rx_antennas`` > 1 the receiver noise is not counted (model §5.2): z·S.
     """
-    target = float(config.of("analog-gaussian").noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
+    target = target_noise_std(config, d=d, relation=relation)
     if config.rho_rule == "threshold" and config.rx_antennas == 1:
         return max(target, float(np.sqrt(receiver_noise_variance(config) / config.g_th)))
     return target
@@ -114,10 +125,9 @@ def client_noise_floor(config: PhyConfig, *, K: int, d: int, relation: str) -> f
     post-processing it learns at most the Gaussian mechanism of std √v on client k's update (derived).
     0 when the receiver noise alone may exceed the target at one antenna (no T2 guarantee).
     """
-    target = float(config.of("analog-gaussian").noise_multiplier) * sum_sensitivity(config.norm_bound(d), relation)
+    target = target_noise_std(config, d=d, relation=relation)
     counted = receiver_noise_variance(config) / config.g_th if config.rx_antennas == 1 else 0.0
-    inflation = noise_inflation(max_leakage(config)) if config.timing_offset != 0.0 else 1.0
-    return float(np.sqrt(max(0.0, target**2 - counted) * inflation / int(K)))
+    return float(np.sqrt(max(0.0, target**2 - counted) * timing_inflation(config) / int(K)))
 
 
 class AnalogGaussianAggregator:
@@ -143,7 +153,7 @@ class AnalogGaussianAggregator:
         self.channel_uses = analog_channel_uses(d=self.d, L=config.L, resource=config.resource)
         self.per_block = per_block_csit(self.config, self.d)  # CSIT and admission per coherence block (model §5.1)
         # chip-timing offsets: the clients' noise inflation 1/(1 − 2a_max)² (model §5.1; 1 without offsets)
-        self.inflation = noise_inflation(max_leakage(config)) if config.timing_offset != 0.0 else 1.0
+        self.inflation = timing_inflation(config)
 
     def _per_block(self, chunks, t: int, clients) -> AggregationResult:
         """A round with the CSIT re-acquired per coherence block (:mod:`phy.csit_blocks`): per-block ρ_m, σ_a,m."""

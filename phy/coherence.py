@@ -45,7 +45,7 @@ from .fading import draw_rayleigh
 from .randomness import stream
 
 __all__ = ["CORRELATIONS", "PILOT_MODES", "MAX_EXACT_BLOCKS", "CoherencePlan", "coherence_plan", "block_correlation",
-           "lag_step", "check_exact_blocks", "draw_blocks"]
+           "lag_step", "check_exact_blocks", "clarke_factors", "draw_blocks"]
 
 CORRELATIONS = ("iid", "jakes", "jakes-exact", "tdl")
 MAX_EXACT_BLOCKS = 4096  # "jakes-exact" holds a B×B factor: 128 MB at this size
@@ -137,7 +137,7 @@ def check_exact_blocks(config, d: int) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _clarke_factors(n_blocks: int, x: float) -> tuple[np.ndarray, np.ndarray]:
+def clarke_factors(n_blocks: int, x: float) -> tuple[np.ndarray, np.ndarray]:
     """(c [B−1], A [B−1, B−1]) of the Clarke process given block 0: R = J₀(x·|m − m'|), c = R[1:, 0],
     A·Aᵀ = R[1:, 1:] − c·cᵀ (eigendecomposition; rounding's tiny negative eigenvalues set to 0)."""
     from scipy.special import j0
@@ -182,7 +182,7 @@ def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlati
             if n_blocks > MAX_EXACT_BLOCKS:
                 raise ValueError(f"fading_correlation = 'jakes-exact' takes at most {MAX_EXACT_BLOCKS} blocks (got {n_blocks}); "
                                  "raise coherence_symbols or use 'jakes'")
-            c, A = _clarke_factors(int(n_blocks), float(lag_x))
+            c, A = clarke_factors(int(n_blocks), float(lag_x))
             h[:, 1:] = h[:, :1] * c[None, :] + (A @ w).T
         else:
             raise ValueError(f"fading_correlation must be one of {{{', '.join(CORRELATIONS)}}} (got {correlation!r})")

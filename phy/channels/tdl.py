@@ -142,9 +142,9 @@ def subcarrier_gains(h0: np.ndarray, *, seed: int, round_index: int, n_blocks: i
     if B_t == 1:
         h = a @ phase
     else:
-        from ..coherence import _clarke_factors
+        from ..coherence import clarke_factors
 
-        c, A = _clarke_factors(B_t, float(lag_x))
+        c, A = clarke_factors(B_t, float(lag_x))
         w = stream(seed, "fading-tdl-doppler", int(round_index)).standard_normal((K, L, B_t - 1, 2)) / math.sqrt(2.0)
         w = (w[..., 0] + 1j * w[..., 1]) * np.sqrt(p)[None, :, None]
         taps = np.empty((K, L, B_t), dtype=np.complex128)
