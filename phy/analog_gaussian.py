@@ -70,7 +70,8 @@ class AnalogGaussianParams(CentralGaussianParams):
     scheme_name: ClassVar[str] = "analog-gaussian"
 
     def check(self, phy, *, K: int, d: int | None, active: bool) -> None:
-        """Also: with coherence blocks only per-block CSIT (model §5.1): under block 0's CSIT a client's share
+        """Also: with coherence blocks only per-block CSIT (model §5.1; "per-subcarrier" with one time block is the
+        same): under CSIT kept over later blocks a client's share
         Re(h_(k,m)/h_(k,0))·s_k is unbounded, so the sensitivity of model §9.1 fails. Timing offsets need
         a_max = τ_max/L_eff < 1/2 (the noise inflation 1/(1 − 2a_max)², module docstring)."""
         super().check(phy, K=K, d=d, active=active)
@@ -79,10 +80,10 @@ class AnalogGaussianParams(CentralGaussianParams):
                              f"inflated by 1/(1 − 2τ_max/L_eff)², model §5.1); got τ_max = {phy.timing_offset!r} with "
                              f"L_eff = {chips_per_symbol(phy)} chips per symbol: use timing_offset < "
                              f"{chips_per_symbol(phy) / 2:g} or resource = 'equal'")
-        if active and phy.coherence_symbols is not None and phy.inversion_csit != "per-block" and (
-                d is None or int(phy.coherence_symbols) < int(d)):
+        own = phy.inversion_csit == "per-block" or (phy.inversion_csit == "per-subcarrier" and phy.tdl_time_blocks == 1)
+        if active and phy.coherence_symbols is not None and not own and (d is None or int(phy.coherence_symbols) < int(d)):
             raise ValueError("inversion_csit: scheme 'analog-gaussian' with coherence_symbols needs inversion_csit = "
-                             "'per-block' (with block 0's CSIT kept over the update its clients' shares "
+                             "'per-block' (with CSIT kept over later blocks its clients' shares "
                              "Re(h_(k,m)/h_(k,0))·s_k are unbounded, so its sensitivity fails, model §5.1)")
 
 

@@ -104,7 +104,7 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
                                  f"remove phy.{key} or phy.timing_offset")
     check_antennas(cfg, spec)
     check_csi_error(cfg, spec)
-    check_inversion_csit(cfg)
+    check_inversion_csit(cfg, spec)
     level = CHANNELS.index(spec.channel)
     if spec.channel != "none":
         if (cfg.has_cell or cfg.los_k != 0.0) and level < CHANNELS.index("cell"):
@@ -151,12 +151,19 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
                          f"use rx_antennas = 1 or csi_error = 0")
 
 
-def check_inversion_csit(cfg: "PhyConfig") -> None:
-    """``inversion_csit`` (model §5.1): "stale" (block 0's CSIT over the update) or "per-block" (re-acquired per
-    coherence block, perfect CSI: one estimation error per round is what ``csi_error`` models)."""
+def check_inversion_csit(cfg: "PhyConfig", spec=None) -> None:
+    """``inversion_csit`` (model §5.1): "stale" (block 0's CSIT over the update), "per-block" (re-acquired per
+    coherence block) or "per-subcarrier" (each TDL subcarrier's first time block, kept over its B_t time blocks);
+    the last two with perfect CSI (one estimation error per round is what ``csi_error`` models)."""
     from .csit_blocks import CSIT_MODES
 
     check_choice("inversion_csit", cfg.inversion_csit, CSIT_MODES)
-    if cfg.inversion_csit == "per-block" and cfg.csi_error != 0.0:
-        raise ValueError(f"inversion_csit: per-block CSIT with csi_error = {cfg.csi_error!r} is not modelled (csi_error draws "
-                         "one estimation error per round); use csi_error = 0 or inversion_csit = 'stale'")
+    if spec is not None and cfg.inversion_csit != "stale" and spec.name not in ("channel-inversion", "analog-gaussian"):
+        raise ValueError(f"inversion_csit: {cfg.inversion_csit!r} applies to schemes 'channel-inversion' and "
+                         f"'analog-gaussian' only (got scheme {spec.name!r}); remove phy.inversion_csit")
+    if cfg.inversion_csit != "stale" and cfg.csi_error != 0.0:
+        raise ValueError(f"inversion_csit: {cfg.inversion_csit} CSIT with csi_error = {cfg.csi_error!r} is not modelled "
+                         "(csi_error draws one estimation error per round); use csi_error = 0 or inversion_csit = 'stale'")
+    if cfg.inversion_csit == "per-subcarrier" and cfg.fading_correlation != "tdl":
+        raise ValueError(f"inversion_csit: 'per-subcarrier' needs OFDM subcarriers, fading_correlation = 'tdl' (got "
+                         f"{cfg.fading_correlation!r}); use 'per-block' or 'stale' for blocks in time")

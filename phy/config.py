@@ -114,9 +114,11 @@ class PhyConfig:
     csi_error : float
         σ_e² ≥ 0, the clients' relative channel-estimation error E|ĥ_k − h_k|²/E|h_k|² (model §5.1,
         :mod:`phy.csi_error`); channel inversion only, N_r = 1; 0: perfect CSI (default).
-    inversion_csit : {"stale", "per-block"}
+    inversion_csit : {"stale", "per-block", "per-subcarrier"}
         With coherence blocks, channel inversion and analog Gaussian: the CSIT of block 0 kept over the update
-        (:mod:`phy.csit_aging`) or re-acquired per block with per-block admission (:mod:`phy.csit_blocks`); model §5.1.
+        (:mod:`phy.csit_aging`), re-acquired per block with per-block admission, or (``fading_correlation = "tdl"``)
+        each subcarrier's CSIT from its first time block kept over its ``tdl_time_blocks`` (:mod:`phy.csit_blocks`);
+        model §5.1.
     params : tuple of (scheme, parameters)
         The ``[phy.<scheme>]`` sub-tables given (only those differing from the scheme's defaults
         are kept); :meth:`of` returns any scheme's parameters, defaults filled in.

@@ -15,6 +15,19 @@ averages each block over its own contributors: x̂^i = (K/K′_m)·(R/C·ŝ^i + 
 sets depend on the channel only, a replaced client moves Σ_m ‖Δ_m‖² ≤ S², and every non-empty block carries noise of
 std ≥ σ_T (and ≥ σ_n/√g_th with ρ = g_th), so the analog Gaussian ε holds; the rescaling is post-processing.
 
+Per-subcarrier CSIT, stale in time (``inversion_csit = "per-subcarrier"``, ``fading_correlation = "tdl"`` with
+``tdl_time_blocks`` = B_t; model §5.1): block j lies on subcarrier ⌊j/B_t⌋ in time block j mod B_t, and the clients
+measure every subcarrier once, at the update's start: block j's CSIT is ĥ_{k,j} = h_{k,c(j)}, c(j) = B_t·⌊j/B_t⌋
+(the subcarrier's time block 0). Admission |ĥ_{k,j}|² ≥ g_th and ρ_j follow from ĥ (so they are the same in every
+time block of a subcarrier), client k sends (√ρ_j/ĥ_{k,j})·s_k^i, and the real part received is
+
+    y^i = √ρ_j·Σ_{k∈A_j} w_{k,j}·s_k^i + n^i,   w_{k,j} = Re(h_{k,j}/ĥ_{k,j})  (exactly 1 where c(j) = j),
+
+the stale-CSIT law of :mod:`phy.csit_aging` per subcarrier: with the Clarke taps E[w_{k,j} | ĥ] = J₀(x·b),
+Var[w_{k,j} | ĥ] = (1 − J₀(x·b)²)/(2|ĥ_{k,j}|²), x = 2π·doppler·n_c, b = j mod B_t (no frequency term: each subcarrier
+is its own reference). Transmit power depends on ĥ only; the server averages block j over A_j as above. B_t = 1 is
+"per-block" bit for bit (every block is its own reference). One pilot per subcarrier instead of one per block.
+
 Noise: the keyed blocks of :mod:`phy.blocks` (purposes as the one-block link) drawn at unit std and scaled per
 entry, so results do not depend on ``chunk_size`` or on how the clients are chunked.
 """
@@ -30,25 +43,46 @@ from .blocks import chunk_ranges, fill_block_noise
 from .csit_aging import add_weighted_rows, analog_block_lengths
 from .normalization import normalize
 
-__all__ = ["CSIT_MODES", "per_block_csit", "BlockAdmission", "BlockRound", "block_admission", "aggregate_per_block"]
+__all__ = ["CSIT_MODES", "per_block_csit", "csit_columns", "BlockAdmission", "BlockRound", "block_admission",
+           "aggregate_per_block"]
 
-CSIT_MODES = ("stale", "per-block")
+CSIT_MODES = ("stale", "per-block", "per-subcarrier")
 
 
 def per_block_csit(config, d: int) -> bool:
-    """True when the round re-acquires the CSIT per coherence block (``inversion_csit = "per-block"``, B > 1)."""
-    return config.inversion_csit == "per-block" and analog_block_lengths(d, config.coherence_symbols).size > 1
+    """True when the round admits per coherence block (``inversion_csit`` "per-block" or "per-subcarrier", B > 1)."""
+    return config.inversion_csit in ("per-block", "per-subcarrier") and \
+        analog_block_lengths(d, config.coherence_symbols).size > 1
+
+
+def csit_columns(config, n_blocks: int) -> np.ndarray:
+    """c [B] int64: the block whose channel is block j's CSIT: j ("per-block"), or B_t·⌊j/B_t⌋, the subcarrier's
+    first time block ("per-subcarrier", B_t = ``tdl_time_blocks``; module docstring)."""
+    j = np.arange(int(n_blocks), dtype=np.int64)
+    if config.inversion_csit == "per-subcarrier":
+        b_t = int(config.tdl_time_blocks)
+        return (j // b_t) * b_t
+    return j
 
 
 @dataclass(frozen=True)
 class BlockAdmission:
     """One round's per-block admission: h [K, B] complex128, admitted [K, B] bool, rho [B] (0 where K′_m = 0),
-    lengths [B] entries per block."""
+    lengths [B] entries per block, h_hat [K, B] the CSIT of every block (h itself with "per-block")."""
 
     h: np.ndarray
     admitted: np.ndarray
     rho: np.ndarray
     lengths: np.ndarray
+    h_hat: np.ndarray
+
+    @property
+    def weights(self) -> np.ndarray:
+        """[K, B] float64: 1[k ∈ A_j]·w_{k,j}, w = Re(h/ĥ) where the CSIT is another block's, exactly 1 where it is
+        the block's own (module docstring)."""
+        own = self.h_hat is self.h
+        w = np.ones(self.h.shape) if own else np.where(self.h_hat == self.h, 1.0, np.real(self.h / self.h_hat))
+        return w * self.admitted
 
     @property
     def counts(self) -> np.ndarray:
@@ -69,15 +103,19 @@ class BlockRound:
 
 
 def block_admission(link, round_index: int, *, d: int, clients=None) -> BlockAdmission:
-    """Draw the round's B blocks (the channel of :class:`phy.link_channel.LinkChannel`) and admit per block."""
+    """Draw the round's B blocks (the channel of :class:`phy.link_channel.LinkChannel`) and admit per block on each
+    block's CSIT (:func:`csit_columns`)."""
     from .channel_inversion import admitted_mask, inversion_factor
 
     cfg = link.config
     lengths = analog_block_lengths(d, cfg.coherence_symbols)
     h = link.channel.draw(int(round_index), clients=clients, n_blocks=lengths.size)
-    adm = admitted_mask(h, g_th=cfg.g_th)
-    rho = np.array([inversion_factor(h[:, m], adm[:, m], g_th=cfg.g_th, rule=cfg.rho_rule) for m in range(lengths.size)])
-    return BlockAdmission(h, adm, rho, lengths)
+    cols = csit_columns(cfg, lengths.size)
+    h_hat = h if np.array_equal(cols, np.arange(lengths.size)) else h[:, cols]
+    adm = admitted_mask(h_hat, g_th=cfg.g_th)
+    rho = np.array([inversion_factor(h_hat[:, m], adm[:, m], g_th=cfg.g_th, rule=cfg.rho_rule)
+                    for m in range(lengths.size)])
+    return BlockAdmission(h, adm, rho, lengths, h_hat)
 
 
 def _noise(link, purpose: str, t: int, std_entry: np.ndarray) -> np.ndarray:
@@ -99,22 +137,26 @@ def aggregate_per_block(link, chunks, *, K: int, d: int, round_index: int, clien
 
     cfg, t = link.config, int(round_index)
     ba = block_admission(link, t, d=d, clients=clients)
-    w = ba.admitted.astype(np.float64)  # 0/1 block weights: Σ_k 1[k ∈ A_m(i)]·s_k^i
+    w = ba.admitted.astype(np.float64)  # 0/1 block weights: Σ_k 1[k ∈ A_m(i)]·x_k^i (the server's reference)
+    w_rx = w if ba.h_hat is ba.h else ba.weights  # what the channel applies: 1[k ∈ A_j]·Re(h_{k,j}/ĥ_{k,j})
     s_sum, raw, mu_m, power, scale = np.zeros(d), np.zeros(d), np.zeros(ba.lengths.size), np.zeros(K), 0.0
+    y_sum = s_sum if w_rx is w else np.zeros(d)  # Σ_{A_j} w_{k,j}·s_k, what the receiver sees; s_sum: Σ_{A_j} s_k
     for rows, x in stream_chunks(chunks, K=K, d=d):
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
         scale = nz.scale
         add_weighted_rows(s_sum, nz.s, w[rows], ba.lengths)
+        if y_sum is not s_sum:
+            add_weighted_rows(y_sum, nz.s, w_rx[rows], ba.lengths)
         add_weighted_rows(raw, x, w[rows], ba.lengths)
         add_rows(mu_m, w[rows], nz.mu)  # Σ_{k∈A_m} μ_k, row by row (chunk-invariant)
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = (ba.rho[None, :] * np.mean(nz.s**2, axis=1)[:, None] / np.abs(ba.h[rows]) ** 2) * w[rows]
+            p = (ba.rho[None, :] * np.mean(nz.s**2, axis=1)[:, None] / np.abs(ba.h_hat[rows]) ** 2) * w[rows]
         power[rows] = np.nan_to_num(p).max(axis=1)
     counts = ba.counts
     live = counts > 0
     rx_var = receiver_noise_variance(cfg)
     rx_std = np.where(live, np.sqrt(rx_var / np.where(live, ba.rho, 1.0)), 0.0)
-    s_hat = s_sum + _noise(link, "channel-inversion-noise", t, ba.per_entry(rx_std))
+    s_hat = y_sum + _noise(link, "channel-inversion-noise", t, ba.per_entry(rx_std))
     figures = {"receiver_noise_std": float(rx_std[live].mean()) if live.any() else 0.0}
     if artificial is not None:
         target, counted = artificial
@@ -123,7 +165,7 @@ def aggregate_per_block(link, chunks, *, K: int, d: int, round_index: int, clien
         figures.update(artificial_noise_std=float(np.sqrt(var_a[live]).mean()) if live.any() else 0.0,
                        noise_std_effective=float(np.sqrt(rx_std[live] ** 2 + var_a[live]).mean()) if live.any() else 0.0,
                        receiver_noise_exceeds_target=float(np.mean(rx_std[live] > target)) if live.any() else 0.0)
-        power += np.nan_to_num((ba.rho * var_a / np.maximum(counts, 1))[None, :] / np.abs(ba.h) ** 2 * w).max(axis=1)
+        power += np.nan_to_num((ba.rho * var_a / np.maximum(counts, 1))[None, :] / np.abs(ba.h_hat) ** 2 * w).max(axis=1)
     factor = np.where(live, K / np.maximum(counts, 1), 0.0)  # K/K′_m: FedAvg's /K is block m's mean over A_m
     f_entry, mu_entry = ba.per_entry(factor), ba.per_entry(mu_m)
     estimate = f_entry * (scale * s_hat + mu_entry)

@@ -109,6 +109,10 @@ def test_options_are_one_line_errors_naming_the_key():
     bad = [
         (dict(inversion_csit="fresh"), "inversion_csit must be one of"),
         (dict(inversion_csit="per-block", csi_error=0.1, coherence_symbols=10), "inversion_csit: per-block CSIT"),
+        (dict(inversion_csit="per-subcarrier", coherence_symbols=10, fading_correlation="tdl", csi_error=0.1),
+         "inversion_csit: per-subcarrier CSIT with csi_error"),
+        (dict(inversion_csit="per-subcarrier", coherence_symbols=10, fading_correlation="jakes-exact", doppler=0.01),
+         r"inversion_csit: 'per-subcarrier' needs OFDM subcarriers, fading_correlation = 'tdl' \(got 'jakes-exact'\)"),
     ]
     for kw, msg in bad:
         with pytest.raises(ValueError, match="^" + msg):
@@ -116,5 +120,13 @@ def test_options_are_one_line_errors_naming_the_key():
     with pytest.raises(ValueError, match=r"^inversion_csit: scheme 'analog-gaussian'.*'per-block'") as info:
         _cfg("analog-gaussian", inversion_csit="stale").validate(K=4, d=1000)
     assert "\n" not in str(info.value)
+    tdl = dict(fading_correlation="tdl", inversion_csit="per-subcarrier")
+    with pytest.raises(ValueError, match=r"^inversion_csit: scheme 'analog-gaussian'.*'per-block'"):
+        _cfg("analog-gaussian", tdl_time_blocks=2, doppler=0.01, **tdl).validate(K=4, d=1000)
+    _cfg("analog-gaussian", **tdl).validate(K=4, d=1000)  # one time block: per-block itself
     _cfg("analog-gaussian").validate(K=4, d=1000)
+    for mode in ("per-block", "per-subcarrier"):  # a scheme without channel inversion: refused, not ignored
+        with pytest.raises(ValueError, match=rf"^inversion_csit: '{mode}' applies to schemes 'channel-inversion' and "
+                                             r"'analog-gaussian' only \(got scheme 'floras'\)"):
+            _cfg("floras", inversion_csit=mode, fading_correlation="tdl").validate(K=4, d=1000)
     _cfg("analog-gaussian", inversion_csit="stale", coherence_symbols=1000).validate(K=4, d=1000)  # one block

@@ -149,7 +149,7 @@ INVALID = {
     "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
                                    NON_FINITE, NOT_NUMBER),
     "phy.csi_error": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), NON_FINITE, NOT_NUMBER),
-    "phy.inversion_csit": not_in(("stale", "per-block")),
+    "phy.inversion_csit": not_in(("stale", "per-block", "per-subcarrier")),
     "privacy.delta": outside_open_unit(),
     "privacy.level": not_in(("client", "item")),
     "privacy.relation": not_in(("replace", "add-remove")),
@@ -265,7 +265,7 @@ VALID = {
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
     "phy.rx_antennas": st.just(1),  # likewise several receive antennas (tests/test_antennas.py)
     "phy.csi_error": st.just(0.0),  # > 0 for channel inversion only (tests/test_csi_error.py)
-    "phy.inversion_csit": st.sampled_from(("stale", "per-block")),
+    "phy.inversion_csit": st.just("stale"),  # the default scheme is FLORAS; the other modes: tests/test_csit_blocks.py
     "privacy.delta": st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     "privacy.level": st.sampled_from(("client", "item")),
     "privacy.relation": st.just("replace"),  # add-remove needs level = item at client sampling without replacement

@@ -92,3 +92,100 @@ def test_stale_csit_weights_age_in_time_and_across_the_band():
         var = (1.0 - abs(r[j]) ** 2) * inv_h2 / 2.0
         assert abs(w[:, j].mean() - r[j].real) < 5.0 * math.sqrt(var / n) + 1e-3, (j, w[:, j].mean(), r[j])
     assert r[1].real == pytest.approx(j0(x)) and abs(r[1].real - 1.0) > 0.1  # time block 1 has aged visibly
+
+
+def _per_subcarrier(**kw) -> PhyConfig:
+    base = dict(scheme="channel-inversion", snr_db=90.0, normalization="clip", clip_norm=100.0, fading_correlation="tdl",
+                tdl_model="A", delay_spread=300e-9, subcarrier_spacing=30e3, inversion_csit="per-subcarrier")
+    return PhyConfig.make(**{**base, **kw})
+
+
+def _probe(K: int, n_c: int, B: int) -> np.ndarray:
+    """x [K, n_c·B]: client k sends +1 on entry k and −1 on entry K + k of every block (zero mean, so μ_k = 0 and,
+    unclipped, the estimate's entry (j, k) is (K/K′_j)·w_{k,j}·1[k ∈ A_j])."""
+    x = np.zeros((K, n_c * B))
+    for k in range(K):
+        x[k, k::n_c], x[k, K + k::n_c] = 1.0, -1.0
+    return x
+
+
+def test_per_subcarrier_csit_inverts_each_subcarrier_at_its_first_time_block():
+    """inversion_csit = "per-subcarrier" (model §5.1): block j = (subcarrier ⌊j/B_t⌋, time block j mod B_t) takes the
+    CSIT h_{k,c(j)}, c(j) = B_t·⌊j/B_t⌋; admission |h_{k,c(j)}|² ≥ g_th; the estimate's entry (j, k) is
+    (K/K′_j)·Re(h_{k,j}/h_{k,c(j)}) for admitted k, 0 otherwise. Predicted from the channel's own draw and c(j) written
+    here. Bugs caught: block 0's CSIT for the whole update ("stale"), re-acquisition per block (every weight 1), time
+    and frequency swapped in c(j), admission on h_{k,j} instead of the CSIT, the divisor K′ of another block."""
+    from phy.channel_inversion import ChannelInversionAggregator
+    from phy.link_channel import LinkChannel
+
+    K, n_c, B_t, n_sub, g = 6, 12, 3, 4, 0.3
+    B = B_t * n_sub
+    cfg = _per_subcarrier(g_th=g, coherence_symbols=n_c, tdl_time_blocks=B_t, doppler=0.02)
+    x = _probe(K, n_c, B)
+    agg = ChannelInversionAggregator(cfg, K=K, d=x.shape[1], seed=3)
+    channel = LinkChannel(cfg, K=K, seed=3)
+    c = (np.arange(B) // B_t) * B_t
+    seen_weight_not_one = seen_admission_change = False
+    for t in range(6):
+        h = channel.draw(t, n_blocks=B)
+        csit = h[:, c]
+        adm = np.abs(csit) ** 2 >= g
+        w = np.where(adm, np.real(h / csit), 0.0)
+        res = agg.aggregate(x, round_index=t)
+        est = res.sum_estimate.reshape(B, n_c)
+        f = np.where(adm.any(axis=0), K / np.maximum(adm.sum(axis=0), 1), 0.0)  # K/K′_j
+        for j in range(B):
+            expected = f[j] * w[:, j]
+            np.testing.assert_allclose(est[j, :K], expected, rtol=0, atol=1e-3)
+            np.testing.assert_allclose(est[j, K:2 * K], -expected, rtol=0, atol=1e-3)
+        # the clipped error is against what the clients asked the channel to deliver, (K/K′_j)·Σ_{A_j} x_k: entry
+        # (j, k) is off by f_j·(w_{k,j} − 1), so clipped NMSE = Σ f_j²(w − 1)² / Σ f_j² over admitted (k, j)
+        predicted = np.sum((f * (w - 1.0)) ** 2 * adm) / np.sum(f**2 * adm)
+        assert res.diagnostics["clipped_nmse"] == pytest.approx(predicted, rel=1e-3, abs=1e-6)
+        seen_weight_not_one |= bool(np.any(np.abs(w[adm] - 1.0) > 0.1))
+        seen_admission_change |= bool(np.any(adm[:, ::B_t] != adm[:, :1]))
+    assert seen_weight_not_one and seen_admission_change  # the probe can tell the three CSIT modes apart
+
+
+def test_per_subcarrier_csit_weights_follow_the_clarke_law_in_time_only():
+    """Over the admitted clients, w_{k,j} = Re(h_{k,j}/h_{k,c(j)}) has mean J₀(x·b) and variance
+    (1 − J₀(x·b)²)·e^g·E₁(g)/2, b = j mod B_t, x = 2π·doppler·n_c (model §5.1: the stale law per subcarrier, with no
+    frequency term). Read off the aggregator's estimate (entry (j, k)·K′_j/K) with K′_j from the channel's draw;
+    5σ tolerances from that variance. A frequency term (block 0 of subcarrier 0 as the reference) would give the
+    TDL-A correlation at 300 ns over 30 kHz subcarriers, |R_f(1)| = 0.74, at b = 0 on later subcarriers."""
+    from phy.channel_inversion import ChannelInversionAggregator
+    from phy.link_channel import LinkChannel
+
+    K, n_c, B_t, n_sub, g, doppler, T = 6, 12, 3, 4, 0.1, 0.02, 300
+    B, x_lag = B_t * n_sub, 2 * math.pi * doppler * n_c
+    cfg = _per_subcarrier(g_th=g, coherence_symbols=n_c, tdl_time_blocks=B_t, doppler=doppler, subcarrier_spacing=1e6)
+    x = _probe(K, n_c, B)
+    agg = ChannelInversionAggregator(cfg, K=K, d=x.shape[1], seed=8)
+    channel = LinkChannel(cfg, K=K, seed=8)
+    c = (np.arange(B) // B_t) * B_t
+    samples = [[] for _ in range(B_t)]
+    for t in range(T):
+        adm = np.abs(channel.draw(t, n_blocks=B)[:, c]) ** 2 >= g
+        est = agg.aggregate(x, round_index=t).sum_estimate.reshape(B, n_c)[:, :K]
+        for j in range(B):
+            if adm[:, j].any():
+                samples[j % B_t].append(est[j, adm[:, j]] * adm[:, j].sum() / K)
+    inv_h2 = math.exp(g) * float(exp1(g))
+    for b in range(B_t):
+        w = np.concatenate(samples[b])
+        r = j0(x_lag * b)
+        var = (1.0 - r**2) * inv_h2 / 2.0
+        assert abs(w.mean() - r) < 5.0 * math.sqrt(var / w.size) + 1e-6, (b, w.mean(), r)
+    assert abs(j0(x_lag) - 1.0) > 0.4  # time block 1 has aged visibly (J₀(1.51) = 0.50)
+
+
+def test_per_subcarrier_with_one_time_block_is_per_block_bit_for_bit():
+    from phy.channel_inversion import ChannelInversionAggregator
+
+    K, d = 8, 400
+    x = np.random.default_rng(3).standard_normal((K, d)) * 0.05
+    a = ChannelInversionAggregator(_per_subcarrier(coherence_symbols=20, inversion_csit="per-block", snr_db=20.0),
+                                   K=K, d=d, seed=1)
+    b = ChannelInversionAggregator(_per_subcarrier(coherence_symbols=20, snr_db=20.0), K=K, d=d, seed=1)
+    for t in range(3):
+        assert np.array_equal(a.aggregate(x, round_index=t).sum_estimate, b.aggregate(x, round_index=t).sum_estimate)

@@ -111,8 +111,9 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
                                 "FLORAS, channel inversion, analog Gaussian only, and no FLORAS ε"),
     "phy.csi_error": ("≥ 0", "σ_e², relative channel-estimation error E|ĥ−h|²/E|h|² of the clients "
                              "([model §5.1](model.md#sec-5-1)); > 0: channel inversion with rx_antennas = 1 only; 0: perfect CSI"),
-    "phy.inversion_csit": ("`stale`, `per-block`", "with coherence blocks, channel inversion and analog Gaussian: block 0's CSIT "
-                                                  "kept over the update, or re-acquired with admission per block "
+    "phy.inversion_csit": ("`stale`, `per-block`, `per-subcarrier`", "with coherence blocks, channel inversion and analog Gaussian: "
+                                                  "block 0's CSIT kept over the update, re-acquired with admission per block, or "
+                                                  "(`tdl`) each subcarrier's first time block kept over its `tdl_time_blocks` "
                                                   "([model §5.1](model.md#sec-5-1)); analog Gaussian needs `per-block`"),
     # [privacy]
     "privacy.delta": ("(0, 1)", "δ of the ε column"),
