@@ -61,7 +61,7 @@ class LazyClients:
     def __init__(self, population):
         self.population = population
         self.M = int(population.M)
-        self.min_size = int(population.min_size)
+        self.min_size = int(getattr(population, "min_train_size", population.min_size))
         self.input_shape = tuple(population.input_shape)
 
     def sizes(self, clients) -> np.ndarray:

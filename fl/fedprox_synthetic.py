@@ -34,6 +34,13 @@ Held-out test set (choice): ``test_clients`` clients drawn uniformly without rep
 population by the stream ``(seed, "synthetic-test-clients")``, each contributing ``test_per_client``
 fresh examples from its own distribution (stream ``(seed, "synthetic-client-test", k)``): the global
 model is judged on the population's mixture of client distributions, on examples no client trains on.
+
+Validation split (``validation_fraction`` = f ∈ [0, 1), for choosing hyper-parameters, never the test set; model
+§10): every client keeps its first D_k − round(f·D_k) examples for training and holds out the last round(f·D_k)
+(the same D_k rows are generated, so the training rows are those of f = 0, bit for bit). The validation set is the
+held-out rows, at most ``test_per_client`` of each, of ``test_clients`` clients drawn uniformly without
+replacement by the stream ``(seed, "synthetic-validation-clients")``: rows no client trains on, from the same
+mixture of client distributions as the test set, and disjoint from the test set's examples.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ class FedProxSynthetic:
     min_size, max_size : n_min ≥ 1 and the cap n_max ≥ n_min (examples per client)
     test_clients, test_per_client : the held-out test set's clients and examples per client
     shared_model : every client labels with one shared (W, b) (module docstring)
+    validation_fraction : f ∈ [0, 1), the share of each client's examples held out (module docstring)
     """
 
     seed: int
@@ -89,6 +97,7 @@ class FedProxSynthetic:
     test_clients: int = 100
     test_per_client: int = 50
     shared_model: bool = False
+    validation_fraction: float = 0.0
 
     name = "fedprox"
 
@@ -105,6 +114,12 @@ class FedProxSynthetic:
             raise ValueError(f"data.fedprox.shared_model must be true or false (got {self.shared_model!r})")
         if isinstance(self.size_mu, bool) or not isinstance(self.size_mu, (int, float)) or not np.isfinite(self.size_mu):
             raise ValueError(f"data.fedprox.size_mu must be a finite number (got {self.size_mu!r})")
+        f = self.validation_fraction
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0.0 <= f < 1.0:
+            raise ValueError(f"data.validation_fraction must be a number in [0, 1) (got {f!r})")
+        if self.train_size(self.min_size) < 1:
+            raise ValueError(f"data.validation_fraction = {f!r} holds out every example of a client of data.fedprox."
+                             f"min_size = {self.min_size}; lower the fraction or raise min_size")
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -118,7 +133,17 @@ class FedProxSynthetic:
     def source(self) -> str:
         return (f"FedProx Synthetic(alpha={self.alpha}, beta={self.beta}), M={self.M}, F={self.features}, "
                 f"C={self.classes}, sizes min({self.min_size} + lognormal({self.size_mu}, {self.size_sigma}), "
-                f"{self.max_size}) (generated per client, seeded)")
+                f"{self.max_size}) (generated per client, seeded)"
+                + (f", {self.validation_fraction:g} of each client held out" if self.validation_fraction else ""))
+
+    def train_size(self, D: int) -> int:
+        """D − round(f·D): the examples a client of D examples trains on (module docstring)."""
+        return int(D) - int(round(float(self.validation_fraction) * int(D)))
+
+    @property
+    def min_train_size(self) -> int:
+        """The smallest client's training examples, a lower bound on every client's (the accountant's D)."""
+        return self.train_size(self.min_size)
 
     def _check(self, k: int) -> int:
         k = int(k)
@@ -154,18 +179,42 @@ class FedProxSynthetic:
         return x, np.argmax(logits, axis=1).astype(np.int32)
 
     def size(self, k: int) -> int:
-        """D_k, the examples of client k (one draw of its stream)."""
-        return self._size(stream(self.seed, "synthetic-client", self._check(k)).standard_normal())
+        """Client k's training examples: D_k (one draw of its stream) less the held-out round(f·D_k)."""
+        return self.train_size(self._size(stream(self.seed, "synthetic-client", self._check(k)).standard_normal()))
 
     def sizes(self, clients) -> np.ndarray:
-        """``[K] int64`` D_k of the given clients."""
+        """``[K] int64`` the training examples of the given clients (:meth:`size`)."""
         return np.array([self.size(k) for k in np.asarray(clients).reshape(-1)], dtype=np.int64)
 
-    def client_data(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Client k's training data: ``x [D_k, F] float32``, ``y [D_k] int32`` (module docstring)."""
+    def _all_data(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         rng = stream(self.seed, "synthetic-client", self._check(k))
         model = self._model(rng)
         return self._draw(rng, model, model.size)
+
+    def client_data(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Client k's training data: ``x [n, F] float32``, ``y [n] int32``, n = :meth:`size` (module docstring)."""
+        x, y = self._all_data(k)
+        n = self.train_size(y.size)
+        return (x, y) if n == y.size else (x[:n], y[:n])
+
+    def validation_client_ids(self) -> np.ndarray:
+        """The validation set's clients, ``[min(test_clients, M)] int64`` sorted (their own stream)."""
+        n = min(int(self.test_clients), int(self.M))
+        return np.sort(stream(self.seed, "synthetic-validation-clients").choice(self.M, size=n, replace=False)).astype(np.int64)
+
+    def validation_set(self) -> tuple[np.ndarray, np.ndarray]:
+        """The held-out rows of the validation clients, at most ``test_per_client`` each (module docstring):
+        ``x [n, F] float32``, ``y [n] int32``; needs ``validation_fraction`` > 0."""
+        if not self.validation_fraction > 0:
+            raise ValueError("data.evaluate_on = 'validation' needs data.validation_fraction > 0 (got 0)")
+        xs, ys = [], []
+        for k in self.validation_client_ids():
+            x, y = self._all_data(int(k))
+            start = self.train_size(y.size)
+            stop = min(y.size, start + int(self.test_per_client))
+            xs.append(x[start:stop])
+            ys.append(y[start:stop])
+        return np.concatenate(xs), np.concatenate(ys)
 
     def test_client_ids(self) -> np.ndarray:
         """The held-out test set's clients, ``[min(test_clients, M)] int64`` sorted."""

@@ -175,3 +175,64 @@ def test_quick_scenario_runs_end_to_end_and_its_metrics_do_not_depend_on_the_chu
     record = json.loads((tmp_path / "chunked" / "config.json").read_text())
     assert record["derived"]["partition"]["kind"] == "population" and record["derived"]["M"] == 1000
     assert record["derived"]["D"] == 50 and record["derived"]["n_test"] == 50 * 20
+
+
+def test_validation_split_holds_out_the_last_rows_of_every_client():
+    """validation_fraction = f (docs/fl.md, [data.fedprox]): client k trains on its first D_k − round(f·D_k) rows,
+    the same rows as with f = 0 (reference draws by hand); the validation set is the held-out rows, at most
+    test_per_client each, of test_clients clients from the stream (seed, "synthetic-validation-clients"), and shares
+    no row with any client's training rows nor with the test set. Bugs caught: held-out rows still trained on, the
+    first rows held out (the training rows would then differ from f = 0's), the test set used for validation."""
+    f, kw = 0.25, dict(features=6, classes=3, min_size=8, max_size=60, test_clients=5, test_per_client=4)
+    pop = FedProxSynthetic(seed=3, M=500, validation_fraction=f, **kw)
+    base = FedProxSynthetic(seed=3, M=500, **kw)
+    for k in (0, 11, 499):
+        rx, ry, *_ = _reference_client(3, k, alpha=1.0, beta=1.0, F=6, C=3, n_min=8, n_max=60, mu=4.0, sigma=2.0)
+        n = rx.shape[0] - int(round(f * rx.shape[0]))
+        x, y = pop.client_data(k)
+        np.testing.assert_array_equal(x, rx[:n])
+        np.testing.assert_array_equal(y, ry[:n])
+        assert pop.size(k) == n and base.size(k) == rx.shape[0]
+        np.testing.assert_array_equal(base.client_data(k)[0], rx)
+    assert pop.min_train_size == 8 - 2 and LazyClients(pop).min_size == 6
+    ids = pop.validation_client_ids()
+    expected_ids = np.sort(stream(3, "synthetic-validation-clients").choice(500, size=5, replace=False))
+    np.testing.assert_array_equal(ids, expected_ids)
+    vx, vy = pop.validation_set()
+    parts, start = [], 0
+    for k in ids:
+        rx, ry, *_ = _reference_client(3, int(k), alpha=1.0, beta=1.0, F=6, C=3, n_min=8, n_max=60, mu=4.0, sigma=2.0)
+        n = rx.shape[0] - int(round(f * rx.shape[0]))
+        held = min(rx.shape[0] - n, 4)
+        np.testing.assert_array_equal(vx[start:start + held], rx[n:n + held])
+        np.testing.assert_array_equal(vy[start:start + held], ry[n:n + held])
+        assert not np.isin(vx[start:start + held], pop.client_data(int(k))[0]).any()
+        start += held
+    assert start == vx.shape[0] > 0
+    assert not np.isin(vx, pop.test_set()[0]).any()
+    with pytest.raises(ValueError, match=r"needs data\.validation_fraction > 0"):
+        base.validation_set()
+
+
+def test_fedprox_tuning_runs_evaluate_on_the_validation_split(tmp_path):
+    """A run with data.validation_fraction > 0 and evaluate_on = "validation" (what floras tune sets) trains on the
+    kept rows and reports the validation set's size as its n_test; the accountant's D is min_size − round(f·min_size)
+    (the smallest client's training rows); a fraction that leaves fewer rows than a batch is a one-line error."""
+    from scenarios import api
+
+    path = ROOT / "scenarios" / "examples" / "synthetic_quick.toml"
+    rows = api.run(path, out=tmp_path / "val", overrides={"run.rounds": 1, "data.validation_fraction": 0.2,
+                                                          "data.evaluate_on": "validation"})
+    assert 0.0 <= rows[-1]["test_accuracy"] <= 1.0
+    record = json.loads((tmp_path / "val" / "config.json").read_text())
+    cfg = scenario_from_dict(record["config"])
+    pop = FedProxSynthetic(seed=cfg.run.seed, M=cfg.partition.clients, features=cfg.data.fedprox.features,
+                           min_size=cfg.data.fedprox.min_size, max_size=cfg.data.fedprox.max_size,
+                           test_clients=cfg.data.fedprox.test_clients, test_per_client=cfg.data.fedprox.test_per_client,
+                           shared_model=cfg.data.fedprox.shared_model, validation_fraction=0.2)
+    assert record["derived"]["n_test"] == pop.validation_set()[1].size
+    n_min = cfg.data.fedprox.min_size
+    assert record["derived"]["D"] == n_min - int(round(0.2 * n_min))
+    with pytest.raises(ValueError, match=r"^data\.validation_fraction = 0\.9 leaves the smallest client") as info:
+        scenario_from_dict(_fedprox(), {"data.validation_fraction": 0.9})
+    assert "\n" not in str(info.value)

@@ -108,8 +108,9 @@ def _local_dataset_size(config) -> int:
     from fl.sizes import examples_per_client, train_size
 
     p = config.partition
-    if config.data.name == "fedprox":  # a population: the smallest client bounds D (the worst case q = B/D)
-        return int(config.data.fedprox.min_size)
+    if config.data.name == "fedprox":  # a population: the smallest client bounds D (the worst case q = B/D), less
+        n_min, v = int(config.data.fedprox.min_size), float(config.data.validation_fraction)  # its held-out rows
+        return n_min - int(round(v * n_min))
     n = train_size(config.data, seed=config.run.seed)
     return max(1, examples_per_client(n, p.clients, kind=p.kind, shards_per_client=p.shards_per_client))
 

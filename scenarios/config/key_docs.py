@@ -16,7 +16,7 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "data.synthetic_features": ("≥ 1", "feature dimension of `synthetic`"),
     "data.synthetic_classes": ("≥ 2", "classes of `synthetic`"),
     "data.validation_fraction": ("[0, 1)", "share of the training set held out as a stratified validation split "
-                                           "(used by `floras tune`; 0: none)"),
+                                           "(`fedprox`: of every client's examples) (used by `floras tune`; 0: none)"),
     "data.evaluate_on": ("`test`, `validation`", "set behind `test_loss` / `test_accuracy` (`validation` needs "
                                                 "`validation_fraction` > 0)"),
     # [data.fedprox]

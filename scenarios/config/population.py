@@ -49,6 +49,11 @@ def validate_population(config) -> None:
     if isinstance(t.batch_size, int) and t.batch_size > f.min_size:
         raise ValueError(f"training.batch_size must be ≤ data.fedprox.min_size = {f.min_size} (the smallest client) "
                          f"for data.name = 'fedprox' (got {t.batch_size}); lower the batch size or raise min_size")
-    if config.data.validation_fraction != 0.0:
-        raise ValueError("data.validation_fraction must be 0 for data.name = 'fedprox' (its test set is drawn apart "
-                         f"from the training data, see docs/fl.md) (got {config.data.validation_fraction})")
+    v = config.data.validation_fraction
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v < 1.0 and isinstance(f.min_size, int) \
+            and isinstance(t.batch_size, int):
+        kept = f.min_size - int(round(v * f.min_size))  # the smallest client's training examples (docs/fl.md)
+        if t.batch_size > kept:
+            raise ValueError(f"data.validation_fraction = {v!r} leaves the smallest client (data.fedprox.min_size = "
+                             f"{f.min_size}) {kept} training examples, fewer than training.batch_size = {t.batch_size}; "
+                             "lower the fraction or the batch size, or raise min_size")

@@ -110,10 +110,16 @@ def _population(config: ScenarioConfig):
     population = FedProxSynthetic(seed=config.run.seed, M=config.partition.clients, alpha=f.alpha, beta=f.beta,
                                   features=f.features, classes=f.classes, size_mu=f.size_mu, size_sigma=f.size_sigma,
                                   min_size=f.min_size, max_size=f.max_size, test_clients=f.test_clients,
-                                  test_per_client=f.test_per_client, shared_model=f.shared_model)
+                                  test_per_client=f.test_per_client, shared_model=f.shared_model,
+                                  validation_fraction=float(config.data.validation_fraction))
     x_train, y_train = population.train_sample(config.training.train_eval_size)
-    x_test, y_test = population.test_set()
-    data = Dataset("fedprox", x_train, y_train, x_test, y_test, population.num_classes, population.source)
+    source = population.source
+    if config.data.evaluate_on == "validation":  # hyper-parameter selection never sees the test set (model §10)
+        x_test, y_test = population.validation_set()
+        source += "; evaluated on the held-out rows of the validation clients"
+    else:
+        x_test, y_test = population.test_set()
+    data = Dataset("fedprox", x_train, y_train, x_test, y_test, population.num_classes, source)
     return data, None, LazyClients(population)
 
 
