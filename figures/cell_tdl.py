@@ -2,7 +2,8 @@
 
 The update over OFDM subcarriers of a TR 38.901 TDL channel (``phy.fading_correlation = "tdl"``): final test
 accuracy of every case (channel inversion flat, with one subcarrier's CSIT over the band at two delay spreads, and
-per subcarrier; analog Gaussian per subcarrier; the line-of-sight TDL-D cases), mean over seeds with the min–max
+per subcarrier; analog Gaussian per subcarrier; the line-of-sight TDL-D cases; Doppler within the update with stale,
+per-block and per-subcarrier CSIT), mean over seeds with the min–max
 range as error bars. The ``.table.md`` lists every case with its profile, delay spread, its subcarriers
 B = ⌈d/(n_c·B_t)⌉, the band B·Δf they span and its time blocks (Doppler within the update).
 """
@@ -79,8 +80,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     caption = (f"Frequency selectivity (model §5.1): the update over OFDM subcarriers Δf = {cfg.get('subcarrier_spacing'):g} Hz "
                f"apart of a TR 38.901 {profiles} channel (the case's profile in the table; TDL-D and -E add a specular "
                "tap at delay 0, the same on every subcarrier), n_c symbols per subcarrier, or B_t time blocks of n_c "
-               "symbols with Doppler where the table says so; 'stale': every block inverted with block 0's channel, "
-               f"'per-subcarrier' / 'per-block': each with its own (admission and ρ per block). SNR {cfg.get('snr_db')} dB, "
+               "symbols with Doppler where the table says so. CSIT: 'stale', every block inverted with block 0's "
+               "channel; 'per-block', each block with its own (admission and ρ per block; without time blocks one "
+               "pilot per subcarrier, the labels '…-per-subcarrier-…'); 'per-subcarrier', each subcarrier's first time "
+               f"block kept over its B_t time blocks (labels '…-per-subcarrier-stale-…'). SNR {cfg.get('snr_db')} dB, "
                "no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
                f"Mean over seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)

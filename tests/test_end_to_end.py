@@ -291,6 +291,10 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     assert acc["channel-inversion-stale-300ns-tdl-d"] > acc["channel-inversion-stale-300ns"] + 0.1, acc
     assert acc["channel-inversion-stale-300ns-tdl-d"] > 0.6, acc
     assert acc["channel-inversion-per-block-300ns-120kmh"] > 0.6, acc  # per-block CSIT inverts every time block too
+    # one pilot per subcarrier at the update's start: enough at 3 km/h (J₀ ≥ 0.94 over the 9 time blocks), not at
+    # 30 km/h (J₀ falls to −0.40: later blocks arrive with inverted sign)
+    slow, fast = acc["channel-inversion-per-subcarrier-stale-300ns-3kmh"], acc["channel-inversion-per-subcarrier-stale-300ns-30kmh"]
+    assert slow > 0.6 and fast < slow - 0.1, acc
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
     for suffix in (".png", ".pdf"):
         assert (figs / f"cell_tdl_accuracy{suffix}").stat().st_size > 5_000
@@ -304,3 +308,4 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     assert "| TDL-A | one block |" not in table and "| channel-inversion | channel-inversion | flat | one block |" in table
     assert "| channel-inversion-stale-300ns | channel-inversion | TDL-A | stale |" in table
     assert "| channel-inversion-stale-1000ns-tdl-d | channel-inversion | TDL-D | stale | 1000 |" in table
+    assert "| channel-inversion-per-subcarrier-stale-300ns-30kmh | channel-inversion | TDL-A | per-subcarrier | 300 |" in table
