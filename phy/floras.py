@@ -115,7 +115,13 @@ class FlorasAggregator:
         else:  # several pilots: the entry-weighted mean of each pilot's conditional variance
             V_hat = float(sum(f * link.conditional_variance(r, np.arange(p.N)) for f, r in zip(rnd.pilot_share, rnd.r_ref_blocks)))
         w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap)
-        if w != 1.0:
+        if p.receiver_scope == "block" and rnd.r_ref_blocks is not None and p.noise_estimate == "pilots":
+            # each pilot's entries weighted by the rule on its own V̂_m (model §6.4); w reported as the entry mean
+            w_m = np.array([receiver_weight(p.receiver, gamma=link.gamma, cap=p.receiver_cap,
+                                            V_hat=link.conditional_variance(r, np.arange(p.N))) for r in rnd.r_ref_blocks])
+            estimate = w_m[self.plan.indices()[1]] * estimate
+            w = float(np.asarray(rnd.pilot_share) @ w_m)
+        elif w != 1.0:
             estimate = w * estimate
         err = relative_error(estimate, raw)
         diag = {"V": rnd.V, "V_hat": V_hat, "weight": w, "gamma": float(link.gamma), "nmse": err,

@@ -7,7 +7,8 @@ from typing import ClassVar
 
 from .checks import check_choice, check_finite_positive, check_int_at_least
 
-__all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RECEIVERS", "NOISE_ESTIMATES", "PILOT_MODES"]
+__all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RECEIVERS", "NOISE_ESTIMATES", "PILOT_MODES",
+           "RECEIVER_SCOPES"]
 
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")
@@ -15,6 +16,7 @@ PATHS = ("auto", "fast", "chip", "sufficient")
 RECEIVERS = ("plain", "inverse-variance", "capped")
 NOISE_ESTIMATES = ("pilots", "energy")
 PILOT_MODES = ("per-block", "stale")
+RECEIVER_SCOPES = ("round", "block")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class FlorasParams:
         w = min(receiver_cap, γ²/V̂). Post-processing under T1: ε is unchanged.
     receiver_cap : float > 0
         w_max of the "capped" rule (4.0).
+    receiver_scope : {"round", "block"}
+        With several pilots (``pilots = "per-block"`` and coherence blocks): one weight for the round from the
+        entry-weighted mean of the pilots' V̂ ("round"), or each pilot's entries weighted by the rule on that pilot's
+        own V̂_m ("block", model §6.4). The same with one pilot. Post-processing under T1 either way.
     noise_estimate : {"pilots", "energy"}
         V̂ from the pilot outputs r^s (the exact conditional variance, default) or from the energy of
         the release, ‖ŝ‖²/(b²d).
@@ -57,6 +63,7 @@ class FlorasParams:
     receiver_cap: float = 4.0
     noise_estimate: str = "pilots"
     pilots: str = "per-block"
+    receiver_scope: str = "round"
 
     moved_from: ClassVar[dict] = {}
 
@@ -68,6 +75,10 @@ class FlorasParams:
         check_finite_positive("floras.receiver_cap", self.receiver_cap)
         check_choice("floras.noise_estimate", self.noise_estimate, NOISE_ESTIMATES)
         check_choice("floras.pilots", self.pilots, PILOT_MODES)
+        check_choice("floras.receiver_scope", self.receiver_scope, RECEIVER_SCOPES)
+        if self.receiver_scope == "block" and self.noise_estimate != "pilots":
+            raise ValueError(f"floras.receiver_scope = 'block' needs floras.noise_estimate = 'pilots' (each pilot's own "
+                             f"conditional variance; got {self.noise_estimate!r})")
         check_int_at_least("floras.N", self.N, K if active else 1)
         if not active:
             return

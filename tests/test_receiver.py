@@ -235,3 +235,52 @@ def test_link_reports_the_clipped_error_in_db_and_takes_the_receiver_options(tmp
         assert s["nmse_db"]["mean"] == pytest.approx(10 * math.log10(s["nmse"]["mean"]))
         assert s["nmse_db"]["median"] == pytest.approx(10 * math.log10(s["nmse"]["median"]))
     assert fl["clipped_nmse_db"]["mean"] == pytest.approx(10 * math.log10(fl["clipped_nmse"]["mean"]))
+
+
+@pytest.mark.parametrize("rule", ["capped", "inverse-variance"])
+def test_block_scope_weighs_each_pilots_entries_by_its_own_variance(rule):
+    """receiver_scope = "block" with a pilot per coherence block (model §6.4, "Several pilots"): pilot m's entries
+    (n_c − 1 data slots each) are the plain estimate times w_m = rule(V_m), V_m = (σ²/L)·Σ_{j=1}^{N} (r_j^{s,m})^−2
+    over all N sequences (orthonormal A; the server does not know the active set), from the round's pilot outputs;
+    the reported weight is the entry mean of w_m. "round" weighs every entry by the rule on that entry mean of V_m.
+    Bugs caught: one weight for all blocks, V_m over the inactive sequences only, a pilot index shifted by one."""
+    K, N, L, d, n_c, snr_db, cap = 4, 8, 8, 900, 31, 10.0, 4.0
+    sigma2, gamma = 1.0 / 10 ** (snr_db / 10), N - K
+    x = stream(3, "receiver-x").standard_normal((K, d))
+
+    def agg(receiver, scope):
+        cfg = PhyConfig.make(scheme="floras", L=L, snr_db=snr_db, coherence_symbols=n_c, normalization="clip",
+                             clip_norm=1e6, floras={"N": N, "receiver": receiver, "receiver_scope": scope,
+                                                    "receiver_cap": cap, "path": "fast"})
+        return make_aggregator(cfg, K=K, d=d, seed=7, key=KEY)
+
+    block, pooled, plain = agg(rule, "block"), agg(rule, "round"), agg("plain", "round")
+    B, spread = -(-d // (n_c - 1)), 0.0
+    m = np.arange(d) // (n_c - 1)  # entry i is equalised with the pilot of its own block
+    for t in range(3):
+        ref, rnd = plain.aggregate_traced(x, round_index=t)
+        res, _ = block.aggregate_traced(x, round_index=t)
+        V = sigma2 / L * np.sum(rnd.r_ref_blocks ** -2.0, axis=1)  # [B]
+        w = gamma**2 / V
+        if rule == "capped":
+            w = np.minimum(cap, w)
+        np.testing.assert_allclose(res.sum_estimate, w[m] * ref.sum_estimate, rtol=1e-12, atol=0)
+        assert res.diagnostics["weight"] == pytest.approx(float(np.mean(w[m])), rel=1e-12)
+        w_round = gamma**2 / float(np.mean(V[m]))
+        w_round = min(cap, w_round) if rule == "capped" else w_round
+        np.testing.assert_allclose(pooled.aggregate_traced(x, round_index=t)[0].sum_estimate, w_round * ref.sum_estimate,
+                                   rtol=1e-12, atol=0)
+        spread = max(spread, float(w.max() / w.min()))
+    assert V.size == B and spread > 2.0  # the blocks' weights do differ
+
+
+def test_block_scope_validation_and_the_single_pilot_case():
+    with pytest.raises(ValueError, match=r"^floras\.receiver_scope must be one of \{round, block\}"):
+        PhyConfig.from_dict({"scheme": "floras", "floras": {"receiver_scope": "entry"}}).validate(K=4, d=10)
+    with pytest.raises(ValueError, match=r"^floras\.receiver_scope = 'block' needs floras\.noise_estimate = 'pilots'"):
+        PhyConfig.from_dict({"scheme": "floras", "floras": {"receiver_scope": "block", "noise_estimate": "energy"}}
+                            ).validate(K=4, d=10)
+    x = stream(8, "receiver-x").standard_normal((4, 200))
+    one = [make_aggregator(PhyConfig.from_dict({"scheme": "floras", "L": 16, "floras": {
+        "N": 8, "receiver": "capped", "receiver_scope": scope}}), K=4, d=200, seed=2, key=KEY) for scope in ("round", "block")]
+    np.testing.assert_array_equal(one[0].aggregate(x, round_index=1).sum_estimate, one[1].aggregate(x, round_index=1).sum_estimate)

@@ -142,6 +142,8 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.floras.receiver": ("`plain`, `inverse-variance`, `capped`", "server weight w of the round's estimate "
                                                                      "([model §6.4](model.md#sec-6-4)); `plain`: w = 1"),
     "phy.floras.receiver_cap": ("> 0", "w_max of `capped`"),
+    "phy.floras.receiver_scope": ("`round`, `block`", "with several pilots: one weight per round from the mean V̂, or each "
+                                                      "pilot's entries weighted on its own V̂_m ([model §6.4](model.md#sec-6-4))"),
     "phy.floras.noise_estimate": ("`pilots`, `energy`", "V̂ from the pilot outputs, or ‖ŝ‖²/(b²d)"),
     "phy.floras.pilots": ("`per-block`, `stale`", "with coherence blocks: a reference slot per block ((d + B)·L channel uses), or one stale pilot per update"),
     # [phy.central-gaussian], [phy.analog-gaussian]
