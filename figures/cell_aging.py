@@ -37,6 +37,11 @@ def _blocks(rs) -> int:
     return int(link.get("blocks", 1) or 1)
 
 
+def _scope(rs) -> str:
+    """FLORAS's receiver weighting: one weight per round, or per pilot block (model §6.4)."""
+    return str(rs.value("phy.floras.receiver_scope", "round"))
+
+
 def _acc(rs) -> np.ndarray:
     return 100 * rs.final("test_accuracy")
 
@@ -77,11 +82,13 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     left.set_xlabel("Doppler cycles over the update f_D·T_s·d")
     left.set_ylabel("final test accuracy [%]")
     left.set_title("Analog AirComp: channel inversion, analog Gaussian")
-    by_b = sorted(fl, key=_blocks)
-    if by_b:
-        _errorbar(right, [_blocks(rs) for rs in by_b], [_acc(rs) for rs in by_b], marker="s", color="tab:blue",
-                  label="FLORAS, capped, a pilot per block (ε = 8)")
-        right.set_xscale("log")
+    for scope, color, marker in (("round", "tab:blue", "s"), ("block", "tab:purple", "v")):
+        # the one-block run (B = 1) is the reference of both weightings (they coincide with one pilot)
+        by_b = sorted((rs for rs in fl if _scope(rs) == scope or _blocks(rs) == 1), key=_blocks)
+        if any(_blocks(rs) > 1 for rs in by_b):
+            _errorbar(right, [_blocks(rs) for rs in by_b], [_acc(rs) for rs in by_b], marker=marker, color=color,
+                      label=f"FLORAS, capped, a pilot per block, weight per {scope} (ε = 8)")
+            right.set_xscale("log")
     right.set_xlabel("pilot blocks per update B")
     right.set_title("A pilot per block: FLORAS")
     for ax in (left, right):
@@ -95,7 +102,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                f"exact Clarke/Jakes law where the runs have blocks; SNR {cfg.get('snr_db')} dB, no cell. Left: the clients "
                "pre-invert the whole update with block 0's channel (stale) or re-acquire it with admission in every "
                "block (per block; dashed: one block per update); right: FLORAS with its capped receiver "
-               "and a pilot per block (rdp-generic accountant, as its one-block point). Mean over seeds, bars min–max. "
+               "and a pilot per block (rdp-generic accountant, as its one-block point), the receiver weighing the round "
+               "on the pilots' mean V̂ or each block on its own (model §6.4). Mean over seeds, bars min–max. "
                f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, out_dir))
@@ -106,14 +114,18 @@ def _table(res, out_dir: Path) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
-             "| case | scheme | CSIT | f_D·T_s | f_D·T_s·d | J₀(2π·f_D·T_s·d) | pilot blocks B | accuracy | ε |",
+             "| case | scheme | CSIT (FLORAS: receiver weighting) | f_D·T_s | f_D·T_s·d | J₀(2π·f_D·T_s·d) | pilot blocks B | accuracy | ε |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     from scipy.special import j0
 
     for rs in res.runsets:
         acc, cyc = _acc(rs), _cycles(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
-        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {rs.value('phy.inversion_csit', 'stale') if cyc is not None and rs.value('phy.scheme') != 'floras' else '—'} | "
+        if rs.value("phy.scheme") == "floras":
+            csit = f"weight per {_scope(rs)}" if _blocks(rs) > 1 else "—"
+        else:
+            csit = rs.value("phy.inversion_csit", "stale") if cyc is not None else "—"
+        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {csit} | "
                      f"{'—' if cyc is None else format(float(rs.value('phy.doppler')), 'g')} | "
                      f"{'—' if cyc is None else format(cyc, '.3g')} | {'—' if cyc is None else format(float(j0(2 * np.pi * cyc)), '.3f')} | "
                      f"{_blocks(rs) if rs.value('phy.scheme') == 'floras' else '—'} | "

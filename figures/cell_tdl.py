@@ -5,7 +5,8 @@ accuracy of every case (channel inversion flat, with one subcarrier's CSIT over 
 per subcarrier; analog Gaussian per subcarrier; the line-of-sight TDL-D cases; Doppler within the update with stale,
 per-block and per-subcarrier CSIT), mean over seeds with the min–max
 range as error bars. The ``.table.md`` lists every case with its profile, delay spread, its subcarriers
-B = ⌈d/(n_c·B_t)⌉, the band B·Δf they span and its time blocks (Doppler within the update).
+B = ⌈d/(n_c·B_t)⌉ (FLORAS: ⌈d/(n_c − 1)⌉, a reference slot in each), the band B·Δf they span and its time
+blocks (Doppler within the update).
 """
 
 from __future__ import annotations
@@ -49,8 +50,22 @@ def _profile(rs) -> str:
     return f"TDL-{rs.value('phy.tdl_model', 'A')}" if _tdl(rs) else "flat"
 
 
+def _pilot_blocks(rs) -> int:
+    """FLORAS's pilot blocks ⌈d/(n_c − 1)⌉ (a reference slot in each, model §5.1), from the run's privacy report."""
+    link = (rs.configs[0].get("privacy_report") or {}).get("link") or {} if rs.configs else {}
+    return int(link.get("blocks", 1) or 1)
+
+
+def _csit(rs) -> str:
+    """The CSIT column: channel inversion's ``inversion_csit``; FLORAS's pilots and its receiver's weighting scope."""
+    if rs.value("phy.scheme") == "floras":
+        return f"pilot per {rs.value('phy.floras.pilots', 'per-block').removeprefix('per-')}, weight per " \
+               f"{rs.value('phy.floras.receiver_scope', 'round')}"
+    return str(rs.value("phy.inversion_csit", "stale"))
+
+
 def _order(rs):
-    return (str(rs.value("phy.scheme")), _profile(rs), _spread(rs), str(rs.value("phy.inversion_csit", "stale")))
+    return (str(rs.value("phy.scheme")), _profile(rs), _spread(rs), _csit(rs))
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
@@ -64,7 +79,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     sets = sorted(res.runsets, key=_order)
     accs = [_acc(rs) for rs in sets]
     mean = np.array([a.mean() for a in accs])
-    colours = ["tab:orange" if rs.value("phy.scheme") == "channel-inversion" else "tab:green" for rs in sets]
+    palette = {"channel-inversion": "tab:orange", "analog-gaussian": "tab:green", "floras": "tab:blue"}
+    colours = [palette.get(str(rs.value("phy.scheme")), "tab:gray") for rs in sets]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     y = np.arange(len(sets))
     ax.barh(y, mean, color=colours, alpha=0.8,
@@ -83,8 +99,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                "symbols with Doppler where the table says so. CSIT: 'stale', every block inverted with block 0's "
                "channel; 'per-block', each block with its own (admission and ρ per block; without time blocks one "
                "pilot per subcarrier, the labels '…-per-subcarrier-…'); 'per-subcarrier', each subcarrier's first time "
-               f"block kept over its B_t time blocks (labels '…-per-subcarrier-stale-…'). SNR {cfg.get('snr_db')} dB, "
-               "no cell. Channel inversion ε = ∞, analog Gaussian at its ε. "
+               "block kept over its B_t time blocks (labels '…-per-subcarrier-stale-…'). FLORAS: a pilot per block, "
+               "its capped receiver weighing the round on the pilots' mean V̂ (scope 'round') or each block on its own "
+               f"(scope 'block', model §6.4). SNR {cfg.get('snr_db')} dB, "
+               "no cell. Channel inversion ε = ∞, analog Gaussian and FLORAS at their ε. "
                f"Mean over seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, sets, out_dir))
@@ -104,12 +122,14 @@ def _table(res, sets, out_dir: Path) -> Path:
         if _tdl(rs):
             d, n_c = _d(rs), int(rs.value("phy.coherence_symbols"))
             B_t = int(rs.value("phy.tdl_time_blocks", 1))
-            B = subcarriers(d, n_c, B_t)
+            B = subcarriers(d, n_c, B_t) if rs.value("phy.scheme") != "floras" else _pilot_blocks(rs)
             band = f"{B * float(rs.value('phy.subcarrier_spacing')) / 1e6:.3g}"
-            spread, csit = f"{_spread(rs) * 1e9:g}", str(rs.value("phy.inversion_csit", "stale"))
+            spread, csit = f"{_spread(rs) * 1e9:g}", _csit(rs)
             time = f"{B_t} × {n_c}, {float(rs.value('phy.doppler', 0.0)):g}" if B_t > 1 else f"1 × {n_c}, static"
         else:
             B, band, spread, csit, time = 1, "—", "flat", "one block", "—"
+            if rs.value("phy.scheme") == "floras":
+                csit = f"one pilot, weight per {rs.value('phy.floras.receiver_scope', 'round')}"
         lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {_profile(rs)} | {csit} | {spread} | {B} | {band} | {time} | "
                      f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | {eps if math.isinf(eps) else round(eps, 4)} |")
     path = Path(out_dir) / f"{STEM}.table.md"
