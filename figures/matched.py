@@ -75,6 +75,19 @@ def threat_of(record: dict, label: str) -> str:
     return ""  # every point of a matched record carries its scheme's threat model
 
 
+def _accountants(res, default: str) -> str:
+    """"accountant 'rdp' (the run's own)", or, when the cases differ, each accountant other than the most common one
+    with the cases that used it."""
+    by_case: dict[str, list[str]] = {}
+    for rs in res.runsets:
+        by_case.setdefault(str(rs.value("privacy.accountant", default)), []).append(str(rs.label))
+    if len(by_case) <= 1:
+        return f"accountant '{next(iter(by_case), default)}' (the run's own)"
+    main = max(by_case, key=lambda a: len(by_case[a]))
+    others = "; ".join(f"'{a}' for {', '.join(labels)}" for a, labels in by_case.items() if a != main)
+    return f"accountant '{main}' ({others})"
+
+
 def privacy_caption(res, record: dict) -> str:
     """Accountant, δ, relation and sampling as stored with the runs."""
     cfg = res.config().get("config", {})
@@ -82,8 +95,8 @@ def privacy_caption(res, record: dict) -> str:
     used = {p["label"]: p["lr"] for p in record.get("points", []) if p.get("lr") is not None}
     tuned_txt = ("; η per case (chosen on a validation split): " if record.get("tuned_lr") else "; η per case: ") + \
         ", ".join(f"{k} {v:g}" for k, v in used.items()) if used else ""
-    return (f"Each scheme calibrated to the target ε at δ = {pr.get('delta')} after the run's rounds, accountant "
-            f"'{pr.get('accountant', 'rdp')}' (the run's own), {pr.get('level', 'client')}-level {pr.get('relation')} relation, "
+    return (f"Each scheme calibrated to the target ε at δ = {pr.get('delta')} after the run's rounds, "
+            f"{_accountants(res, pr.get('accountant', 'rdp'))}, {pr.get('level', 'client')}-level {pr.get('relation')} relation, "
             f"K = {tr.get('clients_per_round')} of M = {part.get('clients')} clients sampled uniformly without replacement "
             f"each round, public clip norm {cfg.get('phy', {}).get('clip_norm')}{tuned_txt}. × on the floor: the scheme "
             f"cannot reach that ε (infeasible, not run). Brackets: the threat model each ε covers.")

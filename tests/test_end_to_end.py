@@ -306,6 +306,7 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
         assert (figs / f"cell_tdl_accuracy{suffix}").stat().st_size > 5_000
     caption = (figs / "cell_tdl_accuracy.caption.txt").read_text()
     assert "SNR 20.0 dB" in caption and "{" not in caption  # every placeholder formatted
+    assert "accountant 'rdp' ('rdp-generic' for floras-none-capped-generic, " in caption  # each case's own accountant
     table = (figs / "cell_tdl_accuracy.table.md").read_text()
     row = next(line for line in table.splitlines() if line.startswith("| channel-inversion-stale-300ns "))
     d = 64 * 64 + 64 + 64 * 10 + 10  # the digits MLP (64-64-10): 4 810 parameters
