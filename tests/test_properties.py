@@ -145,6 +145,7 @@ INVALID = {
                                                                                        allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.tdl_time_blocks": below(1),
     "phy.floras.pilots": not_in(("per-block", "stale")),
+    "phy.floras.receiver_scope": not_in(("round", "block")),
     "phy.rx_antennas": below(1),
     "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
                                    NON_FINITE, NOT_NUMBER),
@@ -262,6 +263,7 @@ VALID = {
     "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
     "phy.tdl_time_blocks": st.just(1),  # > 1 needs fading_correlation = "tdl" (tests/test_tdl_doppler.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
+    "phy.floras.receiver_scope": st.sampled_from(("round", "block")),
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
     "phy.rx_antennas": st.just(1),  # likewise several receive antennas (tests/test_antennas.py)
     "phy.csi_error": st.just(0.0),  # > 0 for channel inversion only (tests/test_csi_error.py)
