@@ -4,7 +4,8 @@ Left: channel inversion with the CSIT of block 0 kept over the update (and chann
 with the CSIT re-acquired per block), final test accuracy against the Doppler cycles over the update f_D·T_s·d (the stored ``phy.doppler`` times the stored d; the CSIT's correlation with the
 channel at the update's last symbol is J₀(2π·f_D·T_s·d) under the exact Clarke law); the no-block run as a
 dashed lines. Right: FLORAS with a pilot per coherence block against the pilot blocks B per update (the runs'
-own privacy report), B = 1 the run without blocks. Mean over seeds with the min–max range as error bars; the
+own privacy report), B = 1 the run without blocks, with the receiver weighing the round or each block; a
+star for blocks on a static channel. Mean over seeds with the min–max range as error bars; the
 ``.table.md`` lists every case.
 """
 
@@ -82,13 +83,19 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     left.set_xlabel("Doppler cycles over the update f_D·T_s·d")
     left.set_ylabel("final test accuracy [%]")
     left.set_title("Analog AirComp: channel inversion, analog Gaussian")
+    moving = [rs for rs in fl if _blocks(rs) == 1 or float(rs.value("phy.doppler", 0.0)) > 0]
     for scope, color, marker in (("round", "tab:blue", "s"), ("block", "tab:purple", "v")):
         # the one-block run (B = 1) is the reference of both weightings (they coincide with one pilot)
-        by_b = sorted((rs for rs in fl if _scope(rs) == scope or _blocks(rs) == 1), key=_blocks)
+        by_b = sorted((rs for rs in moving if _scope(rs) == scope or _blocks(rs) == 1), key=_blocks)
         if any(_blocks(rs) > 1 for rs in by_b):
             _errorbar(right, [_blocks(rs) for rs in by_b], [_acc(rs) for rs in by_b], marker=marker, color=color,
                       label=f"FLORAS, capped, a pilot per block, weight per {scope} (ε = 8)")
             right.set_xscale("log")
+    static = sorted((rs for rs in fl if rs not in moving), key=_blocks)
+    if static:  # blocks on a channel constant over the update: the pilots' own noise alone differs per block
+        _errorbar(right, [_blocks(rs) for rs in static], [_acc(rs) for rs in static], marker="*", color="black",
+                  ls="none", label="the same, channel static over the update (0 km/h)")
+        right.set_xscale("log")
     right.set_xlabel("pilot blocks per update B")
     right.set_title("A pilot per block: FLORAS")
     for ax in (left, right):
@@ -103,7 +110,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                "pre-invert the whole update with block 0's channel (stale) or re-acquire it with admission in every "
                "block (per block; dashed: one block per update); right: FLORAS with its capped receiver "
                "and a pilot per block (rdp-generic accountant, as its one-block point), the receiver weighing the round "
-               "on the pilots' mean V̂ or each block on its own (model §6.4). Mean over seeds, bars min–max. "
+               "on the pilots' mean V̂ or each block on its own (model §6.4), at 3 km/h except the star (0 km/h: only the "
+               "pilots' noise differs between blocks). Mean over seeds, bars min–max. "
                f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, out_dir))
