@@ -101,7 +101,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     for ax in (left, right):
         ax.set_ylim(0, 100)
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="lower left", fontsize=8)
+        ax.legend(loc="lower left" if ax is left else "upper right", fontsize=8)
     fig.tight_layout()
     cfg = res.config().get("config", {}).get("phy", {})
     n_c = sorted({int(rs.value("phy.coherence_symbols")) for rs in analog if _cycles(rs) is not None})
