@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import SNR_DEFINITION, load_finished, save_figure
+from .common import SNR_DEFINITION, load_finished, pilot_blocks, save_figure
 from .matched import facts, privacy_caption, read_matched
 
 SWEEP = "cell_aging"
@@ -31,11 +31,6 @@ def _cycles(rs) -> float | None:
     if rs.value("phy.coherence_symbols") in (None, "none"):
         return None
     return float(rs.value("phy.doppler", 0.0)) * _d(rs)
-
-
-def _blocks(rs) -> int:
-    link = (rs.configs[0].get("privacy_report") or {}).get("link") or {} if rs.configs else {}
-    return int(link.get("blocks", 1) or 1)
 
 
 def _scope(rs) -> str:
@@ -83,17 +78,17 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     left.set_xlabel("Doppler cycles over the update f_D·T_s·d")
     left.set_ylabel("final test accuracy [%]")
     left.set_title("Analog AirComp: channel inversion, analog Gaussian")
-    moving = [rs for rs in fl if _blocks(rs) == 1 or float(rs.value("phy.doppler", 0.0)) > 0]
+    moving = [rs for rs in fl if pilot_blocks(rs) == 1 or float(rs.value("phy.doppler", 0.0)) > 0]
     for scope, color, marker in (("round", "tab:blue", "s"), ("block", "tab:purple", "v")):
         # the one-block run (B = 1) is the reference of both weightings (they coincide with one pilot)
-        by_b = sorted((rs for rs in moving if _scope(rs) == scope or _blocks(rs) == 1), key=_blocks)
-        if any(_blocks(rs) > 1 for rs in by_b):
-            _errorbar(right, [_blocks(rs) for rs in by_b], [_acc(rs) for rs in by_b], marker=marker, color=color,
+        by_b = sorted((rs for rs in moving if _scope(rs) == scope or pilot_blocks(rs) == 1), key=pilot_blocks)
+        if any(pilot_blocks(rs) > 1 for rs in by_b):
+            _errorbar(right, [pilot_blocks(rs) for rs in by_b], [_acc(rs) for rs in by_b], marker=marker, color=color,
                       label=f"FLORAS, capped, a pilot per block, weight per {scope} (ε = 8)")
             right.set_xscale("log")
-    static = sorted((rs for rs in fl if rs not in moving), key=_blocks)
+    static = sorted((rs for rs in fl if rs not in moving), key=pilot_blocks)
     if static:  # blocks on a channel constant over the update: the pilots' own noise alone differs per block
-        _errorbar(right, [_blocks(rs) for rs in static], [_acc(rs) for rs in static], marker="*", color="black",
+        _errorbar(right, [pilot_blocks(rs) for rs in static], [_acc(rs) for rs in static], marker="*", color="black",
                   ls="none", label="the same, channel static over the update (0 km/h)")
         right.set_xscale("log")
     right.set_xlabel("pilot blocks per update B")
@@ -130,13 +125,13 @@ def _table(res, out_dir: Path) -> Path:
         acc, cyc = _acc(rs), _cycles(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
         if rs.value("phy.scheme") == "floras":
-            csit = f"weight per {_scope(rs)}" if _blocks(rs) > 1 else "—"
+            csit = f"weight per {_scope(rs)}" if pilot_blocks(rs) > 1 else "—"
         else:
             csit = rs.value("phy.inversion_csit", "stale") if cyc is not None else "—"
         lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {csit} | "
                      f"{'—' if cyc is None else format(float(rs.value('phy.doppler')), 'g')} | "
                      f"{'—' if cyc is None else format(cyc, '.3g')} | {'—' if cyc is None else format(float(j0(2 * np.pi * cyc)), '.3f')} | "
-                     f"{_blocks(rs) if rs.value('phy.scheme') == 'floras' else '—'} | "
+                     f"{pilot_blocks(rs) if rs.value('phy.scheme') == 'floras' else '—'} | "
                      f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | {eps:.4g} |")
     path = Path(out_dir) / f"{STEM}.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import SNR_DEFINITION, load_finished, save_figure
+from .common import SNR_DEFINITION, load_finished, pilot_blocks, save_figure
 from .matched import facts, privacy_caption, read_matched
 
 SWEEP = "cell_tdl"
@@ -48,12 +48,6 @@ def _d(rs) -> int:
 def _profile(rs) -> str:
     """"TDL-A", "TDL-D", … for a run over subcarriers; "flat" for one block."""
     return f"TDL-{rs.value('phy.tdl_model', 'A')}" if _tdl(rs) else "flat"
-
-
-def _pilot_blocks(rs) -> int:
-    """FLORAS's pilot blocks ⌈d/(n_c − 1)⌉ (a reference slot in each, model §5.1), from the run's privacy report."""
-    link = (rs.configs[0].get("privacy_report") or {}).get("link") or {} if rs.configs else {}
-    return int(link.get("blocks", 1) or 1)
 
 
 def _csit(rs) -> str:
@@ -122,7 +116,7 @@ def _table(res, sets, out_dir: Path) -> Path:
         if _tdl(rs):
             d, n_c = _d(rs), int(rs.value("phy.coherence_symbols"))
             B_t = int(rs.value("phy.tdl_time_blocks", 1))
-            B = subcarriers(d, n_c, B_t) if rs.value("phy.scheme") != "floras" else _pilot_blocks(rs)
+            B = subcarriers(d, n_c, B_t) if rs.value("phy.scheme") != "floras" else pilot_blocks(rs)  # ⌈d/(n_c − 1)⌉, a reference slot in each
             band = f"{B * float(rs.value('phy.subcarrier_spacing')) / 1e6:.3g}"
             spread, csit = f"{_spread(rs) * 1e9:g}", _csit(rs)
             time = f"{B_t} × {n_c}, {float(rs.value('phy.doppler', 0.0)):g}" if B_t > 1 else f"1 × {n_c}, static"

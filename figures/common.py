@@ -52,6 +52,7 @@ __all__ = [
     "save_figure",
     "lookup",
     "mean_band",
+    "pilot_blocks",
 ]
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
@@ -205,6 +206,12 @@ def title_case_panel(ax, res: SweepResults, case: str | None, index: int) -> Non
 def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, min and max over axis 0 (seeds)."""
     return values.mean(axis=0), values.min(axis=0), values.max(axis=0)
+
+
+def pilot_blocks(rs: RunSet) -> int:
+    """FLORAS's pilot blocks per update B as the run's privacy report states them (1 without blocks, model §5.1)."""
+    link = (rs.configs[0].get("privacy_report") or {}).get("link") or {} if rs.configs else {}
+    return int(link.get("blocks", 1) or 1)
 
 
 def evaluated_rounds(rs: RunSet) -> np.ndarray:

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fl.sizes import client_train_rows
 from phy.randomness import stream
 
 __all__ = ["FedProxSynthetic", "feature_variances"]
@@ -138,7 +139,7 @@ class FedProxSynthetic:
 
     def train_size(self, D: int) -> int:
         """D − round(f·D): the examples a client of D examples trains on (module docstring)."""
-        return int(D) - int(round(float(self.validation_fraction) * int(D)))
+        return client_train_rows(D, self.validation_fraction)
 
     @property
     def min_train_size(self) -> int:

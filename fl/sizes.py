@@ -12,7 +12,7 @@ random, so its split is computed from the generated labels (cheap: no images).
 from __future__ import annotations
 
 __all__ = ["DIGITS_CLASS_COUNTS", "MNIST_TRAIN_CLASS_COUNTS", "FASHION_MNIST_TRAIN_CLASS_COUNTS", "train_class_counts",
-           "train_size", "examples_per_client"]
+           "train_size", "examples_per_client", "client_train_rows"]
 
 #: scikit-learn's digits, examples per class 0..9 (1 797 in all)
 DIGITS_CLASS_COUNTS = (178, 182, 177, 183, 181, 182, 181, 179, 174, 180)
@@ -56,3 +56,9 @@ def examples_per_client(n: int, M: int, *, kind: str, shards_per_client: int = 2
     if kind == "shards":
         return int(shards_per_client) * (n // (M * int(shards_per_client)))
     return n // M
+
+
+def client_train_rows(D: int, validation_fraction: float) -> int:
+    """D − round(f·D): the examples a population client of D examples trains on when the last round(f·D) are held
+    out for validation (:class:`fl.fedprox_synthetic.FedProxSynthetic`, docs/fl.md)."""
+    return int(D) - int(round(float(validation_fraction) * int(D)))

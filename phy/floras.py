@@ -106,6 +106,7 @@ class FlorasAggregator:
     def _result(self, estimate: np.ndarray, raw: np.ndarray, target: np.ndarray, rnd: FlorasRound) -> AggregationResult:
         """The receiver rule (model §6.4) applied to x̂, and the round's diagnostics."""
         p, link = self.link.params, self.link
+        V_blocks = None  # each pilot's own V̂_m (several pilots, noise estimate "pilots")
         if p.noise_estimate == "energy":
             V_hat = energy_variance(rnd.s_hat, b=link.b)
         elif rnd.r_ref_antennas is not None:  # every antenna's pilots (model §5.2)
@@ -113,12 +114,12 @@ class FlorasAggregator:
         elif rnd.r_ref_blocks is None:  # the pilots: the conditional variance over all N sequences (the BS does not know the active set)
             V_hat = link.conditional_variance(rnd.r_ref, np.arange(p.N))
         else:  # several pilots: the entry-weighted mean of each pilot's conditional variance
-            V_hat = float(sum(f * link.conditional_variance(r, np.arange(p.N)) for f, r in zip(rnd.pilot_share, rnd.r_ref_blocks)))
+            V_blocks = [link.conditional_variance(r, np.arange(p.N)) for r in rnd.r_ref_blocks]
+            V_hat = float(sum(f * v for f, v in zip(rnd.pilot_share, V_blocks)))
         w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap)
-        if p.receiver_scope == "block" and rnd.r_ref_blocks is not None and p.noise_estimate == "pilots":
+        if p.receiver_scope == "block" and V_blocks is not None:
             # each pilot's entries weighted by the rule on its own V̂_m (model §6.4); w reported as the entry mean
-            w_m = np.array([receiver_weight(p.receiver, gamma=link.gamma, cap=p.receiver_cap,
-                                            V_hat=link.conditional_variance(r, np.arange(p.N))) for r in rnd.r_ref_blocks])
+            w_m = np.array([receiver_weight(p.receiver, gamma=link.gamma, cap=p.receiver_cap, V_hat=v) for v in V_blocks])
             estimate = w_m[self.plan.indices()[1]] * estimate
             w = float(np.asarray(rnd.pilot_share) @ w_m)
         elif w != 1.0:

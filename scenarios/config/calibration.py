@@ -108,9 +108,10 @@ def _local_dataset_size(config) -> int:
     from fl.sizes import examples_per_client, train_size
 
     p = config.partition
-    if config.data.name == "fedprox":  # a population: the smallest client bounds D (the worst case q = B/D), less
-        n_min, v = int(config.data.fedprox.min_size), float(config.data.validation_fraction)  # its held-out rows
-        return n_min - int(round(v * n_min))
+    if config.data.name == "fedprox":  # a population: the smallest client's training rows bound D (worst case q = B/D)
+        from fl.sizes import client_train_rows
+
+        return client_train_rows(config.data.fedprox.min_size, config.data.validation_fraction)
     n = train_size(config.data, seed=config.run.seed)
     return max(1, examples_per_client(n, p.clients, kind=p.kind, shards_per_client=p.shards_per_client))
 

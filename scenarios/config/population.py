@@ -52,7 +52,9 @@ def validate_population(config) -> None:
     v = config.data.validation_fraction
     if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v < 1.0 and isinstance(f.min_size, int) \
             and isinstance(t.batch_size, int):
-        kept = f.min_size - int(round(v * f.min_size))  # the smallest client's training examples (docs/fl.md)
+        from fl.sizes import client_train_rows
+
+        kept = client_train_rows(f.min_size, v)  # the smallest client's training examples (docs/fl.md)
         if t.batch_size > kept:
             raise ValueError(f"data.validation_fraction = {v!r} leaves the smallest client (data.fedprox.min_size = "
                              f"{f.min_size}) {kept} training examples, fewer than training.batch_size = {t.batch_size}; "
