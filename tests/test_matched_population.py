@@ -47,7 +47,9 @@ def test_both_variants_load_and_every_point_validates(quick):
             assert N - K == 28 and N <= cfg.phy.L and cfg.phy.L & (cfg.phy.L - 1) == 0
         if not quick:
             assert (K, M, cfg.training.client_chunk) == (1000, 100_000, 100)
-            assert model_dimension(cfg) == 784 * 200 + 200 + 200 * 10 + 10  # the 784-200-10 MLP: d = 159 010
+            assert cfg.data.fedprox.features == 60 and cfg.training.server_momentum == 0.9
+            # the 60-512-256-10 MLP: d = 165 130, the size of Fashion-MNIST's 784-200-10 (159 010)
+            assert model_dimension(cfg) == 60 * 512 + 512 + 512 * 256 + 256 + 256 * 10 + 10 == 165_130
         else:
             assert K < M <= 10_000 and cfg.run.rounds <= 5
             assert model_dimension(cfg) == 60 * 32 + 32 + 32 * 10 + 10  # the 60-32-10 MLP of synthetic_quick.toml
