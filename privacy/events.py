@@ -86,17 +86,26 @@ class CauchyRound(PrivacyEvent):
     scalar : bool
         False (default): the multivariate bound ε(α) = −ln(1 − α(α−1)S²/γ²)/(2(α−1)), valid for
         every dimension. True: the exact RDP of a one-dimensional release (d = 1 only).
+    blocks : int ≥ 1
+        Pilot blocks per round, each entry's noise of its block's own V_m, the V_m independent (model §9.5,
+        "Several pilots"). The unsampled curve is the same for every B; the sampled one (B > 1) averages a
+        convex majorant of the sampled-Gaussian moment, and the PLD is refused.
     """
 
     gamma: float
     sensitivity: float
     scalar: bool = False
+    blocks: int = 1
 
     def __post_init__(self):
         _nonneg("gamma", self.gamma)
         _nonneg("sensitivity", self.sensitivity)
         if not isinstance(self.scalar, bool):
             raise ValueError(f"scalar must be True or False (got {self.scalar!r})")
+        if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
+            raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
+        if self.scalar and self.blocks > 1:
+            raise ValueError("a scalar release (d = 1) has one pilot block: blocks must be 1")
 
     def rdp(self, orders):
         from privacy import rdp as _rdp
@@ -113,10 +122,14 @@ class CauchyRound(PrivacyEvent):
         if self.scalar:
             return None
         from privacy.floras_tight import cauchy_sampled_rdp
-        return cauchy_sampled_rdp(orders, scheme=scheme, rate=rate, sensitivity=self.sensitivity, gamma=self.gamma)[0]
+        return cauchy_sampled_rdp(orders, scheme=scheme, rate=rate, sensitivity=self.sensitivity, gamma=self.gamma,
+                                  blocks=self.blocks)[0]
 
     def pld(self, *, rate, discretization):
         from privacy.pld import cauchy_round_pld
+        if self.blocks > 1:
+            raise ValueError(f"the FLORAS PLD is the mixture over one V per round; with {self.blocks} pilot blocks (one V_m "
+                             "each, model §9.5) it is not derived: use accountant = \"rdp\" or \"rdp-generic\"")
         return cauchy_round_pld(self, rate=rate, discretization=discretization)
 
 

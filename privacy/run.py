@@ -63,7 +63,8 @@ class FlorasRunAccountant:
     rounds), ``rdp-generic`` (the generic sampling bounds, the accountant before model §9.5) or
     ``pld`` (Poisson or no sampling only); ``gdp`` has no FLORAS form and is refused.
     ``link``: a :class:`privacy.link.LinkModel` (SNR, L, CSIT) adds the link-level ε_link of the
-    simulated finite-SNR link to every report (:mod:`privacy.link`).
+    simulated finite-SNR link to every report (:mod:`privacy.link`). ``pilot_blocks`` B ≥ 1: pilots per round,
+    each block's noise of its own V_m (model §9.5, "Several pilots"); B > 1 refuses ``pld``.
 
     The per-round curve (or PLD) is computed once here; :meth:`report` only composes it t times.
     """
@@ -91,6 +92,7 @@ class FlorasRunAccountant:
         conversion: str = "tight",
         accountant: str = "rdp",
         link=None,
+        pilot_blocks: int = 1,
     ):
         K, M, delta = check_run_arguments(K=K, M=M, level=level, relation=relation, sampling=sampling, delta=delta,
                                           conversion=conversion, accountant=accountant)
@@ -145,7 +147,13 @@ class FlorasRunAccountant:
                 f"sensitivity S = {self.sensitivity:.6g} given by the user (overrides the derived {sens.value:.6g}: "
                 f"{sens.derivation})"
             )
-        base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity)
+        if isinstance(pilot_blocks, bool) or not isinstance(pilot_blocks, int) or pilot_blocks < 1:
+            raise ValueError(f"pilot_blocks must be an integer ≥ 1 (got {pilot_blocks!r})")
+        if pilot_blocks > 1 and accountant == "pld":
+            raise ValueError(f"accountant pld: FLORAS's PLD assumes one V per round, not {pilot_blocks} pilot blocks "
+                             "(model §9.5); use rdp or rdp-generic")
+        self.pilot_blocks = pilot_blocks
+        base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity, blocks=pilot_blocks)
         self.accountant_name = accountant
         self.event, sampling_lines = self._build_event(base, local_steps, batch_size, local_dataset_size)
         # RDP curves are built on first use (a config check needs none); PLD is built now, so that an
@@ -153,7 +161,8 @@ class FlorasRunAccountant:
         self._engine_obj = None if accountant.startswith("rdp") else make_engine(accountant, self.event, orders=self._orders)
         self.link = link
         self._link_engines: dict = {}
-        self._build_args = dict(local_steps=local_steps, batch_size=batch_size, local_dataset_size=local_dataset_size)
+        self._build_args = dict(local_steps=local_steps, batch_size=batch_size, local_dataset_size=local_dataset_size,
+                                pilot_blocks=pilot_blocks)
         self._fixed_assumptions = [
             THREAT_MODEL_T1,
             f"neighbouring relation: {self._relation_text()}",
@@ -234,6 +243,15 @@ class FlorasRunAccountant:
         tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
                  if scheme == "without-replacement" else
                  "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")
+        if self.pilot_blocks > 1:
+            return (
+                f"amplification by the conditional-Gaussian bound for {self.pilot_blocks} pilot blocks (model §9.5, "
+                f"\"Several pilots\"): given the blocks' independent V_m the round is the {tight} at squared shift "
+                "Σ_m a_m/V_m; a convex majorant ψ_α of its moment (privacy.sampled_gaussian_convex) bounds every split "
+                "a_m of the sensitivity by the one-pilot V-average of ψ_α (Jensen), averaged over V ~ Lévy(0, γ²) in "
+                "log space (quadrature error added), integer orders with fractional ones interpolated, taking the "
+                f"smaller of it and the generic bound, {generic}, order by order"
+            )
         return (
             f"amplification by the conditional-Gaussian bound (model §9.5): given V the round is the {tight} with "
             "noise multiplier √V/S, averaged over V ~ Lévy(0, γ²) in log space (quadrature error added), "

@@ -242,8 +242,15 @@ def test_refusals_kept_for_stale_pilots_rician_timing_and_antennas():
     for key, value in (("rician_k", 2.0), ("timing_offset", 0.2), ("rx_antennas", 2)):
         with pytest.raises(ValueError, match=rf"phy\.{key}: FLORAS's ε"):
             _accountant({key: value, **({"floras": {"N": 8, "path": "chip"}} if key == "timing_offset" else {})})
-    with pytest.raises(ValueError, match=r"privacy\.accountant: with per-block pilots .*\"rdp-generic\""):
-        _accountant({"coherence_symbols": 11})
+    from privacy import FlorasRunAccountant
+
+    with pytest.raises(ValueError, match=r"accountant pld: FLORAS's PLD assumes one V per round, not 4 pilot blocks"):
+        FlorasRunAccountant(K=4, N=8, M=10, d=40, C=0.05, relation="add-remove", sampling="poisson", accountant="pld",
+                            pilot_blocks=4)
+    # the tight Rényi accountant takes the blocks (model §9.5, "Several pilots"): never below the one-pilot curve
+    tight = _accountant({"coherence_symbols": 11})
+    assert tight.pilot_blocks == 4 and tight.event.event.blocks == 4
+    assert np.all(tight.round_rdp >= _accountant({}).round_rdp)
 
 
 def test_timing_offsets_run_only_without_inactive_sequences_at_epsilon_infinity():

@@ -39,7 +39,7 @@ def _floras(config, *, d: int, D: int):
     t, phy, p = config.training, config.phy, config.phy.of("floras")
     blocks = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
     return FlorasRunAccountant(
-        link=_floras_link_model(config, blocks=blocks), N=p.N, d=d,
+        link=_floras_link_model(config, blocks=blocks), pilot_blocks=blocks, N=p.N, d=d,
         normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
         clip_norm=phy.clip_norm, local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
         **_common(config))
@@ -112,10 +112,10 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
         raise ValueError(f"phy.floras.pilots: FLORAS's ε is not derived for a stale pilot over {plan.n_blocks} coherence "
                          "blocks (the active coefficients g_(k,m)/g_(k,0) have an unbounded ratio, model §5.1); use "
                          "pilots = \"per-block\" or remove phy.coherence_symbols for a FLORAS run")
-    if plan.n_blocks > 1 and accountant != "rdp-generic":
+    if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic"):
         raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
-                         "per-round curve of model §7.2 holds, but the conditional-Gaussian bound of model §9.5 (and the "
-                         f"PLD) assume one V per round; got accountant = {accountant!r}, use accountant = \"rdp-generic\"")
+                         "Rényi bounds hold (model §9.5, \"Several pilots\"), but its PLD assumes one V per round; got "
+                         f"accountant = {accountant!r}, use accountant = \"rdp\" or \"rdp-generic\"")
     return plan.n_blocks
 
 
