@@ -6,8 +6,8 @@ sampling amplification), δ = 1e-5, client level, the link's neighbouring relati
 Schemes without privacy noise (or whose noise parameter is unset) leave the cell empty. FLORAS also
 fills ``epsilon_link``, the link-level bound of :mod:`privacy.link` for that round (at the link's SNR, L,
 CSIT, cell drop of the link's seed and pilot blocks; empty where it is not defined, e.g. a re-dropped cell).
-With per-block pilots the accountant is ``rdp-generic`` (model §5.1; with K = M there is no sampling, so
-it is the per-round curve of model §7.2).
+With per-block pilots the ε is the per-round curve of model §7.2 as without them (K = M: no sampling; model §9.5,
+"Several pilots").
 """
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ def one_round(phy, *, scheme: str, K: int, d: int, relation: str = "replace", se
     if wiring(scheme).accountant is None:
         return None, None
     priv = {"delta": ONE_ROUND_DELTA, "relation": relation, "level": "client"}
-    if scheme == "floras" and phy.coherence_symbols is not None:
-        priv["accountant"] = "rdp-generic"  # per-block pilots (model §5.1); stale pilots are refused below
     data = {"partition": {"clients": K}, "training": {"clients_per_round": K},
             "phy": replace(phy, scheme=scheme).to_dict(), "privacy": priv, "run": {"rounds": 1, "seed": int(seed)}}
     try:
