@@ -59,16 +59,17 @@ def _log_b(i: int, u: float) -> float:
     return _LN2 + i * (i - 1) * u / 2.0
 
 
-def _exact_sum(i: int, u: float, power: int) -> float:
-    """Σ_k (−1)^{j−k}C(j,k)·c_k^power·e^{c_k u}, c_k = k(k−1)/2, for Δ_j's derivative (math.fsum; u near u*)."""
-    return math.fsum((-1) ** (i - k) * math.comb(i, k) * (k * (k - 1) / 2.0) ** power * math.exp(k * (k - 1) * u / 2.0)
-                     for k in range(i + 1))
+def _delta_slope(j: int, u: float) -> float:
+    """Δ_j'(u) = Σ_k (−1)^{j−k}C(j,k)·c_k·e^{c_k u}, c_k = k(k−1)/2 (math.fsum; used near u*, where it is O(1))."""
+    return math.fsum((-1) ** (j - k) * math.comb(j, k) * (k * (k - 1) / 2.0) * math.exp(k * (k - 1) * u / 2.0)
+                     for k in range(j + 1))
 
 
 def _a_slope(i: int, u: float) -> float:
+    """A_i'(u) (module doc)."""
     if i % 2 == 0:
-        return 4.0 * _exact_sum(i, u, 1)
-    return 2.0 * (_exact_sum(i - 1, u, 1) + _exact_sum(i + 1, u, 1))
+        return 4.0 * _delta_slope(i, u)
+    return 2.0 * (_delta_slope(i - 1, u) + _delta_slope(i + 1, u))
 
 
 @lru_cache(maxsize=None)
