@@ -95,7 +95,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                "pilot per subcarrier, the labels '…-per-subcarrier-…'); 'per-subcarrier', each subcarrier's first time "
                "block kept over its B_t time blocks (labels '…-per-subcarrier-stale-…'). FLORAS: a pilot per block, "
                "its capped receiver weighing the round on the pilots' mean V̂ (scope 'round') or each block on its own "
-               f"(scope 'block', model §6.4). SNR {cfg.get('snr_db')} dB, "
+               "(scope 'block', model §6.4), calibrated under the generic sampling bound (labels '…-generic…') or the "
+               f"tight bound for several pilots (model §9.5). SNR {cfg.get('snr_db')} dB, "
                "no cell. Channel inversion ε = ∞, analog Gaussian and FLORAS at their ε. "
                f"Mean over seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
