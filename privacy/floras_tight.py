@@ -25,6 +25,8 @@ the integrand formed as exp(ln φ + ln expm1(c_α)) so nothing overflows. The qu
 estimated by the difference to the 6-node rule on the same panels (the coarse rule's error, far
 larger than the fine rule's), and that estimate is added. z_max = 9/√κ_min and the neglected tail is
 bounded in closed form by 2∫_{z_max}^∞ φ(z)e^{(1−κ)z²/2} dz = (2/√κ)·Φ̄(√κ·z_max) ≤ 2.3·10⁻¹⁹/√κ.
+With several pilot blocks the integrand is the convex majorant ψ_α ≤ c·e^{α(α−1)u/2}
+(:func:`privacy.sampled_gaussian_convex.growth_constant`), and the tail bound is multiplied by c.
 The returned curve is ln(E + err)/(α−1) with err = quadrature error estimate + tail bound,
 so the documented numerical error is added (rounded up), never subtracted; ``error`` reports the
 resulting bound on |RDP − computed| in nats.
