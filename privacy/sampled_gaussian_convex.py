@@ -101,7 +101,7 @@ def _log_t_all(u: float, i_max: int) -> np.ndarray:
     if u <= _LN2:
         out[0] = _LN4 + math.log(math.expm1(u)) if u > 0.0 else -math.inf
     else:
-        out[0] = math.log(2.0 * math.exp(u) + 4.0 * (u - _LN2))
+        out[0] = u + _LN2 + math.log1p(2.0 * (u - _LN2) * math.exp(-u))  # ln(2e^u + 4(u − ln 2)), no overflow
     d = _log_deltas(u, i_max + 1)  # ln Δ_j at index j − 1, j ≤ i_max + 1
     for i in range(3, i_max + 1):
         u_star, gap, s = _joint(i)

@@ -41,6 +41,9 @@ def test_order_two_and_three_follow_the_written_out_formulas():
         assert 2 * (d2 + d4) < 2 * math.exp(3 * u)
         want = 1.0 + 3 * q * q * _g(u) + q**3 * 2 * (d2 + d4)
         assert math.exp(log_psi(WOR, q, u, 3)) == pytest.approx(want, rel=1e-9)
+    # far out (the quadrature's tail, u in the thousands) the top term q³·2e^{3u} dominates, computed without overflow
+    assert log_psi(WOR, q, 2000.0, 3) == pytest.approx(3 * 2000.0 + math.log(2 * q**3), rel=1e-12)
+    assert log_psi(WOR, q, 2000.0, 2) == pytest.approx(2000.0 + math.log(2 * q**2), rel=1e-12)
     # far above the joint the i = 3 term follows 2e^{3u} plus the linear continuation, so it is ≥ 2e^{3u}
     u = 3.0
     assert math.exp(log_psi(WOR, q, u, 3)) >= 1.0 + 3 * q * q * _g(u) + q**3 * 2 * math.exp(3 * u)
