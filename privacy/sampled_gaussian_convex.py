@@ -133,8 +133,15 @@ def log_psi_orders(scheme: str, rate: float, u: float, orders) -> np.ndarray:
     i = np.arange(2, max(a) + 1)
     out = np.empty(len(a))
     for n, k in enumerate(a):
-        comb = np.array([_log_comb(k, j) for j in range(2, k + 1)])
-        out[n] = np.logaddexp.reduce(np.concatenate([[0.0], i[: k - 1] * math.log(q) + comb + lt[: k - 1]]))
+        out[n] = np.logaddexp.reduce(np.concatenate([[0.0], i[: k - 1] * math.log(q) + _log_combs(k) + lt[: k - 1]]))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _log_combs(k: int) -> np.ndarray:
+    """ln C(k, j), j = 2 … k (the same for every quadrature node, so computed once per order)."""
+    out = np.array([_log_comb(k, j) for j in range(2, k + 1)])
+    out.setflags(write=False)
     return out
 
 
