@@ -4,6 +4,12 @@
 ``mechanism_calibration``): it assumes ε is monotone in the parameter (``increasing``: ε grows
 with it, e.g. ε₀; otherwise ε falls with it, e.g. a noise multiplier) and returns the value on the
 safe side of the target within ``rel_tol``. :func:`smallest_noise_multiplier` is the Gaussian case.
+
+A point whose privacy-loss distribution is too large to build (:class:`privacy.pld.PldTooLarge`, e.g. the
+Gaussian at σ/S = 10⁻⁴, a bracket end) counts as missing the target. When the risky end of the bracket is such
+a point, the search first steps from the safe end by factors of 10 to the first point that misses the target and
+searches between the two (points near the cap are computable but slow). The value returned is always one whose ε
+was computed and met the target; brackets whose ends can be built are searched exactly as before.
 """
 
 from __future__ import annotations
@@ -22,6 +28,21 @@ def _eps(acc, rounds: int) -> float:
     return float(acc.report(rounds=rounds).epsilon)
 
 
+def _eps_or_inf(make_accountant, x: float, rounds: int) -> float:
+    """ε at x, or ∞ where its PLD is too large to build (such a weak noise misses any usual target)."""
+    return _evaluate(make_accountant, x, rounds)[0]
+
+
+def _evaluate(make_accountant, x: float, rounds: int) -> tuple[float, bool]:
+    """(ε at x, whether x's PLD was too large to build: then ε is reported as ∞)."""
+    from privacy.pld import PldTooLarge
+
+    try:
+        return _eps(make_accountant(x), rounds), False
+    except PldTooLarge:
+        return math.inf, True
+
+
 def calibrate(make_accountant: Callable[[float], object], *, target_epsilon: float, rounds: int, lower: float,
               upper: float, increasing: bool, rel_tol: float = 1e-4) -> float:
     """The parameter x in [lower, upper] with ε(x) ≤ target at the safe end of a bracket of relative width ``rel_tol``.
@@ -38,16 +59,31 @@ def calibrate(make_accountant: Callable[[float], object], *, target_epsilon: flo
         raise ValueError(f"rel_tol must be in (0, 1) (got {rel_tol!r})")
 
     def ok(x: float) -> bool:
-        return _eps(make_accountant(x), rounds) <= target_epsilon
+        return _eps_or_inf(make_accountant, x, rounds) <= target_epsilon
 
     safe, risky = (lower, upper) if increasing else (upper, lower)
     if not ok(safe):
         raise ValueError(f"no parameter in [{lower:g}, {upper:g}] reaches ε ≤ {target_epsilon:g} after {rounds} rounds "
-                         f"(ε = {_eps(make_accountant(safe), rounds):.6g} at {safe:g})")
-    if ok(risky):
+                         f"(ε = {_eps_or_inf(make_accountant, safe, rounds):.6g} at {safe:g})")
+    risky_eps, too_large = _evaluate(make_accountant, risky, rounds)
+    if risky_eps <= target_epsilon:
         return risky
+    if too_large:
+        # the risky end's PLD cannot be built (its noise is far too weak): step from the safe end by factors of 10
+        # to the first point that misses the target, so the search below never visits such points' neighbours,
+        # whose grids are just under the cap and slow to build
+        x = safe
+        while True:
+            nxt = x * 10.0 if increasing else x / 10.0
+            if (nxt >= risky) if increasing else (nxt <= risky):
+                break
+            if ok(nxt):
+                safe = x = nxt
+            else:
+                risky = nxt
+                break
     # Brent's method on ln x for speed (ε is continuous and monotone in x), then a safe-side check
-    f = lambda lx: _eps(make_accountant(math.exp(lx)), rounds) - target_epsilon
+    f = lambda lx: _eps_or_inf(make_accountant, math.exp(lx), rounds) - target_epsilon
     try:
         lx = brentq(f, math.log(min(safe, risky)), math.log(max(safe, risky)), xtol=rel_tol / 4, rtol=1e-12, maxiter=200)
         x = math.exp(lx)

@@ -17,6 +17,10 @@ floating-point error of the FFT composition.
   by ``self_compose`` (dp_accounting 0.6's ``PLDAccountant.compose(event, count)`` ignores count
   for randomized response, so the PLD object is used directly).
 - Sampling without replacement (replace-one) has no PLD here: ValueError naming ``rdp``.
+- Size: a Gaussian component whose loss range needs more than :data:`MAX_GRID_POINTS` points at
+  the interval h (a noise far below its sensitivity, e.g. a calibration's bracket end at
+  σ/S = 10⁻⁴: 5·10¹⁰ points, 373 GiB) raises :class:`PldTooLarge` before anything is
+  allocated; :func:`privacy.calibration.calibrate` counts such a point as missing its target.
 
 Resolution (model §9.4): the discretization interval h is chosen from a target error by
 :func:`epsilon_bracket`. The same event is built twice, with dp_accounting's pessimistic and its
@@ -39,8 +43,8 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as _pld
 from scipy.special import ndtr
 
-__all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MIN_DISCRETIZATION", "PldBracket", "event_pld",
-           "epsilon_bracket", "cauchy_mixture_pld"]
+__all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MAX_GRID_POINTS", "MIN_DISCRETIZATION", "PldBracket",
+           "PldTooLarge", "event_pld", "epsilon_bracket", "cauchy_mixture_pld"]
 
 #: Loss discretization interval of a PLD built without a target error, and the first one tried with one (nats).
 DEFAULT_DISCRETIZATION = 1e-3
@@ -48,6 +52,10 @@ DEFAULT_DISCRETIZATION = 1e-3
 DEFAULT_TARGET_ERROR = 1e-2
 #: The finest interval :func:`epsilon_bracket` tries (nats); it reports when the target is still missed there.
 MIN_DISCRETIZATION = 1e-6
+
+#: Most loss-grid points one Gaussian component may need (a float64 pmf of 2²⁶ points is 0.5 GiB; dp_accounting
+#: also builds an int64 grid of the same length while constructing it).
+MAX_GRID_POINTS = 2**26
 
 #: Which estimate the builders below make: dp_accounting's pessimistic (default) or optimistic one.
 #: Set only by :func:`event_pld` for the duration of one build (the events' ``pld`` methods take no flag).
@@ -81,6 +89,8 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     tail = 2.0 * float(ndtr(-Z_TAIL))
     if g == 0.0:
         tail, weights = 1.0, weights * 0.0
+    if g > 0.0:  # the last panel (the least noise, γ/z_max) has the widest loss grid: check it before building any
+        _check_grid(g / edges[-1], S, float(rate), float(discretization))
     parts_remove, parts_add = [], []
     for w, z in zip(weights, edges[1:]):
         if w <= 0.0:
@@ -106,12 +116,37 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     return _pld.PrivacyLossDistribution(mixture(parts_remove), mixture(parts_add))
 
 
+class PldTooLarge(ValueError):
+    """A PLD whose loss grid would exceed :data:`MAX_GRID_POINTS` (the message names σ, S, the rate and h)."""
+
+
+def _check_grid(std: float, sensitivity: float, rate: float, discretization: float) -> None:
+    """Raise :class:`PldTooLarge` when the Gaussian PLD of (σ, S, q) needs more than MAX_GRID_POINTS points at h.
+
+    The count is dp_accounting's own: its loss range (``connect_dots_bounds`` of each adjacency, the same
+    truncation as ``from_gaussian_mechanism``) divided by h; computing it allocates nothing.
+    """
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    points = 0.0
+    for adjacency in (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD):
+        b = plm.GaussianPrivacyLoss(std, sensitivity=sensitivity, sampling_prob=rate,
+                                    adjacency_type=adjacency).connect_dots_bounds()
+        points = max(points, (float(b.epsilon_upper) - float(b.epsilon_lower)) / discretization)
+    if not points <= MAX_GRID_POINTS:
+        raise PldTooLarge(f"the PLD of a Gaussian with noise std {std:.4g} at sensitivity {sensitivity:.4g} (sampling "
+                          f"rate {rate:g}) needs {points:.3g} loss points at discretization {discretization:g}, above "
+                          f"{MAX_GRID_POINTS} (the loss range grows as (S/σ)²): such a weak noise has ε far above "
+                          "any usual target; use a larger noise, or accountant rdp")
+
+
 def gaussian_round_pld(event, *, rate: float, discretization: float):
     """PLD of a :class:`privacy.events.GaussianRound`, Poisson-sampled at ``rate`` (1: unsampled)."""
     if event.sensitivity == 0:
         return _pld.identity(discretization)
     if event.noise_std == 0:
         raise _unsupported(event, "a Gaussian without noise has ε = ∞")
+    _check_grid(float(event.noise_std), float(event.sensitivity), float(rate), float(discretization))
     return _pld.from_gaussian_mechanism(event.noise_std, sensitivity=event.sensitivity, sampling_prob=rate,
                                         pessimistic_estimate=_PESSIMISTIC.get(), use_connect_dots=_PESSIMISTIC.get(),
                                         value_discretization_interval=discretization)
