@@ -70,4 +70,23 @@ def test_the_eps8_slice_is_a_subset_of_the_whole_sweep():
                      and str(over["privacy.target_epsilon"]) == str(eps)]
             assert len(match) == 1, (point.label, eps)
             assert part.run_overrides(point, seed) == match[0], point.label
-    assert {p.label for p in part.points} == {"ideal", "central-gaussian", "analog-gaussian", "floras-none-capped"}
+    assert {p.label for p in part.points} == {"ideal", "central-gaussian", "analog-gaussian", "floras-none-capped",
+                                              "ddgauss", "sqsgd"}
+
+
+def test_the_probes_differ_from_the_slice_only_where_stated():
+    """scenarios/matched_population_probe.toml: FLORAS at ε = 16, and at ε = 8 without server momentum (η = 0.2);
+    every other key is the slice's FLORAS point's, so the probes read against it (docs/comparison.md)."""
+    slice_ = load_sweep(SWEEP.with_name("matched_population_eps8.toml"))
+    probe = load_sweep(SWEEP.with_name("matched_population_probe.toml"))
+    assert probe.base == slice_.base and probe.seeds == slice_.seeds == (0,)
+    (floras,) = [p for p in slice_.points if p.label == "floras-none-capped"]
+    ref = slice_.run_overrides(floras, 0)
+    changed = {"floras-none-capped-eps16": {"privacy.target_epsilon": 16},
+               "floras-none-capped-nomomentum": {"training.server_momentum": 0.0, "training.lr": 0.2}}
+    assert {p.label for p in probe.points} == set(changed)
+    for point in probe.points:
+        over = probe.run_overrides(point, 0)
+        assert over == {**ref, **changed[point.label]}, point.label
+        cfg = load_scenario(probe.base, {**over, "privacy.target_epsilon": "inf"})  # validates every key, no search
+        assert cfg.phy.scheme == "floras" and cfg.training.clients_per_round == 1000
