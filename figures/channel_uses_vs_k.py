@@ -12,7 +12,9 @@ Analytic curves (:mod:`phy.channel_uses`, model §5), for K ∈ :data:`KS`:
 One panel per model dimension d: :data:`D_FULL` (the Fashion-MNIST MLP) and every d found among the measured runs.
 Measured points: the mean ``channel_uses`` column of every finished run of the sweep directory given (read through
 the results store), at the run's own K and d (``config.json`` ``derived``); with no stored results the figure holds
-the analytic curves alone and its caption says so.
+the analytic curves alone and its caption says so. The figure of :data:`SWEEP` is ``channel_uses_vs_k``; that of
+another sweep (the registry also draws it for ``matched_population_eps8``, the slice of it that ran first) is
+``channel_uses_vs_k_<sweep>``, so neither overwrites the other.
 """
 
 from __future__ import annotations
@@ -76,6 +78,13 @@ def measured_points(results_dir: Path | None) -> list[dict]:
     return points
 
 
+def stem_for(results_dir: Path | None) -> str:
+    """The figure's file stem for measured points from ``results_dir`` (:data:`STEM` for :data:`SWEEP` or none)."""
+    if results_dir is None or Path(results_dir).name == SWEEP:
+        return STEM
+    return f"{STEM}_{Path(results_dir).name}"
+
+
 def make(results_dir: Path | None, out_dir: Path) -> list[Path]:
     import matplotlib
 
@@ -108,4 +117,4 @@ def make(results_dir: Path | None, out_dir: Path) -> list[Path]:
                f"{SNR_DB:g} dB (J = E[1/r]); DDGauss B = {DD_BITS}, sqSGD ratio {SQ_RATIO}, {SQ_LEVELS} levels. "
                f"Analog curve at L = 1 (source-literal); at the equal-resource convention (measured analog runs) they cost d·L, "
                f"FLORAS's cost at the same L. {source}. {SNR_DEFINITION}")
-    return save_figure(fig, Path(out_dir), STEM, caption)
+    return save_figure(fig, Path(out_dir), stem_for(results_dir), caption)

@@ -19,6 +19,7 @@ FIGURES = (
     ("matched_receiver", "matched_receiver"),
     ("prifedsync", "prifedsync"),
     ("channel_uses_vs_k", "matched_population"),
+    ("channel_uses_vs_k", "matched_population_eps8"),  # the slice that ran first: its own file, see the module
     ("cell", "cell"),
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),

@@ -103,3 +103,9 @@ def test_the_figure_draws_measured_points_from_fake_results_and_the_analytic_mod
     assert f"{len(points)} finished grid point(s)" in caption and any(p.suffix == ".png" for p in paths)
     make(None, tmp_path / "alone")
     assert "analytic model only" in (tmp_path / "alone" / "channel_uses_vs_k.caption.txt").read_text()
+    # another sweep's results (the first slice) go to a file of their own: neither figure overwrites the other
+    slice_dir = tmp_path / "matched_population_eps8"
+    (tmp_path / sweep.name).rename(slice_dir)
+    make(slice_dir, tmp_path / "figs")
+    assert (tmp_path / "figs" / "channel_uses_vs_k_matched_population_eps8.caption.txt").is_file()
+    assert (tmp_path / "figs" / "channel_uses_vs_k.caption.txt").read_text() == caption  # the first one untouched
