@@ -253,16 +253,26 @@ def epsilon_bracket(event, *, rounds: int, delta: float, target_error: float = D
     the gap exceeds the allowance a = ``target_error``·max(ε_pess, 1), h shrinks to
     h·0.8·a/gap (each round's loss moves by at most h either way, so the gap shrinks about
     linearly with h), by a factor between 2 and 16, down to :data:`MIN_DISCRETIZATION`.
-    Returns a :class:`PldBracket` (``met`` False when even the finest interval misses the target).
+    Returns a :class:`PldBracket` (``met`` False when even the finest interval misses the target, or when a
+    finer one would pass :data:`MAX_GRID_POINTS`: the last bracket computed is returned then; at ``start``
+    itself :class:`PldTooLarge` propagates).
     """
     _check_bracket_args(rounds, delta, target_error, start)
     h = float(start)
+    last = None
     while True:
-        up = float(event_pld(event, discretization=h).self_compose(int(rounds)).get_epsilon_for_delta(delta))
-        lo = float(event_pld(event, discretization=h, pessimistic=False).self_compose(int(rounds)).get_epsilon_for_delta(delta))
+        try:
+            up = float(event_pld(event, discretization=h).self_compose(int(rounds)).get_epsilon_for_delta(delta))
+            lo = float(event_pld(event, discretization=h, pessimistic=False).self_compose(int(rounds))
+                       .get_epsilon_for_delta(delta))
+        except PldTooLarge:
+            if last is None:
+                raise
+            return last
         up, lo = max(up, 0.0), max(min(lo, up), 0.0)
         allowance = target_error * max(up, 1.0)
         met = up - lo <= allowance
+        last = PldBracket(up, lo, h, int(rounds), float(delta), float(target_error), met or not math.isfinite(up))
         if met or h <= MIN_DISCRETIZATION or not math.isfinite(up):
-            return PldBracket(up, lo, h, int(rounds), float(delta), float(target_error), met or not math.isfinite(up))
+            return last
         h = max(MIN_DISCRETIZATION, h * min(0.5, max(1.0 / 16.0, 0.8 * allowance / (up - lo))))
