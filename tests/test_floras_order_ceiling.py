@@ -2,7 +2,8 @@
 
 The V-averaged moment is finite only for α(α−1)S² < γ², sampled or not (the sampled mixture keeps the
 unsampled term with weight q^α). Every RDP-to-(ε, δ) conversion then costs at least its value at the
-ceiling α*, whatever the sampling rate and the number of rounds, so at ε = 8, δ = 10⁻⁵ no q and no T let
+ceiling α*, whatever the sampling rate and the number of rounds (short of an RDP under δ² at some order below
+α*, where the Bretagnolle–Huber branch returns 0: q far below the 10⁻³ used here), so at ε = 8, δ = 10⁻⁵ no q and no T let
 S/γ pass 1/√(α*(α*−1)) with α* solving ln(1 − 1/α) − (ln δ + ln α)/(α − 1) = 8 (the conversion of
 privacy.rdp.epsilon_from_rdp, Canonne, Kamath & Steinke 2020). The ceiling is computed here from that
 formula; the accountant must agree on both sides of it.

@@ -75,7 +75,7 @@ def test_the_eps8_slice_is_a_subset_of_the_whole_sweep():
 
 
 def test_the_probes_differ_from_the_slice_only_where_stated():
-    """scenarios/matched_population_probe.toml: FLORAS at ε = 16, and at ε = 8 without server momentum (η = 0.2);
+    """scenarios/matched_population_probe.toml: FLORAS at ε = 16, at ε = 8 without server momentum (η = 0.2), and both;
     every other key is the slice's FLORAS point's, so the probes read against it (docs/comparison.md)."""
     slice_ = load_sweep(SWEEP.with_name("matched_population_eps8.toml"))
     probe = load_sweep(SWEEP.with_name("matched_population_probe.toml"))
@@ -83,7 +83,9 @@ def test_the_probes_differ_from_the_slice_only_where_stated():
     (floras,) = [p for p in slice_.points if p.label == "floras-none-capped"]
     ref = slice_.run_overrides(floras, 0)
     changed = {"floras-none-capped-eps16": {"privacy.target_epsilon": 16},
-               "floras-none-capped-nomomentum": {"training.server_momentum": 0.0, "training.lr": 0.2}}
+               "floras-none-capped-nomomentum": {"training.server_momentum": 0.0, "training.lr": 0.2},
+               "floras-none-capped-eps16-nomomentum": {"privacy.target_epsilon": 16, "training.server_momentum": 0.0,
+                                                       "training.lr": 0.2}}
     assert {p.label for p in probe.points} == set(changed)
     for point in probe.points:
         over = probe.run_overrides(point, 0)
