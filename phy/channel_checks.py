@@ -74,16 +74,12 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
                          "set phy.coherence_symbols (n_c, the update's slots per subcarrier)")
     check_int_at_least("tdl_time_blocks", cfg.tdl_time_blocks, 1)
     if cfg.tdl_time_blocks > 1:
-        from .channels.tdl import LOS_MODELS
         from .coherence import MAX_EXACT_BLOCKS
 
         if cfg.fading_correlation != "tdl":
             raise ValueError(f"tdl_time_blocks = {cfg.tdl_time_blocks}: blocks in time on each OFDM subcarrier need "
                              f"fading_correlation = 'tdl' (got {cfg.fading_correlation!r}); for aging without "
                              "subcarriers use 'jakes-exact'")
-        if cfg.tdl_model in LOS_MODELS:
-            raise ValueError(f"tdl_time_blocks: the Doppler of TDL-{cfg.tdl_model}'s specular component is not modelled "
-                             "(model §5.1); use an NLoS tdl_model ('A', 'B', 'C') or tdl_time_blocks = 1")
         if cfg.tdl_time_blocks > MAX_EXACT_BLOCKS:
             raise ValueError(f"tdl_time_blocks must be ≤ {MAX_EXACT_BLOCKS} (the Clarke factor is B_t×B_t; got "
                              f"{cfg.tdl_time_blocks}): raise coherence_symbols instead")
@@ -92,6 +88,7 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
                          "D, E the LoS K-factor of TR 38.901); remove phy.rician_k with fading_correlation = 'tdl' "
                          "(tdl_model = 'D' or 'E' for a LoS channel)")
     _number("rician_k", cfg.rician_k, 0.0, 1e4)
+    check_los_doppler(cfg)
     if _number("timing_offset", cfg.timing_offset, 0.0) >= 1.0:
         raise ValueError(f"timing_offset must be < 1 chip (got {cfg.timing_offset!r})")
     if cfg.timing_offset != 0.0 and spec.channel != "none" and not spec.chip_timing:
@@ -114,6 +111,23 @@ def check_channel(cfg: "PhyConfig", spec) -> None:
         if cfg.coherence_symbols is not None and level < CHANNELS.index("cell-coherence"):
             raise ValueError(f"coherence_symbols: scheme {spec.name!r} keeps one fading block per update (its per-block "
                              "admission is not modelled); remove phy.coherence_symbols for it")
+
+
+def check_los_doppler(cfg: "PhyConfig") -> None:
+    """``los_doppler`` (model §5.1): None, or f_S/f_D in [−1, 1] where a line of sight rotates over blocks in time."""
+    if cfg.los_doppler is None:
+        return
+    _number("los_doppler", cfg.los_doppler, -1.0, 1.0)
+    if cfg.los_k == 0.0:
+        raise ValueError("los_doppler: the link has no line of sight (rician_k = 0 and no TDL-D/E profile); remove "
+                         "phy.los_doppler or set rician_k > 0 (or tdl_model = 'D' or 'E' with fading_correlation = 'tdl')")
+    in_time = cfg.coherence_symbols is not None and (
+        cfg.fading_correlation in ("jakes", "jakes-exact")
+        or (cfg.fading_correlation == "tdl" and cfg.tdl_time_blocks > 1))
+    if not in_time:
+        raise ValueError("los_doppler: the line of sight rotates only over blocks in time (coherence_symbols with "
+                         "fading_correlation = 'jakes' or 'jakes-exact', or 'tdl' with tdl_time_blocks > 1); remove "
+                         "phy.los_doppler or configure such blocks")
 
 
 def check_antennas(cfg: "PhyConfig", spec) -> None:

@@ -20,10 +20,15 @@ Block 0 is the round's Sionna draw :func:`phy.fading.draw_rayleigh` (so one bloc
 for bit); the innovations w_{k,m}, m ≥ 1, come from the keyed stream ``(seed, "fading-blocks", t)`` as one
 [B − 1, K, 2] standard-normal array (real, imaginary)/√2.
 
-Rician fading (κ = ``rician_k`` > 0): h_{k,m} = √(κ/(κ+1))·e^{jφ_k} + √(1/(κ+1))·h̃_{k,m}, φ_k ~ U(0, 2π) per
-round from ``(seed, "fading-los-phase", t)``, constant over the round's blocks (E|h|² = 1). With the LoS TDL
-profiles (D, E) κ is the profile's own (:func:`phy.channels.tdl.los_k_factor`, ``PhyConfig.los_k``) and h̃ the
-scattered taps: the specular component lies at delay 0, the same on every subcarrier.
+Rician fading (κ = ``rician_k`` > 0): h_{k,m} = √(κ/(κ+1))·e^{j(φ_k + ψ·b_m)} + √(1/(κ+1))·h̃_{k,m}, φ_k ~ U(0, 2π)
+per round from ``(seed, "fading-los-phase", t)`` (E|h|² = 1). With the LoS TDL profiles (D, E) κ is the profile's
+own (:func:`phy.channels.tdl.los_k_factor`, ``PhyConfig.los_k``) and h̃ the scattered taps: the specular component
+lies at delay 0, the same on every subcarrier. The line of sight's Doppler shift f_S = ``los_doppler``·f_D (TR 38.901
+§7.7.2: f_S = 0.7·f_D) advances its phase by ψ = 2π·f_S·T_s·n_c = ``los_doppler``·x per block in time, x =
+:func:`lag_step`; b_m is block m's index in time (m for "jakes" and "jakes-exact", m mod B_t for "tdl" with
+``tdl_time_blocks`` = B_t, and ψ = 0 where the blocks are not in time: "iid", "tdl" with B_t = 1). Then, derived,
+
+    E[h_{k,m}·h*_{k,m'}] = κ/(κ+1)·e^{jψ·(b_m − b_m')} + E[h̃_{k,m}·h̃*_{k,m'}]/(κ+1).
 
 Block layout (:func:`coherence_plan`), entry i = 0..d−1 of the update:
 
@@ -150,12 +155,14 @@ def clarke_factors(n_blocks: int, x: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlation: str = "iid", rho: float = 0.0,
-                rician_k: float = 0.0, lag_x: float = 0.0, tdl: tuple | None = None) -> np.ndarray:
+                rician_k: float = 0.0, lag_x: float = 0.0, tdl: tuple | None = None,
+                los_step: float = 0.0) -> np.ndarray:
     """Small-scale fading h [K, B] complex128 of one round (E|h|² = 1), column 0 = :func:`draw_rayleigh`.
 
     ``rho``: the AR(1) coefficient ("jakes"); ``lag_x``: 2π·f_D·T_s·n_c ("jakes-exact", :func:`lag_step`);
     ``tdl``: (model, delay spread [s], subcarrier spacing [Hz][, time blocks B_t, 2π·doppler·n_c]) of the "tdl"
-    subcarriers (:func:`phy.channels.tdl.subcarrier_gains`)."""
+    subcarriers (:func:`phy.channels.tdl.subcarrier_gains`); ``los_step``: ψ [rad], the line of sight's phase
+    advance per block in time (module doc; 0: constant over the round, as before the option existed)."""
     t = int(round_index)
     h = np.empty((int(K), int(n_blocks)), dtype=np.complex128)
     h[:, 0] = draw_rayleigh(seed, t, K=K)
@@ -188,5 +195,15 @@ def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlati
             raise ValueError(f"fading_correlation must be one of {{{', '.join(CORRELATIONS)}}} (got {correlation!r})")
     if rician_k > 0:
         phi = 2.0 * math.pi * stream(seed, "fading-los-phase", t).random(K)
-        h = math.sqrt(rician_k / (rician_k + 1.0)) * np.exp(1j * phi)[:, None] + math.sqrt(1.0 / (rician_k + 1.0)) * h
+        los = np.exp(1j * phi)[:, None]
+        if los_step != 0.0 and n_blocks > 1:
+            if correlation in ("jakes", "jakes-exact"):
+                b = np.arange(n_blocks, dtype=np.float64)
+            elif correlation == "tdl" and tdl is not None and len(tdl) > 3 and int(tdl[3]) > 1:
+                b = (np.arange(n_blocks) % int(tdl[3])).astype(np.float64)
+            else:
+                raise ValueError(f"los_step = {los_step!r}: the line of sight rotates only over blocks in time "
+                                 "('jakes', 'jakes-exact', or 'tdl' with time blocks)")
+            los = los * np.exp(1j * float(los_step) * b)[None, :]
+        h = math.sqrt(rician_k / (rician_k + 1.0)) * los + math.sqrt(1.0 / (rician_k + 1.0)) * h
     return h

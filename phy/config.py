@@ -23,12 +23,13 @@ from difflib import get_close_matches
 from .channel_checks import check_channel
 from .checks import check_choice, check_finite_positive, check_int_at_least
 
-__all__ = ["PhyConfig", "SNR_DEFINITION", "RHO_RULES", "RESOURCES", "NORMALIZATIONS"]
+__all__ = ["PhyConfig", "SNR_DEFINITION", "RHO_RULES", "RESOURCES", "NORMALIZATIONS", "LOS_DOPPLER_TR38901"]
 
 SNR_DEFINITION = "SNR = P/sigma^2 (per-chip noise variance sigma^2/L; despread SNR = L*P/sigma^2), model §5"
 RHO_RULES = ("threshold", "min-admitted")
 RESOURCES = ("equal", "source-literal")
 NORMALIZATIONS = ("paper", "clip")
+LOS_DOPPLER_TR38901 = 0.7  # f_S/f_D of a LoS tap's Doppler peak, TR 38.901 §7.7.2 (TDL-D, -E)
 
 
 def _registry():
@@ -103,9 +104,15 @@ class PhyConfig:
     tdl_time_blocks : int
         ``fading_correlation = "tdl"``: B_t ≥ 1 consecutive coherence blocks of n_c slots on each subcarrier, the
         taps following the Clarke process in time, J₀(2π·doppler·n_c·Δ) between blocks Δ apart (Doppler within the
-        update; NLoS profiles); 1: each subcarrier constant over its n_c symbols (model §5.1).
+        update; a LoS profile's specular part rotates at ``los_doppler``); 1: each subcarrier constant over its n_c
+        symbols (model §5.1).
     rician_k : float
         Rician K-factor κ ≥ 0 (linear; 0: Rayleigh); not with a TDL profile (which carries its own).
+    los_doppler : float or None
+        f_S/f_D in [−1, 1], the line-of-sight component's Doppler shift over the maximum Doppler (cos of its angle
+        of arrival to the motion) with Rician gains and blocks in time ("jakes", "jakes-exact", "tdl" with
+        ``tdl_time_blocks`` > 1): its phase advances by f_S/f_D·2π·doppler·n_c per block (model §5.1); None:
+        TR 38.901 §7.7.2's 0.7 (:attr:`los_doppler_ratio`).
     timing_offset : float
         τ_max in [0, 1): per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path and channel
         inversion, :mod:`phy.chip_timing`).
@@ -155,6 +162,7 @@ class PhyConfig:
     subcarrier_spacing: float = 30e3
     tdl_time_blocks: int = 1
     rician_k: float = 0.0
+    los_doppler: float | None = None
     timing_offset: float = 0.0
     rx_antennas: int = 1
     csi_error: float = 0.0
@@ -261,6 +269,12 @@ class PhyConfig:
             if self.tdl_model in LOS_MODELS:
                 return los_k_factor(self.tdl_model)
         return float(self.rician_k)
+
+    @property
+    def los_doppler_ratio(self) -> float:
+        """f_S/f_D of the line-of-sight component: ``los_doppler``, or TR 38.901 §7.7.2's 0.7 (the Doppler peak of
+        TDL-D and -E's Rician first tap at f_S = 0.7·f_D) when unset (model §5.1)."""
+        return LOS_DOPPLER_TR38901 if self.los_doppler is None else float(self.los_doppler)
 
     @property
     def has_cell(self) -> bool:

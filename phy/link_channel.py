@@ -34,6 +34,10 @@ class LinkChannel:
         self.tdl = ((config.tdl_model, float(config.delay_spread), float(config.subcarrier_spacing),
                      int(config.tdl_time_blocks), lag_step(config))
                     if config.fading_correlation == "tdl" else None)  # OFDM subcarriers (phy.channels.tdl)
+        in_time = config.fading_correlation in ("jakes", "jakes-exact") or (
+            config.fading_correlation == "tdl" and config.tdl_time_blocks > 1)
+        # ψ: the line of sight's phase advance per block in time, f_S/f_D·2π·doppler·n_c (phy.coherence)
+        self.los_step = config.los_doppler_ratio * lag_step(config) if self.los_k and in_time else 0.0
 
     def draw(self, round_index: int, *, clients=None, n_blocks: int = 1) -> np.ndarray:
         """h [K, n_blocks] complex128 of round ``round_index`` for the scheduled ``clients`` (None: 0..K−1)."""
@@ -43,7 +47,7 @@ class LinkChannel:
             client_ids(clients, self.K)
             return draw_rayleigh(self.seed, t, K=self.K)[:, None]
         h = draw_blocks(self.seed, t, K=self.K, n_blocks=n_blocks, correlation=cfg.fading_correlation, rho=self.rho,
-                        rician_k=self.los_k, lag_x=self.lag_x, tdl=self.tdl)
+                        rician_k=self.los_k, lag_x=self.lag_x, tdl=self.tdl, los_step=self.los_step)
         if self.cell is not None:
             h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]
         else:
@@ -86,6 +90,8 @@ class LinkChannel:
         if cfg.coherence_symbols is not None or self.los_k:
             out["fading"] = {"coherence_symbols": cfg.coherence_symbols, "fading_correlation": cfg.fading_correlation,
                              "doppler": float(cfg.doppler), "block_correlation": self.rho, "rician_k": self.los_k}
+            if self.los_step:  # the line of sight's Doppler (f_S/f_D) and its phase advance per block in time [rad]
+                out["fading"].update({"los_doppler": cfg.los_doppler_ratio, "los_phase_step": self.los_step})
             if cfg.fading_correlation == "tdl":
                 out["fading"].update({"tdl_model": cfg.tdl_model, "delay_spread_s": float(cfg.delay_spread),
                                       "subcarrier_spacing_hz": float(cfg.subcarrier_spacing),

@@ -59,7 +59,6 @@ def test_one_time_block_is_the_static_draw_and_block_zero_the_flat_one():
 @pytest.mark.parametrize("bad, match", [
     ({"tdl_time_blocks": 0}, r"tdl_time_blocks must be"),
     ({"tdl_time_blocks": 2, "fading_correlation": "jakes-exact"}, r"tdl_time_blocks = 2: .* need fading_correlation = 'tdl'"),
-    ({"tdl_time_blocks": 2, "tdl_model": "D"}, r"tdl_time_blocks: the Doppler of TDL-D's specular component"),
     ({"tdl_time_blocks": 5000}, r"tdl_time_blocks must be ≤ 4096"),
 ])
 def test_tdl_time_blocks_out_of_range_are_refused_by_name(bad, match):

@@ -40,7 +40,7 @@ renormalized to Σ p = 1 (what :func:`tdl_profile` returns), so the NLoS draw ab
 
     R[m, m'] = κ/(κ + 1) + Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l)/(κ + 1)       (:func:`frequency_correlation`).
 
-Doppler within the update (``phy.tdl_time_blocks`` = B_t > 1, NLoS profiles): each subcarrier carries B_t
+Doppler within the update (``phy.tdl_time_blocks`` = B_t > 1): each subcarrier carries B_t
 consecutive blocks of n_c OFDM symbols, block j on subcarrier ⌊j/B_t⌋ in time block b = j mod B_t, and every tap is
 a Clarke process in time (the Jakes spectrum Sionna's TDL gives its taps, taken exactly: a Gaussian process rather
 than a sum of sinusoids), independent over taps and clients:
@@ -56,7 +56,10 @@ separable (derived):
 
 The symbols of one OFDM symbol see one channel (no inter-carrier interference: f_D ≪ Δf) and the channel is held
 over each block of n_c OFDM symbols (block fading in time, as for "jakes-exact"). The LoS profiles' specular
-component would rotate with its own Doppler shift f_D·cos θ, which is not modelled (refused).
+component rotates with its own Doppler shift f_S = ``phy.los_doppler``·f_D (TR 38.901 §7.7.2: a Doppler peak at
+f_S = 0.7·f_D; Sionna's TDL takes f_D·cos(π/4)), its phase advancing by ψ = f_S/f_D·2π·doppler·n_c per time block
+(:func:`phy.coherence.draw_blocks`), so E[h_{k,m,b}·h*_{k,m',b'}] = κ/(κ+1)·e^{jψ·(b − b')} +
+J₀(2π·f_D·T_s·n_c·(b − b'))·Σ_l p_l·exp(−j2π·(m − m')·Δf·τ_l)/(κ+1).
 """
 
 from __future__ import annotations

@@ -104,8 +104,11 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.subcarrier_spacing": ("(0, 10⁷]", "Δf [Hz] between the subcarriers that carry consecutive blocks (`tdl`)"),
     "phy.tdl_time_blocks": ("integer ≥ 1 (≤ 4 096)", "B_t consecutive blocks of n_c OFDM symbols on each subcarrier (`tdl`): the taps a Clarke "
                             "process in time with J₀(2π·doppler·n_c·Δ) between blocks Δ apart (Doppler within the update, "
-                            "NLoS profiles; [model §5.1](model.md#sec-5-1)); 1: constant over the subcarrier's symbols"),
+                            "the LoS profiles' specular part rotating at `los_doppler`; [model §5.1](model.md#sec-5-1)); 1: constant over the subcarrier's symbols"),
     "phy.rician_k": ("≥ 0", "Rician K-factor κ (linear; 0: Rayleigh)"),
+    "phy.los_doppler": ("[−1, 1] or none", "f_S/f_D, the line of sight's Doppler shift over the maximum Doppler (cos of its angle to the motion) "
+                                           "with Rician gains (`rician_k` or TDL-D, -E) and blocks in time (`jakes`, `jakes-exact`, `tdl` with "
+                                           "`tdl_time_blocks` > 1); none: TR 38.901 §7.7.2's 0.7 ([model §5.1](model.md#sec-5-1))"),
     "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, channel inversion, analog Gaussian with τ_max/L_eff < 1/2)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
                                 "FLORAS, channel inversion, analog Gaussian only, and no FLORAS ε"),
