@@ -18,13 +18,36 @@ and over the admitted clients (|h_{k,0}|² ≥ g_th, |h|² ~ Exp(1)) E[1/|h_{k,0
 share of the sum is shrunk by ρ_b^m and blurred by an error whose variance grows with m (derived;
 tests/test_csit_aging.py). A cell scales h_{k,m} and h_{k,0} alike, so w is unchanged given the small-scale
 fading. The transmit power depends on ĥ_{k,0} only: the power constraint of model §6.2 holds in every block.
+
+Rician gains (κ > 0, :mod:`phy.coherence`; perfect CSI): h_{k,m} = A·e^{j(φ_k + ψ·b_m)} + s_{k,m} with A² = κ/(κ+1),
+the scattered part s ~ CN(0, σ²), σ² = 1/(κ+1), and c_m = E[s_m·s*_0]/σ² (J₀(x·b_m)·R_f(m) over TDL subcarriers).
+Given φ_k, s_m = c_m·s_0 + e_m with e_m ~ CN(0, σ²(1 − |c_m|²)), and with v = e^{−jφ_k}·h_{k,0} ~ CN(A, σ²)
+(derived)
+
+    h_{k,m}/h_{k,0} = c_m + β_m/v + e'_m/v,   β_m = A·(e^{jψ·b_m} − c_m),
+
+so over the admitted clients (|v|² ≥ g_th), with M_n = E[v^{−n}] and M_* = E[|v|^{−2}] (both real: the law of v
+is symmetric about the real axis),
+
+    E[w_m] = Re c_m + Re(β_m·M_1),
+    E[(w_m − 1)²] = (Re c_m − 1)² + 2(Re c_m − 1)·Re(β_m·M_1) + (|β_m|²·M_* + Re(β_m²·M_2))/2
+                    + σ²(1 − |c_m|²)·M_*/2,
+
+    E[v^{−n}·1{|v|² ≥ g}] = (2/σ²)·∫_{√g}^∞ r^{1−n}·e^{−(r² + A²)/σ²}·I_n(2Ar/σ²) dr   (n = 0: P(admitted)),
+    E[|v|^{−2}·1{|v|² ≥ g}] = (2/σ²)·∫_{√g}^∞ r^{−1}·e^{−(r² + A²)/σ²}·I_0(2Ar/σ²) dr
+
+(the angular integral of e^{−jnθ + (2Ar/σ²)cos θ} is 2π·I_n). κ = 0 gives the Rayleigh law above (M_1 = M_2 = 0,
+M_* = e^g·E₁(g)). :func:`stale_weight_moments`; tests/test_los_doppler.py checks it against the model sampled
+directly and against the link.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["analog_block_lengths", "stale_weights", "add_weighted_rows"]
+__all__ = ["analog_block_lengths", "stale_weights", "add_weighted_rows", "stale_weight_moments"]
 
 
 def analog_block_lengths(d: int, n_c: int | None) -> np.ndarray:
@@ -54,3 +77,47 @@ def add_weighted_rows(acc: np.ndarray, x: np.ndarray, w: np.ndarray, lengths: np
     for wk, row in zip(w, x):
         acc += (np.repeat(wk, lengths) if wk.size > 1 else wk[0]) * row
     return acc
+
+
+def _truncated_inverse_moments(kappa: float, g_th: float) -> tuple[float, float, float]:
+    """(M_1, M_2, M_*) of v ~ CN(A, σ²) given |v|² ≥ g_th, A² = κ/(κ+1), σ² = 1/(κ+1) (module doc), by quadrature."""
+    from scipy.integrate import quad
+    from scipy.special import ive
+
+    s2 = 1.0 / (kappa + 1.0)
+    A = math.sqrt(kappa * s2)
+    lo, hi = math.sqrt(g_th), A + 12.0 * math.sqrt(s2)
+
+    def integral(power: int, order: int) -> float:
+        # r^power·e^{−(r² + A²)/σ²}·I_n(2Ar/σ²) = r^power·ive(n, z)·e^{−(r − A)²/σ²}, z = 2Ar/σ² (overflow-free)
+        f = lambda r: r**power * ive(order, 2.0 * A * r / s2) * math.exp(-((r - A) ** 2) / s2)
+        points = [A] if lo < A < hi else None
+        return 2.0 / s2 * quad(f, lo, hi, points=points, limit=200, epsabs=0.0, epsrel=1e-11)[0]
+
+    p = integral(1, 0)
+    return integral(0, 1) / p, integral(-1, 2) / p, integral(-1, 0) / p
+
+
+def stale_weight_moments(c: complex, *, kappa: float, g_th: float, rotation: complex = 1.0) -> tuple[float, float]:
+    """(E[w_m], E[(w_m − 1)²]) over the admitted clients of stale CSIT with Rician gains (module doc, model §5.1).
+
+    ``c``: the scattered parts' correlation coefficient c_m between block m and block 0 (complex); ``kappa``: κ ≥ 0;
+    ``g_th`` > 0: the admission threshold on |h_0|² (unit mean power); ``rotation``: e^{jψ·b_m}, the line of sight's
+    turn since block 0 (1 without its Doppler). Dimensionless."""
+    if not (kappa >= 0.0 and g_th > 0.0):
+        raise ValueError(f"stale_weight_moments: kappa must be ≥ 0 and g_th > 0 (got {kappa!r}, {g_th!r})")
+    c = complex(c)
+    s2 = 1.0 / (kappa + 1.0)
+    if kappa == 0.0:
+        from scipy.special import exp1
+
+        m1 = m2 = 0.0
+        m_star = math.exp(g_th) * float(exp1(g_th))
+    else:
+        m1, m2, m_star = _truncated_inverse_moments(float(kappa), float(g_th))
+    beta = math.sqrt(kappa * s2) * (complex(rotation) - c)
+    a = c.real - 1.0
+    mean = c.real + (beta * m1).real
+    mse = (a * a + 2.0 * a * (beta * m1).real + (abs(beta) ** 2 * m_star + (beta * beta * m2).real) / 2.0
+           + s2 * (1.0 - abs(c) ** 2) * m_star / 2.0)
+    return float(mean), float(mse)

@@ -102,3 +102,83 @@ def test_los_doppler_out_of_range_or_unused_is_refused_by_name(bad, match):
     with pytest.raises(ValueError, match=match) as info:
         PhyConfig.make(scheme="channel-inversion", **kw).validate(K=4, d=100)
     assert "\n" not in str(info.value)
+
+
+def _sampled_moments(c: complex, kappa: float, g: float, rot: complex, n: int, seed: int):
+    """The model of phy/csit_aging.py's Rician law drawn directly: h_0 = A·e^{jφ} + s_0, h_m = A·e^{jφ}·rot + c·s_0 +
+    e, over |h_0|² ≥ g; returns the samples of w = Re(h_m/h_0)."""
+    rng = np.random.default_rng(seed)
+    s2 = 1.0 / (kappa + 1.0)
+    A = math.sqrt(kappa * s2)
+
+    def cn(var):
+        return math.sqrt(var / 2.0) * (rng.standard_normal(n) + 1j * rng.standard_normal(n))
+
+    phi = rng.uniform(0.0, 2.0 * math.pi, n)
+    s0 = cn(s2)
+    h0 = A * np.exp(1j * phi) + s0
+    hm = A * np.exp(1j * phi) * rot + c * s0 + cn(s2 * (1.0 - abs(c) ** 2))
+    return np.real(hm / h0)[np.abs(h0) ** 2 >= g]
+
+
+@pytest.mark.parametrize("c, kappa, g, rot", [
+    (0.6 * np.exp(0.4j), 3.0, 0.05, np.exp(1.1j)),
+    (0.3 * np.exp(-2.0j), 7.9, 0.01, np.exp(-2.5j)),  # TDL-D's κ, the line of sight turned past π/2
+    (0.9, 1.0, 0.3, 1.0),                              # no Doppler on the line of sight
+])
+def test_stale_weight_moments_match_the_rician_model_sampled_directly(c, kappa, g, rot):
+    """phy.csit_aging.stale_weight_moments (model §5.1, derived) against 10⁶ direct draws: 5 standard errors of the
+    sample. Plausible bugs caught: β without the A factor, the e-term's σ²(1 − |c|²) taken as (1 − |c|²), M_1 with the
+    wrong sign (conjugate), the truncation's P(admitted) forgotten."""
+    from phy.csit_aging import stale_weight_moments
+
+    w = _sampled_moments(c, kappa, g, rot, 1_000_000, seed=11)
+    mean, mse = stale_weight_moments(c, kappa=kappa, g_th=g, rotation=rot)
+    assert abs(w.mean() - mean) < 5 * w.std() / math.sqrt(w.size), (w.mean(), mean)
+    e2 = (w - 1.0) ** 2
+    assert abs(e2.mean() - mse) < 5 * e2.std() / math.sqrt(e2.size), (e2.mean(), mse)
+
+
+def test_stale_weight_moments_are_the_rayleigh_law_without_a_line_of_sight():
+    """κ = 0: (Re c − 1)² + (1 − |c|²)·e^g·E₁(g)/2 and mean Re c (model §5.1's aging law)."""
+    from scipy.special import exp1
+
+    from phy.csit_aging import stale_weight_moments
+
+    c, g = 0.5 * np.exp(0.7j), 0.02
+    mean, mse = stale_weight_moments(c, kappa=0.0, g_th=g)
+    assert mean == pytest.approx(c.real, rel=1e-12)
+    assert mse == pytest.approx((c.real - 1) ** 2 + (1 - abs(c) ** 2) * math.exp(g) * exp1(g) / 2, rel=1e-12)
+    # and the quadrature branch tends to it as κ → 0
+    assert stale_weight_moments(c, kappa=1e-9, g_th=g)[1] == pytest.approx(mse, rel=1e-6)
+
+
+def test_link_stale_weights_with_a_rotating_line_of_sight_follow_the_rician_law():
+    """Channel inversion with block 0's CSIT over TDL-D time blocks (perfect CSI, 90 dB): the weights w_{k,j} of the
+    admitted clients have the mean and mean squared error of stale_weight_moments with c_j = J₀(x·b)·R_f(m) (the
+    scattered taps) and rotation e^{j·0.7·x·b}, x = 2π·doppler·n_c from the raw configuration. A line of sight held
+    over the update (rotation 1) predicts a mean weight of 0.99 instead of −0.19 at time block 2 of subcarrier 0."""
+    from phy.channel_inversion import ChannelInversionLink
+    from phy.csit_aging import stale_weight_moments
+
+    from stale_probe import stale_weights  # tests/stale_probe.py
+
+    K, n_c, B_t, B, T, g, df, ds, doppler = 10, 10, 3, 6, 800, 0.1, 1e6, 100e-9, 0.02
+    x = 2 * math.pi * doppler * n_c
+    tau, p = tdl_profile("D", ds)
+    cfg = PhyConfig.make(scheme="channel-inversion", snr_db=90.0, g_th=g, normalization="clip", clip_norm=1.0,
+                         coherence_symbols=n_c, fading_correlation="tdl", tdl_model="D", delay_spread=ds,
+                         subcarrier_spacing=df, tdl_time_blocks=B_t, doppler=doppler)
+    w = stale_weights(ChannelInversionLink(cfg, K=K, seed=12), K=K, n_c=n_c, B=B, T=T)
+    kappa = los_k_factor("D")
+    for j in range(1, B):
+        m, b = j // B_t, j % B_t
+        c = j0(x * b) * np.sum(p * np.exp(-2j * math.pi * m * df * tau))
+        mean, mse = stale_weight_moments(c, kappa=kappa, g_th=g, rotation=np.exp(0.7j * x * b))
+        got, e2 = w[:, j], (w[:, j] - 1.0) ** 2
+        assert abs(got.mean() - mean) < 5 * got.std() / math.sqrt(got.size), (j, got.mean(), mean)
+        assert abs(e2.mean() - mse) < 5 * e2.std() / math.sqrt(e2.size), (j, e2.mean(), mse)
+    c2 = j0(2 * x)  # time block 2 of subcarrier 0
+    held = stale_weight_moments(c2, kappa=kappa, g_th=g)[0]
+    turned = stale_weight_moments(c2, kappa=kappa, g_th=g, rotation=np.exp(1.4j * x))[0]
+    assert held > 0.9 and turned < -0.1 and abs(w[:, 2].mean() - turned) < 0.05
