@@ -5,7 +5,8 @@ accuracy of every case (channel inversion flat, with one subcarrier's CSIT over 
 per subcarrier; analog Gaussian per subcarrier; the line-of-sight TDL-D cases; Doppler within the update with stale,
 per-block and per-subcarrier CSIT), mean over seeds with the min–max
 range as error bars. The ``.table.md`` lists every case with its profile, delay spread, its subcarriers
-B = ⌈d/(n_c·B_t)⌉ (FLORAS: ⌈d/(n_c − 1)⌉, a reference slot in each), the band B·Δf they span and its time
+⌈d/(n_c·B_t)⌉ (FLORAS: its ⌈d/(n_c − 1)⌉ pilot blocks, a reference slot in each, B_t to a subcarrier), the band
+(subcarriers·Δf) they span and its time
 blocks (Doppler within the update).
 """
 
@@ -108,7 +109,8 @@ def _table(res, sets, out_dir: Path) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
-             "| case | scheme | profile | CSIT | delay spread [ns] | subcarriers B = ⌈d/(n_c·B_t)⌉ | band B·Δf [MHz] | "
+             "| case | scheme | profile | CSIT | delay spread [ns] | subcarriers ⌈d/(n_c·B_t)⌉ (FLORAS ⌈d/((n_c − 1)·B_t)⌉) | "
+             "band [MHz] | "
              "time blocks B_t × n_c symbols, f_D·T_s | accuracy | ε |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for rs in sets:
@@ -117,7 +119,8 @@ def _table(res, sets, out_dir: Path) -> Path:
         if _tdl(rs):
             d, n_c = _d(rs), int(rs.value("phy.coherence_symbols"))
             B_t = int(rs.value("phy.tdl_time_blocks", 1))
-            B = subcarriers(d, n_c, B_t) if rs.value("phy.scheme") != "floras" else pilot_blocks(rs)  # ⌈d/(n_c − 1)⌉, a reference slot in each
+            # FLORAS: its B = ⌈d/(n_c − 1)⌉ pilot blocks (a reference slot in each) lie B_t to a subcarrier
+            B = subcarriers(d, n_c, B_t) if rs.value("phy.scheme") != "floras" else -(-pilot_blocks(rs) // B_t)
             band = f"{B * float(rs.value('phy.subcarrier_spacing')) / 1e6:.3g}"
             spread, csit = f"{_spread(rs) * 1e9:g}", _csit(rs)
             time = f"{B_t} × {n_c}, {float(rs.value('phy.doppler', 0.0)):g}" if B_t > 1 else f"1 × {n_c}, static"

@@ -295,12 +295,18 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     # 30 km/h (J₀ falls to −0.40: later blocks arrive with inverted sign)
     slow, fast = acc["channel-inversion-per-subcarrier-stale-300ns-3kmh"], acc["channel-inversion-per-subcarrier-stale-300ns-30kmh"]
     assert slow > 0.6 and fast < slow - 0.1, acc
+    # a line of sight keeps one CSIT across the band but not across time once its specular tap rotates (f_S = 0.7·f_D:
+    # 0.35 rad over the update at 3 km/h, 3.5 rad at 30 km/h; quick: 0.91 and 0.10)
+    los_slow, los_fast = acc["channel-inversion-stale-300ns-3kmh-tdl-d"], acc["channel-inversion-stale-300ns-30kmh-tdl-d"]
+    assert los_slow > 0.6 and los_fast < los_slow - 0.1, acc
     # FLORAS with a pilot per subcarrier: one weight per round follows the mean of the pilots' V̂, which the
     # subcarriers whose inactive sequences faded deep dominate; weighing each subcarrier on its own V̂_m recovers most
     # of the one-block accuracy (quick: 17.3 and 31.8 against 33.1 %)
     flat, pooled = acc["floras-none-capped-generic"], acc["floras-none-capped-generic-per-subcarrier-300ns"]
     block = acc["floras-none-capped-generic-per-subcarrier-300ns-block"]
     assert block > pooled + 0.05 and block > flat - 0.05, acc
+    # with Doppler (30 km/h) and a pilot per block of 29 symbols (172 pilots here) FLORAS still learns (quick: 24.9 %)
+    assert acc["floras-none-capped-per-block-300ns-30kmh-block"] > 0.15, acc
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
     for suffix in (".png", ".pdf"):
         assert (figs / f"cell_tdl_accuracy{suffix}").stat().st_size > 5_000
@@ -318,3 +324,7 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     assert "| channel-inversion-per-subcarrier-stale-300ns-30kmh | channel-inversion | TDL-A | per-subcarrier | 300 |" in table
     fl_row = next(line for line in table.splitlines() if line.startswith("| floras-none-capped-generic-per-subcarrier-300ns-block "))
     assert f"| pilot per block, weight per block | 300 | {-(-d // 260)} |" in fl_row  # a reference slot per subcarrier
+    # with 9 time blocks of 29 symbols: ⌈d/28⌉ = 172 pilot blocks, 9 to a subcarrier, so 20 subcarriers (not 172)
+    dop_row = next(line for line in table.splitlines() if line.startswith("| floras-none-capped-per-block-300ns-30kmh-block "))
+    n_sub = -(-(-(-d // 28)) // 9)
+    assert n_sub == 20 and f"| 300 | {n_sub} | {n_sub * 240e3 / 1e6:.3g} | 9 × 29, 0.00347 |" in dop_row
