@@ -86,7 +86,8 @@ def _truncated_inverse_moments(kappa: float, g_th: float) -> tuple[float, float,
 
     s2 = 1.0 / (kappa + 1.0)
     A = math.sqrt(kappa * s2)
-    lo, hi = math.sqrt(g_th), A + 12.0 * math.sqrt(s2)
+    lo = math.sqrt(g_th)
+    hi = max(A, lo) + 12.0 * math.sqrt(s2)  # e^{−(r − A)²/σ²} < 10⁻⁶² beyond
 
     def integral(power: int, order: int) -> float:
         # r^power·e^{−(r² + A²)/σ²}·I_n(2Ar/σ²) = r^power·ive(n, z)·e^{−(r − A)²/σ²}, z = 2Ar/σ² (overflow-free)
