@@ -88,9 +88,15 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     fig.tight_layout()
     cfg = res.config().get("config", {}).get("phy", {})
     profiles = " or ".join(sorted({_profile(rs) for rs in sets if _tdl(rs)}))
+    # the line of sight's Doppler (f_S/f_D) of the LoS cases with time blocks; unset: TR 38.901's 0.7 (model §5.1)
+    turns = sorted({0.7 if rs.value("phy.los_doppler", None) is None else float(rs.value("phy.los_doppler"))
+                    for rs in sets if _tdl(rs) and _profile(rs) in ("TDL-D", "TDL-E")
+                    and int(rs.value("phy.tdl_time_blocks", 1)) > 1})
+    turning = (f" and turning at its own Doppler shift f_S = {' or '.join(f'{r:g}' for r in turns)}·f_D over time blocks"
+               if turns else "")
     caption = (f"Frequency selectivity (model §5.1): the update over OFDM subcarriers Δf = {cfg.get('subcarrier_spacing'):g} Hz "
                f"apart of a TR 38.901 {profiles} channel (the case's profile in the table; TDL-D and -E add a specular "
-               "tap at delay 0, the same on every subcarrier), n_c symbols per subcarrier, or B_t time blocks of n_c "
+               f"tap at delay 0, the same on every subcarrier{turning}), n_c symbols per subcarrier, or B_t time blocks of n_c "
                "symbols with Doppler where the table says so. CSIT: 'stale', every block inverted with block 0's "
                "channel; 'per-block', each block with its own (admission and ρ per block; without time blocks one "
                "pilot per subcarrier, the labels '…-per-subcarrier-…'); 'per-subcarrier', each subcarrier's first time "
