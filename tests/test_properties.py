@@ -144,6 +144,9 @@ INVALID = {
     "phy.rician_k": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1e4, exclude_min=True,
                                                                                        allow_nan=False), NON_FINITE, NOT_NUMBER),
     "phy.tdl_time_blocks": below(1),
+    "phy.los_doppler": st.one_of(st.floats(max_value=-1.0, exclude_max=True, allow_nan=False),
+                                 st.floats(min_value=1.0, exclude_min=True, allow_nan=False), NON_FINITE,
+                                 st.text(max_size=4), st.booleans(), st.lists(st.integers(), max_size=2)),
     "phy.floras.pilots": not_in(("per-block", "stale")),
     "phy.floras.receiver_scope": not_in(("round", "block")),
     "phy.rx_antennas": below(1),
@@ -262,6 +265,7 @@ VALID = {
     "phy.doppler": st.floats(min_value=0.0, max_value=0.5),
     "phy.rician_k": st.just(0.0),  # likewise Rician fading (tests/test_cell.py)
     "phy.tdl_time_blocks": st.just(1),  # > 1 needs fading_correlation = "tdl" (tests/test_tdl_doppler.py)
+    "phy.los_doppler": st.none(),  # a value needs a line of sight and blocks in time (tests/test_los_doppler.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
     "phy.floras.receiver_scope": st.sampled_from(("round", "block")),
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
