@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from phy.config import LOS_DOPPLER_TR38901
+
 from .common import SNR_DEFINITION, load_finished, pilot_blocks, save_figure
 from .matched import facts, privacy_caption, read_matched
 
@@ -88,8 +90,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     fig.tight_layout()
     cfg = res.config().get("config", {}).get("phy", {})
     profiles = " or ".join(sorted({_profile(rs) for rs in sets if _tdl(rs)}))
-    # the line of sight's Doppler (f_S/f_D) of the LoS cases with time blocks; unset: TR 38.901's 0.7 (model §5.1)
-    turns = sorted({0.7 if rs.value("phy.los_doppler", None) is None else float(rs.value("phy.los_doppler"))
+    # the line of sight's Doppler (f_S/f_D) of the LoS cases with time blocks; unset: TR 38.901's (model §5.1)
+    turns = sorted({LOS_DOPPLER_TR38901 if rs.value("phy.los_doppler", None) is None else float(rs.value("phy.los_doppler"))
                     for rs in sets if _tdl(rs) and _profile(rs) in ("TDL-D", "TDL-E")
                     and int(rs.value("phy.tdl_time_blocks", 1)) > 1})
     turning = (f" and turning at its own Doppler shift f_S = {' or '.join(f'{r:g}' for r in turns)}·f_D over time blocks"

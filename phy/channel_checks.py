@@ -121,10 +121,7 @@ def check_los_doppler(cfg: "PhyConfig") -> None:
     if cfg.los_k == 0.0:
         raise ValueError("los_doppler: the link has no line of sight (rician_k = 0 and no TDL-D/E profile); remove "
                          "phy.los_doppler or set rician_k > 0 (or tdl_model = 'D' or 'E' with fading_correlation = 'tdl')")
-    in_time = cfg.coherence_symbols is not None and (
-        cfg.fading_correlation in ("jakes", "jakes-exact")
-        or (cfg.fading_correlation == "tdl" and cfg.tdl_time_blocks > 1))
-    if not in_time:
+    if not cfg.blocks_in_time:
         raise ValueError("los_doppler: the line of sight rotates only over blocks in time (coherence_symbols with "
                          "fading_correlation = 'jakes' or 'jakes-exact', or 'tdl' with tdl_time_blocks > 1); remove "
                          "phy.los_doppler or configure such blocks")

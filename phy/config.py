@@ -277,6 +277,14 @@ class PhyConfig:
         return LOS_DOPPLER_TR38901 if self.los_doppler is None else float(self.los_doppler)
 
     @property
+    def blocks_in_time(self) -> bool:
+        """The coherence blocks follow one another in time ("jakes", "jakes-exact", or "tdl" with
+        ``tdl_time_blocks`` > 1), so a Doppler shift turns the line of sight between them (model §5.1)."""
+        return self.coherence_symbols is not None and (
+            self.fading_correlation in ("jakes", "jakes-exact")
+            or (self.fading_correlation == "tdl" and self.tdl_time_blocks > 1))
+
+    @property
     def has_cell(self) -> bool:
         """A path-loss model is configured (model §5.1)."""
         return self.pathloss != "none"

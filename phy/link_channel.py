@@ -34,10 +34,8 @@ class LinkChannel:
         self.tdl = ((config.tdl_model, float(config.delay_spread), float(config.subcarrier_spacing),
                      int(config.tdl_time_blocks), lag_step(config))
                     if config.fading_correlation == "tdl" else None)  # OFDM subcarriers (phy.channels.tdl)
-        in_time = config.fading_correlation in ("jakes", "jakes-exact") or (
-            config.fading_correlation == "tdl" and config.tdl_time_blocks > 1)
         # ψ: the line of sight's phase advance per block in time, f_S/f_D·2π·doppler·n_c (phy.coherence)
-        self.los_step = config.los_doppler_ratio * lag_step(config) if self.los_k and in_time else 0.0
+        self.los_step = config.los_doppler_ratio * lag_step(config) if self.los_k and config.blocks_in_time else 0.0
 
     def draw(self, round_index: int, *, clients=None, n_blocks: int = 1) -> np.ndarray:
         """h [K, n_blocks] complex128 of round ``round_index`` for the scheduled ``clients`` (None: 0..K−1)."""
