@@ -23,6 +23,15 @@ P(|c| > c) = E_u[Φ(|u|/c − |u|) − Φ(−|u| − |u|/c)]; g ~ N(0, ½) witho
 (E g² = 1) with phase CSIT (model §5). ε_link is minimized over c_max on the levels where
 T·K·B·P(|c| > c_max) = f·δ, f ∈ {0.5, 0.3, 0.1, 0.03, 0.01, 10⁻³}.
 
+Rician gains (``rician_k`` = κ > 0: `phy.rician_k`, or TDL-D/E's κ, model §5.1): h = A·e^{jφ} + h̃/√(κ+1),
+A = √(κ/(κ+1)), φ ~ U(0, 2π), h̃ ~ CN(0, 1), so with phase CSIT g = |h| has the Rice density
+f(r) = 2(κ+1)·r·exp(−κ − (κ+1)r²)·I₀(2r√(κ(κ+1))), and without CSIT g = Re(h) = A·cos φ + N(0, σ²),
+σ² = 1/(2(κ+1)): |g| has density E_φ[φ_σ(r − A cos φ) + φ_σ(r + A cos φ)], the average over φ taken by the
+midpoint rule on [0, π] (periodic and analytic in φ: geometric convergence; :data:`PHASE_NODES`). The union bound
+needs only each factor's marginal, which is this law on every block (the line of sight's turn over blocks keeps φ
+uniform). The inactive sequences carry receiver noise only, so the release's Cauchy term (ε, model §7.2) does not
+depend on the fading law.
+
 Cell and pilot blocks (model §5.1, §7.2 "Link level"): with a fixed drop (data-independent and public,
 conditioned on) client c's factor has u = g·√(L·SNR·β_eff,c), and with K of M sampled uniformly
 P(Gᶜ) ≤ Σ_t Σ_c (K/M)·P_c = T·K·mean_c P_c over the M population clients (``gain_scales``). With per-block
@@ -34,9 +43,14 @@ all of them; client c's factor in round t has β_eff,t,c, and P(Gᶜ | drops) �
 T·K·mean_(t,c) P_t,c over the T·M drops of the rounds accounted (the first t·M of them after t rounds). The mean is
 one quadrature over |g| with the clients' terms vectorised (breakpoints at 0.1, 1, 10 × 1/a over the spread of
 a = √(L·SNR·β)); above :data:`EXACT_SCALES` distinct β it is bounded by rounding β up onto a
-:data:`GRID_DB` grid with weight (β_up/β)^{k/2}, k = 1 without CSIT, 2 with phase CSIT: the density of u = a·g
-obeys (1/a)f(u/a) ≤ (a_up/a)^k·(1/a_up)f(u/a_up) for a ≤ a_up, so P(a) ≤ (a_up/a)^k·P(a_up) whatever the
-conditional law (rounding down would not do: P is not monotone in the SNR, it vanishes at low SNR).
+:data:`GRID_DB` grid with weight (β_up/β)^{k/2}·exp(κ·(a_up − a)/(a_up + a)), k = 1 without CSIT, 2 with phase
+CSIT: the density of u = a·g obeys (1/a)f(u/a) ≤ (a_up/a)^k·exp(κ·(a_up − a)/(a_up + a))·(1/a_up)f(u/a_up) for
+a ≤ a_up, so P(a) ≤ that factor times P(a_up) whatever the conditional law (rounding down would not do: P is not
+monotone in the SNR, it vanishes at low SNR). Derived: with s = 1/a − 1/a_up ≥ 0, t = 1/a + 1/a_up and u ≥ 0,
+Rayleigh (κ = 0) has the factor 1 beside (a_up/a)^k; with phase CSIT the Rice ratio is (a_up/a)²·exp(−(κ+1)u²st)·
+I₀(2bu/a)/I₀(2bu/a_up), b = √(κ(κ+1)), and I₀(y)/I₀(x) ≤ e^{y−x} for y ≥ x (I₁ < I₀), so the exponent is at most
+max_u (2bsu − (κ+1)stu²) = κs/t; without CSIT each component φ_σ(u/a − m)/φ_σ(u/a_up − m), |m| ≤ A, is
+exp(−us(ut − 2m)/(2σ²)) ≤ exp(sm²/(2σ²t)) ≤ exp(κs/t) (A²/(2σ²) = κ), and so is their φ-average.
 """
 
 from __future__ import annotations
@@ -48,13 +62,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import integrate
 from scipy.optimize import brentq
-from scipy.special import ndtr
+from scipy.special import i0e, ndtr
 
-__all__ = ["LinkModel", "exceed_probability", "floras_link_epsilon"]
+__all__ = ["LinkModel", "exceed_probability", "floras_link_epsilon", "gain_density"]
 
 FRACTIONS = (0.5, 0.3, 0.1, 0.03, 0.01, 1e-3)
 EXACT_SCALES = 512  # distinct β_eff up to which the mean over clients is exact
 GRID_DB = 0.05  # the conservative grid above it [dB]
+PHASE_NODES = 64  # midpoint nodes of the line-of-sight phase average (no CSIT, κ > 0); more for large κ
 
 
 @dataclass(frozen=True)
@@ -64,7 +79,8 @@ class LinkModel:
     snr_db: SNR = P·β_ref/σ² in dB (model §5; with a cell, at the reference of §5.1); L chips; CSIT mode.
     gain_scales: β_eff,c of the M population clients relative to the reference (model §5.1), or None (no
     cell, every β_eff = 1). blocks: pilot blocks B per round (per-block pilots, model §5.1; 1 otherwise).
-    cell_note: how the scales were obtained (stated in the report). drop_rounds: with a cell re-dropped every
+    cell_note: how the scales were obtained (stated in the report). rician_k: κ of the Rician gains (0: Rayleigh;
+    `phy.rician_k` or TDL-D/E's K-factor, model §5.1). drop_rounds: with a cell re-dropped every
     round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
     None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
     that reason), or None.
@@ -78,6 +94,7 @@ class LinkModel:
     cell_note: str = ""
     undefined: str | None = None
     drop_rounds: int | None = None
+    rician_k: float = 0.0
 
     def __post_init__(self):
         if isinstance(self.snr_db, bool) or not isinstance(self.snr_db, (int, float)) or not math.isfinite(self.snr_db):
@@ -86,6 +103,10 @@ class LinkModel:
             raise ValueError(f"L must be an integer ≥ 1 (got {self.L!r})")
         if self.csit not in ("none", "phase"):
             raise ValueError(f"csit must be one of {{none, phase}} (got {self.csit!r})")
+        k = self.rician_k
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not (math.isfinite(k) and k >= 0):
+            raise ValueError(f"rician_k must be a finite number ≥ 0 (the Rician K-factor κ, linear; got {k!r})")
+        object.__setattr__(self, "rician_k", float(k))
         if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
             raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
         if self.gain_scales is not None:
@@ -117,14 +138,43 @@ class LinkModel:
         who = f"the {M} clients' β_eff" if self.drop_rounds is None else f"the {M} drops' β_eff,t,c"
         if vals.size <= EXACT_SCALES:
             return np.sqrt(vals), counts / M, f"exact mean over {who}"
-        k = 1 if self.csit == "none" else 2  # P(a) ≤ (a_hi/a)^k·P(a_hi) for a ≤ a_hi
+        k = 1 if self.csit == "none" else 2  # P(a) ≤ (a_hi/a)^k·exp(κ(a_hi − a)/(a_hi + a))·P(a_hi), a ≤ a_hi
         idx = np.ceil(10.0 * np.log10(g) / GRID_DB)
         hi = 10.0 ** (idx * GRID_DB / 10.0)  # β rounded UP onto the grid
         bins, inv = np.unique(idx, return_inverse=True)
-        w = np.bincount(inv, weights=(hi / g) ** (k / 2.0)) / M
+        ratio = np.sqrt(hi / g)  # a_up/a ≥ 1; the factor exp(·) is 1.0 exactly at κ = 0
+        w = np.bincount(inv, weights=(hi / g) ** (k / 2.0) * np.exp(self.rician_k * (ratio - 1.0) / (ratio + 1.0))) / M
+        los = f"·exp(κ(a_up − a)/(a_up + a)), κ = {self.rician_k:g}" if self.rician_k else ""
         return np.sqrt(10.0 ** (bins * GRID_DB / 10.0)), w, (
-            f"mean over {who} bounded on a {GRID_DB:g} dB grid (β rounded up, weight (β_up/β)^{k}/2, "
+            f"mean over {who} bounded on a {GRID_DB:g} dB grid (β rounded up, weight (β_up/β)^{k}/2{los}, "
             "an upper bound)")
+
+
+def gain_density(csit: str, kappa: float = 0.0):
+    """The density of |g| (g the effective gain at unit mean power, model §5, §5.1) as a function of r ≥ 0.
+
+    κ = 0: |g| with g ~ N(0, ½) without CSIT, Rayleigh (E g² = 1) with phase CSIT. κ > 0 (Rician): the Rice density
+    with phase CSIT; without CSIT the average over the line of sight's phase of the two folded normals (module doc).
+    """
+    kappa = float(kappa)
+    if kappa == 0.0:
+        if csit == "none":
+            return lambda r: 2.0 * math.exp(-r * r) / math.sqrt(math.pi)  # |g|, g ~ N(0, 1/2)
+        return lambda r: 2.0 * r * math.exp(-r * r)  # Rayleigh, E g² = 1
+    if csit == "phase":
+        b, k1 = 2.0 * math.sqrt(kappa * (kappa + 1.0)), kappa + 1.0
+
+        def rice(r: float) -> float:  # I₀(x) = i0e(x)·eˣ: the exponent −(√(κ+1)r − √κ)² ≤ 0
+            return 2.0 * k1 * r * float(i0e(b * r)) * math.exp(-(math.sqrt(k1) * r - math.sqrt(kappa)) ** 2)
+        return rice
+    A, var = math.sqrt(kappa / (kappa + 1.0)), 0.5 / (kappa + 1.0)
+    n = max(PHASE_NODES, int(math.ceil(8.0 * kappa)))  # the φ-average's bandwidth grows like κ
+    m = A * np.cos((np.arange(n) + 0.5) * math.pi / n)  # midpoints of [0, π]: cos φ, φ ~ U(0, π) suffices
+    norm = 1.0 / (n * math.sqrt(2.0 * math.pi * var))
+
+    def folded(r: float) -> float:
+        return norm * float(np.sum(np.exp(-(r - m) ** 2 / (2.0 * var)) + np.exp(-(r + m) ** 2 / (2.0 * var))))
+    return folded
 
 
 def exceed_probability(c_max: float, link: LinkModel) -> float:
@@ -136,10 +186,7 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     amp, weights, _ = link.scale_weights()
     a = a0 * amp
 
-    if link.csit == "none":
-        dens = lambda r: 2.0 * math.exp(-r * r) / math.sqrt(math.pi)  # |g|, g ~ N(0, 1/2)
-    else:
-        dens = lambda r: 2.0 * r * math.exp(-r * r)  # Rayleigh, E g² = 1
+    dens = gain_density(link.csit, link.rician_k)
 
     if a.size == 1:
         a1, w1 = float(a[0]), float(weights[0])
@@ -156,7 +203,11 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     lo, hi = 1.0 / float(a.max()), 1.0 / float(a.min())
     n = max(1, int(math.ceil(2.0 * math.log10(hi / lo))) + 1)
     base = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
-    pts = sorted({float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0})
+    pts = {float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0}
+    if link.rician_k:  # the Rice law's peak near |g| = A, width σ = 1/√(2(κ+1))
+        A, sd = math.sqrt(link.rician_k / (link.rician_k + 1.0)), math.sqrt(0.5 / (link.rician_k + 1.0))
+        pts |= {A + j * sd for j in (-3, -1, 0, 1, 3) if 0.0 < A + j * sd < 8.0}
+    pts = sorted(pts)
     with warnings.catch_warnings():
         # roundoff flags when the probability is far below the integrand's peak; the tests check
         # the value against Monte Carlo
@@ -210,6 +261,8 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
             best, first = (eps, c, p), False
     eps, c, p = best
     snr = f"SNR = {link.snr_db:g} dB (P/σ², model §5), L = {link.L}, CSIT {link.csit}"
+    if link.rician_k:
+        snr += f", Rician gains κ = {link.rician_k:.6g} (model §5.1)"
     if link.gain_scales is not None:
         snr += f"; cell: per-client SNR·β_eff,c ({link.cell_note}; {link.scale_weights()[2]})"
     if link.drop_rounds is not None:

@@ -252,7 +252,7 @@ def test_floras_link_takes_the_cell_and_coherence_keys_and_states_the_snr_refere
                  "--set", "phy.coherence_symbols=11", "--set", "phy.inversion_csit=per-block"]) == 0
 
 
-def test_scenarios_take_the_cell_keys_and_floras_refuses_rician_it_does_not_derive():
+def test_scenarios_take_the_cell_keys_for_every_analog_scheme():
     import json
 
     from scenarios.config import scenario_from_dict
@@ -263,12 +263,12 @@ def test_scenarios_take_the_cell_keys_and_floras_refuses_rician_it_does_not_deri
     cfg = scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,
                                       "analog-gaussian": {"noise_multiplier": 1.0}, **table}})
     assert cfg.phy.cell_radius == 400.0  # its ε does not depend on the channel (rho = g_th, model §9.1)
-    # a cell and coherence blocks are derived for FLORAS (model §5.1, tests/test_floras_cell_privacy.py); Rician is not
+    # a cell, coherence blocks and Rician gains are derived for FLORAS (model §5.1, tests/test_floras_cell_privacy.py,
+    # tests/test_floras_rician_privacy.py)
     assert scenario_from_dict({"phy": {"scheme": "floras", "pathloss": "uma"}}).phy.pathloss == "uma"
     assert scenario_from_dict({"phy": {"scheme": "floras", "coherence_symbols": 50}}).phy.coherence_symbols == 50
-    with pytest.raises(ValueError) as info:
-        scenario_from_dict({"phy": {"scheme": "floras", "rician_k": 1.0}})
-    assert "phy.rician_k: FLORAS's ε" in str(info.value) and "\n" not in str(info.value)
+    cfg = scenario_from_dict({"phy": {"scheme": "floras", **table}})
+    assert cfg.phy.rician_k == 2.0 and cfg.phy.pathloss == "umi"
 
 
 def test_floras_link_named_cell_flags_are_the_phy_keys(tmp_path):

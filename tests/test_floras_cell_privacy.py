@@ -234,12 +234,12 @@ def test_a_redropped_population_too_large_to_draw_is_stated_with_its_count():
     assert any(f"T·M = {T}·10 re-drops" in a for a in rep.assumptions)
 
 
-def test_refusals_kept_for_stale_pilots_rician_timing_and_antennas():
+def test_refusals_kept_for_stale_pilots_timing_and_antennas():
     with pytest.raises(ValueError, match=r"phy\.floras\.pilots: FLORAS's ε is not derived for a stale pilot"):
         _accountant({"coherence_symbols": 11, "floras": {"N": 8, "pilots": "stale"}})
     # a stale pilot over one block (n_c ≥ d + 1) is the link of §5
     assert _accountant({"coherence_symbols": 41, "floras": {"N": 8, "pilots": "stale"}}).link.blocks == 1
-    for key, value in (("rician_k", 2.0), ("timing_offset", 0.2), ("rx_antennas", 2)):
+    for key, value in (("timing_offset", 0.2), ("rx_antennas", 2)):  # Rician: tests/test_floras_rician_privacy.py
         with pytest.raises(ValueError, match=rf"phy\.{key}: FLORAS's ε"):
             _accountant({key: value, **({"floras": {"N": 8, "path": "chip"}} if key == "timing_offset" else {})})
     from privacy import FlorasRunAccountant

@@ -210,7 +210,7 @@ def test_los_subcarrier_gains_are_rician_with_the_profiles_correlation(model):
     assert link.describe()["fading"]["rician_k"] == pytest.approx(kappa, rel=1e-5)
 
 
-def test_los_profiles_run_channel_inversion_and_refuse_floras_epsilon():
+def test_los_profiles_run_channel_inversion_and_give_floras_an_epsilon_link_of_their_law():
     from phy.schemes import make_aggregator
     from scenarios.config import scenario_from_dict
     from scenarios.config.schemes import scheme_accountant
@@ -224,5 +224,7 @@ def test_los_profiles_run_channel_inversion_and_refuse_floras_epsilon():
              "phy": {"scheme": "floras", "snr_db": 20.0, "C": 0.05, "L": 8, "floras": {"N": 8},
                      "coherence_symbols": 11, "fading_correlation": "tdl", "tdl_model": "E"},
              "privacy": {"delta": 1e-5, "accountant": "rdp-generic"}, "run": {"rounds": 3}}
-    with pytest.raises(ValueError, match=r"phy\.tdl_model: FLORAS's ε is derived for Rayleigh gains.*TDL-E"):
-        scheme_accountant(scenario_from_dict(table, resolve=False), d=40, D=1)
+    # FLORAS's ε_link takes the profile's Rician law (tests/test_floras_rician_privacy.py)
+    acc = scheme_accountant(scenario_from_dict(table, resolve=False), d=40, D=1)
+    assert acc.link.rician_k == pytest.approx(PhyConfig.make(fading_correlation="tdl", tdl_model="E",
+                                                             coherence_symbols=21).los_k, rel=1e-12) and acc.link.blocks == 4

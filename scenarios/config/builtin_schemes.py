@@ -54,7 +54,8 @@ def _floras_link_model(config, *, blocks: int):
     from privacy.link import LinkModel
 
     phy = config.phy
-    common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks)
+    common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
+                  rician_k=float(phy.los_k))
     if not phy.has_cell:
         return LinkModel(**common)
     M, seed = int(config.partition.clients), int(config.run.seed)
@@ -84,10 +85,11 @@ def _floras_link_model(config, *, blocks: int):
 
 
 def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
-    """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): one receive antenna, no
-    Rician fading, no timing offsets, one pilot per block (a stale pilot only when the update fits one block);
-    a cell is allowed (fixed or re-dropped every round). B > 1 needs the generic sampling bounds. Timing offsets
-    are allowed with N = K (γ = 0: no inactive sequence, no privacy noise, ε = ∞ whatever the link; model §5.1)."""
+    """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): one receive antenna, no timing
+    offsets, one pilot per block (a stale pilot only when the update fits one block); a cell (fixed or re-dropped
+    every round) and Rician gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed. B > 1 needs the
+    Rényi accountants. Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise, ε = ∞
+    whatever the link; model §5.1)."""
     from phy.coherence import coherence_plan
 
     if phy.rx_antennas != 1:
@@ -96,16 +98,11 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
                          "no mechanism is derived for it; use rx_antennas = 1 for a FLORAS run (floras link studies "
                          "several antennas without an ε)")
     noiseless = int(phy.of("floras").N) == int(K)  # γ = 0: ε = ∞, nothing of the link to derive
-    if phy.los_k != 0.0 and phy.rician_k == 0.0:
-        raise ValueError(f"phy.tdl_model: FLORAS's ε is derived for Rayleigh gains (model §5.1); TDL-{phy.tdl_model} has a "
-                         "line-of-sight (Rician) first tap; use tdl_model = 'A', 'B' or 'C' for a FLORAS run (floras link "
-                         "studies the LoS profiles without an ε)")
-    for key, off in (("rician_k", 0.0), ("timing_offset", 0.0)):
-        if getattr(phy, key) != off and not (key == "timing_offset" and noiseless):
-            raise ValueError(f"phy.{key}: FLORAS's ε is derived for Rayleigh gains (with or without a cell) and "
-                             f"chip-synchronous clients (model §5.1), not for the Rician or timing-offset options; "
-                             f"remove phy.{key} for a FLORAS run (floras link studies them without an ε"
-                             + ("; timing offsets run with floras.N = K, γ = 0, ε = ∞)" if key == "timing_offset" else ")"))
+    if phy.timing_offset != 0.0 and not noiseless:
+        raise ValueError("phy.timing_offset: FLORAS's ε is derived for chip-synchronous clients (model §5.1): an "
+                         "offset leaks the active sequences into the inactive pilots, whose noise is then not Cauchy; "
+                         "remove phy.timing_offset for a FLORAS run (floras link studies it without an ε; timing "
+                         "offsets run with floras.N = K, γ = 0, ε = ∞)")
     pilots = phy.of("floras").pilots
     plan = coherence_plan(d, phy.coherence_symbols, pilots)
     if plan.n_pilots != plan.n_blocks:
