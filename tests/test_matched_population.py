@@ -55,12 +55,16 @@ def test_both_variants_load_and_every_point_validates(quick):
             assert model_dimension(cfg) == 60 * 32 + 32 + 32 * 10 + 10  # the 60-32-10 MLP of synthetic_quick.toml
 
 
-def test_the_eps8_slice_is_a_subset_of_the_whole_sweep():
-    """scenarios/matched_population_eps8.toml (the first slice that ran): every point and seed is one of the whole
-    sweep's, with the same base and the same overrides, so one invocation with both files copies its runs
+@pytest.mark.parametrize("name,labels", [
+    ("matched_population_eps8.toml", {"ideal", "central-gaussian", "analog-gaussian", "floras-none-capped", "ddgauss",
+                                      "sqsgd"}),
+    ("matched_population_eps2.toml", {"central-gaussian", "analog-gaussian", "floras-none-capped", "ddgauss"})])
+def test_each_slice_is_a_subset_of_the_whole_sweep(name, labels):
+    """scenarios/matched_population_eps8.toml and _eps2.toml (the slices that ran): every point and seed is one of the
+    whole sweep's, with the same base and the same overrides, so one invocation with both files copies its runs
     (scenarios/experiments/identical.py) instead of repeating them. A differing key (an η, a chunk size) fails."""
     whole = load_sweep(SWEEP)
-    part = load_sweep(SWEEP.with_name("matched_population_eps8.toml"))
+    part = load_sweep(SWEEP.with_name(name))
     assert part.base == whole.base and set(part.seeds) <= set(whole.seeds)
     runs = [(p.label, s, whole.run_overrides(p, s)) for p in whole.points for s in whole.seeds]
     for point in part.points:
@@ -70,8 +74,7 @@ def test_the_eps8_slice_is_a_subset_of_the_whole_sweep():
                      and str(over["privacy.target_epsilon"]) == str(eps)]
             assert len(match) == 1, (point.label, eps)
             assert part.run_overrides(point, seed) == match[0], point.label
-    assert {p.label for p in part.points} == {"ideal", "central-gaussian", "analog-gaussian", "floras-none-capped",
-                                              "ddgauss", "sqsgd"}
+    assert {p.label for p in part.points} == labels
 
 
 def test_the_probes_differ_from_the_slice_only_where_stated():
