@@ -307,6 +307,8 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     flat, pooled = acc["floras-none-capped-generic"], acc["floras-none-capped-generic-per-subcarrier-300ns"]
     block = acc["floras-none-capped-generic-per-subcarrier-300ns-block"]
     assert block > pooled + 0.05 and block > flat - 0.05, acc
+    # over TDL-D (line of sight) FLORAS weighted per subcarrier learns too: the same ε, ε_link under the Rician law
+    assert acc["floras-none-capped-per-subcarrier-300ns-block-tdl-d"] > 0.15, acc
     # with Doppler (30 km/h) and a pilot per block of 29 symbols (172 pilots here) FLORAS still learns (quick: 24.9 %)
     assert acc["floras-none-capped-per-block-300ns-30kmh-block"] > 0.15, acc
     assert acc["floras-none-capped-per-block-300ns-block"] > 0.15, acc  # the same blocks without Doppler (quick: 23.6 %)
@@ -326,6 +328,7 @@ def test_quick_tdl_sweep_trains_over_ofdm_subcarriers(tmp_path, capsys):
     assert "| channel-inversion-stale-1000ns-tdl-d | channel-inversion | TDL-D | stale | 1000 |" in table
     assert "| channel-inversion-per-subcarrier-stale-300ns-30kmh | channel-inversion | TDL-A | per-subcarrier | 300 |" in table
     fl_row = next(line for line in table.splitlines() if line.startswith("| floras-none-capped-generic-per-subcarrier-300ns-block "))
+    assert "| floras-none-capped-per-subcarrier-300ns-block-tdl-d | floras | TDL-D |" in table
     assert f"| pilot per block, weight per block | 300 | {-(-d // 260)} |" in fl_row  # a reference slot per subcarrier
     # with 9 time blocks of 29 symbols: ⌈d/28⌉ = 172 pilot blocks, 9 to a subcarrier, so 20 subcarriers (not 172)
     dop_row = next(line for line in table.splitlines() if line.startswith("| floras-none-capped-per-block-300ns-30kmh-block "))
