@@ -133,3 +133,28 @@ def test_floras_audit_rejects_bad_input_with_one_line(argv, name, capsys):
     assert main(["audit", *argv]) == 2
     err = capsys.readouterr().err
     assert name in err and "Traceback" not in err
+
+
+def test_the_audit_takes_rician_gains_at_one_antenna():
+    """`phy.rician_k` (model §5.1): the T2 uplink draws the simulator's own Rician channel, the T1 game stays below
+    the accountant's ε (the release's Cauchy term does not depend on the gains), and ε_link states the Rician law."""
+    from phy.fading import effective_gain
+    from phy.link_channel import LinkChannel
+    from scenarios.audit.signals import T2Uplink
+
+    cfg = PhyConfig.make(scheme="floras", L=16, snr_db=20.0, C=0.5, rician_k=5.0, floras={"N": 16})
+    up = T2Uplink(cfg, K=10, seed=3, key=simulation_key(3))
+    s = np.zeros((10, 8))
+    for t in (0, 1):
+        _, truth = up.round(s, round_index=t)
+        want = effective_gain(LinkChannel(cfg.validate(K=10), K=10, seed=3).draw(t)[:, 0], csit="none")
+        np.testing.assert_array_equal(truth.gains, want)
+    res = _game("T1", trials=300, N=16, L=16, snr_db=20.0, C=0.5, rician_k=5.0)
+    upper = accountant_upper(K=10, N=16, d=8, C=0.5, power=1.0, clip_norm=1.0, neighbour="replace", delta=1e-5,
+                             snr_db=20.0, L=16, rician_k=5.0)
+    rayleigh = accountant_upper(K=10, N=16, d=8, C=0.5, power=1.0, clip_norm=1.0, neighbour="replace", delta=1e-5)
+    assert upper["epsilon"] == rayleigh["epsilon"] and res.bound.epsilon <= upper["epsilon"]
+    assert any("Rician gains κ = 5" in a for a in upper["assumptions"])
+    with pytest.raises(ValueError, match="remove phy.coherence_symbols and phy.timing_offset for floras audit"):
+        T2Uplink(PhyConfig.make(scheme="floras", L=16, coherence_symbols=5, floras={"N": 16}), K=10, seed=3,
+                 key=simulation_key(3))

@@ -24,6 +24,13 @@ sequences with the largest statistic active — is reported too; it needs no thr
 Theory for tests: P_D(τ) = χ²₁ survival at τ/(b²/2 + σ²/L) (no CSIT) and
 P_D(τ) = ∫₀^∞ 2x e^{−x²} Q((τ − x b)/(σ/√L)) dx (phase).
 
+Rician gains (``phy.rician_k`` = κ, one antenna; model §5.1): h = A·e^{jφ} + h̃/√(κ+1), A = √(κ/(κ+1)). The tests
+stay NP-optimal (derived): without CSIT, given φ, active r ~ N(A·b·cos φ, b²/(2(κ+1)) + σ²/L) and the likelihood ratio
+E_φ[N(r; ±m_φ, v₁)]/N(r; 0, v₀), v₁ > v₀, is exp(r²(1/v₀ − 1/v₁)/2)·E_φ cosh(r·m_φ/v₁) up to a constant, increasing in
+|r|; with phase pre-rotation every g = |h| > 0. So P_D(τ) = E_φ[noncentral χ²₁ survival at τ/v₁, non-centrality
+m_φ²/v₁] (no CSIT; the φ-average by the midpoint rule) and ∫ f_Rice(x)·Q((τ − x b)/(σ/√L)) dx (phase,
+f_Rice from :func:`privacy.link.gain_density`).
+
 N_r receive antennas (model §5.2, csit "none"): r_{j,r}^s = g_{k,r}·b + m_{j,r}, i.i.d. over r, so the
 likelihood ratio depends on the pilot vector only through ‖r_j^s‖² and the NP test is the **energy
 detector** Σ_r (r_{j,r}^s)² > τ (derived). Inactive: ‖r_j^s‖² = (σ²/L)·χ²_{N_r}, so
@@ -116,18 +123,38 @@ def np_threshold(*, noise_var: float, false_alarm, kind: str, n_rx: int = 1):
 
 
 def theoretical_detection_probability(*, threshold: float, b: float, noise_var: float, csit: str,
-                                      n_rx: int = 1) -> float:
+                                      n_rx: int = 1, kappa: float = 0.0) -> float:
     """P_D(τ) of the NP detector for an active sequence (orthonormal set), see the module docstring.
 
-    b : the received reference amplitude (b·√β_eff in a cell); n_rx : receive antennas (csit "none" only).
+    b : the received reference amplitude (b·√β_eff in a cell); n_rx : receive antennas (csit "none" only);
+    kappa : Rician K-factor of the gains (one antenna; 0: Rayleigh).
     """
     n_rx = _check_rx(n_rx)
+    kappa = float(kappa)
+    if not (math.isfinite(kappa) and kappa >= 0.0):
+        raise ValueError(f"kappa must be a finite number ≥ 0 (the Rician K-factor; got {kappa!r})")
+    if kappa and n_rx != 1:
+        raise ValueError(f"kappa > 0 is modelled at one antenna only (got n_rx = {n_rx})")
     if csit == "none":
+        if kappa:
+            from privacy.link import PHASE_NODES
+
+            n = max(PHASE_NODES, int(math.ceil(8.0 * kappa)))
+            m = math.sqrt(kappa / (kappa + 1.0)) * b * np.cos((np.arange(n) + 0.5) * math.pi / n)
+            v1 = b * b / (2.0 * (kappa + 1.0)) + noise_var
+            return float(np.mean(_st.ncx2.sf(threshold / v1, df=1, nc=m * m / v1)))
         return float(_st.chi2.sf(threshold / (b * b / 2.0 + noise_var), df=n_rx))
     if n_rx != 1:
         raise ValueError(f"csit must be 'none' with n_rx = {n_rx} receive antennas (got {csit!r})")
     if csit == "phase":
         s = np.sqrt(noise_var)
+        if kappa:
+            from privacy.link import gain_density
+
+            f = gain_density("phase", kappa)
+            A = math.sqrt(kappa / (kappa + 1.0))
+            val, _ = integrate.quad(lambda x: f(x) * _st.norm.sf((threshold - x * b) / s), 0, 8.0, points=[A], limit=200)
+            return float(val)
         val, _ = integrate.quad(lambda x: 2 * x * np.exp(-x * x) * _st.norm.sf((threshold - x * b) / s), 0, np.inf, limit=200)
         return float(val)
     raise ValueError(f"csit must be one of {{none, phase}} (got {csit!r})")

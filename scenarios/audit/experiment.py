@@ -45,14 +45,15 @@ SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L
 
 def _theory(tau: float, *, up, config: PhyConfig, betas) -> float:
     """P_D at τ: the one-antenna formula without a cell; in a cell the mean over the (round, client) β_eff."""
-    csit, n_rx = config.of("floras").csit, int(config.rx_antennas)
+    csit, n_rx, kappa = config.of("floras").csit, int(config.rx_antennas), float(config.los_k)
     if not config.has_cell:
         if n_rx == 1:
-            return theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=csit)
+            return theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=csit,
+                                                     kappa=kappa)
         return theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=csit, n_rx=n_rx)
     values, counts = np.unique(np.concatenate(betas), return_counts=True)
     pd = [theoretical_detection_probability(threshold=tau, b=up.b * math.sqrt(v), noise_var=up.noise_var, csit=csit,
-                                            n_rx=n_rx) for v in values]
+                                            n_rx=n_rx, kappa=kappa) for v in values]
     return float(np.dot(pd, counts) / counts.sum())
 
 
@@ -242,7 +243,7 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
         raise ValueError("sweep-rx-antennas applies to --threat T2 only")
     upper = accountant_upper(K=K, N=config.of("floras").N, d=d, C=config.C, power=config.power, clip_norm=1.0,
                              neighbour=neighbour, delta=delta, sequences=config.of("floras").sequences, snr_db=config.snr_db,
-                             L=config.L, csit=config.of("floras").csit)
+                             L=config.L, csit=config.of("floras").csit, rician_k=config.los_k)
     out: dict = {
         "threat": threat,
         "config": {"K": K, "d": d, **{k: v for k, v in config.to_dict().items()

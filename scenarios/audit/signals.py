@@ -4,8 +4,9 @@ The T2 adversary knows the public sequence set A and the reference amplitude b, 
 the raw chips of the reference slot and of every data slot. :class:`T2Uplink` produces them by
 composing the physical-layer blocks of :mod:`phy` — the sequence set
 (:func:`phy.sequences.make_sequences`), the clients' keyed assignment
-(:class:`phy.assignment.KeyedAssignment`), Sionna Rayleigh block fading keyed by (seed, round)
-(:func:`phy.fading.draw_rayleigh`, :func:`phy.fading.effective_gain`) and the receiver's
+(:class:`phy.assignment.KeyedAssignment`), Sionna Rayleigh block fading keyed by (seed, round), or Rician with
+``phy.rician_k`` at one antenna (:func:`phy.fading.draw_rayleigh`, :mod:`phy.coherence`,
+:func:`phy.fading.effective_gain`) and the receiver's
 despreading (:meth:`phy.receiver.Receiver.despread`) — around the chip-level superposition of
 model §6.1:
 
@@ -142,9 +143,9 @@ class T2Uplink:
         self.config = config.validate(K=K)
         if config.scheme != "floras":
             raise ValueError(f"scheme must be 'floras' for the T2 audit (got {config.scheme!r})")
-        if config.coherence_symbols is not None or config.rician_k != 0.0 or config.timing_offset != 0.0:
-            raise ValueError("the T2 audit models one Rayleigh block per round, chip-synchronous (model §5, §5.1, §5.2): "
-                             "remove phy.coherence_symbols, phy.rician_k and phy.timing_offset for floras audit")
+        if config.coherence_symbols is not None or config.timing_offset != 0.0:
+            raise ValueError("the T2 audit models one fading block per round, chip-synchronous (model §5, §5.1, §5.2): "
+                             "remove phy.coherence_symbols and phy.timing_offset for floras audit")
         self.K = int(K)
         self.seed = check_seed(seed)
         self.A = make_sequences(config.of("floras").sequences, L=config.L, N=config.of("floras").N, seed=self.seed)
