@@ -79,8 +79,8 @@ def test_each_slice_is_a_subset_of_the_whole_sweep(name, labels):
 
 def test_the_probes_differ_from_the_slice_only_where_stated():
     """scenarios/matched_population_probe.toml: FLORAS at ε = 16, at ε = 8 without server momentum (η = 0.2), and
-    both, and central and analog Gaussian at ε = 8 without server momentum (η = 0.2); every other key is the slice's
-    point of the same scheme, so the probes read against it (docs/comparison.md)."""
+    both, central and analog Gaussian at ε = 8 and the noiseless ideal without server momentum (η = 0.2); every other
+    key is the slice's point of the same scheme, so the probes read against it (docs/comparison.md)."""
     slice_ = load_sweep(SWEEP.with_name("matched_population_eps8.toml"))
     probe = load_sweep(SWEEP.with_name("matched_population_probe.toml"))
     assert probe.base == slice_.base and probe.seeds == slice_.seeds == (0,)
@@ -90,11 +90,13 @@ def test_the_probes_differ_from_the_slice_only_where_stated():
                "floras-none-capped-eps16-nomomentum": {"privacy.target_epsilon": 16, "training.server_momentum": 0.0,
                                                        "training.lr": 0.2},
                "central-gaussian-nomomentum": {"training.server_momentum": 0.0, "training.lr": 0.2},
-               "analog-gaussian-nomomentum": {"training.server_momentum": 0.0, "training.lr": 0.2}}
+               "analog-gaussian-nomomentum": {"training.server_momentum": 0.0, "training.lr": 0.2},
+               "ideal-nomomentum": {"training.server_momentum": 0.0, "training.lr": 0.2}}
     assert {p.label for p in probe.points} == set(changed)
     for point in probe.points:
         over = probe.run_overrides(point, 0)
-        scheme = point.label.removesuffix("-nomomentum") if "gaussian" in point.label else "floras-none-capped"
+        scheme = (point.label.removesuffix("-nomomentum") if not point.label.startswith("floras")
+                  else "floras-none-capped")
         assert over == {**refs[scheme], **changed[point.label]}, point.label
         cfg = load_scenario(probe.base, {**over, "privacy.target_epsilon": "inf"})  # validates every key, no search
         assert cfg.phy.scheme == scheme.split("-none")[0] and cfg.training.clients_per_round == 1000
