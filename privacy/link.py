@@ -64,7 +64,7 @@ from scipy import integrate
 from scipy.optimize import brentq
 from scipy.special import i0e, ndtr
 
-__all__ = ["LinkModel", "exceed_probability", "floras_link_epsilon", "gain_density"]
+__all__ = ["LinkModel", "exceed_probability", "floras_link_epsilon", "gain_density", "los_phase_cosines"]
 
 FRACTIONS = (0.5, 0.3, 0.1, 0.03, 0.01, 1e-3)
 EXACT_SCALES = 512  # distinct β_eff up to which the mean over clients is exact
@@ -150,6 +150,14 @@ class LinkModel:
             "an upper bound)")
 
 
+def los_phase_cosines(kappa: float) -> np.ndarray:
+    """cos φ at the midpoint nodes of [0, π] for averaging over the line of sight's phase φ ~ U(0, 2π) (an even,
+    π-periodic integrand after folding ±: the midpoint rule converges geometrically); max(:data:`PHASE_NODES`, 8κ)
+    nodes, since the integrand's bandwidth in φ grows like κ."""
+    n = max(PHASE_NODES, int(math.ceil(8.0 * float(kappa))))
+    return np.cos((np.arange(n) + 0.5) * math.pi / n)
+
+
 def gain_density(csit: str, kappa: float = 0.0):
     """The density of |g| (g the effective gain at unit mean power, model §5, §5.1) as a function of r ≥ 0.
 
@@ -168,9 +176,8 @@ def gain_density(csit: str, kappa: float = 0.0):
             return 2.0 * k1 * r * float(i0e(b * r)) * math.exp(-(math.sqrt(k1) * r - math.sqrt(kappa)) ** 2)
         return rice
     A, var = math.sqrt(kappa / (kappa + 1.0)), 0.5 / (kappa + 1.0)
-    n = max(PHASE_NODES, int(math.ceil(8.0 * kappa)))  # the φ-average's bandwidth grows like κ
-    m = A * np.cos((np.arange(n) + 0.5) * math.pi / n)  # midpoints of [0, π]: cos φ, φ ~ U(0, π) suffices
-    norm = 1.0 / (n * math.sqrt(2.0 * math.pi * var))
+    m = A * los_phase_cosines(kappa)
+    norm = 1.0 / (m.size * math.sqrt(2.0 * math.pi * var))
 
     def folded(r: float) -> float:
         return norm * float(np.sum(np.exp(-(r - m) ** 2 / (2.0 * var)) + np.exp(-(r + m) ** 2 / (2.0 * var))))

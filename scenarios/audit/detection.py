@@ -137,10 +137,9 @@ def theoretical_detection_probability(*, threshold: float, b: float, noise_var: 
         raise ValueError(f"kappa > 0 is modelled at one antenna only (got n_rx = {n_rx})")
     if csit == "none":
         if kappa:
-            from privacy.link import PHASE_NODES
+            from privacy.link import los_phase_cosines
 
-            n = max(PHASE_NODES, int(math.ceil(8.0 * kappa)))
-            m = math.sqrt(kappa / (kappa + 1.0)) * b * np.cos((np.arange(n) + 0.5) * math.pi / n)
+            m = math.sqrt(kappa / (kappa + 1.0)) * b * los_phase_cosines(kappa)
             v1 = b * b / (2.0 * (kappa + 1.0)) + noise_var
             return float(np.mean(_st.ncx2.sf(threshold / v1, df=1, nc=m * m / v1)))
         return float(_st.chi2.sf(threshold / (b * b / 2.0 + noise_var), df=n_rx))
