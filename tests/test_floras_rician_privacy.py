@@ -198,3 +198,32 @@ def test_timing_offsets_and_antennas_stay_refused():
         _accountant({"rx_antennas": 2, "floras": {"N": 40, "csit": "none"}})
     with pytest.raises(ValueError, match=r"phy\.floras\.pilots: FLORAS's ε is not derived for a stale pilot"):
         _accountant({"rician_k": 2.0, "coherence_symbols": 11, "floras": {"N": 40, "pilots": "stale"}})
+
+
+# ---------------------------------------------------------------- floras privacy --rician-k
+def test_floras_privacy_takes_rician_k_for_epsilon_link(tmp_path):
+    import json
+
+    from scenarios.cli.main import main
+
+    out = tmp_path / "r.json"
+    argv = ["privacy", "--K", "20", "--N", "120", "--M", "100", "--rounds", "200", "--d", "1", "--sensitivity", "1.72",
+            "--snr-db", "50", "--L", "32", "--csit", "phase"]
+    assert main([*argv, "--rician-k", "7.9", "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    want = FlorasRunAccountant(K=20, N=120, M=100, d=1, sensitivity=1.72, delta=1e-5,
+                               link=LinkModel(50.0, 32, "phase", rician_k=7.9)).report(rounds=200)
+    assert rep["epsilon_link"] == pytest.approx(want.epsilon_link, rel=1e-9) and math.isfinite(want.epsilon_link)
+    assert main([*argv, "--json", str(out)]) == 0  # Rayleigh: a larger ε_link at the same SNR
+    assert json.loads(out.read_text())["epsilon_link"] > 10 * rep["epsilon_link"]
+
+
+@pytest.mark.parametrize("extra,message", [(["--snr-db", "20", "--rician-k", "-1"], "--rician-k must be a finite number ≥ 0"),
+                                           (["--snr-db", "20", "--rician-k", "nan"], "--rician-k must be a finite number ≥ 0"),
+                                           (["--rician-k", "2"], "--rician-k sets the gains of the link-level bound")])
+def test_floras_privacy_rejects_a_bad_rician_k_in_one_line(extra, message, capsys):
+    from scenarios.cli.main import main
+
+    assert main(["privacy", "--d", "100", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err

@@ -4,7 +4,8 @@ Usage::
 
     floras privacy --K 20 --N 30 --M 100 --rounds 200 --delta 1e-5 --level client --d 100000 \
         [--normalization {paper,clip}] [--C C] [--sensitivity S] [--sampling {without-replacement,poisson}] \
-        [--accountant {rdp,rdp-generic,pld,gdp,fdp}] [--snr-db DB --L L --csit {none,phase}] [--json FILE|-]
+        [--accountant {rdp,rdp-generic,pld,gdp,fdp}] [--snr-db DB --L L --csit {none,phase} --rician-k K]
+        [--json FILE|-]
     floras privacy --mechanism gaussian --noise-multiplier Z [--K --M --rounds --delta --relation --sampling]
     floras privacy --mechanism ddgauss --d D --clip-norm C --local-std S (--grid G | --bits B) [--beta --k-stddevs]
     floras privacy --mechanism ldp --epsilon0 E0 [--epsilon-s ES]
@@ -13,7 +14,8 @@ Usage::
 
 ``plan`` finds, for FLORAS, the smallest N; for gaussian, the smallest noise multiplier; for
 ddgauss, the smallest local noise scale; for ldp, the largest ε₀ meeting the target. FLORAS with
-``--snr-db`` adds the link-level ε_link of the simulated link at that SNR (:mod:`privacy.link`).
+``--snr-db`` adds the link-level ε_link of the simulated link at that SNR (:mod:`privacy.link`); ``--rician-k``
+takes Rician gains of that K-factor (model §5.1; 0, the default: Rayleigh).
 
 The first form prints ε with every assumption (model §7.4); ``--sensitivity`` overrides the S
 derived from the normalization. ``plan`` prints the smallest N that reaches the target ε, or says
@@ -81,6 +83,8 @@ def register(subparsers) -> None:
     p.add_argument("--snr-db", type=float, default=None, help="floras: SNR (dB) of the link for ε_link")
     p.add_argument("--L", type=int, default=32, help="floras link: chips per symbol L (default 32)")
     p.add_argument("--csit", choices=("none", "phase"), default="none", help="floras link: CSIT mode")
+    p.add_argument("--rician-k", type=float, default=0.0,
+                   help="floras link: Rician K-factor κ of the gains (linear, ≥ 0; default 0: Rayleigh; model §5.1)")
     p.add_argument("--target-epsilon", type=float, default=None, help="plan: the ε to reach")
     p.add_argument("--n-max", type=int, default=10**9, help="plan: largest N searched (default 1e9)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR", help="curves: output directory")
@@ -100,11 +104,16 @@ def _relation(args) -> str:
 
 
 def _link(args):
+    k = args.rician_k
+    if not (math.isfinite(k) and k >= 0.0):
+        raise ValueError(f"--rician-k must be a finite number ≥ 0 (the Rician K-factor κ, linear; 0: Rayleigh; got {k!r})")
     if args.snr_db is None:
+        if k:
+            raise ValueError("--rician-k sets the gains of the link-level bound: give --snr-db DB too")
         return None
     from privacy.link import LinkModel
 
-    return LinkModel(snr_db=args.snr_db, L=args.L, csit=args.csit)
+    return LinkModel(snr_db=args.snr_db, L=args.L, csit=args.csit, rician_k=k)
 
 
 def _ddgauss_grid(args, n: int, local_std: float) -> float:
