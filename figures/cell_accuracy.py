@@ -38,22 +38,39 @@ def case_text(label: str, record: dict, res=None, key: str | None = None) -> str
     return curve_label(label, threats.pop() if threats else threat_of(record, label))
 
 
-def _value(v) -> float:
-    return float(v)
+def legend_text(label: str, record: dict, res=None, key: str | None = None, width: int = 90) -> str:
+    """:func:`case_text` wrapped for a legend (a threat-model statement can run to 200 characters)."""
+    import textwrap
+
+    return textwrap.fill(case_text(label, record, res, key), width=width, subsequent_indent="  ")
+
+
+def _value(v):
+    """A grid value: a number (cell radius, antennas), or a name (path-loss scenario) kept as given."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _fmt(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _labels(res, record) -> list:
     return list(dict.fromkeys([rs.label for rs in res.runsets] + [p["label"] for p in record.get("points", [])]))
 
 
-def draw_accuracy(ax, res, record: dict, key: str) -> list[float]:
-    """Accuracy [%] against ``key`` per case on ``ax``; returns the x values drawn."""
+def draw_accuracy(ax, res, record: dict, key: str, order: list | None = None) -> list[float]:
+    """Accuracy [%] against ``key`` per case on ``ax``; returns the x values drawn. ``order``: the names of a
+    categorical key (path-loss scenarios), drawn at positions 0, 1, … in that order."""
     xs: set = set()
+    pos = (lambda v: float(order.index(v))) if order is not None else (lambda v: v)
     for k, label in enumerate(_labels(res, record)):
-        sets = sorted((rs for rs in res.runsets if rs.label == label), key=lambda rs: _value(rs.value(key)))
-        color, text = COLORS.get(label), case_text(label, record, res, key)
+        sets = sorted((rs for rs in res.runsets if rs.label == label), key=lambda rs: pos(_value(rs.value(key))))
+        color, text = COLORS.get(label), legend_text(label, record, res, key)
         if sets:
-            x = np.array([_value(rs.value(key)) for rs in sets])
+            x = np.array([pos(_value(rs.value(key))) for rs in sets])
             acc = [100 * rs.final("test_accuracy") for rs in sets]
             ref = label.startswith("channel-inversion")
             ax.plot(x, [a.mean() for a in acc], marker=MARKERS[k % len(MARKERS)], color=color, ls="--" if ref else "-",
@@ -61,7 +78,7 @@ def draw_accuracy(ax, res, record: dict, key: str) -> list[float]:
             if max(len(a) for a in acc) > 1:
                 ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
             xs.update(x.tolist())
-        bad = [_value(p["grid"][key]) for p in record.get("points", []) if p["label"] == label and p["status"] == "infeasible"]
+        bad = [pos(_value(p["grid"][key])) for p in record.get("points", []) if p["label"] == label and p["status"] == "infeasible"]
         if bad:
             ax.plot(bad, [0.0] * len(bad), ls="", marker="x", ms=8, color=color, clip_on=False,
                     label=None if sets else f"{text}: infeasible")
@@ -69,7 +86,7 @@ def draw_accuracy(ax, res, record: dict, key: str) -> list[float]:
     return sorted(xs)
 
 
-def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit: str) -> Path:
+def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit: str, order: list | None = None) -> Path:
     """Markdown: per case, final test accuracy mean [min, max] over seeds and mean admitted clients, per ``key`` value."""
     from scenarios.store import atomic_write_text
 
@@ -87,10 +104,10 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
             if p["reason"] not in reasons:
                 reasons.append(p["reason"])
             rows[(p["label"], _value(p["grid"][key]))] = f"infeasible ({reasons.index(p['reason']) + 1})"
-    values = sorted({v for _, v in rows})
+    values = sorted({v for _, v in rows}, key=(lambda v: order.index(v)) if order is not None else None)
     name = key.rsplit(".", 1)[-1]
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds, against {name}", "",
-             "| case (threat model) | " + " | ".join(f"{name} = {v:g}{unit}" for v in values) + " |",
+             "| case (threat model) | " + " | ".join(f"{name} = {_fmt(v)}{unit}" for v in values) + " |",
              "| --- |" + " --- |" * len(values)]
     for label in dict.fromkeys(lab for lab, _ in rows):
         lines.append(f"| {case_text(label, record, res, key)} | " + " | ".join(rows.get((label, v), "—") for v in values) + " |")
@@ -98,7 +115,7 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
     for label in dict.fromkeys(lab for lab, _ in rows):
         threats = run_threats(res, label, key)
         if len(set(threats.values())) > 1:
-            lines += [f"Threat model of {label}: " + "; ".join(f"{name} = {v:g}{unit}: {th}" for v, th in sorted(threats.items())), ""]
+            lines += [f"Threat model of {label}: " + "; ".join(f"{name} = {_fmt(v)}{unit}: {th}" for v, th in sorted(threats.items())), ""]
     for i, reason in enumerate(reasons, 1):
         lines.append(f"({i}) {reason}")
     path = Path(out_dir) / f"{stem}.table.md"

@@ -21,6 +21,7 @@ FIGURES = (
     ("channel_uses_vs_k", "matched_population"),
     ("channel_uses_vs_k", "matched_population_eps8"),  # the slice that ran first: its own file, see the module
     ("cell", "cell"),
+    ("cell_snr", "cell_snr"),
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),

@@ -162,6 +162,44 @@ def test_quick_cell_sweeps_and_their_figures(tmp_path, capsys):
     np.testing.assert_allclose(drop["y"], d * np.sin(2 * np.pi * v), rtol=1e-12, atol=1e-9)
 
 
+def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
+    """`floras matched scenarios/cell_snr.toml --quick` (model §5.1): the three TR 38.901 scenarios at 0 dB referred to
+    the median distance train for real; every run records its own scenario and reference distance, and `floras
+    figures` draws accuracy per scenario (a categorical axis) with the table in the standard's order."""
+    import math
+
+    root, figs = tmp_path / "results", tmp_path / "figures"
+    assert main(["matched", str(ROOT / "scenarios" / "cell_snr.toml"), "--quick", "--workers", "0", "--out",
+                 str(root), "--no-progress"]) == 0
+    assert ", 0 failed" in capsys.readouterr().out
+    manifest = read_manifest(root / "cell_snr")
+    seen = set()
+    for point in manifest["points"]:
+        for run in point["runs"]:
+            cfg = json.loads((root / "cell_snr" / run["dir"] / "config.json").read_text())
+            cell = cfg["aggregator"]["cell"]
+            assert cell["pathloss"] == point["overrides"]["phy.pathloss"] == cfg["config"]["phy"]["pathloss"]
+            assert cell["reference_distance_m"] == pytest.approx(math.sqrt((500.0**2 + 10.0**2) / 2))  # model §5.1
+            assert cfg["config"]["phy"]["snr_db"] == 0.0
+            seen.add(cell["pathloss"])
+    assert seen == {"umi", "uma", "rma"}
+    for r in summarize(root / "cell_snr"):
+        assert r["seeds_failed"] == 0 and r["seeds_unfinished"] == 0
+        floor = 0.6 if r["label"].startswith("channel-inversion") else 0.2  # chance 10 %, 450 test images
+        assert r["final_test_accuracy_mean"] > floor, (r["point"], r["final_test_accuracy_mean"])
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    for suffix in (".png", ".pdf"):
+        assert (figs / f"cell_snr_accuracy_vs_scenario{suffix}").stat().st_size > 5_000
+    table = (figs / "cell_snr_accuracy_vs_scenario.table.md").read_text()
+    assert "| pathloss = umi | pathloss = uma | pathloss = rma |" in table
+    row = next(line for line in table.splitlines() if line.startswith("| channel inversion"))
+    import re
+
+    admitted = [float(a) for a in re.findall(r"\(([0-9.]+) of 20 admitted\)", row)]  # mean of K = 20, per scenario
+    assert len(admitted) == 3 and all(10.0 < a <= 20.0 for a in admitted), row
+    assert "SNR 0.0 dB referred to the median-distance" in (figs / "cell_snr_accuracy_vs_scenario.caption.txt").read_text()
+
+
 def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
     """`floras matched scenarios/cell_aging.toml --quick` (model §5.1): channel inversion with block 0's CSIT over
     coherence blocks of the exact Clarke law, and FLORAS with a pilot per block, train for real; the runs record
