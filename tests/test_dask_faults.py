@@ -228,3 +228,43 @@ def test_a_scheduler_that_dies_mid_sweep_is_one_connect_error_naming_it(tmp_path
             ex.close()
         except Exception:
             pass
+
+
+def _timed(item: Item) -> RunOutcome:
+    """Sleeps ``record["seconds"]``; returns when it started and ended and on which worker."""
+    from distributed import get_worker
+
+    t0 = time.monotonic()
+    time.sleep(item.record["seconds"])
+    return RunOutcome(item.name, "done", out_dir=item.out_dir,
+                      summary={"start": t0, "end": time.monotonic(), "worker": get_worker().address})
+
+
+def test_no_more_runs_are_handed_to_the_scheduler_than_it_has_worker_threads(tmp_path):
+    """Two one-thread workers, a 3 s run and four 0.3 s runs: at most two runs are with the scheduler at any time (the
+    rest wait in the executor), so none can be queued behind the long run on its worker while the other is idle
+    (measured before: a DDGauss run queued behind FLORAS on a 2-worker local cluster whose other worker had
+    finished); the short runs all run on the other worker and end before the long one."""
+    executor = DaskExecutor.local(2, processes=False)
+    submit, in_flight = executor.client.submit, []
+
+    def counting_submit(*args, **kwargs):
+        fut = submit(*args, **kwargs)
+        in_flight.append(fut)
+        in_flight_now.append(sum(not f.done() for f in in_flight))
+        return fut
+
+    in_flight_now: list = []
+    executor.client.submit = counting_submit
+    items = [Item("long", str(tmp_path), {"seconds": 3.0})] + [Item(f"s{i}", str(tmp_path), {"seconds": 0.3})
+                                                                for i in range(4)]
+    try:
+        out = {o.name: o.summary for o in executor.map_unordered(_timed, items)}
+    finally:
+        executor.close()
+    assert len(in_flight_now) == 5 and max(in_flight_now) <= 2, in_flight_now
+    assert set(out) == {"long", "s0", "s1", "s2", "s3"}
+    long = out["long"]
+    for name in ("s0", "s1", "s2", "s3"):
+        assert out[name]["worker"] != long["worker"], name
+        assert out[name]["end"] < long["end"], name

@@ -38,8 +38,12 @@ class InProcessExecutor:
 class DaskExecutor:
     """Runs tasks on a ``distributed.Client`` and yields outcomes as they complete.
 
-    A task whose worker died is given to another worker once (a local cluster's scheduler
-    allows one failure; each task also has ``retries=1``); if that fails too the future errs,
+    At most as many runs are handed to the scheduler as the cluster has worker threads (re-read whenever a
+    run ends, so workers that join or leave count); the rest wait here. The scheduler assigns a task to a
+    worker as soon as it gets it, so runs handed over all at once could queue behind a long run on one
+    worker while another worker stands idle (measured: a DDGauss run queued behind FLORAS on a 2-worker
+    local cluster whose other worker had finished). A task whose worker died is given to another worker once
+    (a local cluster's scheduler allows one failure; each task also has ``retries=1``); if that fails too the future errs,
     and it is turned into a failed outcome recorded in its partial directory (a rerun redoes
     it), so the others go on. While the cluster has no worker for ``no_workers_timeout``
     seconds, the pending runs are cancelled and :class:`NoWorkersError` is raised; finished
@@ -105,10 +109,30 @@ class DaskExecutor:
                                f"--connect-timeout, or omit --scheduler to start a local cluster") from None
         return cls(client, no_workers_timeout=no_workers_timeout, address=address)
 
+    def _threads(self) -> int:
+        """Worker threads of the cluster now (at least 1, so that a cluster without workers still gets one run
+        and the no-workers timeout can fire; 1 when the scheduler does not answer, whose loss the pending run's
+        future then reports)."""
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - a lost scheduler: the futures' cancellation names it (_completed)
+            return 1
+
     def map_unordered(self, fn: Callable, items: list) -> Iterator:
-        futures = {self.client.submit(fn, item, pure=False, retries=1, key=f"floras-run-{item.name}"): item
-                   for item in items}
-        for fut in self._completed(set(futures)):
+        waiting = list(items)[::-1]  # popped from the end: the items' order
+        futures: dict = {}
+
+        def hand_over(pending: set) -> int:
+            """Submit runs until one per worker thread is pending; returns how many still wait here."""
+            slots = self._threads()
+            while waiting and len(pending) < slots:
+                item = waiting.pop()
+                fut = self.client.submit(fn, item, pure=False, retries=1, key=f"floras-run-{item.name}")
+                futures[fut] = item
+                pending.add(fut)
+            return len(waiting)
+
+        for fut in self._completed(set(), hand_over):
             item = futures[fut]
             try:
                 yield fut.result()
@@ -118,14 +142,16 @@ class DaskExecutor:
                 err = record_error(partial, exc, item.record)
                 yield RunOutcome(item.name, "failed", error=err, out_dir=item.out_dir)
 
-    def _completed(self, pending: set) -> Iterator:
-        """The futures as they complete; :class:`NoWorkersError` after a worker-less wait too long."""
+    def _completed(self, pending: set, hand_over=None) -> Iterator:
+        """The futures as they complete, ``hand_over(pending)`` submitting more as they do (it returns how many
+        still wait); :class:`NoWorkersError` after a worker-less wait too long."""
         import time
 
         from distributed import wait
 
         idle_since = None
         poll = min(1.0, self.no_workers_timeout / 4)
+        waiting = hand_over(pending) if hand_over is not None else 0
         while pending:
             try:
                 done = wait(pending, timeout=poll, return_when="FIRST_COMPLETED").done
@@ -135,10 +161,12 @@ class DaskExecutor:
                 if "scheduler-connection-lost" not in str(exc) and self.client.status == "running":
                     raise
                 raise ConnectError(
-                    f"lost the dask scheduler at {self.address or 'the local cluster'} with {len(pending)} run(s) "
+                    f"lost the dask scheduler at {self.address or 'the local cluster'} with {len(pending) + waiting} run(s) "
                     "unfinished; finished runs are kept: restart the scheduler (and its workers) and rerun the "
                     "same command to do the rest") from None
             pending -= done
+            if done and hand_over is not None:
+                waiting = hand_over(pending)
             yield from done
             if done or not pending:
                 idle_since = None
@@ -151,7 +179,7 @@ class DaskExecutor:
                 self.client.cancel(list(pending))
                 raise NoWorkersError(
                     f"the dask cluster at {self.address} has had no worker for {self.no_workers_timeout:g} s, "
-                    f"{len(pending)} run(s) not started; start workers (dask worker ADDRESS) or raise "
+                    f"{len(pending) + waiting} run(s) not started; start workers (dask worker ADDRESS) or raise "
                     f"--no-workers-timeout, then rerun (finished runs are kept)")
 
     def close(self) -> None:
