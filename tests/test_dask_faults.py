@@ -268,3 +268,24 @@ def test_no_more_runs_are_handed_to_the_scheduler_than_it_has_worker_threads(tmp
     for name in ("s0", "s1", "s2", "s3"):
         assert out[name]["worker"] != long["worker"], name
         assert out[name]["end"] < long["end"], name
+
+
+def test_a_worker_that_joins_gets_a_run_before_the_running_ones_end(tmp_path):
+    """One one-thread worker and three 2.5 s runs; a second worker joins after 0.5 s: the executor re-reads the
+    worker threads at every poll, so the second run starts on the new worker while the first still runs."""
+    import threading
+
+    executor = DaskExecutor.local(1, processes=False)
+    items = [Item(f"r{i}", str(tmp_path), {"seconds": 2.5}) for i in range(3)]
+    t0 = time.monotonic()
+    timer = threading.Timer(0.5, lambda: executor.cluster.scale(2))
+    timer.start()
+    try:
+        out = {o.name: o.summary for o in executor.map_unordered(_timed, items)}
+    finally:
+        timer.cancel()
+        executor.close()
+    starts = sorted(v["start"] - t0 for v in out.values())
+    first_end = min(v["end"] for v in out.values()) - t0
+    assert len({v["worker"] for v in out.values()}) == 2
+    assert starts[1] < first_end - 0.5, (starts, first_end)

@@ -38,8 +38,8 @@ class InProcessExecutor:
 class DaskExecutor:
     """Runs tasks on a ``distributed.Client`` and yields outcomes as they complete.
 
-    At most as many runs are handed to the scheduler as the cluster has worker threads (re-read whenever a
-    run ends, so workers that join or leave count); the rest wait here. The scheduler assigns a task to a
+    At most as many runs are handed to the scheduler as the cluster has worker threads (re-read at every poll,
+    so workers that join or leave count); the rest wait here. The scheduler assigns a task to a
     worker as soon as it gets it, so runs handed over all at once could queue behind a long run on one
     worker while another worker stands idle (measured: a DDGauss run queued behind FLORAS on a 2-worker
     local cluster whose other worker had finished). A task whose worker died is given to another worker once
@@ -161,11 +161,11 @@ class DaskExecutor:
                 if "scheduler-connection-lost" not in str(exc) and self.client.status == "running":
                     raise
                 raise ConnectError(
-                    f"lost the dask scheduler at {self.address or 'the local cluster'} with {len(pending) + waiting} run(s) "
-                    "unfinished; finished runs are kept: restart the scheduler (and its workers) and rerun the "
-                    "same command to do the rest") from None
+                    f"lost the dask scheduler at {self.address or 'the local cluster'} with "
+                    f"{len(pending) + waiting} run(s) unfinished; finished runs are kept: restart the scheduler "
+                    "(and its workers) and rerun the same command to do the rest") from None
             pending -= done
-            if done and hand_over is not None:
+            if hand_over is not None:  # every poll: a worker that joined gets a run without waiting for one to end
                 waiting = hand_over(pending)
             yield from done
             if done or not pending:
