@@ -113,6 +113,8 @@ class DaskExecutor:
         """Worker threads of the cluster now (at least 1, so that a cluster without workers still gets one run
         and the no-workers timeout can fire; 1 when the scheduler does not answer, whose loss the pending run's
         future then reports)."""
+        if self.client.status != "running":  # reconnecting or closed: no call that would wait for the scheduler
+            return 1
         try:
             return max(1, sum(self.client.nthreads().values()))
         except Exception:  # noqa: BLE001 - a lost scheduler: the futures' cancellation names it (_completed)
