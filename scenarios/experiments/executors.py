@@ -154,7 +154,16 @@ class DaskExecutor:
         idle_since = None
         poll = min(1.0, self.no_workers_timeout / 4)
         waiting = hand_over(pending) if hand_over is not None else 0
+
+        def lost() -> ConnectError:
+            return ConnectError(
+                f"lost the dask scheduler at {self.address or 'the local cluster'} with "
+                f"{len(pending) + waiting} run(s) unfinished; finished runs are kept: restart the scheduler "
+                "(and its workers) and rerun the same command to do the rest")
+
         while pending:
+            if self.client.status in ("closing", "closed"):  # it gave up reconnecting while a call waited
+                raise lost()
             try:
                 done = wait(pending, timeout=poll, return_when="FIRST_COMPLETED").done
             except TimeoutError:
@@ -162,10 +171,7 @@ class DaskExecutor:
             except CancelledError as exc:  # the client lost its scheduler: every pending future is cancelled
                 if "scheduler-connection-lost" not in str(exc) and self.client.status == "running":
                     raise
-                raise ConnectError(
-                    f"lost the dask scheduler at {self.address or 'the local cluster'} with "
-                    f"{len(pending) + waiting} run(s) unfinished; finished runs are kept: restart the scheduler "
-                    "(and its workers) and rerun the same command to do the rest") from None
+                raise lost() from None
             pending -= done
             if hand_over is not None:  # every poll: a worker that joined gets a run without waiting for one to end
                 waiting = hand_over(pending)
