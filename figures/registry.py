@@ -22,6 +22,7 @@ FIGURES = (
     ("channel_uses_vs_k", "matched_population_eps8"),  # the slice that ran first: its own file, see the module
     ("cell", "cell"),
     ("cell_snr", "cell_snr"),
+    ("cell_snr", "cell_noniid_snr"),  # its own stem, see the module
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),

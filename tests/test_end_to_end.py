@@ -163,14 +163,16 @@ def test_quick_cell_sweeps_and_their_figures(tmp_path, capsys):
 
 
 def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
-    """`floras matched scenarios/cell_snr.toml --quick` (model §5.1): the three TR 38.901 scenarios at 0 dB referred to
-    the median distance train for real; every run records its own scenario and reference distance, and `floras
-    figures` draws accuracy per scenario (a categorical axis) with the table in the standard's order."""
+    """`floras matched scenarios/cell_snr.toml scenarios/cell_noniid_snr.toml --quick` (model §5.1): the three TR 38.901
+    scenarios at 0 dB referred to the median distance train for real; every run records its own scenario and reference
+    distance, and `floras figures` draws accuracy per scenario (a categorical axis) with the table in the standard's
+    order. The non-IID sweep's no-cell point runs without a cell (every client at 0 dB), and its figure, under its
+    own stem, puts that reference first."""
     import math
 
     root, figs = tmp_path / "results", tmp_path / "figures"
-    assert main(["matched", str(ROOT / "scenarios" / "cell_snr.toml"), "--quick", "--workers", "0", "--out",
-                 str(root), "--no-progress"]) == 0
+    assert main(["matched", str(ROOT / "scenarios" / "cell_snr.toml"), str(ROOT / "scenarios" / "cell_noniid_snr.toml"),
+                 "--quick", "--workers", "0", "--out", str(root), "--no-progress"]) == 0
     assert ", 0 failed" in capsys.readouterr().out
     manifest = read_manifest(root / "cell_snr")
     seen = set()
@@ -198,6 +200,23 @@ def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
     admitted = [float(a) for a in re.findall(r"\(([0-9.]+) of 20 admitted\)", row)]  # mean of K = 20, per scenario
     assert len(admitted) == 3 and all(10.0 < a <= 20.0 for a in admitted), row
     assert "SNR 0.0 dB referred to the median-distance" in (figs / "cell_snr_accuracy_vs_scenario.caption.txt").read_text()
+
+    # the non-IID sweep: shards everywhere; a 1000 m UMi cell, and no cell at all for pathloss = none
+    for point in read_manifest(root / "cell_noniid_snr")["points"]:
+        for run in point["runs"]:
+            cfg = json.loads((root / "cell_noniid_snr" / run["dir"] / "config.json").read_text())
+            assert cfg["config"]["partition"]["kind"] == "shards" and cfg["config"]["phy"]["snr_db"] == 0.0
+            cell = cfg["aggregator"].get("cell")
+            if point["overrides"]["phy.pathloss"] == "none":
+                assert cell is None, cell
+            else:
+                assert cell["pathloss"] == "umi"
+                assert cell["reference_distance_m"] == pytest.approx(math.sqrt((1000.0**2 + 10.0**2) / 2))
+    table = (figs / "cell_noniid_snr_accuracy_vs_scenario.table.md").read_text()
+    assert "| pathloss = none | pathloss = umi |" in table
+    assert "no cell: every client at the reference SNR" in (
+        figs / "cell_noniid_snr_accuracy_vs_scenario.caption.txt").read_text()
+    assert "partition shards" in (figs / "cell_noniid_snr_accuracy_vs_scenario.caption.txt").read_text()
 
 
 def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):

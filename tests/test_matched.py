@@ -519,3 +519,26 @@ def test_noniid_cell_sweep_is_the_cell_sweep_with_label_shards():
         assert p.overrides["partition.kind"] == "shards" and ref["partition.kind"] == "iid"
         assert {k: v for k, v in p.overrides.items() if k != "partition.kind"} == \
             {k: v for k, v in ref.items() if k != "partition.kind"}
+
+
+def test_noniid_low_snr_cell_sweep_is_the_low_snr_sweep_with_label_shards():
+    """scenarios/cell_noniid_snr.toml: its UMi points are those of scenarios/cell_snr.toml with label shards and a
+    1000 m cell the only changes, and each no-cell point is its UMi point with the path loss the only change (a drift
+    between the files, or between the two grid points, would compare unlike runs)."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    iid = {(p.label, p.grid["phy.pathloss"]): p.overrides for p in load_sweep(ROOT / "scenarios" / "cell_snr.toml").points}
+    noniid = {(p.label, p.grid["phy.pathloss"]): p.overrides
+              for p in load_sweep(ROOT / "scenarios" / "cell_noniid_snr.toml").points}
+    assert sorted(noniid) == sorted((label, loss) for label in ("floras-none-capped", "channel-inversion",
+                                                                 "analog-gaussian") for loss in ("none", "umi"))
+    changed = {"partition.kind": ("iid", "shards"), "phy.cell_radius": (500.0, 1000.0)}
+    for (label, loss), ov in noniid.items():
+        umi = noniid[(label, "umi")]
+        assert {k: v for k, v in ov.items() if k != "phy.pathloss"} == \
+            {k: v for k, v in umi.items() if k != "phy.pathloss"}
+        if loss == "umi":
+            ref = iid[(label, "umi")]
+            for key, (before, after) in changed.items():
+                assert (ref[key], ov[key]) == (before, after), key
+            assert {k: v for k, v in ov.items() if k not in changed} == {k: v for k, v in ref.items() if k not in changed}
