@@ -44,16 +44,15 @@ SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L
 
 
 def _theory(tau: float, *, up, config: PhyConfig, betas) -> float:
-    """P_D at τ: the one-antenna formula without a cell; in a cell the mean over the (round, client) β_eff."""
-    csit, n_rx, kappa = config.of("floras").csit, int(config.rx_antennas), float(config.los_k)
-    if not config.has_cell:
-        if n_rx == 1:
-            return theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=csit,
-                                                     kappa=kappa)
-        return theoretical_detection_probability(threshold=tau, b=up.b, noise_var=up.noise_var, csit=csit, n_rx=n_rx)
-    values, counts = np.unique(np.concatenate(betas), return_counts=True)
-    pd = [theoretical_detection_probability(threshold=tau, b=up.b * math.sqrt(v), noise_var=up.noise_var, csit=csit,
-                                            n_rx=n_rx, kappa=kappa) for v in values]
+    """P_D at τ: the formula at the reference amplitude b without a cell; in a cell its mean over the (round, client)
+    β_eff, at amplitude b·√β_eff."""
+    if config.has_cell:
+        values, counts = np.unique(np.concatenate(betas), return_counts=True)
+    else:
+        values, counts = np.ones(1), np.ones(1)
+    pd = [theoretical_detection_probability(threshold=tau, b=up.b * math.sqrt(v), noise_var=up.noise_var,
+                                            csit=config.of("floras").csit, n_rx=int(config.rx_antennas),
+                                            kappa=float(config.los_k)) for v in values]
     return float(np.dot(pd, counts) / counts.sum())
 
 
