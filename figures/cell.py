@@ -57,8 +57,9 @@ def make_drop(res, out_dir: Path, stem: str = DROP_STEM) -> list[Path]:
     d0 = drops[0]
     caption = (f"The drop of the M = {d0['M']} clients (model §5.1, seed {d0['seed']}): position of client c at "
                f"d_c = √(r₀² + u_c(R² − r₀²)), angle 2πv_c, from the keyed stream (seed, \"cell-drop\", c); colour "
-               f"β_eff,c = β_c/β_ref [dB] with power control {d0['power_control']} (path loss {d0['pathloss']} with "
-               f"LoS state (circles LoS, triangles NLoS) and shadowing), β_ref the path loss without shadowing at d_ref "
+               f"β_eff,c = β_c/β_ref [dB] with power control {d0['power_control']} (path loss {d0['pathloss']} "
+               f"{'with LoS state (circles LoS, triangles NLoS) and' if d0['los'] is not None else 'with log-normal'} "
+               f"shadowing), β_ref the path loss without shadowing at d_ref "
                f"({d0['snr_reference']}, dashed), where the SNR holds for a full-power client. Recomputed from each "
                f"run's stored configuration (phy table, run seed) and checked against its recorded reference "
                f"distance.{' Redrop: round 0 shown.' if d0['redrop'] else ''}")

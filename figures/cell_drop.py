@@ -29,7 +29,8 @@ def cell_of(config_record: dict) -> tuple:
 
 
 def client_drop(config_record: dict) -> dict:
-    """{x, y [M] m; beta_eff_db [M]; los [M] bool; radius, min_distance, reference_distance [m]; seed; M}."""
+    """{x, y [M] m; beta_eff_db [M]; los [M] bool (TR 38.901's LoS state; None for the log-distance model, which has
+    none); radius, min_distance, reference_distance [m]; seed; M; exponent, shadowing_db (log-distance, else None)}."""
     from phy.cell import CellChannel
     from phy.config import PhyConfig
 
@@ -44,8 +45,11 @@ def client_drop(config_record: dict) -> dict:
         raise ValueError(f"the stored run's reference distance {stored} m differs from the recomputed "
                          f"{cell.reference_distance} m: the run was written by another version of phy/cell.py")
     ls = cell.large_scale(np.arange(M, dtype=np.int64), K=M, round_index=0)
+    logd = phy.pathloss == "log-distance"
     return {"x": ls.distance * np.cos(ls.angle), "y": ls.distance * np.sin(ls.angle),
-            "beta_eff_db": 10.0 * np.log10(ls.gain_eff), "los": ls.los, "radius": float(phy.cell_radius),
+            "beta_eff_db": 10.0 * np.log10(ls.gain_eff), "los": None if logd else ls.los,
+            "exponent": float(phy.pathloss_exponent) if logd else None,
+            "shadowing_db": float(phy.shadowing_db or 0.0) if logd else None, "radius": float(phy.cell_radius),
             "min_distance": float(phy.cell_min_distance), "reference_distance": cell.reference_distance,
             "seed": seed, "M": M, "pathloss": phy.pathloss, "snr_reference": phy.snr_reference,
             "power_control": phy.power_control, "redrop": bool(phy.redrop)}
@@ -59,11 +63,12 @@ def draw_drop(fig, axes, drops: list[dict]):
     hi = max(float(d["beta_eff_db"].max()) for d in drops)
     norm = plt.Normalize(vmin=math.floor(lo), vmax=math.ceil(hi))
     sc = None
-    for ax, d in zip(axes, drops):
-        for los, marker in ((True, "o"), (False, "^")):
-            sel = d["los"] == los
+    for i, (ax, d) in enumerate(zip(axes, drops)):
+        groups = (((None, "o", "client"),) if d["los"] is None else ((True, "o", "LoS"), (False, "^", "NLoS")))
+        for los, marker, name in groups:
+            sel = slice(None) if los is None else d["los"] == los
             sc = ax.scatter(d["x"][sel], d["y"][sel], c=d["beta_eff_db"][sel], cmap="viridis", norm=norm, s=16,
-                            marker=marker, edgecolors="none", label="LoS" if los else "NLoS")
+                            marker=marker, edgecolors="none", label=name)
         t = np.linspace(0.0, 2.0 * np.pi, 361)
         for r, ls, name in ((d["radius"], "-", "R (cell edge)"), (d["reference_distance"], "--", "d_ref (SNR reference)"),
                             (d["min_distance"], ":", "r₀")):
@@ -74,6 +79,8 @@ def draw_drop(fig, axes, drops: list[dict]):
         ax.set_xlim(-lim, lim)
         ax.set_ylim(-lim, lim)
         ax.set_xlabel("x [m]")
-        ax.set_ylabel("y [m]")
-        ax.set_title(f"{d['pathloss']}, R = {d['radius']:g} m, d_ref = {d['reference_distance']:.0f} m, seed {d['seed']}", fontsize=8)
+        if i == 0:
+            ax.set_ylabel("y [m]")
+        law = d["pathloss"] if d["exponent"] is None else f"n = {d['exponent']:g}, σ = {d['shadowing_db']:g} dB"
+        ax.set_title(f"{law}, R = {d['radius']:g} m, d_ref = {d['reference_distance']:.0f} m, seed {d['seed']}", fontsize=8)
     return sc

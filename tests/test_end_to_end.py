@@ -163,15 +163,19 @@ def test_quick_cell_sweeps_and_their_figures(tmp_path, capsys):
 
 
 def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
-    """`floras matched scenarios/cell_snr.toml scenarios/cell_noniid_snr.toml --quick` (model §5.1): the three TR 38.901
+    """`floras matched scenarios/cell_snr.toml scenarios/cell_noniid_snr.toml scenarios/cell_exponent.toml --quick`
+    (model §5.1): the three TR 38.901
     scenarios at 0 dB referred to the median distance train for real; every run records its own scenario and reference
     distance, and `floras figures` draws accuracy per scenario (a categorical axis) with the table in the standard's
     order. The non-IID sweep's no-cell point runs without a cell (every client at 0 dB), and its figure, under its
-    own stem, puts that reference first."""
+    own stem, puts that reference first. The exponent sweep's runs carry their own log-distance n (the drop's gains
+    then follow β_eff = (d_ref/d)ⁿ·10^(X/10), X ~ N(0, 8²) dB, checked against the drawn drop), and its figures
+    are drawn."""
     import math
 
     root, figs = tmp_path / "results", tmp_path / "figures"
-    assert main(["matched", str(ROOT / "scenarios" / "cell_snr.toml"), str(ROOT / "scenarios" / "cell_noniid_snr.toml"),
+    assert main(["matched", *(str(ROOT / "scenarios" / f"{name}.toml") for name in ("cell_snr", "cell_noniid_snr",
+                                                                                    "cell_exponent")),
                  "--quick", "--workers", "0", "--out", str(root), "--no-progress"]) == 0
     assert ", 0 failed" in capsys.readouterr().out
     manifest = read_manifest(root / "cell_snr")
@@ -217,6 +221,32 @@ def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
     assert "no cell: every client at the reference SNR" in (
         figs / "cell_noniid_snr_accuracy_vs_scenario.caption.txt").read_text()
     assert "partition shards" in (figs / "cell_noniid_snr_accuracy_vs_scenario.caption.txt").read_text()
+
+    # the exponent sweep: each run its own n; the drop figure's gains are the log-distance law at that n
+    import numpy as np
+
+    from figures.cell_drop import client_drop
+
+    shadows = []
+    for point in read_manifest(root / "cell_exponent")["points"]:
+        for run in point["runs"]:
+            rec = json.loads((root / "cell_exponent" / run["dir"] / "config.json").read_text())
+            n = point["overrides"]["phy.pathloss_exponent"]
+            assert rec["config"]["phy"]["pathloss_exponent"] == n and rec["config"]["phy"]["pathloss"] == "log-distance"
+            d_ref = math.sqrt((500.0**2 + 10.0**2) / 2)
+            assert rec["aggregator"]["cell"]["reference_distance_m"] == pytest.approx(d_ref)
+            drop = client_drop(rec)
+            dist = np.hypot(drop["x"], drop["y"])
+            shadow_db = drop["beta_eff_db"] - 10.0 * n * np.log10(d_ref / dist)   # what is left must be X
+            shadows.append(shadow_db)
+    for a in shadows[1:]:   # one drop per seed: the same shadowing at every n and case
+        np.testing.assert_allclose(a, shadows[0], atol=1e-9)
+    x = shadows[0]   # M = 100 draws of N(0, 8²): sample mean within 4 standard errors, sd within 25 %
+    assert abs(x.mean()) < 4 * 8.0 / math.sqrt(x.size) and 6.0 < x.std(ddof=1) < 10.0, (x.mean(), x.std(ddof=1))
+    assert "| pathloss_exponent = 2 | pathloss_exponent = 4 |" in (figs / "cell_exponent_accuracy.table.md").read_text()
+    assert "with log-normal shadowing" in (figs / "cell_exponent_drop.caption.txt").read_text()
+    for stem in ("cell_exponent_accuracy", "cell_exponent_drop"):
+        assert (figs / f"{stem}.png").stat().st_size > 5_000
 
 
 def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
