@@ -34,12 +34,18 @@ SCHEME_TEXT = {
     "floras-none-inverse-variance": "FLORAS, no CSIT, inverse-variance receiver",
     "floras-phase-capped": "FLORAS, phase CSIT, capped receiver",
     "channel-inversion-pathloss-inversion": "channel inversion (no privacy), path-loss inversion",
+    "channel-inversion-iid-nocell": "channel inversion, IID, no cell",
+    "channel-inversion-iid-cell": "channel inversion, IID, UMi cell",
+    "channel-inversion-shards-nocell": "channel inversion, non-IID (shards), no cell",
+    "channel-inversion-shards-cell": "channel inversion, non-IID (shards), UMi cell",
 }
 COLORS = {
     "floras-none": "tab:blue", "floras-phase": "tab:cyan", "central-gaussian": "tab:green", "analog-gaussian": "tab:olive",
     "ddgauss": "tab:purple", "sqsgd": "tab:red", "ideal": "black", "channel-inversion": "tab:orange",
     "floras-none-capped": "tab:brown", "floras-none-inverse-variance": "tab:pink", "floras-phase-capped": "tab:gray",
     "channel-inversion-pathloss-inversion": "tab:red",
+    "channel-inversion-iid-nocell": "tab:orange", "channel-inversion-iid-cell": "tab:red",
+    "channel-inversion-shards-nocell": "tab:blue", "channel-inversion-shards-cell": "tab:purple",
 }
 REFERENCES = ("ideal", "channel-inversion")
 

@@ -24,6 +24,7 @@ FIGURES = (
     ("cell_snr", "cell_snr"),
     ("cell_snr", "cell_noniid_snr"),  # its own stem, see the module
     ("cell_exponent", "cell_exponent"),
+    ("cell_truncation", "cell_truncation"),
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),

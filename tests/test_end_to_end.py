@@ -162,7 +162,7 @@ def test_quick_cell_sweeps_and_their_figures(tmp_path, capsys):
     np.testing.assert_allclose(drop["y"], d * np.sin(2 * np.pi * v), rtol=1e-12, atol=1e-9)
 
 
-def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
+def test_quick_cell_sweeps_at_low_snr_against_the_exponent_and_the_threshold(tmp_path, capsys):
     """`floras matched scenarios/cell_snr.toml scenarios/cell_noniid_snr.toml scenarios/cell_exponent.toml --quick`
     (model §5.1): the three TR 38.901
     scenarios at 0 dB referred to the median distance train for real; every run records its own scenario and reference
@@ -170,12 +170,13 @@ def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
     order. The non-IID sweep's no-cell point runs without a cell (every client at 0 dB), and its figure, under its
     own stem, puts that reference first. The exponent sweep's runs carry their own log-distance n (the drop's gains
     then follow β_eff = (d_ref/d)ⁿ·10^(X/10), X ~ N(0, 8²) dB, checked against the drawn drop), and its figures
-    are drawn."""
+    are drawn. The truncation sweep's cases are what their labels say, and without a cell channel inversion admits
+    K·e^(−g_th) clients per round on average (model §6.2, Rayleigh |h|² ~ Exp(1))."""
     import math
 
     root, figs = tmp_path / "results", tmp_path / "figures"
     assert main(["matched", *(str(ROOT / "scenarios" / f"{name}.toml") for name in ("cell_snr", "cell_noniid_snr",
-                                                                                    "cell_exponent")),
+                                                                                    "cell_exponent", "cell_truncation")),
                  "--quick", "--workers", "0", "--out", str(root), "--no-progress"]) == 0
     assert ", 0 failed" in capsys.readouterr().out
     manifest = read_manifest(root / "cell_snr")
@@ -247,6 +248,26 @@ def test_quick_cell_snr_sweep_across_tr38901_scenarios(tmp_path, capsys):
     assert "with log-normal shadowing" in (figs / "cell_exponent_drop.caption.txt").read_text()
     for stem in ("cell_exponent_accuracy", "cell_exponent_drop"):
         assert (figs / f"{stem}.png").stat().st_size > 5_000
+
+    # the truncation sweep: labels say partition and cell; no cell admits Binomial(K, e^(−g_th)) per round
+    import csv
+
+    for point in read_manifest(root / "cell_truncation")["points"]:
+        kind, where = point["label"].split("-")[-2:]
+        for run in point["runs"]:
+            rec = json.loads((root / "cell_truncation" / run["dir"] / "config.json").read_text())
+            assert rec["config"]["partition"]["kind"] == kind
+            assert rec["config"]["phy"]["pathloss"] == ("none" if where == "nocell" else "umi")
+            g_th = rec["config"]["phy"]["g_th"]
+            assert g_th == point["overrides"]["phy.g_th"] == 1.0
+            with open(root / "cell_truncation" / run["dir"] / "metrics.csv", newline="") as f:
+                admitted = np.array([float(row["admitted"]) for row in csv.DictReader(f)])
+            if where == "nocell":
+                p, K = math.exp(-g_th), 20
+                sd = math.sqrt(K * p * (1 - p) / admitted.size)   # standard error of the mean over rounds
+                assert abs(admitted.mean() - K * p) < 4 * sd, (admitted.mean(), K * p, sd)
+    table = (figs / "cell_truncation_accuracy.table.md").read_text()
+    assert "channel inversion, non-IID (shards), UMi cell" in table and "| g_th = 1 |" in table
 
 
 def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
