@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cell_accuracy import draw_accuracy, write_cell_table
+from .cell_accuracy import accuracy_figure
 from .cell_drop import cell_of, client_drop, draw_drop
 from .common import SNR_DEFINITION, load_finished, save_figure
-from .matched import facts, finish_single_panel, privacy_caption, read_matched
+from .matched import facts, privacy_caption
 
 SWEEP = "cell"
 STEM = "cell_accuracy_vs_radius"
@@ -72,26 +72,14 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
 
 def make_radius(results_dir: Path, out_dir: Path, *, stem: str, drop: bool, title: str) -> list[Path]:
     """Accuracy against the cell radius (figure ``stem`` and its table), and the drop figure when ``drop``."""
-    import matplotlib
+    paths = make_drop(load_finished(results_dir), out_dir) if drop else []
+    return paths + accuracy_figure(results_dir, out_dir, stem=stem, key=KEY, unit=" m", log_x=True,
+                                   xlabel="cell radius R [m]", title=title, caption=_radius_caption)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    res = load_finished(results_dir)
-    record = read_matched(results_dir)
-    paths = make_drop(res, out_dir) if drop else []
-    fig, ax = plt.subplots(figsize=(7.2, 4.8))
-    xs = draw_accuracy(ax, res, record, KEY)
-    ax.set_xscale("log")
-    ax.set_xticks(xs, [f"{x:g}" for x in xs])
-    ax.minorticks_off()
-    finish_single_panel(fig, ax, xlabel="cell radius R [m]", title=title)
-    cfg = res.config().get("config", {})
-    part, cfg = cfg.get("partition", {}), cfg.get("phy", {})
-    caption = (f"Final test accuracy against the cell radius R ({cfg.get('pathloss')}, r₀ = {cfg.get('cell_min_distance')} m, "
-               f"one fixed drop per seed), SNR {cfg.get('snr_db')} dB referred to the {cfg.get('snr_reference')} "
-               f"(model §5.1), partition {part.get('kind')}; dashed: channel inversion (no privacy noise, ε = ∞). "
-               f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
-    paths += save_figure(fig, out_dir, stem, caption)
-    paths.append(write_cell_table(res, record, out_dir, stem, KEY, " m"))
-    return paths
+def _radius_caption(res, record, config) -> str:
+    part, cfg = config.get("partition", {}), config.get("phy", {})
+    return (f"Final test accuracy against the cell radius R ({cfg.get('pathloss')}, r₀ = {cfg.get('cell_min_distance')} m, "
+            f"one fixed drop per seed), SNR {cfg.get('snr_db')} dB referred to the {cfg.get('snr_reference')} "
+            f"(model §5.1), partition {part.get('kind')}; dashed: channel inversion (no privacy noise, ε = ∞). "
+            f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")

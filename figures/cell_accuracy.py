@@ -16,7 +16,7 @@ import numpy as np
 from .common import MARKERS
 from .matched import COLORS, curve_label, threat_of
 
-__all__ = ["case_text", "draw_accuracy", "write_cell_table"]
+__all__ = ["accuracy_figure", "case_text", "draw_accuracy", "write_cell_table"]
 
 def run_threats(res, label: str, key: str) -> dict:
     """{grid value: the threat model the runs' own privacy report states} for ``label`` (it may vary with the
@@ -121,4 +121,42 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
     path = Path(out_dir) / f"{stem}.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path
+
+
+def accuracy_figure(results_dir: Path, out_dir: Path, *, stem: str, key: str, xlabel: str, title, caption,
+                    unit: str = "", log_x: bool = False, order=None, names: dict | None = None) -> list[Path]:
+    """The figure ``stem`` of a cell sweep (accuracy against ``key``, :func:`draw_accuracy`) and its table.
+
+    ``title`` and ``caption`` are texts or functions of (stored results, ``matched.json`` record, the stored
+    configuration of a run); ``order``: a categorical key's values in drawing order, or a function of the stored
+    results giving them; ``names``: their tick names.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .common import load_finished, save_figure
+    from .matched import finish_single_panel, read_matched
+
+    res = load_finished(results_dir)
+    record = read_matched(results_dir)
+    cfg = res.config().get("config", {})
+    order = order(res) if callable(order) else order
+    fig, ax = plt.subplots(figsize=(7.2, 4.8))
+    xs = draw_accuracy(ax, res, record, key, order=order)
+    if log_x:
+        ax.set_xscale("log")
+    if order is None:
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    else:
+        ax.set_xticks(xs, [(names or {}).get(order[int(x)], order[int(x)]) for x in xs])
+        ax.set_xlim(min(xs) - 0.4, max(xs) + 0.4)
+    if log_x:
+        ax.minorticks_off()
+    text = (lambda v: v(res, record, cfg) if callable(v) else v)
+    finish_single_panel(fig, ax, xlabel=xlabel, title=text(title))
+    paths = save_figure(fig, out_dir, stem, text(caption))
+    paths.append(write_cell_table(res, record, out_dir, stem, key, unit, order=order))
+    return paths
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cell_accuracy import draw_accuracy, write_cell_table
-from .common import SNR_DEFINITION, load_finished, save_figure
-from .matched import facts, finish_single_panel, privacy_caption, read_matched
+from .cell_accuracy import accuracy_figure
+from .common import SNR_DEFINITION
+from .matched import facts, privacy_caption
 
 SWEEP = "cell_snr"
 STEM = "cell_snr_accuracy_vs_scenario"
@@ -21,30 +21,28 @@ ORDER = ["umi", "uma", "rma"]  # TR 38.901 §7.4.1: street canyon, macro, rural
 NAMES = {"umi": "UMi street canyon", "uma": "UMa", "rma": "RMa", "none": "no cell"}
 
 
-def make(results_dir: Path, out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    res = load_finished(results_dir)
-    record = read_matched(results_dir)
-    fig, ax = plt.subplots(figsize=(7.2, 4.8))
-    stem = f"{Path(results_dir).name}_accuracy_vs_scenario"   # STEM for SWEEP itself
+def _order(res) -> list:
+    """The no-cell reference first, then the standard's order, then any other scenario by name."""
     found = {str(rs.value(KEY)) for rs in res.runsets}
-    order = [v for v in ["none", *ORDER] if v in found] + sorted(found - {"none", *ORDER})
-    xs = draw_accuracy(ax, res, record, KEY, order=order)
-    ax.set_xticks(xs, [NAMES.get(order[int(x)], order[int(x)]) for x in xs])
-    ax.set_xlim(min(xs) - 0.4, max(xs) + 0.4)
-    cfg = res.config().get("config", {})
+    return [v for v in ["none", *ORDER] if v in found] + sorted(found - {"none", *ORDER})
+
+
+def _title(res, record, cfg) -> str:
     part, phy = cfg.get("partition", {}), cfg.get("phy", {})
     kind = "" if part.get("kind") == "iid" else f", partition {part.get('kind')}"
-    finish_single_panel(fig, ax, xlabel="path-loss scenario (TR 38.901)",
-                        title=f"Accuracy in a {phy.get('cell_radius'):g} m cell at {phy.get('snr_db'):g} dB{kind}")
-    caption = (f"Final test accuracy per TR 38.901 scenario (R = {phy.get('cell_radius'):g} m, r₀ = "
-               f"{phy.get('cell_min_distance')} m, one fixed drop per seed), SNR {phy.get('snr_db')} dB referred to the "
-               f"{phy.get('snr_reference')} (model §5.1), partition {part.get('kind')}; dashed: channel inversion (no "
-               f"privacy noise, ε = ∞){'; no cell: every client at the reference SNR' if 'none' in found else ''}. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
-    paths = save_figure(fig, out_dir, stem, caption)
-    paths.append(write_cell_table(res, record, out_dir, stem, KEY, "", order=order))
-    return paths
+    return f"Accuracy in a {phy.get('cell_radius'):g} m cell at {phy.get('snr_db'):g} dB{kind}"
+
+
+def _caption(res, record, cfg) -> str:
+    part, phy = cfg.get("partition", {}), cfg.get("phy", {})
+    nocell = "; no cell: every client at the reference SNR" if "none" in _order(res) else ""
+    return (f"Final test accuracy per TR 38.901 scenario (R = {phy.get('cell_radius'):g} m, r₀ = "
+            f"{phy.get('cell_min_distance')} m, one fixed drop per seed), SNR {phy.get('snr_db')} dB referred to the "
+            f"{phy.get('snr_reference')} (model §5.1), partition {part.get('kind')}; dashed: channel inversion (no "
+            f"privacy noise, ε = ∞){nocell}. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+
+
+def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    return accuracy_figure(results_dir, out_dir, stem=f"{Path(results_dir).name}_accuracy_vs_scenario",  # STEM for SWEEP
+                           key=KEY, xlabel="path-loss scenario (TR 38.901)", title=_title, caption=_caption,
+                           order=_order, names=NAMES)
