@@ -130,6 +130,21 @@ def test_figures_need_results(tmp_path, capsys):
     assert main(["figures", "--results", str(tmp_path / "absent")]) == 2
 
 
+def test_a_sweep_without_a_figure_of_its_own_gets_its_table(results, tmp_path, capsys):
+    """A results folder holding only a sweep that no figure module draws (a slice of a registered sweep, or a user's
+    own sweep file) is summarized in the tables and named once, not refused."""
+    import shutil
+
+    root = tmp_path / "res"
+    shutil.copytree(results / "fig4", root / "my_slice")
+    capsys.readouterr()
+    assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
+    out = capsys.readouterr().out
+    assert "tables only (no figure of their own): my_slice" in out
+    assert "### `my_slice`" in (tmp_path / "figs" / "summary_tables.md").read_text()
+    assert not list((tmp_path / "figs").glob("*.png"))
+
+
 def test_fig4_tuned_row_groups_cases_by_partition_and_names_each_eta(results, tmp_path, monkeypatch):
     """The tuned-η sweep's four (partition, scheme) cases are drawn as Fig. 4's two rows, each curve
     the mean of its own case's runs, labelled with the η stored in that case's configuration."""

@@ -79,9 +79,16 @@ def _run(args) -> int:
     tables = make_tables(results, out)
     if tables is not None:
         print(f"tables: {tables}")
-    if not made:
-        raise ValueError(f"--results must contain at least one sweep directory of {[s for _, s in FIGURES]}, "
-                         f"an audit/ or a privacy/ directory (got {str(results)!r})")
+    if not made and tables is None:
+        raise ValueError(f"--results must contain at least one sweep directory (a folder with a sweep.json), "
+                         f"an audit/ or a privacy/ directory (got {str(results)!r}); the sweeps with figures of "
+                         f"their own are {[s for _, s in FIGURES]}")
+    from scenarios.store import MANIFEST
+
+    drawn = {s for _, s in FIGURES}
+    tables_only = sorted(p.parent.name for p in results.glob(f"*/{MANIFEST}") if p.is_file() and p.parent.name not in drawn)
+    if tables_only:  # a slice or a sweep of the user's own: summarized in the tables, no figure module of its own
+        print("tables only (no figure of their own): " + ", ".join(tables_only))
     if absent:
         print("not drawn, no stored results: " + "; ".join(absent))
     return 0
