@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-#: (module under ``figures``, sweep name = results sub-directory)
+#: (module under ``figures``, sweep name = results sub-directory; a name ending in ``*`` stands for every sweep
+#: directory it matches, and the module's ``make`` receives their list)
 FIGURES = (
     ("fig4", "fig4"),
     ("fig4_tuned", "fig4_tuned"),
@@ -20,6 +21,7 @@ FIGURES = (
     ("prifedsync", "prifedsync"),
     ("channel_uses_vs_k", "matched_population"),
     ("channel_uses_vs_k", "matched_population_eps8"),  # the slice that ran first: its own file, see the module
+    ("population_epsilon", "matched_population*"),  # the whole sweep and its slices merged, see the module
     ("cell", "cell"),
     ("cell_snr", "cell_snr"),
     ("cell_snr", "cell_noniid_snr"),  # its own stem, see the module

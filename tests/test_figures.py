@@ -535,3 +535,34 @@ def test_paper_style_is_column_wide_with_small_fonts_and_no_caption_in_the_image
         assert min(sizes) >= 6.0 and max(sizes) <= 8.0
         assert "Data set:" in (out / f"{stem}.caption.txt").read_text()
         assert not any("Data set:" in t.get_text() for t in fig.findobj(Text)) and fig._suptitle is None
+
+
+def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path, capsys):
+    """`floras figures` on a folder of matched_population slices (figures/population_epsilon.py): every finished run
+    of the whole sweep's cases counts once per (case, ε, seed) across the slices (a seed stored in two slices is not
+    counted twice), each point lists its seeds, and a slice is drawn, not 'tables only'."""
+    sweep = load_sweep(ROOT / "scenarios" / "matched_population.toml", quick=True)
+    infeasible = {("sqsgd", "inf"), ("ideal", 4)}  # what `floras matched` records and does not run
+    sweep = replace(sweep, points=tuple(p for p in sweep.points if p.label in ("central-gaussian", "ideal")
+                                        and (p.label, p.overrides["privacy.target_epsilon"]) not in infeasible))
+    root = tmp_path / "population"
+    run_sweep([(replace(sweep, seeds=(0, 1)), root / "matched_population_a"),
+               (replace(sweep, seeds=(1, 2)), root / "matched_population_b")],
+              runner=fake_runner, progress=False, echo=None)
+    capsys.readouterr()
+    assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
+    out = capsys.readouterr().out
+    assert "population_epsilon:" in out and "tables only" not in out
+    table = (tmp_path / "figs" / "population_accuracy_vs_epsilon.table.md").read_text()
+    assert "| case | ε = 4 | ε = ∞ |" in table
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines() if line.startswith("| ")}
+    central = rows["central Gaussian"]
+    # fake accuracy at the last round: 0.9·(1 − e^(−0.15·T)) − penalty + 0.01·seed, seeds 0, 1, 2 once each
+    from scenarios.config.loading import scenario_from_dict
+
+    cfg = scenario_from_dict(json.loads(next((root / "matched_population_a").glob("central-gaussian_*seed0*/config.json"))
+                                        .read_text())["config"], resolve=False)
+    accs = [100 * fake_curve(replace(cfg, run=replace(cfg.run, seed=s)), cfg.run.rounds)[1] for s in (0, 1, 2)]
+    expected = f"{np.mean(accs):.1f} [{min(accs):.1f}, {max(accs):.1f}] (0, 1, 2)"
+    assert expected in central, (expected, central)
+    assert (tmp_path / "figs" / "population_accuracy_vs_epsilon.png").stat().st_size > 10_000

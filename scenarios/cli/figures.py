@@ -59,12 +59,20 @@ def _run(args) -> int:
         print(f"--results {results}: ignored {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} that hold no "
               f"sweep results (no sweep.json, not audit/ or privacy/): {', '.join(foreign)}")
     made, absent = [], []
+    from scenarios.store import MANIFEST
+
     for module_name, sweep in FIGURES:
-        sweep_dir = results / sweep
-        if not (sweep_dir / "sweep.json").is_file():
+        if sweep.endswith("*"):  # a sweep and its slices, merged by the module
+            sweep_dir = sorted(p.parent for p in results.glob(f"{sweep}/{MANIFEST}") if p.is_file())
+            present = bool(sweep_dir)
+        else:
+            sweep_dir = results / sweep
+            present = (sweep_dir / MANIFEST).is_file()
+        if not present:
             # calibrated or tuned sweeps run with floras matched
             command = "floras matched" if sweep.startswith(("matched", "cell")) or sweep == "fig4_tuned" else "floras sweep"
-            absent.append(f"{sweep} ({command} scenarios/{sweep}.toml)")
+            absent.append(f"{sweep} ({command} scenarios/{sweep.rstrip('*')}….toml)" if sweep.endswith("*")
+                          else f"{sweep} ({command} scenarios/{sweep}.toml)")
             continue
         try:
             paths = figure_module(module_name).make(sweep_dir, out)
@@ -83,10 +91,10 @@ def _run(args) -> int:
         raise ValueError(f"--results must contain at least one sweep directory (a folder with a sweep.json), "
                          f"an audit/ or a privacy/ directory (got {str(results)!r}); the sweeps with figures of "
                          f"their own are {[s for _, s in FIGURES]}")
-    from scenarios.store import MANIFEST
+    import fnmatch
 
-    drawn = {s for _, s in FIGURES}
-    tables_only = sorted(p.parent.name for p in results.glob(f"*/{MANIFEST}") if p.is_file() and p.parent.name not in drawn)
+    tables_only = sorted(p.parent.name for p in results.glob(f"*/{MANIFEST}")
+                         if p.is_file() and not any(fnmatch.fnmatchcase(p.parent.name, s) for _, s in FIGURES))
     if tables_only:  # a slice or a sweep of the user's own: summarized in the tables, no figure module of its own
         print("tables only (no figure of their own): " + ", ".join(tables_only))
     if absent:

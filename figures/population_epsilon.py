@@ -1,0 +1,106 @@
+"""Accuracy against ε on the cross-device population (``scenarios/matched_population.toml`` and its slices
+``matched_population_eps8``, ``_eps2``, ``_eps1_4``, ``_seed1``; model §10), from stored results only.
+
+The slices are separate sweep directories, each a subset of the whole sweep's points (tested in
+tests/test_matched_population.py), so this figure merges them: every finished run of a directory named
+``matched_population`` or ``matched_population_<slice>`` whose case is one of the whole sweep's (:data:`CASES`; the
+probes' cases are not) counts once per (case, ε, seed), the first directory in name order winning a duplicate.
+Final test accuracy per case against the target ε (log2 axis, ε = ∞ at the right), mean over seeds with the min–max
+band, and ``population_accuracy_vs_epsilon.table.md`` with mean [min, max] (seeds) per point.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .common import MARKERS, SNR_DEFINITION, load_finished, NoFinishedRuns, save_figure
+from .matched import COLORS, INF_X, curve_label, eps_value, eps_x, finish_single_panel
+
+STEM = "population_accuracy_vs_epsilon"
+#: the whole sweep's cases (scenarios/matched_population.toml), in its order
+CASES = ("floras-none", "floras-none-capped", "central-gaussian", "analog-gaussian", "sqsgd", "ideal", "ddgauss")
+
+
+def merged_points(dirs: list[Path]) -> tuple[dict, dict]:
+    """{(case, ε): {seed: final test accuracy [%]}} over the directories, and one stored run configuration."""
+    points: dict = {}
+    config: dict = {}
+    for d in sorted(dirs, key=lambda p: p.name):
+        try:
+            res = load_finished(d)
+        except NoFinishedRuns:
+            continue
+        for rs in res.runsets:
+            if rs.label not in CASES:
+                continue
+            eps = eps_value(rs.value("privacy.target_epsilon"))
+            acc = 100 * rs.final("test_accuracy")
+            for seed, a in zip(rs.seeds, acc):
+                points.setdefault((rs.label, eps), {}).setdefault(int(seed), float(a))
+            config = config or res.config()
+    return points, config
+
+
+def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points, config = merged_points(list(results_dirs))
+    if not points:
+        raise NoFinishedRuns(f"no finished run of the population sweep's cases in {[str(d) for d in results_dirs]}")
+    fig, ax = plt.subplots(figsize=(7.2, 4.8))
+    cases = [c for c in CASES if any(k[0] == c for k in points)]
+    for i, case in enumerate(cases):
+        keys = sorted((k for k in points if k[0] == case), key=lambda k: eps_x(k[1]))
+        x = np.array([eps_x(k[1]) for k in keys])
+        vals = [np.array(list(points[k].values())) for k in keys]
+        style = "--" if case == "ideal" else "-"
+        ax.plot(x, [v.mean() for v in vals], marker=MARKERS[i % len(MARKERS)], ls=style, color=COLORS.get(case),
+                label=curve_label(case, ""))
+        if max(v.size for v in vals) > 1:
+            ax.fill_between(x, [v.min() for v in vals], [v.max() for v in vals], color=COLORS.get(case), alpha=0.15, lw=0)
+    ax.set_xscale("log", base=2)
+    ticks = sorted({eps_x(k[1]) for k in points})
+    ax.set_xticks(ticks, ["∞" if t == INF_X else f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    finish_single_panel(fig, ax, xlabel="target ε (δ = 10⁻⁵, client level, replace-one)",
+                        title="Cross-device population: accuracy against ε")
+    cfg = config.get("config", {})
+    seeds = sorted({s for v in points.values() for s in v})
+    part, tr, phy = cfg.get("partition", {}), cfg.get("training", {}), cfg.get("phy", {})
+    caption = (f"Final test accuracy against the target ε on the FedProx synthetic population: K = "
+               f"{tr.get('clients_per_round')} of M = {part.get('clients')} clients per round, {phy.get('snr_db')} dB, "
+               f"every scheme calibrated to ε at δ = 10⁻⁵ (RDP, client level, replace-one, sampling without "
+               f"replacement), η = {tr.get('lr')} with server momentum {tr.get('server_momentum')} for every scheme. "
+               f"Merged from the sweep's slices (seeds {seeds}; each point's seeds in the table); lines: mean over "
+               f"its seeds, bands: min–max. Dashed: the noiseless ideal (ε = ∞). {SNR_DEFINITION}.")
+    paths = save_figure(fig, out_dir, STEM, caption)
+    paths.append(_table(points, cases, out_dir))
+    return paths
+
+
+def _table(points: dict, cases: list[str], out_dir: Path) -> Path:
+    from scenarios.store import atomic_write_text
+
+    eps_all = sorted({k[1] for k in points}, key=eps_x)
+    head = [f"ε = {'∞' if math.isinf(e) else f'{e:g}'}" for e in eps_all]
+    lines = [f"# {STEM}: final test accuracy [%] mean [min, max] (seeds) per case and target ε", "",
+             "| case | " + " | ".join(head) + " |", "| --- |" + " --- |" * len(head)]
+    for case in cases:
+        cells = []
+        for e in eps_all:
+            got = points.get((case, e))
+            if not got:
+                cells.append("—")
+                continue
+            v = np.array(list(got.values()))
+            cells.append(f"{v.mean():.1f} [{v.min():.1f}, {v.max():.1f}] ({', '.join(str(s) for s in sorted(got))})")
+        lines.append(f"| {curve_label(case, '')} | " + " | ".join(cells) + " |")
+    path = Path(out_dir) / f"{STEM}.table.md"
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
