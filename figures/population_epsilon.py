@@ -78,7 +78,8 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
                f"every scheme calibrated to ε at δ = 10⁻⁵ (RDP, client level, replace-one, sampling without "
                f"replacement), η = {tr.get('lr')} with server momentum {tr.get('server_momentum')} for every scheme. "
                f"Merged from the sweep's slices (seeds {seeds}; each point's seeds in the table); lines: mean over "
-               f"its seeds, bands: min–max. Dashed: the noiseless ideal (ε = ∞). {SNR_DEFINITION}.")
+               f"its seeds, bands: min–max.{' Dashed: the noiseless ideal (ε = ∞).' if 'ideal' in cases else ''} "
+               f"{SNR_DEFINITION}.")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(points, cases, out_dir))
     return paths

@@ -566,3 +566,5 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     expected = f"{np.mean(accs):.1f} [{min(accs):.1f}, {max(accs):.1f}] (0, 1, 2)"
     assert expected in central, (expected, central)
     assert (tmp_path / "figs" / "population_accuracy_vs_epsilon.png").stat().st_size > 10_000
+    caption = (tmp_path / "figs" / "population_accuracy_vs_epsilon.caption.txt").read_text()
+    assert "seeds [0, 1, 2]" in caption and "Dashed: the noiseless ideal" in caption  # the ideal ran at ε = ∞
