@@ -72,9 +72,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
 
 def make_radius(results_dir: Path, out_dir: Path, *, stem: str, drop: bool, title: str) -> list[Path]:
     """Accuracy against the cell radius (figure ``stem`` and its table), and the drop figure when ``drop``."""
-    paths = make_drop(load_finished(results_dir), out_dir) if drop else []
+    res = load_finished(results_dir)
+    paths = make_drop(res, out_dir) if drop else []
     return paths + accuracy_figure(results_dir, out_dir, stem=stem, key=KEY, unit=" m", log_x=True,
-                                   xlabel="cell radius R [m]", title=title, caption=_radius_caption)
+                                   xlabel="cell radius R [m]", title=title, caption=_radius_caption, res=res)
 
 
 def _radius_caption(res, record, config) -> str:

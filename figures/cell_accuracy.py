@@ -124,12 +124,13 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
 
 
 def accuracy_figure(results_dir: Path, out_dir: Path, *, stem: str, key: str, xlabel: str, title, caption,
-                    unit: str = "", log_x: bool = False, order=None, names: dict | None = None) -> list[Path]:
+                    unit: str = "", log_x: bool = False, order=None, names: dict | None = None, res=None) -> list[Path]:
     """The figure ``stem`` of a cell sweep (accuracy against ``key``, :func:`draw_accuracy`) and its table.
 
     ``title`` and ``caption`` are texts or functions of (stored results, ``matched.json`` record, the stored
     configuration of a run); ``order``: a categorical key's values in drawing order, or a function of the stored
-    results giving them; ``names``: their tick names.
+    results giving them; ``names``: their tick names; ``res``: the directory's results when the caller has read
+    them already (another figure of the same sweep), so that they are read once.
     """
     import matplotlib
 
@@ -139,7 +140,7 @@ def accuracy_figure(results_dir: Path, out_dir: Path, *, stem: str, key: str, xl
     from .common import load_finished, save_figure
     from .matched import finish_single_panel, read_matched
 
-    res = load_finished(results_dir)
+    res = load_finished(results_dir) if res is None else res
     record = read_matched(results_dir)
     cfg = res.config().get("config", {})
     order = order(res) if callable(order) else order

@@ -33,6 +33,7 @@ def _caption(res, record, cfg) -> str:
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
-    paths = make_drop(load_finished(results_dir), out_dir, stem=DROP_STEM)
-    return paths + accuracy_figure(results_dir, out_dir, stem=STEM, key=KEY,
+    res = load_finished(results_dir)
+    paths = make_drop(res, out_dir, stem=DROP_STEM)
+    return paths + accuracy_figure(results_dir, out_dir, stem=STEM, key=KEY, res=res,
                                    xlabel="path-loss exponent n (log-distance)", title=_title, caption=_caption)
