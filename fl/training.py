@@ -286,7 +286,9 @@ class Evaluator:
 
     ``evaluate(w) -> (mean cross-entropy [nats], accuracy in [0, 1])`` over all examples,
     processed in chunks of ``chunk`` examples (memory bound only; the result does not depend
-    on it beyond float32 summation order).
+    on it beyond float32 summation order). ``evaluate_by_class(w)`` adds the accuracy of each
+    class c, (correct examples of label c)/(examples of label c), NaN for a class absent from
+    the set (docs/fl.md: ``worst_class_accuracy`` is its minimum over the present classes).
     """
 
     def __init__(self, spec: ModelSpec, x: np.ndarray, y: np.ndarray, *, chunk: int = 5000):
@@ -297,6 +299,10 @@ class Evaluator:
         self._chunks = [
             (tf.constant(x[i : i + chunk], tf.float32), tf.constant(y[i : i + chunk], tf.int32)) for i in range(0, self.n, chunk)
         ]
+        labels = np.asarray(y, dtype=np.int64)
+        if labels.size and (labels.min() < 0 or labels.max() >= spec.num_classes):
+            raise ValueError(f"evaluation labels must lie in 0..{spec.num_classes - 1} (got {labels.min()}..{labels.max()})")
+        self.class_counts = np.bincount(labels, minlength=spec.num_classes)  # [C] examples per label
         self._fn = tf.function(self._graph)
 
     def _graph(self, w, x, y):
@@ -308,20 +314,30 @@ class Evaluator:
             i += p.size
         logits = self.spec.logits(params, x[None])[0]
         loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
-        correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, axis=1, output_type=tf.int32), y), tf.float32))
-        return loss, correct
+        hit = tf.cast(tf.equal(tf.argmax(logits, axis=1, output_type=tf.int32), y), tf.float32)
+        by_class = tf.math.unsorted_segment_sum(hit, y, self.spec.num_classes)
+        return loss, tf.reduce_sum(hit), by_class
 
     def warm_up(self) -> None:
         """Trace the evaluation function for every chunk shape (one evaluation of a zero model)."""
         self.evaluate(np.zeros(self.spec.d))
 
     def evaluate(self, w: np.ndarray) -> tuple[float, float]:
+        loss, accuracy, _ = self.evaluate_by_class(w)
+        return loss, accuracy
+
+    def evaluate_by_class(self, w: np.ndarray) -> tuple[float, float, np.ndarray]:
+        """(mean cross-entropy [nats], accuracy, per-class accuracy [C], NaN where the set has no example)."""
         import tensorflow as tf
 
         wt = tf.constant(np.asarray(w, dtype=np.float32))
         loss = correct = 0.0
+        hits = np.zeros(self.spec.num_classes)
         for x, y in self._chunks:
-            l_, c_ = self._fn(wt, x, y)
+            l_, c_, h_ = self._fn(wt, x, y)
             loss += float(l_)
             correct += float(c_)
-        return loss / self.n, correct / self.n
+            hits += h_.numpy()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_class = np.where(self.class_counts > 0, hits / np.maximum(self.class_counts, 1), np.nan)
+        return loss / self.n, correct / self.n, per_class

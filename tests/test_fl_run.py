@@ -102,7 +102,7 @@ def test_digits_ideal_run_learns_and_writes_the_run_directory(tmp_path):
     assert (out / "metrics.csv").read_text().splitlines()[0] == ",".join(METRICS_HEADER)
     assert METRICS_HEADER == ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted",
                               "epsilon", "wall_time_s", "channel_uses", "noise_energy", "clipped_error", "weight",
-                              "cohort")
+                              "cohort", "worst_class_accuracy")
     rows = _rows(out)
     assert [int(r["round"]) for r in rows] == list(range(1, 11))
     assert all(r["V"] == "" and r["admitted"] == "" and r["epsilon"] == "inf" for r in rows)
@@ -163,6 +163,44 @@ def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch, scheme, check
         eps = [float(r["epsilon"]) for r in got]
         assert all(b >= a for a, b in zip(eps, eps[1:]))  # ε spent never decreases
         assert "T1" in json.loads((out / "config.json").read_text())["epsilon_assumptions"]
+
+
+def test_a_run_checkpointed_before_worst_class_accuracy_resumes_with_that_cell_empty(tmp_path, monkeypatch):
+    """A checkpoint whose metrics have the 14-column header (before worst_class_accuracy) resumes: its earlier
+    rounds get an empty last cell, later rounds a value, and every other cell equals an uninterrupted run's."""
+    import io
+
+    import numpy as np
+
+    cfg = load_scenario(_scenario(tmp_path), {"run.checkpoint_every": 1})
+    ref = tmp_path / "ref"
+    run_scenario(cfg, ref, progress=False)
+    real_step = FederatedAveraging.step
+
+    def interrupted(self, w, round_index):
+        if round_index == 2:
+            raise KeyboardInterrupt
+        return real_step(self, w, round_index)
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(FederatedAveraging, "step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario(cfg, out, progress=False)
+    monkeypatch.setattr(FederatedAveraging, "step", real_step)
+    ckpt = dict(np.load(out / "checkpoint.npz"))
+    lines = str(ckpt["metrics"]).splitlines()
+    assert lines[0].endswith(",cohort,worst_class_accuracy")
+    ckpt["metrics"] = np.str_("".join(line.rsplit(",", 1)[0] + "\n" for line in lines))  # what an older version wrote
+    buf = io.BytesIO()
+    np.savez(buf, **ckpt)
+    (out / "checkpoint.npz").write_bytes(buf.getvalue())
+    run_scenario(cfg, out, resume=True, progress=False)
+    got, want = _rows(out), _rows(ref)
+    assert [r["worst_class_accuracy"] for r in got[:2]] == ["", ""]
+    assert [r["worst_class_accuracy"] for r in got[2:]] == [r["worst_class_accuracy"] for r in want[2:]] != ["", ""]
+    assert all(float(r["worst_class_accuracy"]) <= float(r["test_accuracy"]) for r in want)
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_time_s", "worst_class_accuracy")} for r in rows]  # noqa: E731
+    assert strip(got) == strip(want)
 
 
 def test_same_seed_same_metrics_with_one_thread(tmp_path):

@@ -253,3 +253,27 @@ def test_lazy_clients_refuse_local_epochs_and_large_batches():
     with pytest.raises(ValueError, match="training.client_chunk"):
         VectorizedTrainer(spec, clients=LazyClients(_population()), batch_size=4, lr=0.1, local_steps=1, seed=0,
                           client_chunk=0)
+
+
+def test_evaluator_accuracy_by_class_counts_each_label_separately():
+    """A linear model (no hidden layer) on one-hot inputs predicts class map[f] for feature f, so each label's
+    accuracy is known from the data alone: label c's examples whose feature maps to c, over label c's examples.
+    A class absent from the set is NaN. Fails if hits were divided by the set size or binned by prediction."""
+    from fl.models import build_model_spec
+
+    spec = build_model_spec("mlp", input_shape=(4,), num_classes=4, hidden=())
+    mapping = np.array([0, 1, 2, 0])  # feature → predicted class (class 3 never predicted, never present)
+    W = np.zeros((4, 4))
+    W[np.arange(4), mapping] = 5.0
+    w = np.concatenate([W.ravel(), np.zeros(4)])
+    f = np.array([0, 0, 1, 3, 2, 2, 1, 0, 3, 1, 2])  # each example's active feature
+    y = np.array([0, 1, 1, 0, 2, 1, 0, 0, 2, 2, 2])  # labels: 0 ×4, 1 ×3, 2 ×4
+    x = np.eye(4)[f]
+    pred = mapping[f]
+    want = np.array([np.mean(pred[y == c] == c) for c in range(3)] + [np.nan])  # 1, 1/3, 1/2
+    for chunk in (100, 4):
+        loss, acc, by_class = Evaluator(spec, x, y, chunk=chunk).evaluate_by_class(w)
+        np.testing.assert_allclose(by_class, want)
+        assert acc == pytest.approx(np.mean(pred == y))
+    with pytest.raises(ValueError, match=r"labels must lie in 0\.\.3"):
+        Evaluator(spec, x, np.where(y == 2, 4, y))

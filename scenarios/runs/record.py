@@ -63,6 +63,9 @@ def run_record(config: ScenarioConfig, config_dict: dict, setup: RunSetup, key: 
                       "empty for other schemes)",
             "cohort": "clients sampled in the round: K (training.sampling = without-replacement) or the Poisson "
                       "cohort K_t ~ Binomial(M, K/M) (poisson; 0: the model is left unchanged), model §1",
+            "worst_class_accuracy": "the smallest per-label accuracy of the global model on the test set (correct "
+                                    "examples of label c over examples of label c, minimised over the labels present), "
+                                    "on the rounds test_accuracy is evaluated; empty otherwise",
         },
         "timing": {
             "setup_s": setup_s,

@@ -47,9 +47,10 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
             last = t == rounds - 1
             if (t + 1) % config.training.eval_every == 0 or last:
                 train_loss, _ = eval_train.evaluate(w)
-                test_loss, test_acc = eval_test.evaluate(w)
+                test_loss, test_acc, by_class = eval_test.evaluate_by_class(w)
+                worst = float(np.nanmin(by_class)) if np.isfinite(by_class).any() else None
             else:
-                train_loss = test_loss = test_acc = None
+                train_loss = test_loss = test_acc = worst = None
             if setup.personal is not None and test_acc is not None:  # PriFedSync: each client's own test examples
                 p_acc, g_acc, seen = setup.personal.evaluate(fedavg.states, w)
                 with open(personal_path, "a", encoding="utf-8") as pf:
@@ -63,7 +64,8 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
                    eps, elapsed, int(diag["channel_uses"]) if "channel_uses" in diag else None,
                    diag.get("noise_energy"), diag.get("clipped_nmse"),
                    diag.get("weight"),  # only FLORAS reports a receiver weight (model §6.4)
-                   outcome.cohort]  # K, or K_t with Poisson sampling (model §1)
+                   outcome.cohort,  # K, or K_t with Poisson sampling (model §1)
+                   worst]  # the least accurate label's test accuracy (the near–far bias, docs/cell.md)
             line = ",".join(format_cell(v) for v in row) + "\n"
             try:
                 fh.write(line)

@@ -64,6 +64,7 @@ from scenarios.runs.record import run_record
 from scenarios.runs.rounds import train_rounds
 from scenarios.runs.run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
     METRICS_HEADER,
+    METRICS_HEADER_V2,
     SNR_DEFINITION,
     disk_estimate,
     prepare_out_dir,
@@ -182,9 +183,13 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
         elapsed = float(ckpt["elapsed"])
         metrics_text = str(ckpt["metrics"])
         header = tuple(metrics_text.split("\n", 1)[0].split(","))
+        if header == METRICS_HEADER_V2:  # a run from before worst_class_accuracy: its rounds get an empty cell
+            rows = metrics_text.splitlines()[1:]
+            metrics_text = "".join(line + "\n" for line in [",".join(METRICS_HEADER), *(row + "," for row in rows)])
+            header = METRICS_HEADER
         if header != METRICS_HEADER:
             raise ValueError(f"checkpoint in {out_dir} holds metrics with the columns {','.join(header)}; this version "
-                             f"writes {','.join(METRICS_HEADER)} (noise_energy, clipped_error, weight, cohort appended), so the run "
+                             f"writes {','.join(METRICS_HEADER)} (noise_energy, clipped_error, weight, cohort, worst_class_accuracy appended), so the run "
                              "cannot be continued: start it again in another --out (its finished rounds stay readable)")
         if w.shape != (d,):
             raise ValueError(f"checkpoint in {out_dir} holds a model of dimension {w.shape} (scenario has d = {d}); choose another --out")

@@ -27,9 +27,11 @@ from scenarios.config import ScenarioConfig
 __all__ = ["METRICS_HEADER", "SNR_DEFINITION", "TRAIN_LOSS_DEFINITION", "read_metrics"]
 
 METRICS_HEADER = ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted", "epsilon", "wall_time_s",
-                  "channel_uses", "noise_energy", "clipped_error", "weight", "cohort")
+                  "channel_uses", "noise_energy", "clipped_error", "weight", "cohort", "worst_class_accuracy")
 # the header of runs made before noise_energy, clipped_error and weight were recorded (resumable: no; finished: readable)
 METRICS_HEADER_V1 = METRICS_HEADER[:10]
+# the header of runs made before worst_class_accuracy was recorded (resumable: their rows get an empty cell)
+METRICS_HEADER_V2 = METRICS_HEADER[:14]
 SNR_DEFINITION = (
     "SNR := P/sigma^2 (model §5): P the per-symbol average transmit power, sigma^2/L the noise variance per chip "
     "seen after despreading with a unit-norm sequence (despread SNR = L*P/sigma^2)"
