@@ -19,6 +19,14 @@ functions of (labels, M, parameters, seed), drawn from the stream ``(seed, "part
     (the shortfall of an exhausted class is redrawn from the remaining ones); within a class
     examples are taken in a random order. Small α gives strong label skew; α → ∞ approaches
     IID.
+
+Placement (``partition.placement``, model §8): "random" keeps client m on row m (the rows are
+already in random order). "by-distance" ties labels to position: given one key per client (its
+distance to the base station in the cell's drop, model §5.1), the client with the k-th smallest key
+receives the row with the k-th smallest mean label (ties: the lower row index first), so near
+clients hold the low labels and far clients the high ones. With one shard per client each label
+occupies one ring of the cell; with two, a client's mean label orders it and a label is spread over
+the rings its partners' labels put it in. The rows themselves are unchanged.
 """
 
 from __future__ import annotations
@@ -27,9 +35,10 @@ import numpy as np
 
 from phy.randomness import stream
 
-__all__ = ["PARTITIONS", "iid_partition", "shard_partition", "dirichlet_partition", "make_partition", "label_histograms", "summarize_partition"]
+__all__ = ["PARTITIONS", "PLACEMENTS", "place_by_order", "iid_partition", "shard_partition", "dirichlet_partition", "make_partition", "label_histograms", "summarize_partition"]
 
 PARTITIONS = ("iid", "shards", "dirichlet")
+PLACEMENTS = ("random", "by-distance")
 
 
 def _check_m(labels: np.ndarray, M: int, per_client_min: int = 1) -> np.ndarray:
@@ -112,6 +121,24 @@ def make_partition(labels: np.ndarray, M: int, *, kind: str, seed: int, shards_p
     if kind == "dirichlet":
         return dirichlet_partition(labels, M, seed=seed, alpha=alpha)
     raise ValueError(f"partition.kind must be one of {{{', '.join(PARTITIONS)}}} (got {kind!r})")
+
+
+def place_by_order(labels: np.ndarray, partition: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """The partition's rows given out in label order along ``key`` (module docstring: "by-distance").
+
+    Returns ``out [M, D]`` with ``out[c] = partition[r_k]`` for the client c of the k-th smallest ``key``
+    (ties: lower identity first) and r_k the row of the k-th smallest mean label (ties: lower row first).
+    """
+    partition = np.asarray(partition)
+    key = np.asarray(key, dtype=np.float64)
+    if key.shape != (partition.shape[0],) or not np.all(np.isfinite(key)):
+        raise ValueError(f"placement needs one finite key per client ({partition.shape[0]}; got shape {key.shape})")
+    mean_label = np.asarray(labels)[partition].mean(axis=1)
+    rows = np.argsort(mean_label, kind="stable")
+    clients = np.argsort(key, kind="stable")
+    out = np.empty_like(partition)
+    out[clients] = partition[rows]
+    return out
 
 
 def label_histograms(labels: np.ndarray, partition: np.ndarray, num_classes: int) -> np.ndarray:

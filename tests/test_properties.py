@@ -27,7 +27,7 @@ from phy.schemes import scheme_names  # noqa: E402
 
 SCHEMES = scheme_names()
 from scenarios.cli.main import main  # noqa: E402
-from scenarios.config import DATASETS, MODELS, PARTITIONS, scenario_from_dict  # noqa: E402
+from scenarios.config import DATASETS, MODELS, PARTITIONS, PLACEMENTS, scenario_from_dict  # noqa: E402
 
 # ------------------------------------------------------------------ building blocks
 NOT_NUMBER = st.one_of(st.text(max_size=4), st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
@@ -80,6 +80,7 @@ INVALID = {
     "partition.clients": below(1),  # 1 ≤ clients < K is named as training.clients_per_round's range
     "partition.shards_per_client": below(1),
     "partition.alpha": not_positive(),
+    "partition.placement": not_in(PLACEMENTS),
     "model.name": not_in(MODELS),
     "model.hidden": bad_int_list(),
     "model.channels": bad_int_list(),
@@ -210,6 +211,7 @@ VALID = {
     "partition.clients": st.integers(20, 10**7),
     "partition.shards_per_client": st.integers(1, 1000),
     "partition.alpha": positive(),
+    "partition.placement": st.just("random"),  # by-distance needs a cell (tests/test_placement.py)
     "model.name": st.sampled_from(MODELS),
     "model.hidden": st.lists(st.integers(1, 4096), max_size=4),
     "model.channels": st.lists(st.integers(1, 512), min_size=1, max_size=4),

@@ -15,6 +15,7 @@ from scenarios.config.tables import (
     LEVELS,
     MODELS,
     PARTITIONS,
+    PLACEMENTS,
     RELATIONS,
     TABLES,
     DataConfig,
@@ -44,5 +45,6 @@ __all__ = [
     "LEVELS",
     "MODELS",
     "PARTITIONS",
+    "PLACEMENTS",
     "RELATIONS",
 ]

@@ -34,6 +34,9 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     # [partition]
     "partition.kind": ("`iid`, `shards`, `dirichlet`", "how the training set is split"),
     "partition.clients": ("≥ 1", "M, number of clients"),
+    "partition.placement": ("`random`, `by-distance`", "`by-distance`: the k-th nearest client of the cell's drop gets the "
+                            "partition row with the k-th smallest mean label (labels tied to position; needs a cell, "
+                            "`phy.redrop = false`; [model §8](model.md#sec-8))"),
     "partition.shards_per_client": ("≥ 1", "`shards`: label shards per client ([model §8](model.md#sec-8): 2)"),
     "partition.alpha": ("> 0", "`dirichlet`: concentration α"),
     # [model]

@@ -31,6 +31,7 @@ from scenarios.config.tables import (
     LEVELS,
     MODELS,
     PARTITIONS,
+    PLACEMENTS,
     RELATIONS,
     SAMPLINGS,
     TABLES,
@@ -97,6 +98,7 @@ class ScenarioConfig:
         check_int("partition.clients", p.clients, 1)
         check_int("partition.shards_per_client", p.shards_per_client, 1)
         check_num("partition.alpha", p.alpha, low=0.0)
+        check_choice("partition.placement", p.placement, PLACEMENTS)
 
         check_choice("model.name", m.name, MODELS)
         for key, seq in (("hidden", m.hidden), ("channels", m.channels)):
@@ -139,6 +141,16 @@ class ScenarioConfig:
                 msg += ("; or set privacy.target_epsilon (with privacy.delta) to have it calibrated, or find it "
                         f"with `floras calibrate --scheme {self.phy.scheme} --target-epsilon E ...`")
             raise ValueError(msg) from None
+        if p.placement == "by-distance":  # labels tied to the cell's drop (model §8): one fixed drop per client
+            if not self.phy.has_cell:
+                fail("partition.placement", "'random' without a cell (phy.pathloss = 'none' has no distances to "
+                     "order clients by); set phy.pathloss to a cell model for 'by-distance'", p.placement)
+            if self.phy.redrop:
+                fail("partition.placement", "'random' with phy.redrop = true (a client's distance changes every round); "
+                     "set phy.redrop = false for 'by-distance'", p.placement)
+            if d.name == "fedprox":
+                fail("partition.placement", "'random' for data.name = 'fedprox' (a population's clients carry their "
+                     "own data; there is no partition to place)", p.placement)
 
         check_num("privacy.delta", pr.delta, low=0.0, high=1.0)
         check_choice("privacy.level", pr.level, LEVELS)

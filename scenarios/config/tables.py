@@ -16,6 +16,7 @@ from phy.config import PhyConfig
 
 DATASETS = ("fashion-mnist", "mnist", "digits", "synthetic", "fedprox")
 PARTITIONS = ("iid", "shards", "dirichlet")
+PLACEMENTS = ("random", "by-distance")  # partition.placement (fl.partition, model §8)
 MODELS = ("mlp", "cnn")
 LEVELS = ("client", "item")
 RELATIONS = ("replace", "add-remove")
@@ -64,6 +65,7 @@ class PartitionConfig:
     clients: int = 100
     shards_per_client: int = 2
     alpha: float = 0.5
+    placement: str = "random"
 
 
 @dataclass(frozen=True)

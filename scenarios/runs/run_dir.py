@@ -149,6 +149,8 @@ def _effective(config_dict: dict) -> dict:
         part.pop("shards_per_client", None)
     if part.get("kind") != "dirichlet":
         part.pop("alpha", None)
+    if part.get("placement", "random") == "random":  # runs made before partition.placement placed at random
+        part.pop("placement", None)
     floras = out.get("phy", {}).get("floras")
     if isinstance(floras, dict):  # runs made before the receiver rule existed used today's defaults ("plain")
         for key, value in _RECEIVER_DEFAULTS.items():

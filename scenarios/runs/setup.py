@@ -150,11 +150,27 @@ def client_data(config: ScenarioConfig):
         data = carve_validation(data, fraction=config.data.validation_fraction, seed=seed, evaluate_on=config.data.evaluate_on)
     part = make_partition(data.y_train, M, kind=config.partition.kind, seed=seed,
                           shards_per_client=config.partition.shards_per_client, alpha=config.partition.alpha)
+    if config.partition.placement == "by-distance":  # labels tied to the drop's distances (model §8)
+        part = place_by_distance(config, data.y_train, part)
     D = part.shape[1]
     if D < 1:
         raise ValueError(f"partition.clients = {M} leaves no examples per client ({data.y_train.size} training examples)")
     clients = None
     return data, part, clients, D
+
+
+def place_by_distance(config: ScenarioConfig, labels, part):
+    """``part`` with its rows given out in label order along the clients' distances in the cell's drop
+    (:func:`fl.partition.place_by_order`; the drop of :class:`phy.cell.CellChannel`, the same master seed)."""
+    import numpy as np
+
+    from fl.partition import place_by_order
+    from phy.cell import drop
+
+    phy = config.phy
+    distance, *_ = drop(config.run.seed, np.arange(part.shape[0]), radius=float(phy.cell_radius),
+                        min_distance=float(phy.cell_min_distance))
+    return place_by_order(labels, part, distance)
 
 
 def model_spec(config: ScenarioConfig, data):
