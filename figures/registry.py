@@ -27,6 +27,7 @@ FIGURES = (
     ("cell_snr", "cell_noniid_snr"),  # its own stem, see the module
     ("cell_exponent", "cell_exponent"),
     ("cell_truncation", "cell_truncation"),
+    ("cell_placement", "cell_placement"),
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),

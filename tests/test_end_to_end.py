@@ -270,6 +270,48 @@ def test_quick_cell_sweeps_at_low_snr_against_the_exponent_and_the_threshold(tmp
     assert "channel inversion, non-IID (shards), UMi cell" in table and "| g_th = 1 |" in table
 
 
+def test_quick_label_placement_sweep_ties_labels_to_distance_and_nothing_else(tmp_path, capsys):
+    """`floras matched scenarios/cell_placement.toml --quick` (model §5.1, §8): with labels placed by distance the
+    clients' mean labels, read in the order of the distances of the documented drop (d_c = √(r₀² + u_c(R² − r₀²)),
+    u_c the first draw of stream (seed, "cell-drop", c)), never decrease, while the random placement's do; the
+    drop, sampling and fading are untouched, so each case's admitted clients are identical round by round under
+    both placements; the least accurate label is never above the mean; `floras figures` draws the figure and the
+    table with the heard share of every label."""
+    import csv
+
+    import numpy as np
+
+    from phy.randomness import stream
+
+    root, figs = tmp_path / "results", tmp_path / "figures"
+    assert main(["matched", str(ROOT / "scenarios" / "cell_placement.toml"), "--quick", "--workers", "0", "--out",
+                 str(root), "--no-progress"]) == 0
+    assert ", 0 failed" in capsys.readouterr().out
+    admitted: dict = {}
+    for point in read_manifest(root / "cell_placement")["points"]:
+        placement = point["overrides"]["partition.placement"]
+        for run in point["runs"]:
+            rec = json.loads((root / "cell_placement" / run["dir"] / "config.json").read_text())
+            assert rec["config"]["partition"]["placement"] == placement
+            hist = np.array(rec["derived"]["partition"]["histograms"], dtype=float)
+            M, R, r0 = hist.shape[0], rec["config"]["phy"]["cell_radius"], rec["config"]["phy"]["cell_min_distance"]
+            u = np.array([stream(rec["seed"], "cell-drop", c).random(3)[0] for c in range(M)])
+            mean_label = (hist @ np.arange(hist.shape[1]) / hist.sum(axis=1))[np.argsort(np.sqrt(r0**2 + u * (R**2 - r0**2)))]
+            assert np.all(np.diff(mean_label) >= -1e-12) == (placement == "by-distance"), placement
+            with open(root / "cell_placement" / run["dir"] / "metrics.csv", newline="") as f:
+                rows = list(csv.DictReader(f))
+            admitted.setdefault(point["label"], {})[placement] = [r["admitted"] for r in rows]
+            for r in rows:
+                assert float(r["worst_class_accuracy"]) <= float(r["test_accuracy"]) + 1e-12
+    for label, by in admitted.items():
+        assert by["random"] == by["by-distance"], label
+    assert any(a != "" for a in admitted["channel-inversion-gth1"]["random"])
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    table = (figs / "cell_placement_accuracy.table.md").read_text()
+    assert table.count("| by-distance |") == 4 and "heard share" in table and "1 (no truncation)" in table
+    assert (figs / "cell_placement_accuracy.png").stat().st_size > 5_000
+
+
 def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
     """`floras matched scenarios/cell_aging.toml --quick` (model §5.1): channel inversion with block 0's CSIT over
     coherence blocks of the exact Clarke law, and FLORAS with a pilot per block, train for real; the runs record

@@ -1,0 +1,179 @@
+"""Labels placed at random or by distance in a cell (``scenarios/cell_placement.toml``; model §5.1, §6.2, §8), from
+stored results only: per case, the test accuracy and the least accurate label's test accuracy (``worst_class_accuracy``)
+for both placements, each the mean over the evaluations in the last fifth of training (rounds > 0.8·T; a single
+round's value moves by points between evaluations), mean over seeds with min–max bars.
+
+Its ``.table.md`` adds, per case and placement, the final-round accuracy, the mean admitted clients per round
+against the model's prediction, and the heard share of each label (model §8):
+
+    h_ℓ = Σ_c n_{c,ℓ}·e^(−g_th/β_eff,c) / Σ_c n_{c,ℓ},
+
+n_{c,ℓ} client c's examples of label ℓ (the run's stored partition histograms, after placement) and β_eff,c the
+client's large-scale gain recomputed from the stored configuration (:func:`figures.cell_drop.client_drop`); the
+predicted admitted mean per round is K·mean_c e^(−g_th/β_eff,c) (uniform sampling of K of M, Rayleigh |h̃|² ~ Exp(1)).
+Both are given only for a scheme that truncates by β_eff·|h̃|² ≥ g_th with one antenna, Rayleigh fading and exact
+CSI (channel inversion and analog Gaussian, model §6.2, §9.1); FLORAS without CSIT hears every sampled client.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .common import SNR_DEFINITION
+from .matched import COLORS, SCHEME_TEXT, facts, privacy_caption
+
+SWEEP = "cell_placement"
+STEM = "cell_placement_accuracy"
+KEY = "partition.placement"
+PLACEMENTS = ("random", "by-distance")
+MARK = {"random": "o", "by-distance": "s"}
+TRUNCATING = ("channel-inversion", "analog-gaussian")
+LATE = 0.8  # the last fifth of the rounds
+SCENARIO = {"umi": "UMi street canyon", "uma": "UMa", "rma": "RMa"}
+
+
+def late_mean(rs, column: str) -> np.ndarray:
+    """Per seed, the mean of ``column`` over its evaluated rounds t > LATE·T, ``[n_seeds]``."""
+    rounds = rs.rounds
+    values = rs.metrics[column][:, rounds > LATE * rounds[-1]]
+    return np.nanmean(values, axis=1)
+
+
+def heard_shares(config_record: dict) -> np.ndarray | None:
+    """h_ℓ for every label (module docstring) of a stored run, or None where the admission law does not apply."""
+    from .cell_drop import client_drop
+
+    cfg = config_record["config"]
+    phy = cfg["phy"]
+    if (phy.get("scheme") not in TRUNCATING or int(phy.get("rx_antennas", 1)) != 1 or float(phy.get("rician_k", 0.0))
+            or float(phy.get("csi_error", 0.0)) or phy.get("pathloss", "none") == "none"):
+        return None
+    beta = 10.0 ** (client_drop(config_record)["beta_eff_db"] / 10.0)
+    admit = np.exp(-float(phy["g_th"]) / beta)
+    hist = np.asarray(config_record["derived"]["partition"]["histograms"], dtype=np.float64)  # [M, C]
+    if hist.shape[0] != admit.size:
+        raise ValueError(f"the stored partition has {hist.shape[0]} clients, the drop {admit.size}")
+    held = hist.sum(axis=0)
+    return np.where(held > 0, admit @ hist / np.maximum(held, 1.0), np.nan)
+
+
+def predicted_admitted(config_record: dict) -> float:
+    """K·mean_c e^(−g_th/β_eff,c) over the M clients of the stored run's drop (module docstring)."""
+    from .cell_drop import client_drop
+
+    phy, K = config_record["config"]["phy"], int(config_record["config"]["training"]["clients_per_round"])
+    beta = 10.0 ** (client_drop(config_record)["beta_eff_db"] / 10.0)
+    return K * float(np.mean(np.exp(-float(phy["g_th"]) / beta)))
+
+
+def _labels(res) -> list:
+    return list(dict.fromkeys(rs.label for rs in res.runsets))
+
+
+def _text(label: str) -> str:
+    if label.startswith("channel-inversion-gth"):
+        return f"channel inversion (no privacy), g_th = {label.removeprefix('channel-inversion-gth')}"
+    return SCHEME_TEXT.get(label, label)
+
+
+def _tick(label: str) -> str:
+    if label.startswith("channel-inversion-gth"):
+        return f"channel\ninversion\ng_th = {label.removeprefix('channel-inversion-gth')}"
+    return {"analog-gaussian": "analog\nGaussian", "floras-none-capped": "FLORAS, no CSIT,\ncapped receiver"}.get(
+        label, SCHEME_TEXT.get(label, label))
+
+
+def _fmt(a: np.ndarray) -> str:
+    a = 100.0 * np.asarray(a)
+    return f"{a.mean():.1f} [{a.min():.1f}, {a.max():.1f}]"
+
+
+def write_table(res, out_dir: Path) -> Path:
+    from scenarios.store import atomic_write_text
+
+    lines = [f"# {res.name}: accuracy [%] mean [min, max] over seeds, by label placement", "",
+             f"Late: mean over the evaluations in rounds > {LATE:g}·T. Heard share h_ℓ per label ℓ = 0, 1, … (model §8): "
+             "mean over seeds of Σ_c n_c,ℓ·e^(−g_th/β_eff,c) / Σ_c n_c,ℓ; predicted admitted: K·mean_c e^(−g_th/β_eff,c).",
+             "", "| case | placement | final accuracy | late accuracy | late worst label | admitted (predicted) | heard share h_ℓ, min … max |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for label in _labels(res):
+        for placement in PLACEMENTS:
+            rs = next((r for r in res.runsets if r.label == label and r.value(KEY) == placement), None)
+            if rs is None:
+                continue
+            shares = [heard_shares(c) for c in rs.configs]
+            adm = rs.metrics.get("admitted")
+            if adm is not None and np.isfinite(adm).any() and shares[0] is not None:
+                pred = np.mean([predicted_admitted(c) for c in rs.configs])
+                admitted = f"{float(np.nanmean(adm)):.2f} ({pred:.2f})"
+            else:
+                admitted = "all sampled"
+            if shares[0] is None:
+                heard = "1 (no truncation)"
+            else:
+                h = np.nanmean(np.array(shares), axis=0)
+                heard = " ".join(f"{v:.2f}" for v in h) + f" (min {np.nanmin(h):.2f}, max {np.nanmax(h):.2f})"
+            worst = late_mean(rs, "worst_class_accuracy") if "worst_class_accuracy" in rs.metrics else None
+            lines.append(f"| {_text(label)} | {placement} | {_fmt(rs.final('test_accuracy'))} | "
+                         f"{_fmt(late_mean(rs, 'test_accuracy'))} | {_fmt(worst) if worst is not None else '—'} | "
+                         f"{admitted} | {heard} |")
+    path = Path(out_dir) / f"{STEM}.table.md"
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
+
+
+def _caption(res, record, cfg) -> str:
+    phy, part = cfg.get("phy", {}), cfg.get("partition", {})
+    return (f"Left: test accuracy; right: the least accurate label's test accuracy; each the mean over the evaluations "
+            f"in the last fifth of training, mean over seeds with min–max bars. Circles: partition rows placed at random; "
+            f"squares: placed by distance (the k-th nearest client holds the row with the k-th smallest mean label, "
+            f"model §8). Partition {part.get('kind')} ({part.get('shards_per_client')} per client), "
+            f"{phy.get('cell_radius'):g} m TR 38.901 {SCENARIO.get(phy.get('pathloss'), phy.get('pathloss'))} cell, one fixed drop per seed, "
+            f"SNR {phy.get('snr_db')} dB referred to the {phy.get('snr_reference')} (model §5.1); channel inversion "
+            f"releases without privacy noise (ε = ∞). {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+
+
+def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .common import load_finished, save_figure
+    from .layout import request_legend
+    from .matched import read_matched
+
+    res = load_finished(results_dir)
+    record = read_matched(results_dir)
+    cfg = res.config().get("config", {})
+    labels = _labels(res)
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.8), sharey=True)
+    for ax, column, name in zip(axes, ("test_accuracy", "worst_class_accuracy"),
+                                ("test accuracy [%]", "least accurate label's test accuracy [%]")):
+        for i, label in enumerate(labels):
+            for j, placement in enumerate(PLACEMENTS):
+                rs = next((r for r in res.runsets if r.label == label and r.value(KEY) == placement), None)
+                if rs is None or column not in rs.metrics:
+                    continue
+                v = 100.0 * late_mean(rs, column)
+                x = i + (j - 0.5) * 0.3
+                ax.errorbar([x], [v.mean()], yerr=[[v.mean() - v.min()], [v.max() - v.mean()]], marker=MARK[placement],
+                            color=COLORS.get(label, COLORS.get(label.rsplit("-", 1)[0], "tab:gray")), capsize=3, ls="",
+                            mfc="white" if placement == "random" else None)
+        ax.set_xticks(range(len(labels)), [_tick(lab) for lab in labels], fontsize=7)
+        ax.tick_params(axis="y", labelleft=True)
+        ax.set_ylabel(name)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
+    for placement in PLACEMENTS:  # legend proxies in grey: the colour is the case's
+        axes[0].plot([], [], marker=MARK[placement], ls="", color="0.3", mfc="white" if placement == "random" else None,
+                     label=placement)
+    request_legend(axes[0], fontsize=8, framealpha=0.85, title="label placement")
+    fig.suptitle(f"Labels tied to position in a {cfg.get('phy', {}).get('cell_radius', math.nan):g} m cell", fontsize=11)
+    paths = save_figure(fig, out_dir, STEM, _caption(res, record, cfg))
+    paths.append(write_table(res, out_dir))
+    return paths
