@@ -68,3 +68,25 @@ def test_by_distance_is_refused_for_a_population():
     with pytest.raises(ValueError, match=r"partition\.placement must be 'random' for data\.name = 'fedprox'"):
         scenario_from_dict({"data": {"name": "fedprox"}, "partition": {"placement": "by-distance"},
                             "training": {"local_steps": 2, "local_epochs": None, "batch_size": 10}, "phy": CELL})
+
+
+def test_the_figure_heard_share_of_a_label_follows_the_drop_law():
+    """figures.cell_placement.heard_shares: h_ℓ = Σ_c n_c,ℓ·e^(−g_th/β_eff,c) / Σ_c n_c,ℓ (model §8), with β_eff,c =
+    (d_ref/d_c)ⁿ for a log-distance cell without shadowing (model §5.1), d_c from the documented drop stream and d_ref
+    the median distance; the predicted admitted mean is K·mean_c e^(−g_th/β_eff,c). A histogram read by label
+    instead of by client, or a gain taken as 1/β, fails."""
+    from figures.cell_placement import heard_shares, predicted_admitted
+
+    n, g_th, M, seed = 3.0, 0.7, 30, 2
+    cfg = _config(M=M, seed=seed, pathloss_exponent=n, shadowing_db=0.0, g_th=g_th, snr_reference="median-distance")
+    hist = stream(9, "test-hist").integers(0, 5, size=(M, 4))
+    hist[:, 3] = 0  # a label nobody holds: NaN
+    record = {"config": cfg.to_dict(), "seed": seed, "derived": {"partition": {"histograms": hist.tolist()}}}
+    u = np.array([stream(seed, "cell-drop", c).random(3)[0] for c in range(M)])
+    d = np.sqrt(R0**2 + u * (R**2 - R0**2))
+    p = np.exp(-g_th / (np.sqrt((R**2 + R0**2) / 2) / d) ** n)
+    want = [(p @ hist[:, j]) / hist[:, j].sum() for j in range(3)] + [np.nan]
+    np.testing.assert_allclose(heard_shares(record), want, rtol=1e-9)
+    assert predicted_admitted(record) == pytest.approx(5 * p.mean(), rel=1e-9)
+    record["config"]["phy"]["scheme"] = "floras"
+    assert heard_shares(record) is None  # FLORAS without CSIT hears every sampled client
