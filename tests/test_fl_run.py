@@ -120,6 +120,21 @@ def test_digits_ideal_run_learns_and_writes_the_run_directory(tmp_path):
     assert run_scenario(cfg, out, resume=True, progress=False) == summary
 
 
+def _interrupted_run(cfg, out, monkeypatch, stop_at: int) -> None:
+    """Run ``cfg`` into ``out`` and interrupt it (KeyboardInterrupt) as round ``stop_at`` (0-based) starts."""
+    real_step = FederatedAveraging.step
+
+    def interrupted(self, w, round_index):
+        if round_index == stop_at:
+            raise KeyboardInterrupt
+        return real_step(self, w, round_index)
+
+    monkeypatch.setattr(FederatedAveraging, "step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario(cfg, out, progress=False)
+    monkeypatch.setattr(FederatedAveraging, "step", real_step)
+
+
 @pytest.mark.parametrize(
     "scheme, checkpoint_every, stop_at, extra",
     [
@@ -135,18 +150,8 @@ def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch, scheme, check
     ref = tmp_path / "ref"
     run_scenario(cfg, ref, progress=False)
 
-    real_step = FederatedAveraging.step
-
-    def interrupted(self, w, round_index):
-        if round_index == stop_at:
-            raise KeyboardInterrupt
-        return real_step(self, w, round_index)
-
     out = tmp_path / "out"
-    monkeypatch.setattr(FederatedAveraging, "step", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        run_scenario(cfg, out, progress=False)
-    monkeypatch.setattr(FederatedAveraging, "step", real_step)
+    _interrupted_run(cfg, out, monkeypatch, stop_at)
     assert len(_rows(out)) == stop_at and not (out / "DONE").exists()
     assert (out / "checkpoint.npz").exists() == (stop_at >= checkpoint_every)
     with pytest.raises(ValueError, match="use --resume"):
@@ -175,18 +180,8 @@ def test_a_run_checkpointed_before_worst_class_accuracy_resumes_with_that_cell_e
     cfg = load_scenario(_scenario(tmp_path), {"run.checkpoint_every": 1})
     ref = tmp_path / "ref"
     run_scenario(cfg, ref, progress=False)
-    real_step = FederatedAveraging.step
-
-    def interrupted(self, w, round_index):
-        if round_index == 2:
-            raise KeyboardInterrupt
-        return real_step(self, w, round_index)
-
     out = tmp_path / "out"
-    monkeypatch.setattr(FederatedAveraging, "step", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        run_scenario(cfg, out, progress=False)
-    monkeypatch.setattr(FederatedAveraging, "step", real_step)
+    _interrupted_run(cfg, out, monkeypatch, 2)
     ckpt = dict(np.load(out / "checkpoint.npz"))
     lines = str(ckpt["metrics"]).splitlines()
     assert lines[0].endswith(",cohort,worst_class_accuracy")
