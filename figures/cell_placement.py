@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .common import SNR_DEFINITION
-from .matched import COLORS, SCHEME_TEXT, facts, privacy_caption
+from .matched import COLORS, SCHEME_TEXT
 
 SWEEP = "cell_placement"
 STEM = "cell_placement_accuracy"
@@ -126,14 +126,26 @@ def write_table(res, out_dir: Path) -> Path:
 
 
 def _caption(res, record, cfg) -> str:
-    phy, part = cfg.get("phy", {}), cfg.get("partition", {})
+    phy, part, pr = cfg.get("phy", {}), cfg.get("partition", {}), cfg.get("privacy", {})
+    tr = cfg.get("training", {})
+    used = {p["label"]: p["lr"] for p in record.get("points", []) if p.get("lr") is not None}
+    seeds = sorted({s for rs in res.runsets for s in rs.seeds})
+    rounds = max(int(rs.metrics["round"].shape[1]) for rs in res.runsets)
+    quick = " (--quick variant)" if res.manifest.get("quick") else ""
+    targets = sorted({str(rs.value("privacy.target_epsilon")) for rs in res.runsets
+                      if not str(rs.label).startswith("channel-inversion")})
     return (f"Left: test accuracy; right: the least accurate label's test accuracy; each the mean over the evaluations "
             f"in the last fifth of training, mean over seeds with min–max bars. Circles: partition rows placed at random; "
             f"squares: placed by distance (the k-th nearest client holds the row with the k-th smallest mean label, "
             f"model §8). Partition {part.get('kind')} ({part.get('shards_per_client')} per client), "
-            f"{phy.get('cell_radius'):g} m TR 38.901 {SCENARIO.get(phy.get('pathloss'), phy.get('pathloss'))} cell, one fixed drop per seed, "
-            f"SNR {phy.get('snr_db')} dB referred to the {phy.get('snr_reference')} (model §5.1); channel inversion "
-            f"releases without privacy noise (ε = ∞). {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+            f"{phy.get('cell_radius'):g} m TR 38.901 {SCENARIO.get(phy.get('pathloss'), phy.get('pathloss'))} cell, "
+            f"one fixed drop per seed, SNR {phy.get('snr_db')} dB referred to the {phy.get('snr_reference')} (model "
+            f"§5.1). Channel inversion releases without privacy noise (ε = ∞); analog Gaussian and FLORAS are calibrated "
+            f"to ε = {', '.join(targets)} at δ = {pr.get('delta')} (T1, accountant {pr.get('accountant')}, "
+            f"{pr.get('level')}-level {pr.get('relation')} relation), K = {tr.get('clients_per_round')} of M = "
+            f"{part.get('clients')} clients sampled uniformly without replacement each round; η per case: "
+            + ", ".join(f"{k} {v:g}" for k, v in used.items())
+            + f". {SNR_DEFINITION}. Data set: {cfg.get('data', {}).get('name')}{quick}; seeds {seeds}; {rounds} rounds.")
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
