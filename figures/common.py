@@ -156,8 +156,12 @@ def load_results(directory: str | Path) -> SweepResults:
                 res.missing.append(run["dir"])
                 continue
             m = read_metrics(run_dir)
-            for key, values in m.items():
-                cols.setdefault(key, []).append(values)
+            n_before = len(seeds)
+            for key, values in m.items():  # a column an earlier run lacks (an older version's): NaN there
+                cols.setdefault(key, [[math.nan] * len(values)] * n_before).append(values)
+            for key, vs in cols.items():  # a column this run lacks: NaN here
+                if key not in m:
+                    vs.append([math.nan] * len(m.get("round", [])))
             seeds.append(run["seed"])
             dirs.append(run_dir)
             configs.append(read_config(run_dir))

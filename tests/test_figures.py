@@ -568,3 +568,27 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     assert (tmp_path / "figs" / "population_accuracy_vs_epsilon.png").stat().st_size > 10_000
     caption = (tmp_path / "figs" / "population_accuracy_vs_epsilon.caption.txt").read_text()
     assert "seeds [0, 1, 2]" in caption and "Dashed: the noiseless ideal" in caption  # the ideal ran at ε = ∞
+
+
+def test_a_column_only_some_runs_of_a_point_have_reads_as_nan_for_the_others(results, tmp_path):
+    """A sweep resumed across versions holds finished runs with and without a later column (worst_class_accuracy):
+    every column is [n_seeds, T] with NaN rows for the runs that lack it, in either order."""
+    import shutil
+
+    from figures.common import load_results
+    from scenarios.store import read_manifest
+
+    sweep = tmp_path / "fig4"
+    shutil.copytree(results / "fig4", sweep)
+    points = read_manifest(sweep)["points"]
+    for point, which in zip(points[:2], (0, 1)):  # the first run has it, then the second
+        run = sweep / point["runs"][which]["dir"]
+        lines = (run / "metrics.csv").read_text().splitlines()
+        lines = [lines[0] + ",worst_class_accuracy"] + [f"{line},0.25" for line in lines[1:]]
+        (run / "metrics.csv").write_text("\n".join(lines) + "\n")
+    res = load_results(sweep)
+    for rs, which in zip(res.runsets[:2], (0, 1)):
+        worst = rs.metrics["worst_class_accuracy"]
+        assert worst.shape == rs.metrics["test_accuracy"].shape == (2, 40)
+        assert np.all(worst[which] == 0.25) and np.all(np.isnan(worst[1 - which]))
+    assert "worst_class_accuracy" not in res.runsets[2].metrics
