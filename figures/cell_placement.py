@@ -120,7 +120,7 @@ def write_table(res, out_dir: Path) -> Path:
             lines.append(f"| {_text(label)} | {placement} | {_fmt(rs.final('test_accuracy'))} | "
                          f"{_fmt(late_mean(rs, 'test_accuracy'))} | {_fmt(worst) if worst is not None else '—'} | "
                          f"{admitted} | {heard} |")
-    path = Path(out_dir) / f"{STEM}.table.md"
+    path = Path(out_dir) / f"{res.directory.name}_accuracy.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path
 
@@ -186,6 +186,6 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                      label=placement)
     request_legend(axes[0], fontsize=8, framealpha=0.85, title="label placement")
     fig.suptitle(f"Labels tied to position in a {cfg.get('phy', {}).get('cell_radius', math.nan):g} m cell", fontsize=11)
-    paths = save_figure(fig, out_dir, STEM, _caption(res, record, cfg))
+    paths = save_figure(fig, out_dir, f"{Path(results_dir).name}_accuracy", _caption(res, record, cfg))  # STEM for SWEEP
     paths.append(write_table(res, out_dir))
     return paths

@@ -28,6 +28,7 @@ FIGURES = (
     ("cell_exponent", "cell_exponent"),
     ("cell_truncation", "cell_truncation"),
     ("cell_placement", "cell_placement"),
+    ("cell_placement", "cell_placement_rings"),  # its own stem, see the module
     ("cell_antennas", "cell_antennas"),
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),

@@ -271,7 +271,8 @@ def test_quick_cell_sweeps_at_low_snr_against_the_exponent_and_the_threshold(tmp
 
 
 def test_quick_label_placement_sweep_ties_labels_to_distance_and_nothing_else(tmp_path, capsys):
-    """`floras matched scenarios/cell_placement.toml --quick` (model §5.1, §8): with labels placed by distance the
+    """`floras matched scenarios/cell_placement.toml scenarios/cell_placement_rings.toml --quick` (model §5.1, §8):
+    with labels placed by distance the
     clients' mean labels, read in the order of the distances of the documented drop (d_c = √(r₀² + u_c(R² − r₀²)),
     u_c the first draw of stream (seed, "cell-drop", c)), never decrease, while the random placement's do; the
     drop, sampling and fading are untouched, so each case's admitted clients are identical round by round under
@@ -284,32 +285,35 @@ def test_quick_label_placement_sweep_ties_labels_to_distance_and_nothing_else(tm
     from phy.randomness import stream
 
     root, figs = tmp_path / "results", tmp_path / "figures"
-    assert main(["matched", str(ROOT / "scenarios" / "cell_placement.toml"), "--quick", "--workers", "0", "--out",
-                 str(root), "--no-progress"]) == 0
+    sweeps = ("cell_placement", "cell_placement_rings")  # two shards per client, and one (labels in rings)
+    assert main(["matched", *(str(ROOT / "scenarios" / f"{name}.toml") for name in sweeps), "--quick", "--workers", "0",
+                 "--out", str(root), "--no-progress"]) == 0
     assert ", 0 failed" in capsys.readouterr().out
     admitted: dict = {}
-    for point in read_manifest(root / "cell_placement")["points"]:
+    for sweep, point in ((name, p) for name in sweeps for p in read_manifest(root / name)["points"]):
         placement = point["overrides"]["partition.placement"]
         for run in point["runs"]:
-            rec = json.loads((root / "cell_placement" / run["dir"] / "config.json").read_text())
+            rec = json.loads((root / sweep / run["dir"] / "config.json").read_text())
             assert rec["config"]["partition"]["placement"] == placement
             hist = np.array(rec["derived"]["partition"]["histograms"], dtype=float)
             M, R, r0 = hist.shape[0], rec["config"]["phy"]["cell_radius"], rec["config"]["phy"]["cell_min_distance"]
             u = np.array([stream(rec["seed"], "cell-drop", c).random(3)[0] for c in range(M)])
             mean_label = (hist @ np.arange(hist.shape[1]) / hist.sum(axis=1))[np.argsort(np.sqrt(r0**2 + u * (R**2 - r0**2)))]
             assert np.all(np.diff(mean_label) >= -1e-12) == (placement == "by-distance"), placement
-            with open(root / "cell_placement" / run["dir"] / "metrics.csv", newline="") as f:
+            with open(root / sweep / run["dir"] / "metrics.csv", newline="") as f:
                 rows = list(csv.DictReader(f))
-            admitted.setdefault(point["label"], {})[placement] = [r["admitted"] for r in rows]
+            admitted.setdefault((sweep, point["label"]), {})[placement] = [r["admitted"] for r in rows]
             for r in rows:
                 assert float(r["worst_class_accuracy"]) <= float(r["test_accuracy"]) + 1e-12
     for label, by in admitted.items():
         assert by["random"] == by["by-distance"], label
-    assert any(a != "" for a in admitted["channel-inversion-gth1"]["random"])
+    assert any(a != "" for a in admitted[("cell_placement", "channel-inversion-gth1")]["random"])
+    assert len(admitted) == 6
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
     table = (figs / "cell_placement_accuracy.table.md").read_text()
     assert table.count("| by-distance |") == 4 and "heard share" in table and "1 (no truncation)" in table
     assert (figs / "cell_placement_accuracy.png").stat().st_size > 5_000
+    assert (figs / "cell_placement_rings_accuracy.table.md").read_text().count("| by-distance |") == 2
 
 
 def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
