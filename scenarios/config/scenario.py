@@ -21,6 +21,7 @@ import copy
 from dataclasses import asdict, dataclass, field, fields
 
 from phy.config import PhyConfig
+from scenarios.config.placement import validate_placement
 from scenarios.config.population import build_fedprox, validate_population
 from scenarios.config.prifedsync import build_prifedsync, prifedsync_accountant, validate_training_mode
 from scenarios.config.schemes import check_wiring, scheme_accountant, wiring, wirings
@@ -141,16 +142,7 @@ class ScenarioConfig:
                 msg += ("; or set privacy.target_epsilon (with privacy.delta) to have it calibrated, or find it "
                         f"with `floras calibrate --scheme {self.phy.scheme} --target-epsilon E ...`")
             raise ValueError(msg) from None
-        if p.placement == "by-distance":  # labels tied to the cell's drop (model §8): one fixed drop per client
-            if not self.phy.has_cell:
-                fail("partition.placement", "'random' without a cell (phy.pathloss = 'none' has no distances to "
-                     "order clients by); set phy.pathloss to a cell model for 'by-distance'", p.placement)
-            if self.phy.redrop:
-                fail("partition.placement", "'random' with phy.redrop = true (a client's distance changes every round); "
-                     "set phy.redrop = false for 'by-distance'", p.placement)
-            if d.name == "fedprox":
-                fail("partition.placement", "'random' for data.name = 'fedprox' (a population's clients carry their "
-                     "own data; there is no partition to place)", p.placement)
+        validate_placement(self)
 
         check_num("privacy.delta", pr.delta, low=0.0, high=1.0)
         check_choice("privacy.level", pr.level, LEVELS)
