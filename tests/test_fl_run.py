@@ -98,7 +98,7 @@ def test_digits_ideal_run_learns_and_writes_the_run_directory(tmp_path):
     out = tmp_path / "run"
     summary = run_scenario(cfg, out, progress=False)
     assert summary["final_test_accuracy"] >= 0.85
-    assert sorted(p.name for p in out.iterdir()) == ["DONE", "config.json", "metrics.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["DONE", "class_accuracy.csv", "config.json", "metrics.csv"]
     assert (out / "metrics.csv").read_text().splitlines()[0] == ",".join(METRICS_HEADER)
     assert METRICS_HEADER == ("round", "train_loss", "test_loss", "test_accuracy", "agg_error", "V", "admitted",
                               "epsilon", "wall_time_s", "channel_uses", "noise_energy", "clipped_error", "weight",
@@ -109,6 +109,19 @@ def test_digits_ideal_run_learns_and_writes_the_run_directory(tmp_path):
     assert all(r["cohort"] == "10" for r in rows)  # K = 10 exactly: sampling without replacement (the default)
     assert float(rows[-1]["test_accuracy"]) == summary["final_test_accuracy"]
     assert float(rows[-1]["train_loss"]) < float(rows[0]["train_loss"])
+    # each label's accuracy, weighted by the test set's label counts, is the accuracy; its minimum the worst label's
+    import numpy as np
+
+    from fl.data import load_dataset
+    from scenarios.store import read_class_accuracy
+
+    y_test = load_dataset("digits", seed=cfg.run.seed, test_fraction=cfg.data.test_fraction).y_test
+    counts = np.bincount(y_test, minlength=10)
+    by_label = read_class_accuracy(out)
+    assert by_label["round"].tolist() == list(range(1, 11)) and by_label["accuracy"].shape == (10, 10)
+    np.testing.assert_allclose(by_label["accuracy"] @ counts / counts.sum(), [float(r["test_accuracy"]) for r in rows],
+                               rtol=1e-12)
+    np.testing.assert_array_equal(by_label["accuracy"].min(axis=1), [float(r["worst_class_accuracy"]) for r in rows])
     record = json.loads((out / "config.json").read_text())
     for key in ("config", "seed", "versions", "git_revision", "snr_definition", "epsilon_assumptions", "derived"):
         assert key in record
@@ -162,6 +175,7 @@ def test_resume_equals_an_uninterrupted_run(tmp_path, monkeypatch, scheme, check
     assert (out / "DONE").exists()
     got, want = _rows(out), _rows(ref)
     assert _without_time(got) == _without_time(want)
+    assert (out / "class_accuracy.csv").read_text() == (ref / "class_accuracy.csv").read_text()  # carried by the checkpoint
     column = {"floras": "V", "channel-inversion": "admitted"}.get(scheme)
     assert column is None or all(r[column] != "" for r in got)
     if scheme == "floras":
@@ -186,6 +200,7 @@ def test_a_run_checkpointed_before_worst_class_accuracy_resumes_with_that_cell_e
     lines = str(ckpt["metrics"]).splitlines()
     assert lines[0].endswith(",cohort,worst_class_accuracy")
     ckpt["metrics"] = np.str_("".join(line.rsplit(",", 1)[0] + "\n" for line in lines))  # what an older version wrote
+    del ckpt["class_accuracy"]  # nor did it keep the labels' accuracies: only the resumed rounds have them
     buf = io.BytesIO()
     np.savez(buf, **ckpt)
     (out / "checkpoint.npz").write_bytes(buf.getvalue())
@@ -196,6 +211,9 @@ def test_a_run_checkpointed_before_worst_class_accuracy_resumes_with_that_cell_e
     assert all(float(r["worst_class_accuracy"]) <= float(r["test_accuracy"]) for r in want)
     strip = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_time_s", "worst_class_accuracy")} for r in rows]  # noqa: E731
     assert strip(got) == strip(want)
+    from scenarios.store import read_class_accuracy
+
+    assert read_class_accuracy(out)["round"].tolist() == [3.0, 4.0]
 
 
 def test_same_seed_same_metrics_with_one_thread(tmp_path):

@@ -23,9 +23,10 @@ PERSONAL_HEADER = ("round", "personal_accuracy", "global_accuracy", "clients_see
 
 
 def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, start: int, elapsed: float,
-                 metrics_text: str, progress: bool) -> str:
+                 metrics_text: str, class_text: str, progress: bool) -> tuple[str, str]:
     """Rounds ``start`` … ``run.rounds`` − 1 from the model ``w``; each row is appended and flushed, a
-    checkpoint written every ``run.checkpoint_every`` rounds. Returns the complete metrics text."""
+    checkpoint written every ``run.checkpoint_every`` rounds. Returns the complete metrics text and the per-label
+    accuracy text (``class_accuracy.csv``: round, then each label's test accuracy, one row per evaluation)."""
     rounds, data, fedavg = config.run.rounds, setup.data, setup.fedavg
     eval_train, eval_test, epsilon = setup.eval_train, setup.eval_test, setup.epsilon
     metrics_path = out_dir / "metrics.csv"
@@ -49,6 +50,8 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
                 train_loss, _ = eval_train.evaluate(w)
                 test_loss, test_acc, by_class = eval_test.evaluate_by_class(w)
                 worst = float(np.nanmin(by_class)) if np.isfinite(by_class).any() else None
+                class_text += ",".join(format_cell(v) for v in (t + 1, *(None if np.isnan(a) else float(a)
+                                                                          for a in by_class))) + "\n"
             else:
                 train_loss = test_loss = test_acc = worst = None
             if setup.personal is not None and test_acc is not None:  # PriFedSync: each client's own test examples
@@ -77,7 +80,7 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
                 buf = io.BytesIO()
                 extra = {} if getattr(fedavg, "velocity", None) is None else {"velocity": fedavg.velocity}  # server momentum
                 np.savez(buf, w=w, next_round=np.int64(t + 1), elapsed=np.float64(elapsed), metrics=np.str_(metrics_text),
-                         **extra)
+                         class_accuracy=np.str_(class_text), **extra)
                 atomic_write_bytes(out_dir / CHECKPOINT, buf.getvalue())
             bar.update(1)
             if test_acc is not None:
@@ -88,5 +91,5 @@ def train_rounds(config: ScenarioConfig, setup: RunSetup, out_dir: Path, *, w, s
         except OSError:
             pass  # the write error above is the one reported
         bar.close()
-    return metrics_text
+    return metrics_text, class_text
 

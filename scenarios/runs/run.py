@@ -74,6 +74,7 @@ from scenarios.runs.run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINIT
 from scenarios.runs.setup import build_run
 from scenarios.store import (
     CHECKPOINT,
+    CLASSES,
     DONE,
     DirectoryLock,
     atomic_write_json,
@@ -158,9 +159,10 @@ def _run_locked(config: ScenarioConfig, out_dir: Path, *, resume: bool, progress
         setup.fedavg.trainer.warm_up(setup.K)  # the workers' build and tracing: kept out of wall_time_s
         setup.tracing_s += time.perf_counter() - trace_start
     w, start, elapsed, metrics_text = _start(config, config_dict, setup, key, out_dir, mode=mode, ckpt=ckpt)
-    metrics_text = train_rounds(config, setup, out_dir, w=w, start=start, elapsed=elapsed, metrics_text=metrics_text,
-                                progress=progress)
-    _finish(out_dir, metrics_text, rounds)
+    class_text = _class_text(setup, ckpt if mode == "resume" else None)
+    metrics_text, class_text = train_rounds(config, setup, out_dir, w=w, start=start, elapsed=elapsed,
+                                            metrics_text=metrics_text, class_text=class_text, progress=progress)
+    _finish(out_dir, metrics_text, rounds, class_text=class_text)
     return run_summary(read_metrics(out_dir), rounds)
 
 
@@ -203,10 +205,21 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
     return w, start, elapsed, metrics_text
 
 
-def _finish(out_dir: Path, metrics_text: str, rounds: int) -> None:
-    """The complete metrics replace the appended file; checkpoint removed, then ``DONE`` once verified."""
+def _class_text(setup, ckpt) -> str:
+    """The per-label accuracy rows so far: the checkpoint's (a resumed run), else the header alone (a fresh run, or a
+    checkpoint from before the file existed: its earlier evaluations have no per-label record)."""
+    if ckpt is not None and "class_accuracy" in ckpt:
+        return str(ckpt["class_accuracy"])
+    return ",".join(["round", *(f"label_{c}" for c in range(setup.data.num_classes))]) + "\n"
+
+
+def _finish(out_dir: Path, metrics_text: str, rounds: int, *, class_text: str | None = None) -> None:
+    """The complete metrics replace the appended file (and the per-label accuracies are written); checkpoint removed,
+    then ``DONE`` once verified."""
     metrics_path = out_dir / "metrics.csv"
     atomic_write_text(metrics_path, metrics_text)
+    if class_text is not None:
+        atomic_write_text(out_dir / CLASSES, class_text)
     problems = verify_run(out_dir, rounds=rounds, require_done=False)
     if problems:
         raise StorageError(f"run in {out_dir} is incomplete after its last round: {'; '.join(problems)}")

@@ -25,6 +25,7 @@ from scenarios.store.lock import LOCK_NAME, DirectoryLock
 from scenarios.store.records import MATCHED_RECORD
 from scenarios.store.runs import (
     CHECKPOINT,
+    CLASSES,
     CONFIG,
     DAMAGED_TAG,
     DONE,
@@ -37,6 +38,7 @@ from scenarios.store.runs import (
     SUMMARY,
     manifest_identity,
     quarantine,
+    read_class_accuracy,
     read_config,
     read_json,
     read_manifest,
@@ -59,7 +61,7 @@ __all__ = [
     "atomic_write_bytes", "atomic_write_json", "atomic_write_text", "check_output_location", "json_safe",
     "remove_stale_temporaries", "storage_error", "LOCK_NAME", "DirectoryLock", "CHECKPOINT", "CONFIG", "DONE",
     "ERROR", "MANIFEST", "METRICS", "RUN_RECORD", "SUMMARY", "is_finished", "manifest_identity", "read_config",
-    "read_json", "read_manifest", "read_metric_rows", "read_metrics", "read_personal", "PERSONAL", "run_status", "to_float", "verify_run",
+    "read_json", "read_manifest", "read_metric_rows", "read_metrics", "read_personal", "PERSONAL", "read_class_accuracy", "CLASSES", "run_status", "to_float", "verify_run",
     "DAMAGED_TAG", "DONE_FORMAT", "done_record", "quarantine", "write_done",
     "MATCHED_RECORD", "StorageError",
     "SUMMARY_METRICS", "format_summary", "privacy_statement", "split_statements", "summarize", "write_summary",

@@ -30,13 +30,14 @@ from scenarios.errors import StorageError
 
 __all__ = [
     "CONFIG", "METRICS", "DONE", "CHECKPOINT", "ERROR", "RUN_RECORD", "MANIFEST", "SUMMARY",
-    "read_json", "read_config", "read_metrics", "read_metric_rows", "read_metrics_text",
+    "read_json", "read_config", "read_metrics", "read_metric_rows", "read_metrics_text", "read_class_accuracy", "CLASSES",
     "read_manifest", "manifest_identity", "to_float", "DONE_FORMAT", "quarantine", "DAMAGED_TAG",
 ]
 
 CONFIG = "config.json"
 METRICS = "metrics.csv"
 PERSONAL = "prifedsync.csv"  # PriFedSync runs only: personalised and global accuracy per evaluated round
+CLASSES = "class_accuracy.csv"  # every run (written at its end): each label's test accuracy per evaluated round
 DONE = "DONE"
 CHECKPOINT = "checkpoint.npz"
 ERROR = "error.json"
@@ -143,6 +144,29 @@ def read_personal(run_dir: str | os.PathLike) -> dict[str, list[float]]:
         for key in cols:
             cols[key].append(to_float(row.get(key)))
     return cols
+
+
+def read_class_accuracy(run_dir: str | os.PathLike) -> dict | None:
+    """``class_accuracy.csv`` of a finished run: {"round": [n] float, "accuracy": [n, C] float (NaN: a label absent
+    from the test set, or an evaluation made before a resume that carried no per-label record)}; None for a run
+    written before the file existed. StorageError if present but unreadable."""
+    path = Path(run_dir) / CLASSES
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StorageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if not rows or not rows[0] or rows[0][0] != "round":
+        raise StorageError(f"{path} has no header starting with round")
+    body = [[to_float(v) for v in r] for r in rows[1:]]
+    if any(len(r) != len(rows[0]) for r in body):
+        raise StorageError(f"{path} has a row whose length differs from its header's ({len(rows[0])} cells)")
+    import numpy as np
+
+    arr = np.array(body, dtype=np.float64).reshape(len(body), len(rows[0]))
+    return {"round": arr[:, 0], "accuracy": arr[:, 1:]}
 
 
 def read_manifest(out_dir: str | os.PathLike) -> dict:
