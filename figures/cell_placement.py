@@ -60,6 +60,32 @@ def heard_shares(config_record: dict) -> np.ndarray | None:
     return np.where(held > 0, admit @ hist / np.maximum(held, 1.0), np.nan)
 
 
+def late_label_accuracy(run_dir) -> np.ndarray | None:
+    """[C] each label's test accuracy averaged over the evaluations in rounds > LATE·T (``class_accuracy.csv``);
+    None for a run written before the file existed."""
+    from scenarios.store import read_class_accuracy
+
+    rec = read_class_accuracy(run_dir)
+    if rec is None or not rec["round"].size:
+        return None
+    late = rec["round"] > LATE * rec["round"].max()
+    return np.nanmean(rec["accuracy"][late], axis=0)
+
+
+def heard_gap(rs, n: int = 3) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per seed, the late accuracy of its ``n`` least-heard labels and of its ``n`` most-heard ones (by that seed's
+    h_ℓ), ``([n_seeds], [n_seeds])``; None where h_ℓ or the per-label record is missing."""
+    low, high = [], []
+    for cfg, run_dir in zip(rs.configs, rs.run_dirs):
+        h, acc = heard_shares(cfg), late_label_accuracy(run_dir)
+        if h is None or acc is None:
+            return None
+        order = np.argsort(h, kind="stable")
+        low.append(np.nanmean(acc[order[:n]]))
+        high.append(np.nanmean(acc[order[-n:]]))
+    return np.array(low), np.array(high)
+
+
 def predicted_admitted(config_record: dict) -> float:
     """K·mean_c e^(−g_th/β_eff,c) over the M clients of the stored run's drop (module docstring)."""
     from .cell_drop import client_drop
@@ -97,8 +123,10 @@ def write_table(res, out_dir: Path) -> Path:
     lines = [f"# {res.name}: accuracy [%] mean [min, max] over seeds, by label placement", "",
              f"Late: mean over the evaluations in rounds > {LATE:g}·T. Heard share h_ℓ per label ℓ = 0, 1, … (model §8): "
              "mean over seeds of Σ_c n_c,ℓ·e^(−g_th/β_eff,c) / Σ_c n_c,ℓ; predicted admitted: K·mean_c e^(−g_th/β_eff,c).",
-             "", "| case | placement | final accuracy | late accuracy | late worst label | admitted (predicted) | heard share h_ℓ, min … max |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "Least / most heard: the late accuracy of each seed's three labels of smallest / largest h_ℓ.",
+             "", "| case | placement | final accuracy | late accuracy | late worst label | late, 3 least heard labels | "
+             "late, 3 most heard labels | admitted (predicted) | heard share h_ℓ, min … max |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for label in _labels(res):
         for placement in PLACEMENTS:
             rs = next((r for r in res.runsets if r.label == label and r.value(KEY) == placement), None)
@@ -117,9 +145,11 @@ def write_table(res, out_dir: Path) -> Path:
                 h = np.nanmean(np.array(shares), axis=0)
                 heard = " ".join(f"{v:.2f}" for v in h) + f" (min {np.nanmin(h):.2f}, max {np.nanmax(h):.2f})"
             worst = late_mean(rs, "worst_class_accuracy") if "worst_class_accuracy" in rs.metrics else None
+            gap = heard_gap(rs)
+            lo, hi = (_fmt(gap[0]), _fmt(gap[1])) if gap is not None else ("—", "—")
             lines.append(f"| {_text(label)} | {placement} | {_fmt(rs.final('test_accuracy'))} | "
                          f"{_fmt(late_mean(rs, 'test_accuracy'))} | {_fmt(worst) if worst is not None else '—'} | "
-                         f"{admitted} | {heard} |")
+                         f"{lo} | {hi} | {admitted} | {heard} |")
     path = Path(out_dir) / f"{res.directory.name}_accuracy.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path
@@ -134,18 +164,43 @@ def _caption(res, record, cfg) -> str:
     quick = " (--quick variant)" if res.manifest.get("quick") else ""
     targets = sorted({str(rs.value("privacy.target_epsilon")) for rs in res.runsets
                       if not str(rs.label).startswith("channel-inversion")})
-    return (f"Left: test accuracy; right: the least accurate label's test accuracy; each the mean over the evaluations "
-            f"in the last fifth of training, mean over seeds with min–max bars. Circles: partition rows placed at random; "
+    return (f"Left: test accuracy; middle: the least accurate label's test accuracy; each the mean over the evaluations "
+            f"in the last fifth of training, mean over seeds with min–max bars. Right: every label's accuracy (same "
+            f"late mean) against its heard share h_ℓ = Σ_c n_c,ℓ·e^(−g_th/β_eff,c)/Σ_c n_c,ℓ, every seed, for the "
+            f"truncating case of the highest threshold. Circles: partition rows placed at random; "
             f"squares: placed by distance (the k-th nearest client holds the row with the k-th smallest mean label, "
             f"model §8). Partition {part.get('kind')} ({part.get('shards_per_client')} per client), "
             f"{phy.get('cell_radius'):g} m TR 38.901 {SCENARIO.get(phy.get('pathloss'), phy.get('pathloss'))} cell, "
             f"one fixed drop per seed, SNR {phy.get('snr_db')} dB referred to the {phy.get('snr_reference')} (model "
-            f"§5.1). Channel inversion releases without privacy noise (ε = ∞); analog Gaussian and FLORAS are calibrated "
-            f"to ε = {', '.join(targets)} at δ = {pr.get('delta')} (T1, accountant {pr.get('accountant')}, "
-            f"{pr.get('level')}-level {pr.get('relation')} relation), K = {tr.get('clients_per_round')} of M = "
+            f"§5.1). Channel inversion releases without privacy noise (ε = ∞)"
+            + (f"; the other schemes are calibrated to ε = {', '.join(targets)} at δ = {pr.get('delta')} (T1, accountant "
+               f"{pr.get('accountant')}, {pr.get('level')}-level {pr.get('relation')} relation)" if targets else "")
+            + f"; K = {tr.get('clients_per_round')} of M = "
             f"{part.get('clients')} clients sampled uniformly without replacement each round; η per case: "
             + ", ".join(f"{k} {v:g}" for k, v in used.items())
             + f". {SNR_DEFINITION}. Data set: {cfg.get('data', {}).get('name')}{quick}; seeds {seeds}; {rounds} rounds.")
+
+
+def draw_labels(ax, res) -> None:
+    """Each label's late accuracy against its heard share h_ℓ, every seed, for the truncating case of the highest g_th."""
+    sets = [rs for rs in res.runsets if rs.configs and heard_shares(rs.configs[0]) is not None]
+    if not sets:
+        ax.set_axis_off()
+        return
+    top = max(float(rs.value("phy.g_th")) for rs in sets)
+    for rs in (r for r in sets if float(r.value("phy.g_th")) == top):
+        placement = rs.value(KEY)
+        for cfg, run_dir in zip(rs.configs, rs.run_dirs):
+            acc = late_label_accuracy(run_dir)
+            if acc is not None:
+                ax.plot(heard_shares(cfg), 100.0 * acc, ls="", marker=MARK[placement], ms=5, alpha=0.7,
+                        color=COLORS.get(rs.label, COLORS.get(str(rs.label).rsplit("-", 1)[0], "tab:gray")),
+                        mfc="white" if placement == "random" else None)
+    ax.set_xlabel("heard share h_ℓ of the label (model §8)")
+    ax.set_ylabel("the label's test accuracy [%]")
+    ax.set_ylim(0, 100)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"each label and seed, g_th = {top:g}", fontsize=9)
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
@@ -162,8 +217,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     record = read_matched(results_dir)
     cfg = res.config().get("config", {})
     labels = _labels(res)
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.8), sharey=True)
-    for ax, column, name in zip(axes, ("test_accuracy", "worst_class_accuracy"),
+    fig, axes = plt.subplots(1, 3, figsize=(14.0, 4.8), gridspec_kw={"width_ratios": [1, 1, 0.9]})
+    for ax, column, name in zip(axes[:2], ("test_accuracy", "worst_class_accuracy"),
                                 ("test accuracy [%]", "least accurate label's test accuracy [%]")):
         for i, label in enumerate(labels):
             for j, placement in enumerate(PLACEMENTS):
@@ -178,9 +233,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         ax.set_xticks(range(len(labels)), [_tick(lab) for lab in labels], fontsize=7)
         ax.tick_params(axis="y", labelleft=True)
         ax.set_ylabel(name)
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(0, 100)
         ax.grid(True, axis="y", alpha=0.3)
         ax.set_xlim(-0.6, len(labels) - 0.4)
+    draw_labels(axes[2], res)
     for placement in PLACEMENTS:  # legend proxies in grey: the colour is the case's
         axes[0].plot([], [], marker=MARK[placement], ls="", color="0.3", mfc="white" if placement == "random" else None,
                      label=placement)
