@@ -117,7 +117,7 @@ def _fmt(a: np.ndarray) -> str:
     return f"{a.mean():.1f} [{a.min():.1f}, {a.max():.1f}]"
 
 
-def write_table(res, out_dir: Path) -> Path:
+def write_table(res, out_dir: Path, cost: dict | None = None) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: accuracy [%] mean [min, max] over seeds, by label placement", "",
@@ -150,6 +150,7 @@ def write_table(res, out_dir: Path) -> Path:
             lines.append(f"| {_text(label)} | {placement} | {_fmt(rs.final('test_accuracy'))} | "
                          f"{_fmt(late_mean(rs, 'test_accuracy'))} | {_fmt(worst) if worst is not None else '—'} | "
                          f"{lo} | {hi} | {admitted} | {heard} |")
+    lines += cost_lines(cost or {})
     path = Path(out_dir) / f"{res.directory.name}_accuracy.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path
@@ -165,9 +166,10 @@ def _caption(res, record, cfg) -> str:
     targets = sorted({str(rs.value("privacy.target_epsilon")) for rs in res.runsets
                       if not str(rs.label).startswith("channel-inversion")})
     return (f"Left: test accuracy; middle: the least accurate label's test accuracy; each the mean over the evaluations "
-            f"in the last fifth of training, mean over seeds with min–max bars. Right: every label's accuracy (same "
-            f"late mean) against its heard share h_ℓ = Σ_c n_c,ℓ·e^(−g_th/β_eff,c)/Σ_c n_c,ℓ, every seed, for the "
-            f"truncating case of the highest threshold. Circles: partition rows placed at random; "
+            f"in the last fifth of training, mean over seeds with min–max bars. Right: what truncation costs each label, "
+            f"its accuracy (same late mean) at the highest threshold minus at the lowest (same placement and seed, so "
+            f"the label's own difficulty cancels), against its heard share h_ℓ = Σ_c n_c,ℓ·e^(−g_th/β_eff,c)/Σ_c "
+            f"n_c,ℓ at the highest threshold; every label of every seed. Circles: partition rows placed at random; "
             f"squares: placed by distance (the k-th nearest client holds the row with the k-th smallest mean label, "
             f"model §8). Partition {part.get('kind')} ({part.get('shards_per_client')} per client), "
             f"{phy.get('cell_radius'):g} m TR 38.901 {SCENARIO.get(phy.get('pathloss'), phy.get('pathloss'))} cell, "
@@ -181,26 +183,67 @@ def _caption(res, record, cfg) -> str:
             + f". {SNR_DEFINITION}. Data set: {cfg.get('data', {}).get('name')}{quick}; seeds {seeds}; {rounds} rounds.")
 
 
-def draw_labels(ax, res) -> None:
-    """Each label's late accuracy against its heard share h_ℓ, every seed, for the truncating case of the highest g_th."""
+def truncation_cost(res) -> dict:
+    """{placement: (h [n], cost [n], (g_lo, g_hi))}: for every label and seed, its heard share h_ℓ at the highest
+    threshold g_hi of the sweep's truncating scheme and its late accuracy at g_hi minus at the lowest g_lo (same
+    scheme, placement and seed: the label's own difficulty cancels). Empty when the sweep has no such pair."""
+    out = {}
     sets = [rs for rs in res.runsets if rs.configs and heard_shares(rs.configs[0]) is not None]
-    if not sets:
+    for placement in PLACEMENTS:
+        for scheme in dict.fromkeys(str(rs.value("phy.scheme")) for rs in sets):
+            mine = [rs for rs in sets if rs.value(KEY) == placement and str(rs.value("phy.scheme")) == scheme]
+            if len({float(rs.value("phy.g_th")) for rs in mine}) < 2:
+                continue
+            lo = min(mine, key=lambda rs: float(rs.value("phy.g_th")))
+            hi = max(mine, key=lambda rs: float(rs.value("phy.g_th")))
+            hs, costs = [], []
+            for seed, cfg, run_dir in zip(hi.seeds, hi.configs, hi.run_dirs):
+                if seed not in lo.seeds:
+                    continue
+                a_hi, a_lo = late_label_accuracy(run_dir), late_label_accuracy(lo.run_dirs[lo.seeds.index(seed)])
+                if a_hi is None or a_lo is None:
+                    continue
+                hs.append(heard_shares(cfg))
+                costs.append(a_hi - a_lo)
+            if hs:
+                out[placement] = (np.concatenate(hs), np.concatenate(costs),
+                                  (float(lo.value("phy.g_th")), float(hi.value("phy.g_th"))))
+            break  # one truncating scheme per placement: the first listed
+    return out
+
+
+def cost_lines(cost: dict) -> list[str]:
+    """Markdown: per placement, the correlation of h_ℓ with the truncation's cost and the mean cost of the labels
+    in the lowest and highest 30 % of h_ℓ."""
+    if not cost:
+        return []
+    (g_lo, g_hi) = next(iter(cost.values()))[2]
+    lines = ["", f"Truncation's cost per label: late accuracy at g_th = {g_hi:g} minus at g_th = {g_lo:g} [points], "
+             "same placement and seed, every label of every seed, against the label's heard share at the higher "
+             "threshold.", "", "| placement | labels × seeds | h_ℓ range | correlation of h_ℓ and cost | mean cost | "
+             "cost, h_ℓ in the lowest 30 % | cost, h_ℓ in the highest 30 % |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for placement, (h, c, _) in cost.items():
+        ok = np.isfinite(h) & np.isfinite(c)
+        h, c = h[ok], 100.0 * c[ok]
+        low, high = c[h <= np.quantile(h, 0.3)], c[h >= np.quantile(h, 0.7)]
+        lines.append(f"| {placement} | {h.size} | {h.min():.2f} … {h.max():.2f} | {np.corrcoef(h, c)[0, 1]:.2f} | "
+                     f"{c.mean():+.1f} | {low.mean():+.1f} ({low.size}) | {high.mean():+.1f} ({high.size}) |")
+    return lines
+
+
+def draw_labels(ax, res, cost: dict) -> None:
+    """Each label's truncation cost against its heard share (:func:`truncation_cost`), every seed."""
+    if not cost:
         ax.set_axis_off()
         return
-    top = max(float(rs.value("phy.g_th")) for rs in sets)
-    for rs in (r for r in sets if float(r.value("phy.g_th")) == top):
-        placement = rs.value(KEY)
-        for cfg, run_dir in zip(rs.configs, rs.run_dirs):
-            acc = late_label_accuracy(run_dir)
-            if acc is not None:
-                ax.plot(heard_shares(cfg), 100.0 * acc, ls="", marker=MARK[placement], ms=5, alpha=0.7,
-                        color=COLORS.get(rs.label, COLORS.get(str(rs.label).rsplit("-", 1)[0], "tab:gray")),
-                        mfc="white" if placement == "random" else None)
-    ax.set_xlabel("heard share h_ℓ of the label (model §8)")
-    ax.set_ylabel("the label's test accuracy [%]")
-    ax.set_ylim(0, 100)
+    for placement, (h, c, (g_lo, g_hi)) in cost.items():
+        ax.plot(h, 100.0 * c, ls="", marker=MARK[placement], ms=5, alpha=0.7, color="tab:orange",
+                mfc="white" if placement == "random" else None)
+    ax.axhline(0.0, color="0.4", lw=0.8)
+    ax.set_xlabel(f"the label's heard share h_ℓ at g_th = {g_hi:g} (model §8)")
+    ax.set_ylabel(f"the label's accuracy, g_th = {g_hi:g} − g_th = {g_lo:g} [points]")
     ax.grid(True, alpha=0.3)
-    ax.set_title(f"each label and seed, g_th = {top:g}", fontsize=9)
+    ax.set_title("what truncation costs each label (every label and seed)", fontsize=9)
 
 
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
@@ -236,12 +279,13 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         ax.set_ylim(0, 100)
         ax.grid(True, axis="y", alpha=0.3)
         ax.set_xlim(-0.6, len(labels) - 0.4)
-    draw_labels(axes[2], res)
+    cost = truncation_cost(res)
+    draw_labels(axes[2], res, cost)
     for placement in PLACEMENTS:  # legend proxies in grey: the colour is the case's
         axes[0].plot([], [], marker=MARK[placement], ls="", color="0.3", mfc="white" if placement == "random" else None,
                      label=placement)
     request_legend(axes[0], fontsize=8, framealpha=0.85, title="label placement")
     fig.suptitle(f"Labels tied to position in a {cfg.get('phy', {}).get('cell_radius', math.nan):g} m cell", fontsize=11)
     paths = save_figure(fig, out_dir, f"{Path(results_dir).name}_accuracy", _caption(res, record, cfg))  # STEM for SWEEP
-    paths.append(write_table(res, out_dir))
+    paths.append(write_table(res, out_dir, cost))
     return paths

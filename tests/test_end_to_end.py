@@ -314,7 +314,8 @@ def test_quick_label_placement_sweep_ties_labels_to_distance_and_nothing_else(tm
     assert table.count("| by-distance |") == 4 and "heard share" in table and "1 (no truncation)" in table
     assert (figs / "cell_placement_accuracy.png").stat().st_size > 5_000
     rings = (figs / "cell_placement_rings_accuracy.table.md").read_text()
-    assert rings.count("| by-distance |") == 2 and "3 least heard labels" in rings and "| — |" not in rings  # per label
+    assert rings.count("| by-distance |") == 3 and "3 least heard labels" in rings and "| — |" not in rings  # per label
+    assert "| random | 10 |" in rings and "| by-distance | 10 |" in rings  # the cost of g_th = 1 for each of 10 labels
 
 
 def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
