@@ -311,7 +311,7 @@ def test_quick_label_placement_sweep_ties_labels_to_distance_and_nothing_else(tm
     assert len(admitted) == 6
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
     table = (figs / "cell_placement_accuracy.table.md").read_text()
-    assert table.count("| by-distance |") == 4 and "heard share" in table and "1 (no truncation)" in table
+    assert table.count("| by-distance |") == 5 and "heard share" in table and "1 (no truncation)" in table  # 4 cases, 1 cost row
     assert (figs / "cell_placement_accuracy.png").stat().st_size > 5_000
     rings = (figs / "cell_placement_rings_accuracy.table.md").read_text()
     assert rings.count("| by-distance |") == 3 and "3 least heard labels" in rings and "| — |" not in rings  # per label
