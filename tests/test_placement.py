@@ -90,3 +90,10 @@ def test_the_figure_heard_share_of_a_label_follows_the_drop_law():
     assert predicted_admitted(record) == pytest.approx(5 * p.mean(), rel=1e-9)
     record["config"]["phy"]["scheme"] = "floras"
     assert heard_shares(record) is None  # FLORAS without CSIT hears every sampled client
+
+
+def test_the_configuration_offers_exactly_the_placements_fl_implements():
+    from fl.partition import PLACEMENTS as IMPLEMENTED
+    from scenarios.config import PLACEMENTS as OFFERED
+
+    assert IMPLEMENTED == OFFERED
