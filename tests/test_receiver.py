@@ -170,7 +170,7 @@ def test_a_capped_run_spends_the_same_epsilon_as_a_plain_one(tmp_path):
     assert [r["epsilon"] for r in capped] == [r["epsilon"] for r in plain]  # the accountant is told nothing new
     assert all(math.isfinite(float(r["epsilon"])) for r in capped)
     for rows in (plain, capped):
-        assert list(rows[0])[-4:] == ["noise_energy", "clipped_error", "weight", "cohort"]
+        assert list(rows[0])[-5:] == ["noise_energy", "clipped_error", "weight", "cohort", "worst_class_accuracy"]
         assert all(float(r["noise_energy"]) >= 0 and r["clipped_error"] != "" for r in rows)
     assert all(float(r["weight"]) == 1.0 for r in plain)
     assert all(0 < float(r["weight"]) <= 2.0 for r in capped)
@@ -212,7 +212,7 @@ def test_resuming_a_checkpoint_with_the_older_header_is_refused_with_a_message(t
     for key in ("receiver", "receiver_cap", "noise_estimate"):
         del record["config"]["phy"]["floras"][key]
     (out / "config.json").write_text(json.dumps(record))
-    with pytest.raises(ValueError, match="noise_energy, clipped_error, weight, cohort appended.*cannot be continued"):
+    with pytest.raises(ValueError, match="noise_energy, clipped_error, weight, cohort, worst_class_accuracy appended.*cannot be continued"):
         run_scenario(cfg, out, resume=True, progress=False)
 
 
