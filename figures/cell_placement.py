@@ -17,6 +17,7 @@ CSI (channel inversion and analog Gaussian, model §6.2, §9.1); FLORAS without 
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -42,17 +43,31 @@ def late_mean(rs, column: str) -> np.ndarray:
     return np.nanmean(values, axis=1)
 
 
-def heard_shares(config_record: dict) -> np.ndarray | None:
-    """h_ℓ for every label (module docstring) of a stored run, or None where the admission law does not apply."""
-    from .cell_drop import client_drop
-
-    cfg = config_record["config"]
-    phy = cfg["phy"]
+def admission(config_record: dict) -> np.ndarray | None:
+    """[M] each client's admission probability e^(−g_th/β_eff,c) in the stored run's drop, or None where that law
+    does not apply (module docstring). Cached per (configuration, seed): the figure asks for the same drop often."""
+    phy = config_record["config"]["phy"]
     if (phy.get("scheme") not in TRUNCATING or int(phy.get("rx_antennas", 1)) != 1 or float(phy.get("rician_k", 0.0))
             or float(phy.get("csi_error", 0.0)) or phy.get("pathloss", "none") == "none"):
         return None
-    beta = 10.0 ** (client_drop(config_record)["beta_eff_db"] / 10.0)
-    admit = np.exp(-float(phy["g_th"]) / beta)
+    key = json.dumps([config_record["config"], config_record["seed"],
+                      (config_record.get("aggregator") or {}).get("cell")], sort_keys=True, default=str)
+    if key not in _ADMISSION:
+        from .cell_drop import client_drop
+
+        beta = 10.0 ** (client_drop(config_record)["beta_eff_db"] / 10.0)
+        _ADMISSION[key] = np.exp(-float(phy["g_th"]) / beta)
+    return _ADMISSION[key]
+
+
+_ADMISSION: dict[str, np.ndarray] = {}
+
+
+def heard_shares(config_record: dict) -> np.ndarray | None:
+    """h_ℓ for every label (module docstring) of a stored run, or None where the admission law does not apply."""
+    admit = admission(config_record)
+    if admit is None:
+        return None
     hist = np.asarray(config_record["derived"]["partition"]["histograms"], dtype=np.float64)  # [M, C]
     if hist.shape[0] != admit.size:
         raise ValueError(f"the stored partition has {hist.shape[0]} clients, the drop {admit.size}")
@@ -88,11 +103,10 @@ def heard_gap(rs, n: int = 3) -> tuple[np.ndarray, np.ndarray] | None:
 
 def predicted_admitted(config_record: dict) -> float:
     """K·mean_c e^(−g_th/β_eff,c) over the M clients of the stored run's drop (module docstring)."""
-    from .cell_drop import client_drop
-
-    phy, K = config_record["config"]["phy"], int(config_record["config"]["training"]["clients_per_round"])
-    beta = 10.0 ** (client_drop(config_record)["beta_eff_db"] / 10.0)
-    return K * float(np.mean(np.exp(-float(phy["g_th"]) / beta)))
+    admit = admission(config_record)
+    if admit is None:
+        raise ValueError("the run's scheme does not truncate by β_eff·|h̃|² ≥ g_th with one antenna and exact CSI")
+    return int(config_record["config"]["training"]["clients_per_round"]) * float(np.mean(admit))
 
 
 def _labels(res) -> list:
