@@ -204,7 +204,15 @@ def test_a_run_checkpointed_before_worst_class_accuracy_resumes_with_that_cell_e
     buf = io.BytesIO()
     np.savez(buf, **ckpt)
     (out / "checkpoint.npz").write_bytes(buf.getvalue())
+    record = json.loads((out / "config.json").read_text())
+    del record["metrics"]["worst_class_accuracy"]  # its config.json did not define the column either
+    (out / "config.json").write_text(json.dumps(record))
     run_scenario(cfg, out, resume=True, progress=False)
+    assert (out / "DONE").exists()
+    record = json.loads((out / "config.json").read_text())
+    assert "worst_class_accuracy" in record["metrics"]
+    assert record["metrics_added_on_resume"]["columns"] == ["worst_class_accuracy"]
+    assert record["metrics_added_on_resume"]["first_round"] == 3
     got, want = _rows(out), _rows(ref)
     assert [r["worst_class_accuracy"] for r in got[:2]] == ["", ""]
     assert [r["worst_class_accuracy"] for r in got[2:]] == [r["worst_class_accuracy"] for r in want[2:]] != ["", ""]

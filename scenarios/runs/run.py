@@ -60,7 +60,7 @@ import numpy as np
 from scenarios.config import ScenarioConfig
 from scenarios.config.keys import ResolvedKey, resolve_key
 from scenarios.errors import StorageError
-from scenarios.runs.record import run_record
+from scenarios.runs.record import metric_definitions, run_record
 from scenarios.runs.rounds import train_rounds
 from scenarios.runs.run_dir import (  # noqa: F401  (METRICS_HEADER, SNR_DEFINITION, read_metrics: kept importable from here)
     METRICS_HEADER,
@@ -189,6 +189,7 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
             rows = metrics_text.splitlines()[1:]
             metrics_text = "".join(line + "\n" for line in [",".join(METRICS_HEADER), *(row + "," for row in rows)])
             header = METRICS_HEADER
+            _define_new_columns(out_dir, config, first_round=start + 1)
         if header != METRICS_HEADER:
             raise ValueError(f"checkpoint in {out_dir} holds metrics with the columns {','.join(header)}; this version "
                              f"writes {','.join(METRICS_HEADER)} (noise_energy, clipped_error, weight, cohort, worst_class_accuracy appended), so the run "
@@ -203,6 +204,19 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
     atomic_write_text(metrics_path, metrics_text)
     (out_dir / DONE).unlink(missing_ok=True)
     return w, start, elapsed, metrics_text
+
+
+def _define_new_columns(out_dir: Path, config: ScenarioConfig, *, first_round: int) -> None:
+    """A run resumed from a checkpoint written before ``worst_class_accuracy``: its ``config.json`` gains the current
+    column definitions (what the finished run's check compares the header with) and a note of the rounds whose cell
+    is empty; nothing else in the record changes."""
+    record = json.loads((out_dir / "config.json").read_text(encoding="utf-8"))
+    record["metrics"] = metric_definitions(config)
+    record["metrics_added_on_resume"] = {
+        "columns": ["worst_class_accuracy"], "first_round": first_round,
+        "note": f"the run was resumed by a version that records these columns; rounds before {first_round} have an "
+                "empty cell, and class_accuracy.csv holds the resumed rounds only"}
+    atomic_write_json(out_dir / "config.json", record)
 
 
 def _class_text(setup, ckpt) -> str:
