@@ -1,10 +1,13 @@
 """Accuracy against ε on the cross-device population (``scenarios/matched_population.toml`` and its slices
-``matched_population_eps8``, ``_eps2``, ``_eps1_4``, ``_seed1``; model §10), from stored results only.
+``matched_population_eps8``, ``_eps2``, ``_eps1_4``, ``_seed1``, ``_seed2``, and capped FLORAS without server
+momentum, ``matched_population_nomomentum``; model §10), from stored results only.
 
 The slices are separate sweep directories, each a subset of the whole sweep's points (tested in
 tests/test_matched_population.py), so this figure merges them: every finished run of a directory named
-``matched_population`` or ``matched_population_<slice>`` whose case is one of the whole sweep's (:data:`CASES`; the
-probes' cases are not) counts once per (case, ε, seed), the first directory in name order winning a duplicate.
+``matched_population`` or ``matched_population_<slice>`` whose case is one of the whole sweep's (:data:`CASES`) or
+:data:`VARIANTS` (the other probes' cases are not) counts once per (case, ε, seed), the first directory in name order
+winning a duplicate. A variant is drawn dotted in its scheme's colour, and the caption gives each case's η and
+server momentum as its runs stored them.
 Final test accuracy per case against the target ε (log2 axis, ε = ∞ at the right), mean over seeds with the min–max
 band, and ``population_accuracy_vs_epsilon.table.md`` with mean [min, max] (seeds) per point.
 """
@@ -22,26 +25,44 @@ from .matched import COLORS, INF_X, curve_label, eps_value, eps_x, finish_single
 STEM = "population_accuracy_vs_epsilon"
 #: the whole sweep's cases (scenarios/matched_population.toml), in its order
 CASES = ("floras-none", "floras-none-capped", "central-gaussian", "analog-gaussian", "sqsgd", "ideal", "ddgauss")
+#: cases outside the whole sweep drawn beside it: {case: (the sweep case whose colour it takes, legend text)}
+VARIANTS = {"floras-none-capped-nomomentum": ("floras-none-capped", "FLORAS, no CSIT, capped receiver, no server momentum")}
 
 
 def merged_points(dirs: list[Path]) -> tuple[dict, dict]:
-    """{(case, ε): {seed: final test accuracy [%]}} over the directories, and one stored run configuration."""
+    """{(case, ε): {seed: final test accuracy [%]}} over the directories, and {case: one stored run configuration}."""
     points: dict = {}
-    config: dict = {}
+    configs: dict = {}
     for d in sorted(dirs, key=lambda p: p.name):
         try:
             res = load_finished(d)
         except NoFinishedRuns:
             continue
         for rs in res.runsets:
-            if rs.label not in CASES:
+            if rs.label not in CASES and rs.label not in VARIANTS:
                 continue
             eps = eps_value(rs.value("privacy.target_epsilon"))
             acc = 100 * rs.final("test_accuracy")
             for seed, a in zip(rs.seeds, acc):
                 points.setdefault((rs.label, eps), {}).setdefault(int(seed), float(a))
-            config = config or res.config()
-    return points, config
+            configs.setdefault(rs.label, rs.configs[0])
+    return points, configs
+
+
+def _text(case: str) -> str:
+    return VARIANTS[case][1] if case in VARIANTS else curve_label(case, "")
+
+
+def _training(configs: dict, cases: list[str]) -> str:
+    """η and server momentum per group of cases that share them, from their stored runs."""
+    groups: dict = {}
+    for case in cases:
+        tr = configs[case].get("config", {}).get("training", {})
+        groups.setdefault((tr.get("lr"), tr.get("server_momentum")), []).append(_text(case))
+    if len(groups) == 1:
+        (lr, mom), = groups
+        return f"η = {lr} with server momentum {mom} for every scheme"
+    return "; ".join(f"η = {lr}, server momentum {mom}: {', '.join(names)}" for (lr, mom), names in groups.items())
 
 
 def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
@@ -50,35 +71,36 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points, config = merged_points(list(results_dirs))
+    points, configs = merged_points(list(results_dirs))
     if not points:
         raise NoFinishedRuns(f"no finished run of the population sweep's cases in {[str(d) for d in results_dirs]}")
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
-    cases = [c for c in CASES if any(k[0] == c for k in points)]
+    cases = [c for c in (*CASES, *VARIANTS) if any(k[0] == c for k in points)]
     for i, case in enumerate(cases):
         keys = sorted((k for k in points if k[0] == case), key=lambda k: eps_x(k[1]))
         x = np.array([eps_x(k[1]) for k in keys])
         vals = [np.array(list(points[k].values())) for k in keys]
-        style = "--" if case == "ideal" else "-"
-        ax.plot(x, [v.mean() for v in vals], marker=MARKERS[i % len(MARKERS)], ls=style, color=COLORS.get(case),
-                label=curve_label(case, ""))
+        style = "--" if case == "ideal" else ":" if case in VARIANTS else "-"
+        color = COLORS.get(VARIANTS[case][0] if case in VARIANTS else case)
+        ax.plot(x, [v.mean() for v in vals], marker=MARKERS[i % len(MARKERS)], ls=style, color=color, label=_text(case))
         if max(v.size for v in vals) > 1:
-            ax.fill_between(x, [v.min() for v in vals], [v.max() for v in vals], color=COLORS.get(case), alpha=0.15, lw=0)
+            ax.fill_between(x, [v.min() for v in vals], [v.max() for v in vals], color=color, alpha=0.15, lw=0)
     ax.set_xscale("log", base=2)
     ticks = sorted({eps_x(k[1]) for k in points})
     ax.set_xticks(ticks, ["∞" if t == INF_X else f"{t:g}" for t in ticks])
     ax.minorticks_off()
     finish_single_panel(fig, ax, xlabel="target ε (δ = 10⁻⁵, client level, replace-one)",
                         title="Cross-device population: accuracy against ε")
-    cfg = config.get("config", {})
+    cfg = configs[cases[0]].get("config", {})  # K, M and the SNR are every case's
     seeds = sorted({s for v in points.values() for s in v})
     part, tr, phy = cfg.get("partition", {}), cfg.get("training", {}), cfg.get("phy", {})
     caption = (f"Final test accuracy against the target ε on the FedProx synthetic population: K = "
                f"{tr.get('clients_per_round')} of M = {part.get('clients')} clients per round, {phy.get('snr_db')} dB, "
                f"every scheme calibrated to ε at δ = 10⁻⁵ (RDP, client level, replace-one, sampling without "
-               f"replacement), η = {tr.get('lr')} with server momentum {tr.get('server_momentum')} for every scheme. "
+               f"replacement), {_training(configs, cases)}. "
                f"Merged from the sweep's slices (seeds {seeds}; each point's seeds in the table); lines: mean over "
-               f"its seeds, bands: min–max.{' Dashed: the noiseless ideal (ε = ∞).' if 'ideal' in cases else ''} "
+               f"its seeds, bands: min–max.{' Dashed: the noiseless ideal (ε = ∞).' if 'ideal' in cases else ''}"
+               f"{' Dotted: a variant outside the whole sweep (its own η and momentum).' if set(cases) & set(VARIANTS) else ''} "
                f"{SNR_DEFINITION}.")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(points, cases, out_dir))
@@ -101,7 +123,7 @@ def _table(points: dict, cases: list[str], out_dir: Path) -> Path:
                 continue
             v = np.array(list(got.values()))
             cells.append(f"{v.mean():.1f} [{v.min():.1f}, {v.max():.1f}] ({', '.join(str(s) for s in sorted(got))})")
-        lines.append(f"| {curve_label(case, '')} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_text(case)} | " + " | ".join(cells) + " |")
     path = Path(out_dir) / f"{STEM}.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path

@@ -545,9 +545,15 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     infeasible = {("sqsgd", "inf"), ("ideal", 4)}  # what `floras matched` records and does not run
     sweep = replace(sweep, points=tuple(p for p in sweep.points if p.label in ("central-gaussian", "ideal")
                                         and (p.label, p.overrides["privacy.target_epsilon"]) not in infeasible))
+    full = load_sweep(ROOT / "scenarios" / "matched_population.toml", quick=True)
+    capped = next(p for p in full.points if p.label == "floras-none-capped" and p.overrides["privacy.target_epsilon"] == 4)
+    variant = replace(capped, slug=capped.slug + "-nomomentum", label="floras-none-capped-nomomentum",
+                      overrides={**capped.overrides, "training.server_momentum": 0.0, "training.lr": 0.2})
     root = tmp_path / "population"
     run_sweep([(replace(sweep, seeds=(0, 1)), root / "matched_population_a"),
-               (replace(sweep, seeds=(1, 2)), root / "matched_population_b")],
+               (replace(sweep, seeds=(1, 2)), root / "matched_population_b"),
+               (replace(sweep, name="matched_population_nomomentum", points=(variant,), seeds=(0,)),
+                root / "matched_population_nomomentum")],
               runner=fake_runner, progress=False, echo=None)
     capsys.readouterr()
     assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
@@ -568,6 +574,12 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     assert (tmp_path / "figs" / "population_accuracy_vs_epsilon.png").stat().st_size > 10_000
     caption = (tmp_path / "figs" / "population_accuracy_vs_epsilon.caption.txt").read_text()
     assert "seeds [0, 1, 2]" in caption and "Dashed: the noiseless ideal" in caption  # the ideal ran at ε = ∞
+    # the no-momentum variant: its own row and curve, and the caption gives each group's η and momentum
+    lr = cfg.training.lr
+    assert rows["FLORAS, no CSIT, capped receiver, no server momentum"].count("(0)") == 1
+    assert "Dotted: a variant" in caption
+    assert (f"η = {lr}, server momentum {cfg.training.server_momentum}: central Gaussian, ideal (no privacy); "
+            "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum") in caption, caption
 
 
 def test_a_column_only_some_runs_of_a_point_have_reads_as_nan_for_the_others(results, tmp_path):

@@ -103,3 +103,25 @@ def test_the_probes_differ_from_the_slice_only_where_stated():
         assert over == {**refs[scheme], **changed[point.label]}, point.label
         cfg = load_scenario(probe.base, {**over, "privacy.target_epsilon": "inf"})  # validates every key, no search
         assert cfg.phy.scheme == scheme.split("-none")[0] and cfg.training.clients_per_round == 1000
+
+
+def test_the_no_momentum_slice_is_the_capped_floras_of_the_slices_with_only_momentum_and_rate_changed():
+    """scenarios/matched_population_nomomentum.toml: capped FLORAS at ε = 1, 2, 4, 8 and seeds 0–2, each run the
+    whole sweep's point of the same ε and seed with server momentum 0 and η = 0.2 and nothing else changed; its seed-0
+    ε = 8 run is the probe's floras-none-capped-nomomentum (docs/comparison.md)."""
+    whole = load_sweep(SWEEP)
+    part = load_sweep(SWEEP.with_name("matched_population_nomomentum.toml"))
+    probe = load_sweep(SWEEP.with_name("matched_population_probe.toml"))
+    assert part.base == whole.base and part.seeds == whole.seeds == (0, 1, 2)
+    assert {p.label for p in part.points} == {"floras-none-capped-nomomentum"}
+    assert sorted(float(p.overrides["privacy.target_epsilon"]) for p in part.points) == [1.0, 2.0, 4.0, 8.0]
+    ref = {(str(o["privacy.target_epsilon"]), s): o for p in whole.points if p.label == "floras-none-capped"
+           for s in whole.seeds for o in [whole.run_overrides(p, s)]}
+    for point in part.points:
+        for seed in part.seeds:
+            over = part.run_overrides(point, seed)
+            want = ref[(str(point.overrides["privacy.target_epsilon"]), seed)]
+            assert over == {**want, "training.server_momentum": 0.0, "training.lr": 0.2}, (point.label, seed)
+    eight = next(p for p in part.points if float(p.overrides["privacy.target_epsilon"]) == 8.0)
+    probed = next(p for p in probe.points if p.label == "floras-none-capped-nomomentum")
+    assert part.run_overrides(eight, 0) == probe.run_overrides(probed, 0)
