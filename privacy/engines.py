@@ -34,7 +34,9 @@ ACCOUNTANT_TEXT = {
     "rdp-generic": "rdp-generic: Rényi DP with the generic sampling bounds only (WBK 2019 arXiv:1808.00087 Thm 9; "
                    "Zhu & Wang 2019 Thm 6); composition by addition",
     "pld": "pld: privacy-loss distribution with pessimistic (connect-the-dots) discretization, FFT composition "
-           "(dp_accounting; FLORAS as a pessimistic V-mixture of Gaussian PLDs, model §9.5)",
+           "(dp_accounting; Poisson sampling by its add and remove pairs; sampling without replacement by the "
+           "symmetric pair of Dong, Roth & Su's C_q(f), replace-one; FLORAS as a pessimistic V-mixture of Gaussian "
+           "PLDs, model §9.5)",
     "gdp": "gdp: Gaussian DP (Dong, Roth & Su 2019, arXiv:1905.02383; Zheng et al. 2021), exact μ → (ε, δ) conversion",
     "fdp": "fdp: f-DP trade-off functions (Dong, Roth & Su 2019; Zheng et al. 2021; model §9.4): Gaussian G_μ exact, "
            "randomized response f_{ε₀,0} exact, sampling without replacement by C_p (DRS Thm 4.2), Poisson by the "

@@ -16,7 +16,9 @@ floating-point error of the FFT composition.
 - Randomized response with ε₀ (binary, replace-one): dp_accounting's exact PLD; repeated rounds
   by ``self_compose`` (dp_accounting 0.6's ``PLDAccountant.compose(event, count)`` ignores count
   for randomized response, so the PLD object is used directly).
-- Sampling without replacement (replace-one) has no PLD here: ValueError naming ``rdp``.
+- Sampling without replacement (replace-one) of a Gaussian or FLORAS round: the symmetric dominating pair of
+  :mod:`privacy.pld_wor` (Dong, Roth & Su's C_q(f); model §9.5), V-mixed for FLORAS; other events: ValueError
+  naming ``rdp``.
 - Size: a Gaussian component whose loss range needs more than :data:`MAX_GRID_POINTS` points at
   the interval h (a noise far below its sensitivity, e.g. a calibration's bracket end at
   σ/S = 10⁻⁴: 5·10¹⁰ points, 373 GiB) raises :class:`PldTooLarge` before anything is
@@ -77,10 +79,15 @@ def _unsupported(event, why: str) -> ValueError:
 
 
 def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
-                       discretization: float = DEFAULT_DISCRETIZATION):
-    """PLD of the FLORAS round (Poisson rate ``rate``, add/remove; 1: unsampled) as a pessimistic V-mixture."""
+                       discretization: float = DEFAULT_DISCRETIZATION, sampling: str = "poisson"):
+    """PLD of the FLORAS round as a pessimistic V-mixture: ``sampling`` "poisson" (rate ``rate``, add/remove; 1:
+    unsampled) or "without-replacement" (K/M = ``rate``, replace-one: every panel the symmetric pair of
+    :mod:`privacy.pld_wor`)."""
+    if sampling not in ("poisson", "without-replacement"):
+        raise ValueError(f"sampling must be 'poisson' or 'without-replacement' (got {sampling!r})")
     S, g = float(sensitivity), float(gamma)
     pess = _PESSIMISTIC.get()
+    wor = sampling == "without-replacement" and rate < 1.0
     if S == 0.0:
         return _pld.identity(discretization)
     edges = np.concatenate([[0.0], np.geomspace(Z_LO, Z_TAIL, int(math.ceil(math.log(Z_TAIL / Z_LO) / math.log(PANEL_RATIO))) + 1)])
@@ -90,10 +97,16 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     if g == 0.0:
         tail, weights = 1.0, weights * 0.0
     if g > 0.0:  # the last panel (the least noise, γ/z_max) has the widest loss grid: check it before building any
-        _check_grid(g / edges[-1], S, float(rate), float(discretization))
+        _check_grid(g / edges[-1], S, float(rate), float(discretization), symmetric=wor)
     parts_remove, parts_add = [], []
     for w, z in zip(weights, edges[1:]):
         if w <= 0.0:
+            continue
+        if wor:
+            from privacy.pld_wor import wor_gaussian_pmf
+
+            parts_remove.append((w, wor_gaussian_pmf(g / z, sensitivity=S, rate=float(rate),
+                                                     discretization=discretization, pessimistic=pess)))
             continue
         p = _pld.from_gaussian_mechanism(g / z, sensitivity=S, sampling_prob=rate, pessimistic_estimate=pess,
                                          value_discretization_interval=discretization, use_connect_dots=pess)
@@ -113,6 +126,8 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
             inf_mass += w * d._infinity_mass
         return pld_pmf.DensePLDPmf(discretization, lo, probs, inf_mass, pess)
 
+    if wor:  # one symmetric pair (privacy.pld_wor)
+        return _pld.PrivacyLossDistribution(mixture(parts_remove))
     return _pld.PrivacyLossDistribution(mixture(parts_remove), mixture(parts_add))
 
 
@@ -120,7 +135,7 @@ class PldTooLarge(ValueError):
     """A PLD whose loss grid would exceed :data:`MAX_GRID_POINTS` (the message names σ, S, the rate and h)."""
 
 
-def _check_grid(std: float, sensitivity: float, rate: float, discretization: float) -> None:
+def _check_grid(std: float, sensitivity: float, rate: float, discretization: float, *, symmetric: bool = False) -> None:
     """Raise :class:`PldTooLarge` when the Gaussian PLD of (σ, S, q) needs more than MAX_GRID_POINTS points at h.
 
     The count is dp_accounting's own: its loss range (``connect_dots_bounds`` of each adjacency, the same
@@ -132,7 +147,9 @@ def _check_grid(std: float, sensitivity: float, rate: float, discretization: flo
     for adjacency in (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD):
         b = plm.GaussianPrivacyLoss(std, sensitivity=sensitivity, sampling_prob=rate,
                                     adjacency_type=adjacency).connect_dots_bounds()
-        points = max(points, (float(b.epsilon_upper) - float(b.epsilon_lower)) / discretization)
+        width = (2.0 * max(abs(float(b.epsilon_upper)), abs(float(b.epsilon_lower))) if symmetric
+                 else float(b.epsilon_upper) - float(b.epsilon_lower))  # the symmetric pair's grid: ±the largest |loss|
+        points = max(points, width / discretization)
     if not points <= MAX_GRID_POINTS:
         raise PldTooLarge(f"the PLD of a Gaussian with noise std {std:.4g} at sensitivity {sensitivity:.4g} (sampling "
                           f"rate {rate:g}) needs {points:.3g} loss points at discretization {discretization:g}, above "
@@ -140,23 +157,31 @@ def _check_grid(std: float, sensitivity: float, rate: float, discretization: flo
                           "any usual target; use a larger noise, or accountant rdp")
 
 
-def gaussian_round_pld(event, *, rate: float, discretization: float):
-    """PLD of a :class:`privacy.events.GaussianRound`, Poisson-sampled at ``rate`` (1: unsampled)."""
+def gaussian_round_pld(event, *, rate: float, discretization: float, sampling: str = "poisson"):
+    """PLD of a :class:`privacy.events.GaussianRound`, Poisson-sampled at ``rate`` (1: unsampled), or sampled without
+    replacement at K/M = ``rate`` (``sampling = "without-replacement"``, replace-one: :mod:`privacy.pld_wor`)."""
     if event.sensitivity == 0:
         return _pld.identity(discretization)
     if event.noise_std == 0:
         raise _unsupported(event, "a Gaussian without noise has ε = ∞")
-    _check_grid(float(event.noise_std), float(event.sensitivity), float(rate), float(discretization))
+    wor = sampling == "without-replacement" and rate < 1.0
+    _check_grid(float(event.noise_std), float(event.sensitivity), float(rate), float(discretization), symmetric=wor)
+    if wor:
+        from privacy.pld_wor import wor_gaussian_pld
+
+        return wor_gaussian_pld(event.noise_std, sensitivity=event.sensitivity, rate=float(rate),
+                                discretization=discretization, pessimistic=_PESSIMISTIC.get())
     return _pld.from_gaussian_mechanism(event.noise_std, sensitivity=event.sensitivity, sampling_prob=rate,
                                         pessimistic_estimate=_PESSIMISTIC.get(), use_connect_dots=_PESSIMISTIC.get(),
                                         value_discretization_interval=discretization)
 
 
-def cauchy_round_pld(event, *, rate: float, discretization: float):
+def cauchy_round_pld(event, *, rate: float, discretization: float, sampling: str = "poisson"):
     """PLD of a :class:`privacy.events.CauchyRound` (the V-mixture; not the exact scalar release)."""
     if event.scalar:
         raise _unsupported(event, "the exact scalar Cauchy release")
-    return cauchy_mixture_pld(sensitivity=event.sensitivity, gamma=event.gamma, rate=rate, discretization=discretization)
+    return cauchy_mixture_pld(sensitivity=event.sensitivity, gamma=event.gamma, rate=rate, discretization=discretization,
+                              sampling=sampling)
 
 
 def randomized_response_pld(event, *, rate: float, discretization: float):
@@ -193,7 +218,7 @@ def _event_pld(event, discretization: float):
     wrappers = (SampledWithoutReplacement, PoissonSampled, SelfComposed, Composed)
     if isinstance(event, SampledWithoutReplacement):
         if event.rate < 1.0:
-            raise _unsupported(event, "sampling without replacement (replace-one) has no PLD construction here")
+            return _without_replacement_pld(event, h)
         return _event_pld(event.event, h)
     if isinstance(event, SelfComposed):
         if event.count == 0:
@@ -213,6 +238,27 @@ def _event_pld(event, discretization: float):
         if inner is event or not hasattr(exc, "pld_why"):
             raise
         raise _unsupported(event, exc.pld_why) from None
+
+
+def _without_replacement_pld(event, h: float):
+    """A Gaussian or FLORAS round sampled without replacement (replace-one): the symmetric pair of
+    :mod:`privacy.pld_wor` (given V for FLORAS); anything else has no construction here."""
+    from privacy.events import CauchyRound, GaussianRound
+
+    inner = event.event
+    if isinstance(inner, GaussianRound):
+        return gaussian_round_pld(inner, rate=event.rate, discretization=h, sampling="without-replacement")
+    if isinstance(inner, CauchyRound):
+        if inner.blocks > 1:
+            raise _unsupported(event, f"FLORAS's PLD assumes one V per round, not {inner.blocks} pilot blocks (model §9.5)")
+        try:
+            return cauchy_round_pld(inner, rate=event.rate, discretization=h, sampling="without-replacement")
+        except ValueError as exc:
+            if not hasattr(exc, "pld_why"):
+                raise
+            raise _unsupported(event, exc.pld_why) from None
+    raise _unsupported(event, f"sampling without replacement has a PLD here for Gaussian and FLORAS rounds only, not "
+                              f"{type(inner).__name__}")
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ class FlorasRunAccountant:
     ``sensitivity`` overrides the derived S; ``conversion`` is ``tight`` (default) or ``standard``.
     ``accountant``: ``rdp`` (default; the conditional-Gaussian bound of model §9.5 for sampled
     rounds), ``rdp-generic`` (the generic sampling bounds, the accountant before model §9.5) or
-    ``pld`` (Poisson or no sampling only); ``gdp`` has no FLORAS form and is refused.
+    ``pld`` (Poisson, without replacement or no sampling); ``gdp`` has no FLORAS form and is refused.
     ``link``: a :class:`privacy.link.LinkModel` (SNR, L, CSIT) adds the link-level ε_link of the
     simulated finite-SNR link to every report (:mod:`privacy.link`). ``pilot_blocks`` B ≥ 1: pilots per round,
     each block's noise of its own V_m (model §9.5, "Several pilots"); B > 1 refuses ``pld``.
@@ -239,7 +239,10 @@ class FlorasRunAccountant:
             return generic
         if self.accountant_name == "pld":
             return ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; model §9.5)"
-                    if scheme == "poisson" else "no sampling amplification (the PLD accountant has none without replacement)")
+                    if scheme == "poisson" else
+                    "amplification inside the PLD: V-mixture of the symmetric pair dominating a Gaussian round sampled "
+                    "without replacement, δ(ε) = max(H_e^ε(A‖Q), H_e^ε(Q‖A)) with A = qN(S, V) + (1 − q)N(0, V), "
+                    "Q = N(0, V) (Dong, Roth & Su's C_q(f), replace-one; model §9.5)")
         tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
                  if scheme == "without-replacement" else
                  "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")

@@ -302,7 +302,7 @@ VALID = {
     "phy.sqsgd.accumulation": st.booleans(),  # true needs estimator = "sparse": checked for the configured scheme only
     "phy.sqsgd.momentum": st.floats(min_value=0.0, max_value=1.0, exclude_max=True),
     "phy.sqsgd.mechanism": st.sampled_from(("privquant", "pm")),
-    "privacy.accountant": st.sampled_from(("rdp", "rdp-generic")),  # pld and gdp refuse FLORAS without replacement
+    "privacy.accountant": st.sampled_from(("rdp", "rdp-generic")),  # gdp refuses FLORAS; pld calibrations take seconds each
     "privacy.calibrated": st.just({}),
     "privacy.calibrate_key": st.sampled_from(("C", "N")),
     "privacy.target_epsilon": st.just(8.0),  # a valid target calibrates the scheme (seconds): one example

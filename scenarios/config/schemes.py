@@ -150,7 +150,10 @@ def scheme_accountant(config, *, d: int, D: int):
         sampling = getattr(config.training, "sampling", "without-replacement")
         if "use sampling 'poisson' for add-remove" in str(exc) and sampling == "without-replacement":
             hint = " (a run that samples that way: training.sampling = 'poisson', model §1)"
-        raise ValueError(f"privacy: {exc}{hint}") from exc
+        from privacy.pld import PldTooLarge
+
+        # a PLD too large to build stays PldTooLarge: calibration counts that point as missing its target
+        raise (PldTooLarge if isinstance(exc, PldTooLarge) else ValueError)(f"privacy: {exc}{hint}") from exc
 
 
 def get_phy_key(phy, key: str):
