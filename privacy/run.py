@@ -174,7 +174,8 @@ class FlorasRunAccountant:
             ),
             *sampling_lines,
             *sens.caveats,
-            "composition over rounds: RDP curves added order by order",
+            "composition over rounds: " + ("the round's PLD composed T times (FFT convolution)" if accountant == "pld"
+                                           else "RDP curves added order by order"),
         ]
 
     # ---------------------------------------------------------------------------------------

@@ -144,3 +144,16 @@ def test_other_events_sampled_without_replacement_name_the_alternative():
                                        population_size=10)
     with pytest.raises(ValueError, match="pilot blocks"):
         event_pld(blocks)
+
+
+def test_the_floras_run_accountant_states_the_construction_and_matches_the_event():
+    """FlorasRunAccountant with accountant pld, K of M without replacement: the ε of the composed V-mixture of symmetric
+    pairs at S = 2C (replace-one), and assumptions that name the pair and the FFT composition (no RDP wording)."""
+    from privacy import FlorasRunAccountant
+
+    acc = FlorasRunAccountant(K=20, N=30, M=100, d=1000, normalization="clip", C=2.0, clip_norm=1.0, accountant="pld")
+    ev = SampledWithoutReplacement(CauchyRound(gamma=10.0, sensitivity=4.0), sample_size=20, population_size=100)
+    want = event_pld(ev).self_compose(20).get_epsilon_for_delta(DELTA)
+    assert acc.epsilon(rounds=20) == pytest.approx(want, rel=1e-9)
+    text = "\n".join(acc.report(rounds=20).assumptions)
+    assert "C_q(f)" in text and "FFT" in text and "RDP curves added" not in text
