@@ -29,6 +29,22 @@ CASES = ("floras-none", "floras-none-capped", "central-gaussian", "analog-gaussi
 VARIANTS = {"floras-none-capped-nomomentum": ("floras-none-capped", "FLORAS, no CSIT, capped receiver, no server momentum")}
 
 
+#: the accountant the whole sweep is calibrated under; runs under another one form curves of their own
+SWEEP_ACCOUNTANT = "rdp"
+
+
+def _case(rs) -> str:
+    """The curve a run set belongs to: its label, with ``@<accountant>`` when not calibrated under the sweep's."""
+    acc = str(rs.value("privacy.accountant") or SWEEP_ACCOUNTANT)
+    return rs.label if acc == SWEEP_ACCOUNTANT else f"{rs.label}@{acc}"
+
+
+def _base(case: str) -> tuple[str, str | None]:
+    """(label, accountant or None for the sweep's) of a curve key."""
+    label, _, acc = case.partition("@")
+    return label, acc or None
+
+
 def merged_points(dirs: list[Path]) -> tuple[dict, dict]:
     """{(case, ε): {seed: final test accuracy [%]}} over the directories, and {case: one stored run configuration}."""
     points: dict = {}
@@ -41,16 +57,45 @@ def merged_points(dirs: list[Path]) -> tuple[dict, dict]:
         for rs in res.runsets:
             if rs.label not in CASES and rs.label not in VARIANTS:
                 continue
+            case = _case(rs)
             eps = eps_value(rs.value("privacy.target_epsilon"))
             acc = 100 * rs.final("test_accuracy")
             for seed, a in zip(rs.seeds, acc):
-                points.setdefault((rs.label, eps), {}).setdefault(int(seed), float(a))
-            configs.setdefault(rs.label, rs.configs[0])
+                points.setdefault((case, eps), {}).setdefault(int(seed), float(a))
+            configs.setdefault(case, rs.configs[0])
     return points, configs
 
 
 def _text(case: str) -> str:
-    return VARIANTS[case][1] if case in VARIANTS else curve_label(case, "")
+    label, acc = _base(case)
+    text = VARIANTS[label][1] if label in VARIANTS else curve_label(label, "")
+    return f"{text}, {acc} accountant" if acc else text
+
+
+def _color(case: str):
+    label = _base(case)[0]
+    return COLORS.get(VARIANTS[label][0] if label in VARIANTS else label)
+
+
+def _order(points: dict) -> list[str]:
+    """Curves in the sweep's case order, the sweep's accountant first, then other accountants."""
+    keys = {k[0] for k in points}
+    rank = {c: i for i, c in enumerate((*CASES, *VARIANTS))}
+    return sorted(keys, key=lambda c: (_base(c)[1] is not None, rank[_base(c)[0]], _base(c)[1] or ""))
+
+
+def _accountants(configs: dict, cases: list[str]) -> str:
+    """A sentence on the curves calibrated under another accountant, with the calibrated key of each, from the runs."""
+    other = [c for c in cases if _base(c)[1]]
+    if not other:
+        return ""
+    parts = []
+    for case in other:
+        cal = (configs[case].get("config", {}).get("privacy", {}).get("calibrated") or {})
+        value = cal.get("value")
+        key = f"{cal.get('parameter')} = {value:.4g}" if isinstance(value, (int, float)) else "its calibrated key"
+        parts.append(f"{_text(case)} ({key})")
+    return " Dash-dotted: calibrated under another accountant: " + "; ".join(parts) + "."
 
 
 def _training(configs: dict, cases: list[str]) -> str:
@@ -75,13 +120,14 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
     if not points:
         raise NoFinishedRuns(f"no finished run of the population sweep's cases in {[str(d) for d in results_dirs]}")
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
-    cases = [c for c in (*CASES, *VARIANTS) if any(k[0] == c for k in points)]
+    cases = _order(points)
     for i, case in enumerate(cases):
         keys = sorted((k for k in points if k[0] == case), key=lambda k: eps_x(k[1]))
         x = np.array([eps_x(k[1]) for k in keys])
         vals = [np.array(list(points[k].values())) for k in keys]
-        style = "--" if case == "ideal" else ":" if case in VARIANTS else "-"
-        color = COLORS.get(VARIANTS[case][0] if case in VARIANTS else case)
+        label, acc = _base(case)
+        style = "--" if label == "ideal" else "-." if acc else ":" if label in VARIANTS else "-"
+        color = _color(case)
         ax.plot(x, [v.mean() for v in vals], marker=MARKERS[i % len(MARKERS)], ls=style, color=color, label=_text(case))
         if max(v.size for v in vals) > 1:
             ax.fill_between(x, [v.min() for v in vals], [v.max() for v in vals], color=color, alpha=0.15, lw=0)
@@ -96,11 +142,12 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
     part, tr, phy = cfg.get("partition", {}), cfg.get("training", {}), cfg.get("phy", {})
     caption = (f"Final test accuracy against the target ε on the FedProx synthetic population: K = "
                f"{tr.get('clients_per_round')} of M = {part.get('clients')} clients per round, {phy.get('snr_db')} dB, "
-               f"every scheme calibrated to ε at δ = 10⁻⁵ (RDP, client level, replace-one, sampling without "
-               f"replacement), {_training(configs, cases)}. "
+               f"every scheme calibrated to ε at δ = 10⁻⁵ (RDP unless its curve names another accountant; client level, "
+               f"replace-one, sampling without replacement), {_training(configs, cases)}. "
                f"Merged from the sweep's slices (seeds {seeds}; each point's seeds in the table); lines: mean over "
                f"its seeds, bands: min–max.{' Dashed: the noiseless ideal (ε = ∞).' if 'ideal' in cases else ''}"
-               f"{' Dotted: a variant outside the whole sweep (its own η and momentum).' if set(cases) & set(VARIANTS) else ''} "
+               f"{' Dotted: a variant outside the whole sweep (its own η and momentum).' if any(_base(c)[0] in VARIANTS for c in cases) else ''}"
+               f"{_accountants(configs, cases)} "
                f"{SNR_DEFINITION}.")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(points, cases, out_dir))

@@ -549,11 +549,15 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     capped = next(p for p in full.points if p.label == "floras-none-capped" and p.overrides["privacy.target_epsilon"] == 4)
     variant = replace(capped, slug=capped.slug + "-nomomentum", label="floras-none-capped-nomomentum",
                       overrides={**capped.overrides, "training.server_momentum": 0.0, "training.lr": 0.2})
+    central = next(p for p in sweep.points if p.label == "central-gaussian")
+    under_pld = replace(central, slug=central.slug + "-pld", overrides={**central.overrides, "privacy.accountant": "pld"})
     root = tmp_path / "population"
     run_sweep([(replace(sweep, seeds=(0, 1)), root / "matched_population_a"),
                (replace(sweep, seeds=(1, 2)), root / "matched_population_b"),
                (replace(sweep, name="matched_population_nomomentum", points=(variant,), seeds=(0,)),
-                root / "matched_population_nomomentum")],
+                root / "matched_population_nomomentum"),
+               (replace(sweep, name="matched_population_pld", points=(under_pld,), seeds=(0,)),
+                root / "matched_population_pld")],
               runner=fake_runner, progress=False, echo=None)
     capsys.readouterr()
     assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
@@ -578,8 +582,13 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     lr = cfg.training.lr
     assert rows["FLORAS, no CSIT, capped receiver, no server momentum"].count("(0)") == 1
     assert "Dotted: a variant" in caption
-    assert (f"η = {lr}, server momentum {cfg.training.server_momentum}: central Gaussian, ideal (no privacy); "
-            "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum") in caption, caption
+    assert (f"η = {lr}, server momentum {cfg.training.server_momentum}: central Gaussian, ideal (no privacy)") in caption
+    assert "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum" in caption, caption
+    # a run calibrated under another accountant is its own curve, never merged into the sweep's seeds
+    assert rows["central Gaussian, pld accountant"].count("(0)") == 1 and expected in central
+    pld_cfg = json.loads(next((root / "matched_population_pld").glob("central-gaussian_*seed0*/config.json")).read_text())
+    z = pld_cfg["config"]["privacy"]["calibrated"]["value"]
+    assert f"central Gaussian, pld accountant (central-gaussian.noise_multiplier = {z:.4g})" in caption, caption
 
 
 def test_a_column_only_some_runs_of_a_point_have_reads_as_nan_for_the_others(results, tmp_path):
