@@ -31,7 +31,8 @@ composition the two ε bracket the ε of the PLD being discretized, ε_opt ≤ �
 gap ε_pess − ε_opt is the discretization error, reported with ε_pess. h is refined until
 the gap is at most ``target_error``·ε_pess (or ``target_error`` itself when ε_pess < 1). For the
 FLORAS mixture both ends keep the pessimistic panels in V (the bracket covers the discretization
-of the loss, not the V-panel error, which is on the safe side in both).
+of the loss, not the V-panel error, which is on the safe side in both). Without replacement the optimistic end is
+the connect-the-dots PMF moved one step down (:mod:`privacy.pld_wor`), so its gap is T·h exactly.
 """
 
 from __future__ import annotations
