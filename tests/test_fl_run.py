@@ -1,6 +1,7 @@
 """Scenario files, run directories, resume, learning check (floras train)."""
 
 import csv
+import io
 import json
 import math
 import os
@@ -223,6 +224,31 @@ def test_a_run_checkpointed_before_worst_class_accuracy_resumes_with_that_cell_e
 
     assert read_class_accuracy(out)["round"].tolist() == [3.0, 4.0]
 
+
+
+def test_a_run_whose_config_predates_the_column_resumes_after_an_earlier_upgrade(tmp_path, monkeypatch):
+    """An earlier resume upgraded the checkpoint's metrics to worst_class_accuracy but stopped before config.json
+    was rewritten (a version without that step): the next resume defines the column in config.json and records the
+    first round whose cell has a value, and the run finishes; a config.json that defines every column is untouched."""
+    import numpy as np
+
+    cfg = load_scenario(_scenario(tmp_path), {"run.checkpoint_every": 1})
+    out = tmp_path / "out"
+    _interrupted_run(cfg, out, monkeypatch, 2)
+    ckpt = dict(np.load(out / "checkpoint.npz"))
+    rows = list(csv.DictReader(io.StringIO(str(ckpt["metrics"]))))
+    valued = [int(r["round"]) for r in rows if r["worst_class_accuracy"]]
+    record = json.loads((out / "config.json").read_text())
+    del record["metrics"]["worst_class_accuracy"]
+    (out / "config.json").write_text(json.dumps(record))
+    run_scenario(cfg, out, resume=True, progress=False)
+    assert (out / "DONE").exists()
+    got = json.loads((out / "config.json").read_text())
+    assert got["metrics_added_on_resume"]["columns"] == ["worst_class_accuracy"]
+    assert got["metrics_added_on_resume"]["first_round"] == (min(valued) if valued else 3)
+    fresh = tmp_path / "fresh"
+    run_scenario(cfg, fresh, progress=False)
+    assert "metrics_added_on_resume" not in json.loads((fresh / "config.json").read_text())
 
 def test_same_seed_same_metrics_with_one_thread(tmp_path):
     # The same scenario in a fresh process limited to one TensorFlow thread.

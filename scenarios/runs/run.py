@@ -51,6 +51,8 @@ verifies and reads; resuming an unfinished one is refused with a message (its ro
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 from pathlib import Path
@@ -189,13 +191,13 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
             rows = metrics_text.splitlines()[1:]
             metrics_text = "".join(line + "\n" for line in [",".join(METRICS_HEADER), *(row + "," for row in rows)])
             header = METRICS_HEADER
-            _define_new_columns(out_dir, config, first_round=start + 1)
         if header != METRICS_HEADER:
             raise ValueError(f"checkpoint in {out_dir} holds metrics with the columns {','.join(header)}; this version "
                              f"writes {','.join(METRICS_HEADER)} (noise_energy, clipped_error, weight, cohort, worst_class_accuracy appended), so the run "
                              "cannot be continued: start it again in another --out (its finished rounds stay readable)")
         if w.shape != (d,):
             raise ValueError(f"checkpoint in {out_dir} holds a model of dimension {w.shape} (scenario has d = {d}); choose another --out")
+        _define_new_columns(out_dir, config, metrics_text, resumed_at=start + 1)
     else:
         w = spec.init(seed)
         start, elapsed = 0, 0.0
@@ -206,16 +208,25 @@ def _start(config: ScenarioConfig, config_dict: dict, setup, key: ResolvedKey | 
     return w, start, elapsed, metrics_text
 
 
-def _define_new_columns(out_dir: Path, config: ScenarioConfig, *, first_round: int) -> None:
-    """A run resumed from a checkpoint written before ``worst_class_accuracy``: its ``config.json`` gains the current
-    column definitions (what the finished run's check compares the header with) and a note of the rounds whose cell
-    is empty; nothing else in the record changes."""
+def _define_new_columns(out_dir: Path, config: ScenarioConfig, metrics_text: str, *, resumed_at: int) -> None:
+    """A resumed run whose ``config.json`` predates some of this version's columns (a checkpoint from before
+    ``worst_class_accuracy``, or one that an earlier resume already upgraded): the record gains the current column
+    definitions, which the finished run's check compares the header with, and ``metrics_added_on_resume`` with the
+    first round that has a value in them (rounds before it have empty cells). Nothing else changes; a record that
+    defines every column is left as it is."""
     record = json.loads((out_dir / "config.json").read_text(encoding="utf-8"))
+    defined = record.get("metrics")
+    missing = [c for c in METRICS_HEADER if not isinstance(defined, dict) or c not in defined]
+    if not missing:
+        return
+    rows = list(csv.DictReader(io.StringIO(metrics_text)))
+    valued = [int(r["round"]) for r in rows if any(r.get(c) for c in missing)]
+    first = min(valued) if valued else resumed_at
     record["metrics"] = metric_definitions(config)
     record["metrics_added_on_resume"] = {
-        "columns": ["worst_class_accuracy"], "first_round": first_round,
-        "note": f"the run was resumed by a version that records these columns; rounds before {first_round} have an "
-                "empty cell, and class_accuracy.csv holds the resumed rounds only"}
+        "columns": missing, "first_round": first,
+        "note": f"resumed at round {resumed_at} by a version that records these columns; rounds before {first} have "
+                "empty cells, and class_accuracy.csv holds the rounds run by that version only"}
     atomic_write_json(out_dir / "config.json", record)
 
 
