@@ -89,8 +89,13 @@ def test_gaussian_sensitivity_follows_the_relation():
         RunAccountant("gaussian", K=5, M=10, clip_norm=1.0)
     with pytest.raises(ValueError, match="gdp supports Gaussian"):
         RunAccountant("ldp", K=5, M=10, accountant="gdp", epsilon0=1.0)
-    with pytest.raises(ValueError, match="pld does not support"):
-        RunAccountant("gaussian", K=5, M=10, accountant="pld", clip_norm=1.0, noise_std=3.0)
+    # Sampled without replacement: the Gaussian round has its PLD (model §9.5), tighter than RDP's bound;
+    # randomized response has none, and the refusal names the accountant that does.
+    pld = RunAccountant("gaussian", K=5, M=10, accountant="pld", clip_norm=1.0, noise_std=3.0).report(rounds=10)
+    rdp = RunAccountant("gaussian", K=5, M=10, accountant="rdp", clip_norm=1.0, noise_std=3.0).report(rounds=10)
+    assert 0.0 < pld.epsilon < rdp.epsilon
+    with pytest.raises(ValueError, match="pld does not support.*RandomizedResponseRound.*--accountant rdp"):
+        RunAccountant("ldp", K=5, M=10, accountant="pld", epsilon0=1.0).report(rounds=10)
 
 
 def test_calibration_reproduces_the_noise_multiplier():
