@@ -8,6 +8,7 @@ accountant      what it computes                                                
 ``pld``         privacy-loss distribution, pessimistic discretization (dp_accounting)      upper bound
 ``gdp``         μ-GDP; subsampling by the central limit theorem                            APPROXIMATE
 ``fdp``         trade-off functions (f-DP), C_p / f_p subsampling, numerical ⊗ (model §9.4) upper bound
+``tightest``    min of ``rdp`` and the first of ``pld``, ``fdp`` that handles the event   upper bound
 =============== ========================================================================= ===========
 
 Each engine answers ``epsilon(rounds)`` → (ε, order or None, warnings) and ``delta_at``; the run
@@ -24,9 +25,11 @@ from privacy.accountant import edge_warning, event_eps_inf, event_rdp
 from privacy.gdp import event_mu, gdp_delta, gdp_epsilon
 from privacy.rdp import delta_from_rdp, epsilon_from_rdp
 
-__all__ = ["ACCOUNTANTS", "ACCOUNTANT_TEXT", "make_engine"]
+__all__ = ["ACCOUNTANTS", "ACCOUNTANT_TEXT", "TIGHTEST_CANDIDATES", "make_engine"]
 
-ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp", "fdp")
+ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp", "fdp", "tightest")
+#: What ``tightest`` minimises over: ``rdp`` always, then the first of the others that handles the event.
+TIGHTEST_CANDIDATES = ("pld", "fdp")
 ACCOUNTANT_TEXT = {
     "rdp": "rdp: Rényi DP with mechanism-specific sampling bounds where they exist (sampled Gaussian: dp_accounting, "
            "Mironov–Talwar–Zhang 2019 arXiv:1908.10530 / WBK 2019 arXiv:1808.00087 Thm 27; sampled FLORAS: "
@@ -42,6 +45,9 @@ ACCOUNTANT_TEXT = {
            "randomized response f_{ε₀,0} exact, sampling without replacement by C_p (DRS Thm 4.2), Poisson by the "
            "pair (P, (1−p)P + pQ) in both orders, composition ⊗ on a 1e-4-nat loss grid (ε at most T·1e-4 above "
            "the exact value of these trade-off functions); DDGauss: the f implied by its T-round RDP curve",
+    "tightest": "tightest: the smaller ε of two upper bounds, rdp and the first of pld, fdp that handles the mechanism "
+                "(pld where it exists, else fdp; each a valid (ε, δ) bound, so their minimum is one); which one "
+                "attained ε, and why a candidate was not used, is stated per report (model §9.4)",
 }
 
 
@@ -152,6 +158,47 @@ class _FdpEngine:
         return 0.0 if rounds == 0 else float(self.tradeoff(rounds).symmetric_delta(np.array([epsilon]))[0])
 
 
+class _TightestEngine:
+    """``tightest``: ε = min(ε_rdp, ε_other), δ(ε) = min(δ_rdp, δ_other), where "other" is the first of
+    :data:`TIGHTEST_CANDIDATES` whose engine accepts the event (ValueError, including a PLD too large to
+    build, moves on to the next). Each is an upper bound on the same mechanism's privacy curve, so
+    their pointwise minimum is one too (model §9.4)."""
+
+    approximate = False
+
+    def __init__(self, event, *, orders, conversion: str, discretization: float | None = None):
+        self.rdp = _RdpEngine(event, orders=orders, method="tight", conversion=conversion)
+        self.other, self.other_name, self.skipped = None, None, []
+        for name in TIGHTEST_CANDIDATES:
+            try:
+                self.other = (_PldEngine(event, discretization=discretization) if name == "pld"
+                              else _FdpEngine(event, orders=orders))
+            except (ValueError, MemoryError) as exc:
+                self.skipped.append(f"{name}: {getattr(exc, 'pld_why', None) or exc}")
+                continue
+            self.other_name = name
+            break
+        self.used = "rdp"  # the accountant that attained the last ε
+        self.note = None  # the last query's line for the report's assumptions: both ε, the one used, what was skipped
+
+    def epsilon(self, rounds: int, delta: float):
+        eps, order, warnings = self.rdp.epsilon(rounds, delta)
+        lines = [f"rdp ε = {eps:.6g}"]
+        self.used = "rdp"
+        if self.other is not None:
+            other, _, more = self.other.epsilon(rounds, delta)
+            lines.append(f"{self.other_name} ε = {other:.6g}")
+            if other < eps:
+                eps, order, warnings, self.used = other, None, list(more), self.other_name
+        self.note = f"tightest: ε from {self.used} ({', '.join(lines)}" + (
+            f"; not used: {'; '.join(self.skipped)})" if self.skipped else ")")
+        return eps, order, warnings
+
+    def delta_at(self, rounds: int, epsilon: float) -> float:
+        d = self.rdp.delta_at(rounds, epsilon)
+        return d if self.other is None else min(d, self.other.delta_at(rounds, epsilon))
+
+
 def make_engine(accountant: str, event, *, orders, conversion: str = "tight", discretization: float | None = None,
                 pld_target_error: float | None = None):
     """The engine of ``accountant`` for the per-round ``event``; ValueError when it cannot handle it.
@@ -166,4 +213,6 @@ def make_engine(accountant: str, event, *, orders, conversion: str = "tight", di
         return _PldEngine(event, discretization=discretization, target_error=pld_target_error)
     if accountant == "fdp":
         return _FdpEngine(event, orders=orders)
+    if accountant == "tightest":
+        return _TightestEngine(event, orders=orders, conversion=conversion, discretization=discretization)
     return _GdpEngine(event)

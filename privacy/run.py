@@ -158,7 +158,8 @@ class FlorasRunAccountant:
         self.event, sampling_lines = self._build_event(base, local_steps, batch_size, local_dataset_size)
         # RDP curves are built on first use (a config check needs none); PLD is built now, so that an
         # unsupported configuration fails at construction
-        self._engine_obj = None if accountant.startswith("rdp") else make_engine(accountant, self.event, orders=self._orders)
+        lazy = accountant.startswith("rdp") or accountant == "tightest"  # tightest's PLD may fail: it then uses rdp alone
+        self._engine_obj = None if lazy else make_engine(accountant, self.event, orders=self._orders)
         self.link = link
         self._link_engines: dict = {}
         self._build_args = dict(local_steps=local_steps, batch_size=batch_size, local_dataset_size=local_dataset_size,
@@ -174,8 +175,10 @@ class FlorasRunAccountant:
             ),
             *sampling_lines,
             *sens.caveats,
-            "composition over rounds: " + ("the round's PLD composed T times (FFT convolution)" if accountant == "pld"
-                                           else "RDP curves added order by order"),
+            "composition over rounds: " + {"pld": "the round's PLD composed T times (FFT convolution)",
+                                           "tightest": "RDP curves added order by order, and the round's PLD composed "
+                                                       "T times (FFT convolution); the smaller ε is reported"}.get(
+                                              accountant, "RDP curves added order by order"),
         ]
 
     # ---------------------------------------------------------------------------------------
@@ -230,15 +233,21 @@ class FlorasRunAccountant:
         )
         return inner, lines
 
-    def _amplification_text(self, scheme: str) -> str:
+    def _amplification_text(self, scheme: str, accountant: str | None = None) -> str:
         generic = (
             "amplification by Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 9; replace-one neighbours, "
             "integer orders, fractional orders through ⌈α⌉)" if scheme == "without-replacement" else
             "amplification by Zhu & Wang 2019 (ICML, Thm 6; add/remove neighbours, integer orders)"
         )
-        if self.accountant_name == "rdp-generic":
+        accountant = accountant or self.accountant_name
+        if accountant == "rdp-generic":
             return generic
-        if self.accountant_name == "pld":
+        if accountant == "tightest":
+            rdp = self._amplification_text(scheme, accountant="rdp")
+            if self.pilot_blocks > 1:
+                return f"{rdp} (pld has no construction for {self.pilot_blocks} pilot blocks: rdp alone)"
+            return f"{rdp}; and under pld, {self._amplification_text(scheme, accountant='pld')}"
+        if accountant == "pld":
             return ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; model §9.5)"
                     if scheme == "poisson" else
                     "amplification inside the PLD: V-mixture of the symmetric pair dominating a Gaussian round sampled "
@@ -305,7 +314,7 @@ class FlorasRunAccountant:
         warnings = list(warnings)
         if eps == math.inf and rounds > 0:
             warnings.append(self._divergence_text())
-        if self.accountant_name in ("rdp", "rdp-generic"):
+        if self.accountant_name in ("rdp", "rdp-generic") or best is not None:
             grid = (
                 f"order grid: {len(self._orders)} orders in [{self._orders[0]:.6g}, {self._orders[-1]:.6g}]; "
                 + ("ε attained at α = " + f"{best:.6g}" if best is not None else "no order attains a finite ε" if eps == math.inf else "ε = 0")
@@ -313,7 +322,9 @@ class FlorasRunAccountant:
             conv = [CONVERSION_TEXT[self.conversion]]
         else:
             grid, conv = "privacy-loss distribution: no Rényi order (ε read off the composed PLD at δ)", []
-        assumptions = list(self._fixed_assumptions) + [f"δ = {self.delta:g}", grid, f"accountant: {ACCOUNTANT_TEXT[self.accountant_name]}", *conv]
+        note = getattr(self._engine, "note", None)  # tightest: which accountant attained ε
+        assumptions = list(self._fixed_assumptions) + [f"δ = {self.delta:g}", grid, f"accountant: {ACCOUNTANT_TEXT[self.accountant_name]}",
+                                                       *([note] if note else []), *conv]
         eps_link, link = None, None
         if self.link is not None:
             from privacy.link import floras_link_epsilon

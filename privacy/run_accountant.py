@@ -28,7 +28,7 @@ class RunAccountant:
     Keyword arguments: K of M clients per round, ``level`` (client or item: item level equals
     client level for these mechanisms, full local epochs assumed), ``relation`` (replace or
     add-remove), ``sampling`` (without-replacement needs replace, poisson needs add-remove, when
-    K < M), δ, ``accountant`` (rdp, rdp-generic, pld, gdp), ``threat_model`` (text; default: the
+    K < M), δ, ``accountant`` (rdp, rdp-generic, pld, gdp, fdp, tightest), ``threat_model`` (text; default: the
     mechanism's), ``conversion``, ``orders`` and the mechanism's own parameters.
     """
 
@@ -106,9 +106,11 @@ class RunAccountant:
         lines = list(self._fixed) + [f"δ = {self.delta:g}", f"accountant: {ACCOUNTANT_TEXT[self.accountant_name]}"]
         if self.accountant_name == "gdp":
             lines.append(self._engine.rule)
-        elif self.accountant_name.startswith("rdp"):
+        elif self.accountant_name.startswith("rdp") or (self.accountant_name == "tightest" and best is not None):
             lines += [f"ε attained at α = {best:.6g}" if best is not None else "no Rényi order attains a finite positive ε",
                       CONVERSION_TEXT[self.conversion]]
+        if getattr(self._engine, "note", None):  # tightest: which accountant attained ε, both values
+            lines.append(self._engine.note)
         return PrivacyReport(
             epsilon=eps, delta=self.delta, best_order=best,
             sensitivity=float(self.sensitivity) if self.sensitivity is not None else 0.0,

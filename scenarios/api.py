@@ -77,7 +77,7 @@ def account(mechanism: str, *, rounds: int, K: int = 20, M: int = 100, delta: fl
         "ddgauss" (model §9.2) or "ldp" (sqSGD, model §9.3); see ``privacy.mechanism_names()``.
     rounds : rounds T composed (≥ 0).
     K, M : clients sampled per round of a population of M (K = M: no sampling amplification).
-    delta : δ in (0, 1); accountant : "rdp", "rdp-generic", "pld" or "gdp" (docs/privacy.md).
+    delta : δ in (0, 1); accountant : "rdp", "rdp-generic", "pld", "gdp", "fdp" or "tightest" (docs/privacy.md).
     relation, sampling, level : neighbouring relation, client sampling, client- or item-level DP.
     **params : the mechanism's own parameters, e.g. gaussian ``clip_norm`` (model units) and
         ``noise_std`` (same units, std of the total noise); floras ``N``, ``C``, ``d``, ...

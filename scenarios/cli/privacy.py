@@ -71,7 +71,8 @@ def register(subparsers) -> None:
                    help="a parameter of a mechanism without flags of its own (value parsed as TOML); repeatable")
     p.add_argument("--accountant", default="rdp",
                    help="rdp (default), rdp-generic, pld, gdp (Gaussian only) or fdp (f-DP trade-off functions: "
-                        "gaussian, ddgauss, ldp; not floras)")
+                        "gaussian, ddgauss, ldp; not floras) or tightest (the smaller ε of rdp and the first of pld, fdp "
+                        "that handles the mechanism)")
     p.add_argument("--noise-multiplier", type=float, default=None, help="gaussian: noise std = Z × sensitivity")
     p.add_argument("--grid", type=float, default=None, help="ddgauss: grid step γ (or give --bits)")
     p.add_argument("--local-std", type=float, default=None, help="ddgauss: each client's noise scale σ (model units)")
