@@ -128,17 +128,19 @@ def test_the_no_momentum_slice_is_the_capped_floras_of_the_slices_with_only_mome
 
 
 def test_the_pld_slice_is_the_sweeps_points_under_the_pld_accountant():
-    """scenarios/matched_population_pld.toml: each run is the whole sweep's point of the same scheme at ε = 8, seed 0,
+    """scenarios/matched_population_pld.toml: each run is the whole sweep's point of the same scheme at ε = 8, seeds 0–2,
     with privacy.accountant = "pld" (and, for the no-momentum case, the no-momentum slice's η and momentum); nothing else
     differs, so its rows read against the RDP runs."""
     whole = load_sweep(SWEEP)
     part = load_sweep(SWEEP.with_name("matched_population_pld.toml"))
-    assert part.base == whole.base and part.seeds == (0,)
-    ref = {p.label: whole.run_overrides(p, 0) for p in whole.points if str(p.overrides["privacy.target_epsilon"]) == "8"}
+    assert part.base == whole.base and part.seeds == (0, 1, 2) == whole.seeds
+    eight = [p for p in whole.points if str(p.overrides["privacy.target_epsilon"]) == "8"]
     changed = {"training.server_momentum": 0.0, "training.lr": 0.2}
     assert {p.label for p in part.points} == {"central-gaussian", "analog-gaussian", "floras-none-capped",
                                              "floras-none-capped-nomomentum"}
     for point in part.points:
         scheme = point.label.removesuffix("-nomomentum")
         extra = changed if point.label.endswith("-nomomentum") else {}
-        assert part.run_overrides(point, 0) == {**ref[scheme], **extra, "privacy.accountant": "pld"}, point.label
+        for seed in part.seeds:
+            ref = {p.label: whole.run_overrides(p, seed) for p in eight}
+            assert part.run_overrides(point, seed) == {**ref[scheme], **extra, "privacy.accountant": "pld"}, point.label
