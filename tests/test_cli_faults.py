@@ -92,3 +92,25 @@ def test_an_out_that_is_a_file_or_inside_the_source_folder_is_refused(tmp_path, 
     rc = main(["figures", "--results", str(tmp_path), "--out", str(link / "figs")])
     assert rc == 4 and "inside the simulator's own source folder" in _error(capsys)
     assert sorted(p.name for p in SOURCE.iterdir()) == before
+
+
+def test_a_folder_holding_the_sweep_with_other_seeds_is_refused_before_any_calibration(tmp_path, capsys, monkeypatch):
+    """The identity of a stored sweep (name, file, seeds, grid points) is checked before `floras matched` calibrates
+    its targets: calibration takes minutes at population scale and was lost when the refusal came after it."""
+    import dataclasses
+
+    import scenarios.experiments.matched as matched
+    from scenarios.experiments.sweep_dirs import sweep_manifest
+    from scenarios.experiments.sweep_file import load_sweep
+    from scenarios.store import atomic_write_json
+
+    path = ci_sweep(tmp_path)
+    out = tmp_path / "res" / "matched"
+    out.mkdir(parents=True)
+    stored = sweep_manifest(dataclasses.replace(load_sweep(path), seeds=(0, 1)))
+    atomic_write_json(out / "sweep.json", stored)
+    monkeypatch.setattr(matched, "plan_sweep", lambda *a, **k: pytest.fail("calibrated before the folder was checked"))
+    rc = main(["matched", str(path), "--out", str(tmp_path / "res"), "--workers", "0", "--no-progress"])
+    msg = _error(capsys)
+    assert rc != 0 and "holds another sweep ('matched' from 'ci.toml', 8 grid points × 2 seeds)" in msg
+    assert json.loads((out / "sweep.json").read_text()) == stored  # untouched

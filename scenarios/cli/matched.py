@@ -184,10 +184,12 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
         calibrate_only(args, sweeps)
         return None
     if not args.predict_only:  # before tuning or calibration work: a file or a source folder as --out is refused
+        from scenarios.experiments.sweep_dirs import precheck_sweep_dir
         from scenarios.store import check_output_location
 
         for s in sweeps:
             check_output_location(root / s.name, what="sweep output directory")
+            precheck_sweep_dir(s, root / s.name)  # a folder of another sweep, before minutes of calibration
     if args.tune and not args.predict_only:
         tuned = run_tuning(args, sweeps[0], root, executor(), threads)
     plans = []

@@ -26,7 +26,7 @@ from scenarios.store import (
     verify_run,
 )
 
-__all__ = ["KNOWN_FILES", "foreign_entries", "lock_sweep_dirs", "move_damaged_aside", "sweep_manifest"]
+__all__ = ["KNOWN_FILES", "foreign_entries", "lock_sweep_dirs", "move_damaged_aside", "precheck_sweep_dir", "sweep_manifest"]
 
 KNOWN_FILES = {MANIFEST, SUMMARY, ".lock", "matched.json", "tune.json"}
 
@@ -70,6 +70,32 @@ def sweep_manifest(sweep: Sweep) -> dict:
     }
 
 
+def _another_sweep(out, stored: dict) -> ValueError:
+    return ValueError(
+        f"output directory {out} holds another sweep ({stored.get('name')!r} from "
+        f"{stored.get('sweep_file')!r}, {len(stored.get('points', []))} grid points × "
+        f"{len(stored.get('seeds') or [])} seeds{', quick' if stored.get('quick') else ''}); "
+        f"choose another --out, or move that directory away")
+
+
+def precheck_sweep_dir(sweep: Sweep, out) -> None:
+    """Before a sweep's calibration or tuning: ValueError when ``out`` already holds a sweep that cannot be this
+    one whatever the calibration finds (another name, file, base, variant or seed list, or a grid point this sweep
+    lacks; the points found infeasible are only known after calibration, so the full check is
+    :func:`lock_sweep_dirs`'s). Unlocked and read-only: a damaged manifest is left to that check."""
+    if not (Path(out) / MANIFEST).is_file():
+        return
+    try:
+        stored = read_manifest(out)
+    except StorageError:
+        return
+    mine, theirs = manifest_identity(sweep_manifest(sweep)), manifest_identity(stored)
+    same = all(mine[k] == theirs[k] for k in ("name", "sweep_file", "base", "quick", "seeds"))
+    points = lambda identity: {(slug, tuple(dirs)) for slug, dirs in identity["points"]}
+    if not same or not points(theirs) <= points(mine):
+        raise _another_sweep(out, stored)
+
+
 def lock_sweep_dirs(jobs: Iterable[tuple[Sweep, Path]]) -> list[DirectoryLock]:
     """Lock every sweep directory and check it holds this sweep or nothing (before any work).
 
@@ -87,11 +113,7 @@ def lock_sweep_dirs(jobs: Iterable[tuple[Sweep, Path]]) -> list[DirectoryLock]:
                 except StorageError:
                     stored = None  # an empty or damaged manifest holds no runs to protect: rewritten
                 if stored is not None and manifest_identity(stored) != manifest_identity(sweep_manifest(sweep)):
-                    raise ValueError(
-                        f"output directory {out} holds another sweep ({stored.get('name')!r} from "
-                        f"{stored.get('sweep_file')!r}, {len(stored.get('points', []))} grid points × "
-                        f"{len(stored.get('seeds') or [])} seeds{', quick' if stored.get('quick') else ''}); "
-                        f"choose another --out, or move that directory away")
+                    raise _another_sweep(out, stored)
             remove_stale_temporaries(out)
     except BaseException:
         for lock in reversed(locks):
