@@ -178,19 +178,17 @@ class _TightestEngine:
                 continue
             self.other_name = name
             break
-        self.used = "rdp"  # the accountant that attained the last ε
         self.note = None  # the last query's line for the report's assumptions: both ε, the one used, what was skipped
 
     def epsilon(self, rounds: int, delta: float):
         eps, order, warnings = self.rdp.epsilon(rounds, delta)
-        lines = [f"rdp ε = {eps:.6g}"]
-        self.used = "rdp"
+        lines, used = [f"rdp ε = {eps:.6g}"], "rdp"
         if self.other is not None:
             other, _, more = self.other.epsilon(rounds, delta)
             lines.append(f"{self.other_name} ε = {other:.6g}")
             if other < eps:
-                eps, order, warnings, self.used = other, None, list(more), self.other_name
-        self.note = f"tightest: ε from {self.used} ({', '.join(lines)}" + (
+                eps, order, warnings, used = other, None, list(more), self.other_name
+        self.note = f"tightest: ε from {used} ({', '.join(lines)}" + (
             f"; not used: {'; '.join(self.skipped)})" if self.skipped else ")")
         return eps, order, warnings
 
