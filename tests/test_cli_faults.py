@@ -114,3 +114,31 @@ def test_a_folder_holding_the_sweep_with_other_seeds_is_refused_before_any_calib
     msg = _error(capsys)
     assert rc != 0 and "holds another sweep ('matched' from 'ci.toml', 8 grid points × 2 seeds)" in msg
     assert json.loads((out / "sweep.json").read_text()) == stored  # untouched
+
+
+def test_a_folder_holding_a_part_of_the_sweep_passes_the_check_before_calibration(tmp_path, capsys, monkeypatch):
+    """A folder holding the same sweep with fewer seeds and grid points is a part of it (the sweep grows in place,
+    scenarios/experiments/sweep_dirs.py): the check lets calibration start."""
+    import dataclasses
+
+    import scenarios.experiments.matched as matched
+    from scenarios.experiments.sweep_dirs import sweep_manifest
+    from scenarios.experiments.sweep_file import load_sweep
+    from scenarios.store import atomic_write_json
+
+    path = ci_sweep(tmp_path)
+    path.write_text(path.read_text().replace("seeds = [0]", "seeds = [0, 1]"))
+    out = tmp_path / "res" / "matched"
+    out.mkdir(parents=True)
+    whole = load_sweep(path)
+    part = dataclasses.replace(whole, points=whole.points[:3], seeds=(0,))
+    atomic_write_json(out / "sweep.json", sweep_manifest(part))
+
+    calibrated = []
+
+    def plan(*a, **k):
+        calibrated.append(True)
+        raise KeyboardInterrupt  # stops the command once calibration has started
+    monkeypatch.setattr(matched, "plan_sweep", plan)
+    rc = main(["matched", str(path), "--out", str(tmp_path / "res"), "--workers", "0", "--no-progress"])
+    assert rc != 0 and calibrated and "holds another sweep" not in _error(capsys)

@@ -128,6 +128,51 @@ def test_a_directory_holding_another_sweep_is_refused_untouched(tmp_path):
     assert _tree(out) == before
 
 
+def test_a_sweep_grows_in_place_with_seeds_and_grid_points_and_keeps_every_finished_run(tmp_path):
+    """The same sweep file with seeds or grid points added runs only the new runs into the folder of the part already
+    done; the finished runs are not rerun or rewritten, the manifest and summary name all of them, and a line says
+    what was added."""
+    loader, runner, calls = _fake()
+    out = tmp_path / "out"
+    run_sweep(load_sweep(_files(tmp_path, SWEEP.replace("[0, 1]", "[0]"))), out, runner=runner, loader=loader,
+              progress=False, echo=None)
+    first = sorted(calls)
+    assert len(first) == 2 and [r["seeds_done"] for r in summarize(out)] == [1, 1]
+    before = {k: v for k, v in _tree(out).items() if k.split("/")[0] in {n.lstrip(".").removesuffix(".partial")
+                                                                         for n in first}}
+    calls.clear()
+    said: list[str] = []
+    grown = load_sweep(_files(tmp_path, SWEEP.replace("[0, 10]", "[0, 10, 20]")))  # seed 1 and a grid point added
+    outcomes = run_sweep(grown, out, runner=runner, loader=loader, progress=False, echo=said.append)
+    assert sorted(o.status for o in outcomes) == ["done"] * 4 + ["skipped"] * 2
+    assert len(calls) == 4 and not set(calls) & set(first)
+    assert {k: v for k, v in _tree(out).items() if k in before} == before  # the finished runs untouched
+    assert f"sweep directory {out}: extended with seed(s) 1 and 1 grid point(s); its finished runs are kept" in said
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert manifest["seeds"] == [0, 1] and len(manifest["points"]) == 3
+    assert [r["seeds_done"] for r in summarize(out)] == [2, 2, 2]
+    calls.clear()
+    said.clear()
+    assert {o.status for o in run_sweep(grown, out, runner=runner, loader=loader, progress=False,
+                                        echo=said.append)} == {"skipped"}
+    assert not calls and not any("extended" in s for s in said)  # the same sweep again: nothing added, nothing said
+
+
+@pytest.mark.parametrize("change", ["seeds", "point"])
+def test_a_sweep_that_would_drop_a_stored_seed_or_grid_point_is_refused_untouched(tmp_path, change):
+    """Growing is one way only: a sweep with fewer seeds or grid points than the folder holds would leave finished
+    runs outside its manifest, so it is refused before anything is written."""
+    loader, runner, calls = _fake()
+    out = tmp_path / "out"
+    run_sweep(load_sweep(_files(tmp_path)), out, runner=runner, loader=loader, progress=False, echo=None)
+    before = _tree(out)
+    calls.clear()
+    smaller = SWEEP.replace("[0, 1]", "[1]") if change == "seeds" else SWEEP.replace("[0, 10]", "[10]")
+    with pytest.raises(ValueError, match=r"holds another sweep \('race' from 'sweep\.toml', 2 grid points × 2 seeds\)"):
+        run_sweep(load_sweep(_files(tmp_path, smaller)), out, runner=runner, loader=loader, progress=False, echo=None)
+    assert _tree(out) == before and not calls
+
+
 def test_runs_marked_finished_but_incomplete_are_redone_not_counted(tmp_path):
     loader, runner, calls = _fake()
     out = tmp_path / "out"

@@ -44,7 +44,13 @@ from scenarios.config.keys import redact_overrides, resolve_key, warn_simulation
 from scenarios.experiments.executors import DaskExecutor, InProcessExecutor  # re-exported
 from scenarios.experiments.outcome import RunOutcome, Runner, RunTask
 from scenarios.experiments.run_task import execute_run
-from scenarios.experiments.sweep_dirs import foreign_entries, lock_sweep_dirs, move_damaged_aside, sweep_manifest
+from scenarios.experiments.sweep_dirs import (
+    extension_note,
+    foreign_entries,
+    lock_sweep_dirs,
+    move_damaged_aside,
+    sweep_manifest,
+)
 from scenarios.experiments.sweep_file import Sweep, SweepPoint, load_sweep, validate_sweep
 from scenarios.store import (
     MANIFEST,
@@ -149,7 +155,11 @@ def _run_locked(jobs, tasks, *, executor, progress, echo, simulated) -> list[Run
 def _prepare_dirs(jobs, tasks, *, echo, simulated) -> None:
     """Manifests written; foreign entries listed once; damaged runs moved aside."""
     for sweep, out in jobs:
-        atomic_write_json(out / MANIFEST, sweep_manifest(sweep))
+        manifest = sweep_manifest(sweep)
+        note = extension_note(out, manifest)
+        if note and echo:
+            echo(note)
+        atomic_write_json(out / MANIFEST, manifest)
     if simulated:
         warn_simulation_key("this sweep")
     for sweep, out in jobs:  # entries that are no run of this sweep: never touched, listed once

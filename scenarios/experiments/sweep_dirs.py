@@ -1,7 +1,7 @@
 """A sweep's output directories: their lock and manifest, and the entries in them that are not its runs.
 
-Before any run starts every sweep directory is locked and checked to hold this sweep or nothing
-(:func:`lock_sweep_dirs`); entries that are no run of this sweep are listed once and never touched
+Before any run starts every sweep directory is locked and checked to hold this sweep, a part of it (fewer seeds or
+grid points: :func:`extension`, so a sweep grows in place), or nothing (:func:`lock_sweep_dirs`); entries that are no run of this sweep are listed once and never touched
 (:func:`foreign_entries`); a damaged run is moved aside, never deleted, and redone
 (:func:`move_damaged_aside`).
 """
@@ -26,7 +26,10 @@ from scenarios.store import (
     verify_run,
 )
 
-__all__ = ["KNOWN_FILES", "foreign_entries", "lock_sweep_dirs", "move_damaged_aside", "precheck_sweep_dir", "sweep_manifest"]
+__all__ = [
+    "KNOWN_FILES", "extension", "extension_note", "foreign_entries", "lock_sweep_dirs", "move_damaged_aside",
+    "precheck_sweep_dir", "sweep_manifest",
+]
 
 KNOWN_FILES = {MANIFEST, SUMMARY, ".lock", "matched.json", "tune.json"}
 
@@ -80,27 +83,57 @@ def _another_sweep(out, stored: dict) -> ValueError:
 
 def precheck_sweep_dir(sweep: Sweep, out) -> None:
     """Before a sweep's calibration or tuning: ValueError when ``out`` already holds a sweep that cannot be this
-    one whatever the calibration finds (another name, file, base, variant or seed list, or a grid point this sweep
-    lacks; the points found infeasible are only known after calibration, so the full check is
-    :func:`lock_sweep_dirs`'s). Unlocked and read-only: a damaged manifest is left to that check."""
+    one, or a part of it, whatever the calibration finds (another name, file, base or variant, or a seed or grid
+    point this sweep lacks: :func:`extension`; the points found infeasible are only known after calibration, so the
+    full check is :func:`lock_sweep_dirs`'s). Unlocked and read-only: a damaged manifest is left to that check."""
     if not (Path(out) / MANIFEST).is_file():
         return
     try:
         stored = read_manifest(out)
     except StorageError:
         return
-    mine, theirs = manifest_identity(sweep_manifest(sweep)), manifest_identity(stored)
-    same = all(mine[k] == theirs[k] for k in ("name", "sweep_file", "base", "quick", "seeds"))
-    points = lambda identity: {(slug, tuple(dirs)) for slug, dirs in identity["points"]}
-    if not same or not points(theirs) <= points(mine):
+    if extension(stored, sweep_manifest(sweep)) is None:
         raise _another_sweep(out, stored)
 
 
-def lock_sweep_dirs(jobs: Iterable[tuple[Sweep, Path]]) -> list[DirectoryLock]:
-    """Lock every sweep directory and check it holds this sweep or nothing (before any work).
+def extension(stored: dict, mine: dict) -> tuple[list[int], int] | None:
+    """How sweep manifest ``mine`` grows the stored one: (seeds added, grid points added); ([], 0) when they are
+    the same sweep; None when ``mine`` is another sweep or would drop a stored run (another name, file, base or
+    variant, a stored seed or grid point it lacks, or a stored run it names differently). Runs are named by their
+    point's resolved configuration and seed (``Sweep.run_name``), so every stored run stays a run of the grown sweep."""
+    a, b = manifest_identity(stored), manifest_identity(mine)
+    if any(a[k] != b[k] for k in ("name", "sweep_file", "base", "quick")):
+        return None
+    old_seeds, new_seeds = list(a["seeds"] or []), list(b["seeds"] or [])
+    if not set(old_seeds) <= set(new_seeds):
+        return None
+    runs = {slug: set(dirs) for slug, dirs in b["points"]}
+    if any(slug not in runs or not set(dirs) <= runs[slug] for slug, dirs in a["points"]):
+        return None
+    return [s for s in new_seeds if s not in old_seeds], len(runs) - len({slug for slug, _ in a["points"]})
 
-    Raises :class:`scenarios.errors.BusyError` if another process holds one (nothing is
-    touched), or ValueError if one holds a different sweep; every lock taken is released then.
+
+def extension_note(out, manifest: dict) -> str | None:
+    """The line saying what ``manifest`` adds to the sweep stored in ``out``; None when nothing is stored there, the
+    manifest is unreadable, or it holds the same sweep."""
+    try:
+        grown = extension(read_manifest(out), manifest)
+    except (ValueError, StorageError):
+        return None
+    if not grown or grown == ([], 0):
+        return None
+    seeds, points = grown
+    added = [f"seed(s) {', '.join(map(str, seeds))}" if seeds else "", f"{points} grid point(s)" if points else ""]
+    return f"sweep directory {out}: extended with {' and '.join(a for a in added if a)}; its finished runs are kept"
+
+
+def lock_sweep_dirs(jobs: Iterable[tuple[Sweep, Path]]) -> list[DirectoryLock]:
+    """Lock every sweep directory and check it holds this sweep, a part of it, or nothing (before any work).
+
+    A part is the same sweep file with fewer seeds or grid points (:func:`extension`): its finished runs are kept
+    and the sweep adds the rest. Raises :class:`scenarios.errors.BusyError` if another process holds one (nothing
+    is touched), or ValueError if one holds a different sweep or more than this one; every lock taken is released
+    then.
     """
     locks: list[DirectoryLock] = []
     try:
@@ -112,7 +145,7 @@ def lock_sweep_dirs(jobs: Iterable[tuple[Sweep, Path]]) -> list[DirectoryLock]:
                     stored = read_manifest(out)
                 except StorageError:
                     stored = None  # an empty or damaged manifest holds no runs to protect: rewritten
-                if stored is not None and manifest_identity(stored) != manifest_identity(sweep_manifest(sweep)):
+                if stored is not None and extension(stored, sweep_manifest(sweep)) is None:
                     raise _another_sweep(out, stored)
             remove_stale_temporaries(out)
     except BaseException:
