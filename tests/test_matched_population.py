@@ -127,20 +127,24 @@ def test_the_no_momentum_slice_is_the_capped_floras_of_the_slices_with_only_mome
     assert part.run_overrides(eight, 0) == probe.run_overrides(probed, 0)
 
 
-def test_the_pld_slice_is_the_sweeps_points_under_the_pld_accountant():
-    """scenarios/matched_population_pld.toml: each run is the whole sweep's point of the same scheme at ε = 8, seeds 0–2,
-    with privacy.accountant = "pld" (and, for the no-momentum case, the no-momentum slice's η and momentum); nothing else
-    differs, so its rows read against the RDP runs."""
+@pytest.mark.parametrize("name, epsilons, seeds", [("matched_population_pld.toml", ["8"], (0, 1, 2)),
+                                                   ("matched_population_pld_eps1_4.toml", ["1", "2", "4"], (0,))])
+def test_the_pld_slices_are_the_sweeps_points_under_the_pld_accountant(name, epsilons, seeds):
+    """scenarios/matched_population_pld.toml (ε = 8, seeds 0–2) and _pld_eps1_4.toml (ε = 1, 2, 4, seed 0): each run is
+    the whole sweep's point of the same scheme and ε, with privacy.accountant = "pld" (and, for the no-momentum case, the
+    no-momentum slice's η and momentum); nothing else differs, so their rows read against the RDP runs."""
     whole = load_sweep(SWEEP)
-    part = load_sweep(SWEEP.with_name("matched_population_pld.toml"))
-    assert part.base == whole.base and part.seeds == (0, 1, 2) == whole.seeds
-    eight = [p for p in whole.points if str(p.overrides["privacy.target_epsilon"]) == "8"]
+    part = load_sweep(SWEEP.with_name(name))
+    assert part.base == whole.base and part.seeds == seeds and set(seeds) <= set(whole.seeds)
     changed = {"training.server_momentum": 0.0, "training.lr": 0.2}
-    assert {p.label for p in part.points} == {"central-gaussian", "analog-gaussian", "floras-none-capped",
-                                             "floras-none-capped-nomomentum"}
+    labels = {"central-gaussian", "analog-gaussian", "floras-none-capped", "floras-none-capped-nomomentum"}
+    assert sorted((p.label, str(p.overrides["privacy.target_epsilon"])) for p in part.points) == sorted(
+        (label, e) for label in labels for e in epsilons)
     for point in part.points:
         scheme = point.label.removesuffix("-nomomentum")
         extra = changed if point.label.endswith("-nomomentum") else {}
+        eps = str(point.overrides["privacy.target_epsilon"])
         for seed in part.seeds:
-            ref = {p.label: whole.run_overrides(p, seed) for p in eight}
+            ref = {p.label: whole.run_overrides(p, seed) for p in whole.points
+                   if str(p.overrides["privacy.target_epsilon"]) == eps}
             assert part.run_overrides(point, seed) == {**ref[scheme], **extra, "privacy.accountant": "pld"}, point.label
