@@ -19,7 +19,7 @@ from typing import Callable
 
 from scipy.optimize import brentq
 
-__all__ = ["calibrate", "smallest_noise_multiplier"]
+__all__ = ["calibrate", "smallest_noise_multiplier", "tightest_value"]
 
 
 def _eps(acc, rounds: int) -> float:
@@ -101,6 +101,36 @@ def calibrate(make_accountant: Callable[[float], object], *, target_epsilon: flo
         else:
             risky = mid
     return safe
+
+
+def tightest_value(search: Callable[[str], float | None], *, increasing: bool) -> float | None:
+    """The calibrated value under the ``tightest`` accountant (model §9.4), from searches under its parts.
+
+    ε_tightest(x) = min(ε_rdp(x), ε_o(x)), o the first of ``privacy.engines.TIGHTEST_CANDIDATES`` that handles
+    the round. Both are monotone in x in the same direction, so {x : ε_tightest(x) ≤ t} = {x : ε_rdp(x) ≤ t} ∪
+    {x : ε_o(x) ≤ t}, and the value meeting the target under ``tightest`` is the better of the values each part
+    meets alone: the largest with ``increasing``, else the smallest. Searching each part alone keeps the PLD's own
+    handling of grids too large to build (the step from the safe end in :func:`calibrate`) instead of evaluating
+    ``tightest`` there, which falls back to the f-DP curve at every such point (minutes and gigabytes for a weak
+    Gaussian).
+
+    ``search(name)`` returns the value found under accountant ``name``, or None when no value in its bracket meets
+    the target. A ValueError (or MemoryError) from a part other than ``rdp`` means that part does not handle the
+    round: the next candidate is searched, as the ``tightest`` engine does. None when no part meets the target.
+    """
+    from privacy.engines import TIGHTEST_CANDIDATES
+
+    found = [search("rdp")]
+    for name in TIGHTEST_CANDIDATES:
+        try:
+            found.append(search(name))
+        except (ValueError, MemoryError):
+            continue
+        break
+    found = [x for x in found if x is not None]
+    if not found:
+        return None
+    return max(found) if increasing else min(found)
 
 
 def smallest_noise_multiplier(*, target_epsilon: float, rounds: int, K: int, M: int, delta: float = 1e-5,

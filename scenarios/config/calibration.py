@@ -227,10 +227,24 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None) -> 
     def eps_at(v):
         return _epsilon(at(v), config.run.rounds)
 
-    if cal.integer:
-        found = _smallest_integer(eps_at, lo, hi, target) if not cal.increasing else None
+    def search(eps):
+        if cal.integer:
+            return _smallest_integer(eps, lo, hi, target) if not cal.increasing else None
+        return _search(eps, lo, hi, cal.increasing, target, config.run.rounds)
+
+    if config.privacy.accountant == "tightest":  # the better of the parts' values (privacy.calibration.tightest_value)
+        from privacy.calibration import tightest_value
+
+        def part(name):
+            alone = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, accountant=name))
+            hit = search(lambda v: _epsilon(with_phy(alone, key, int(v) if cal.integer else float(v))
+                                            .privacy_accountant(d=d, D=D), config.run.rounds))
+            return None if hit is None else hit[0]
+
+        value = tightest_value(part, increasing=cal.increasing)
+        found = None if value is None else (value, eps_at(value))
     else:
-        found = _search(eps_at, lo, hi, cal.increasing, target, config.run.rounds)
+        found = search(eps_at)
     if found is None:
         best = (lo if cal.increasing else hi)
         span = f"[{lo:g}, {hi:g}]"
