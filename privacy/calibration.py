@@ -110,9 +110,9 @@ def tightest_value(search: Callable[[str], float | None], *, increasing: bool) -
     the round. Both are monotone in x in the same direction, so {x : ε_tightest(x) ≤ t} = {x : ε_rdp(x) ≤ t} ∪
     {x : ε_o(x) ≤ t}, and the value meeting the target under ``tightest`` is the better of the values each part
     meets alone: the largest with ``increasing``, else the smallest. Searching each part alone keeps the PLD's own
-    handling of grids too large to build (the step from the safe end in :func:`calibrate`) instead of evaluating
-    ``tightest`` there, which falls back to the f-DP curve at every such point (minutes and gigabytes for a weak
-    Gaussian).
+    handling of grids too large to build (the step from the safe end in :func:`calibrate`): the ``tightest`` engine
+    answers such a point with rdp's ε instead of refusing, so a search through it visits points whose PLD is just
+    under the size cap (minutes and gigabytes for one Gaussian key).
 
     ``search(name)`` returns the value found under accountant ``name``, or None when no value in its bracket meets
     the target. A ValueError (or MemoryError) from a part other than ``rdp`` means that part does not handle the

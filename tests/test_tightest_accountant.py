@@ -96,8 +96,9 @@ def test_calibration_under_tightest_is_the_better_of_its_parts_and_never_builds_
     """ε_tightest = min(ε_rdp, ε_other) with both monotone in the key, so the calibrated key under `tightest` is the
     better of the keys calibrated under rdp and under the first other accountant that handles the round alone: the
     smaller noise multiplier, the larger ε₀. A Gaussian round has a PLD: the f-DP curve is then never built
-    (calibrating through the `tightest` engine fell back to it at every point whose PLD was too large, 99 s and
-    10 GB for one Gaussian key at K = 20 of 100, T = 200). sqSGD's randomized response sampled without replacement has
+    (calibrating through the `tightest` engine answered the points whose PLD was too large with rdp (after trying
+    f-DP) instead of refusing, so the search visited points whose PLD is just under the size cap: 99 s and 10 GB for
+    one Gaussian key at K = 20 of 100, T = 200). sqSGD's randomized response sampled without replacement has
     no PLD: its key is the better of rdp's and fdp's."""
     import privacy.engines as engines
     from scenarios.config import scenario_from_dict
