@@ -544,3 +544,26 @@ def test_noniid_low_snr_cell_sweep_is_the_low_snr_sweep_with_label_shards():
             for key, (before, after) in changed.items():
                 assert (ref[key], ov[key]) == (before, after), key
             assert {k: v for k, v in ov.items() if k not in changed} == {k: v for k, v in ref.items() if k not in changed}
+
+
+def test_the_tightest_sweep_is_the_matched_sweeps_points_with_only_the_accountant_changed():
+    """scenarios/matched_tightest.toml: every run is scenarios/matched.toml's point of the same case and ε at 20 dB and
+    the same seed, with privacy.accountant = "tightest" the only change (capped FLORAS: matched.toml's own capped case),
+    so its rows read against the RDP rows; its cases take the η of docs/figures/matched/tune_combined.json."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    whole = load_sweep(ROOT / "scenarios" / "matched.toml")
+    part = load_sweep(ROOT / "scenarios" / "matched_tightest.toml")
+    assert part.base == whole.base and part.seeds == whole.seeds == (0, 1, 2)
+    ref = {(p.label, str(p.overrides["privacy.target_epsilon"]), float(p.overrides["phy.snr_db"])): p
+           for p in whole.points}
+    labels = {"floras-none", "floras-none-capped", "central-gaussian", "analog-gaussian"}
+    assert sorted((p.label, str(p.overrides["privacy.target_epsilon"])) for p in part.points) == sorted(
+        (label, e) for label in labels for e in ("1", "2", "4", "8", "16"))
+    for point in part.points:
+        mine = ref[(point.label, str(point.overrides["privacy.target_epsilon"]), 20.0)]
+        for seed in part.seeds:
+            assert part.run_overrides(point, seed) == {**whole.run_overrides(mine, seed),
+                                                       "privacy.accountant": "tightest"}, point.label
+    tuned = json.loads((ROOT / "docs" / "figures" / "matched" / "tune_combined.json").read_text())["choices"]
+    assert labels <= set(tuned)
