@@ -15,6 +15,7 @@ FIGURES = (
     ("matched", "matched"),
     ("matched_xdev", "matched_xdev"),
     ("matched_generic", "matched_generic"),
+    ("matched_tightest", "matched_tightest"),
     ("matched_budget", "matched_budget"),
     ("matched_snr", "matched_snr"),
     ("matched_receiver", "matched_receiver"),
