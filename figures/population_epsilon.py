@@ -45,10 +45,12 @@ def _base(case: str) -> tuple[str, str | None]:
     return label, acc or None
 
 
-def merged_points(dirs: list[Path]) -> tuple[dict, dict]:
-    """{(case, ε): {seed: final test accuracy [%]}} over the directories, and {case: one stored run configuration}."""
+def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict]:
+    """{(case, ε): {seed: final test accuracy [%]}} over the directories, {case: one stored run configuration} and
+    {(case, ε): the calibration record its runs stored}."""
     points: dict = {}
     configs: dict = {}
+    calibrated: dict = {}
     for d in sorted(dirs, key=lambda p: p.name):
         try:
             res = load_finished(d)
@@ -63,7 +65,8 @@ def merged_points(dirs: list[Path]) -> tuple[dict, dict]:
             for seed, a in zip(rs.seeds, acc):
                 points.setdefault((case, eps), {}).setdefault(int(seed), float(a))
             configs.setdefault(case, rs.configs[0])
-    return points, configs
+            calibrated.setdefault((case, eps), rs.configs[0].get("config", {}).get("privacy", {}).get("calibrated") or {})
+    return points, configs, calibrated
 
 
 def _text(case: str) -> str:
@@ -84,17 +87,22 @@ def _order(points: dict) -> list[str]:
     return sorted(keys, key=lambda c: (_base(c)[1] is not None, rank[_base(c)[0]], _base(c)[1] or ""))
 
 
-def _accountants(configs: dict, cases: list[str]) -> str:
-    """A sentence on the curves calibrated under another accountant, with the calibrated key of each, from the runs."""
+def _accountants(calibrated: dict, cases: list[str]) -> str:
+    """A sentence on the curves calibrated under another accountant, with the calibrated key of each at each ε, from
+    the runs."""
     other = [c for c in cases if _base(c)[1]]
     if not other:
         return ""
     parts = []
     for case in other:
-        cal = (configs[case].get("config", {}).get("privacy", {}).get("calibrated") or {})
-        value = cal.get("value")
-        key = f"{cal.get('parameter')} = {value:.4g}" if isinstance(value, (int, float)) else "its calibrated key"
-        parts.append(f"{_text(case)} ({key})")
+        at = sorted((eps, cal) for (c, eps), cal in calibrated.items() if c == case)
+        values = [cal.get("value") for _, cal in at]
+        if not at or not all(isinstance(v, (int, float)) for v in values):
+            parts.append(f"{_text(case)} (its calibrated key)")
+            continue
+        name = at[0][1].get("parameter")
+        eps = ", ".join(f"{e:g}" for e, _ in at)
+        parts.append(f"{_text(case)} ({name} = {', '.join(f'{v:.4g}' for v in values)} at ε = {eps})")
     return " Dash-dotted: calibrated under another accountant: " + "; ".join(parts) + "."
 
 
@@ -116,7 +124,7 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points, configs = merged_points(list(results_dirs))
+    points, configs, calibrated = merged_points(list(results_dirs))
     if not points:
         raise NoFinishedRuns(f"no finished run of the population sweep's cases in {[str(d) for d in results_dirs]}")
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
@@ -147,7 +155,7 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
                f"Merged from the sweep's slices (seeds {seeds}; each point's seeds in the table); lines: mean over "
                f"its seeds, bands: min–max.{' Dashed: the noiseless ideal (ε = ∞).' if 'ideal' in cases else ''}"
                f"{' Dotted: a variant outside the whole sweep (its own η and momentum).' if any(_base(c)[0] in VARIANTS for c in cases) else ''}"
-               f"{_accountants(configs, cases)} "
+               f"{_accountants(calibrated, cases)} "
                f"{SNR_DEFINITION}.")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(points, cases, out_dir))

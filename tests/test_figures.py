@@ -551,12 +551,14 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
                       overrides={**capped.overrides, "training.server_momentum": 0.0, "training.lr": 0.2})
     central = next(p for p in sweep.points if p.label == "central-gaussian")
     under_pld = replace(central, slug=central.slug + "-pld", overrides={**central.overrides, "privacy.accountant": "pld"})
+    pld_at_8 = replace(under_pld, slug=central.slug + "-pld-8",
+                       overrides={**under_pld.overrides, "privacy.target_epsilon": 8})
     root = tmp_path / "population"
     run_sweep([(replace(sweep, seeds=(0, 1)), root / "matched_population_a"),
                (replace(sweep, seeds=(1, 2)), root / "matched_population_b"),
                (replace(sweep, name="matched_population_nomomentum", points=(variant,), seeds=(0,)),
                 root / "matched_population_nomomentum"),
-               (replace(sweep, name="matched_population_pld", points=(under_pld,), seeds=(0,)),
+               (replace(sweep, name="matched_population_pld", points=(pld_at_8, under_pld), seeds=(0,)),
                 root / "matched_population_pld")],
               runner=fake_runner, progress=False, echo=None)
     capsys.readouterr()
@@ -564,7 +566,7 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     out = capsys.readouterr().out
     assert "population_epsilon:" in out and "tables only" not in out
     table = (tmp_path / "figs" / "population_accuracy_vs_epsilon.table.md").read_text()
-    assert "| case | ε = 4 | ε = ∞ |" in table
+    assert "| case | ε = 4 | ε = 8 | ε = ∞ |" in table  # ε = 8: the second pld point's
     rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines() if line.startswith("| ")}
     central = rows["central Gaussian"]
     # fake accuracy at the last round: 0.9·(1 − e^(−0.15·T)) − penalty + 0.01·seed, seeds 0, 1, 2 once each
@@ -585,10 +587,14 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     assert (f"η = {lr}, server momentum {cfg.training.server_momentum}: central Gaussian, ideal (no privacy)") in caption
     assert "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum" in caption, caption
     # a run calibrated under another accountant is its own curve, never merged into the sweep's seeds
-    assert rows["central Gaussian, pld accountant"].count("(0)") == 1 and expected in central
-    pld_cfg = json.loads(next((root / "matched_population_pld").glob("central-gaussian_*seed0*/config.json")).read_text())
-    z = pld_cfg["config"]["privacy"]["calibrated"]["value"]
-    assert f"central Gaussian, pld accountant (central-gaussian.noise_multiplier = {z:.4g})" in caption, caption
+    assert rows["central Gaussian, pld accountant"].count("(0)") == 2 and expected in central  # ε = 4 and 8
+    z = {}  # each ε's own key, in ε order (the caption once gave the first run's key for every ε)
+    for path in (root / "matched_population_pld").glob("central-gaussian_*seed0*/config.json"):
+        stored = json.loads(path.read_text())["config"]["privacy"]
+        z[float(stored["target_epsilon"])] = stored["calibrated"]["value"]
+    assert sorted(z) == [4.0, 8.0] and z[4.0] > z[8.0]
+    assert (f"central Gaussian, pld accountant (central-gaussian.noise_multiplier = {z[4.0]:.4g}, {z[8.0]:.4g} at "
+            "ε = 4, 8)") in caption, caption
 
 
 def test_a_column_only_some_runs_of_a_point_have_reads_as_nan_for_the_others(results, tmp_path):
