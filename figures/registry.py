@@ -16,6 +16,7 @@ FIGURES = (
     ("matched_xdev", "matched_xdev"),
     ("matched_generic", "matched_generic"),
     ("matched_tightest", "matched_tightest"),
+    ("matched_xdev_tightest", "matched_xdev_tightest"),
     ("matched_budget", "matched_budget"),
     ("matched_snr", "matched_snr"),
     ("matched_receiver", "matched_receiver"),

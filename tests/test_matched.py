@@ -435,12 +435,13 @@ def test_full_sweeps_use_their_measured_timing_settings():
     from scenarios.experiments.matched_timing import REFERENCE_K, SECONDS_PER_ROUND_BY_SETTING
     from scenarios.experiments.sweep_file import load_sweep
 
-    for name in ("matched", "matched_budget", "matched_snr", "matched_generic", "fig4_tuned"):
+    for name in ("matched", "matched_budget", "matched_snr", "matched_generic", "matched_tightest", "fig4_tuned"):
         over = load_sweep(ROOT / "scenarios" / f"{name}.toml").points[0].overrides
         assert over["training.clients_per_round"] == REFERENCE_K and over["partition.clients"] == 100
-    over = load_sweep(ROOT / "scenarios" / "matched_xdev.toml").points[0].overrides
-    key = ("fashion-mnist", over["training.clients_per_round"], over["partition.clients"], over["training.batch_size"])
-    assert key in SECONDS_PER_ROUND_BY_SETTING
+    for name in ("matched_xdev", "matched_xdev_tightest"):
+        over = load_sweep(ROOT / "scenarios" / f"{name}.toml").points[0].overrides
+        key = ("fashion-mnist", over["training.clients_per_round"], over["partition.clients"], over["training.batch_size"])
+        assert key in SECONDS_PER_ROUND_BY_SETTING
 
 
 def test_prediction_counts_runs_copied_from_an_identical_earlier_sweep(tmp_path, capsys, narrow_floras_range):
@@ -546,20 +547,25 @@ def test_noniid_low_snr_cell_sweep_is_the_low_snr_sweep_with_label_shards():
             assert {k: v for k, v in ov.items() if k not in changed} == {k: v for k, v in ref.items() if k not in changed}
 
 
-def test_the_tightest_sweep_is_the_matched_sweeps_points_with_only_the_accountant_changed():
-    """scenarios/matched_tightest.toml: every run is scenarios/matched.toml's point of the same case and ε at 20 dB and
-    the same seed, with privacy.accountant = "tightest" the only change (capped FLORAS: matched.toml's own capped case),
-    so its rows read against the RDP rows; its cases take the η of docs/figures/matched/tune_combined.json."""
+@pytest.mark.parametrize("name, of, labels, epsilons", [
+    ("matched_tightest", "matched", {"floras-none", "floras-none-capped", "central-gaussian", "analog-gaussian"},
+     ("1", "2", "4", "8", "16")),
+    ("matched_xdev_tightest", "matched_xdev", {"floras-none-capped", "central-gaussian", "analog-gaussian"}, ("2", "8")),
+])
+def test_the_tightest_sweeps_are_the_matched_sweeps_points_with_only_the_accountant_changed(name, of, labels, epsilons):
+    """scenarios/matched_tightest.toml (K = 20 of 100) and matched_xdev_tightest.toml (K = 100 of 1 000): every run is
+    the RDP sweep's point of the same case and ε at 20 dB and the same seed, with privacy.accountant = "tightest" the
+    only change, so their rows read against the RDP rows; their cases take the η of
+    docs/figures/matched/tune_combined.json."""
     from scenarios.experiments.sweep_file import load_sweep
 
-    whole = load_sweep(ROOT / "scenarios" / "matched.toml")
-    part = load_sweep(ROOT / "scenarios" / "matched_tightest.toml")
+    whole = load_sweep(ROOT / "scenarios" / f"{of}.toml")
+    part = load_sweep(ROOT / "scenarios" / f"{name}.toml")
     assert part.base == whole.base and part.seeds == whole.seeds == (0, 1, 2)
     ref = {(p.label, str(p.overrides["privacy.target_epsilon"]), float(p.overrides["phy.snr_db"])): p
            for p in whole.points}
-    labels = {"floras-none", "floras-none-capped", "central-gaussian", "analog-gaussian"}
     assert sorted((p.label, str(p.overrides["privacy.target_epsilon"])) for p in part.points) == sorted(
-        (label, e) for label in labels for e in ("1", "2", "4", "8", "16"))
+        (label, e) for label in labels for e in epsilons)
     for point in part.points:
         mine = ref[(point.label, str(point.overrides["privacy.target_epsilon"]), 20.0)]
         for seed in part.seeds:
