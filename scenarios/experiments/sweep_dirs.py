@@ -1,9 +1,9 @@
 """A sweep's output directories: their lock and manifest, and the entries in them that are not its runs.
 
 Before any run starts every sweep directory is locked and checked to hold this sweep, a part of it (fewer seeds or
-grid points: :func:`extension`, so a sweep grows in place), or nothing (:func:`lock_sweep_dirs`); entries that are no run of this sweep are listed once and never touched
-(:func:`foreign_entries`); a damaged run is moved aside, never deleted, and redone
-(:func:`move_damaged_aside`).
+grid points: :func:`extension`, so a sweep grows in place), or nothing (:func:`lock_sweep_dirs`); entries that are
+no run of this sweep are listed once and never touched (:func:`foreign_entries`); a damaged run is moved aside, never
+deleted, and redone (:func:`move_damaged_aside`).
 """
 
 from __future__ import annotations
