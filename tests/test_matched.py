@@ -403,6 +403,21 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
     row = next(line for line in zero_db.splitlines() if line.startswith("| central Gaussian"))
     assert f"{acc:.1f} [{acc:.1f}, {acc:.1f}] reused from 20 dB" in row
     assert "Dotted: central Gaussian learn" in (figs / "matched_accuracy_vs_epsilon.caption.txt").read_text()
+    # the prediction leaves out the runs already finished in --out: all 6 on a rerun; seed 0's 6 when seed 1 is added
+    # (the sweep grows in place), so the grown sweep's run time is that of 6 runs, as the first run's was
+    path, tuned = tmp_path / "ci.toml", ["--tuned", str(root / "matched_tune" / "tune.json")]
+    capsys.readouterr()
+    assert main(["matched", str(path), "--predict-only", "--workers", "1", "--out", str(tmp_path / "empty"), *tuned]) == 0
+    fresh = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("matched:"))
+    assert main(["matched", str(path), "--predict-only", "--workers", "1", "--out", str(root), *tuned]) == 0
+    rerun = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("matched:"))
+    assert "2 reused from another SNR, 6 already finished in the output folder); predicted 0:00:00 of run time, " \
+           "0:00:00 wall" in rerun, rerun
+    path.write_text(path.read_text().replace("seeds = [0]", "seeds = [0, 1]"))
+    assert main(["matched", str(path), "--predict-only", "--workers", "1", "--out", str(root), *tuned]) == 0
+    grown = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("matched:"))
+    assert grown.startswith("matched: 12 run(s)") and "6 already finished in the output folder" in grown
+    assert grown.split("); ")[1].split(" (at")[0] == fresh.split("); ")[1].split(" (at")[0], (grown, fresh)
 
 
 def test_calibrate_only_table_per_accountant(tmp_path, capsys, narrow_floras_range):

@@ -166,7 +166,15 @@ def run(args) -> int:
 
 def _run(args, cluster: dict, tuned, workers: int, threads: int):
     """Load, plan and run; the executor is made (once) in ``cluster``. None: nothing was to run."""
-    from scenarios.experiments.matched import MATCHED_RECORD, count_identical, format_plan, matched_record, plan_sweep, predict
+    from scenarios.experiments.matched import (
+        MATCHED_RECORD,
+        count_identical,
+        finished_runs,
+        format_plan,
+        matched_record,
+        plan_sweep,
+        predict,
+    )
     from scenarios.store import atomic_write_json
     from scenarios.experiments.sweep import lock_sweep_dirs, run_sweep
     from scenarios.experiments.sweep_file import load_sweep
@@ -197,9 +205,12 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
         feasible, planned = plan_sweep(s, tuned_lr=tuned)
         pred = predict(planned, seeds=len(s.seeds), workers=workers if args.scheduler is None else 1)
         plans.append((s, feasible, planned, pred))
-    for i, (copies, seconds) in enumerate(count_identical([(p[0], p[2]) for p in plans])):
+    finished = [finished_runs(feasible, planned, root / s.name) for s, feasible, planned, _ in plans]
+    done = frozenset().union(*(runs for runs, _ in finished))
+    for i, (copies, seconds) in enumerate(count_identical([(p[0], p[2]) for p in plans], finished=done)):
         s, feasible, planned, pred = plans[i]
-        plans[i] = (s, feasible, planned, pred.without_copies(copies, seconds))
+        plans[i] = (s, feasible, planned, pred.without_copies(copies, seconds).without_finished(
+            len(finished[i][0]), finished[i][1]))
         print(plans[i][3].line(s.name))
         print(format_plan(planned))
     total = sum(p[3].wall_seconds for p in plans)

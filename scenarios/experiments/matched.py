@@ -148,9 +148,11 @@ def _seedless_identity(cfg) -> str:
     return identity(dataclasses.replace(cfg, run=dataclasses.replace(run, seed=0))) or ""
 
 
-def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]]) -> list[tuple[int, float]]:
+def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]], finished: frozenset = frozenset()
+                    ) -> list[tuple[int, float]]:
     """Per sweep, in order: (runs copied from an identical run of an earlier sweep or point, and
-    their predicted seconds), the rule of :mod:`scenarios.experiments.identical` applied to the plans."""
+    their predicted seconds), the rule of :mod:`scenarios.experiments.identical` applied to the plans. A run in
+    ``finished`` ((sweep name, slug, seed), :func:`finished_runs`) is skipped, not copied, so it is not counted."""
     from scenarios.experiments.matched_timing import run_seconds
 
     seen: set = set()
@@ -162,13 +164,33 @@ def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]]) -> list[tuple
                 continue
             for seed in sweep.seeds:
                 key = (p.identity, seed)
-                if p.identity and key in seen:
+                if p.identity and key in seen and (sweep.name, p.slug, seed) not in finished:
                     copies += 1
                     seconds += run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
                                            batch_size=p.batch_size)
                 seen.add(key)
         out.append((copies, seconds))
     return out
+
+
+def finished_runs(feasible: Sweep, planned: list[PlannedPoint], out) -> tuple[set, float]:
+    """The runs of ``feasible`` (the sweep restricted to its feasible points) already finished in its output folder
+    ``out``, as (sweep name, slug, seed), and their predicted seconds: a rerun, or a sweep grown in place, skips them."""
+    from pathlib import Path
+
+    from scenarios.experiments.matched_timing import run_seconds
+    from scenarios.store import run_status
+
+    by_slug = {p.slug: p for p in planned}
+    done, seconds = set(), 0.0
+    for point in feasible.points:
+        p = by_slug[point.slug]
+        for seed in feasible.seeds:
+            if run_status(Path(out), feasible.run_name(point, seed)) == "done":
+                done.add((feasible.name, point.slug, seed))
+                seconds += run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
+                                       batch_size=p.batch_size)
+    return done, seconds
 
 
 def sweep_grid(sweep: Sweep) -> dict[str, list]:
@@ -193,22 +215,28 @@ class Prediction:
     workers: int
     reused_points: int = 0
     copied: int = 0  # runs identical to a run planned before them: copied, not run (in ``runs``, not in the time)
+    finished: int = 0  # runs already finished in the output folder: skipped (in ``runs``, not in the time)
 
     def without_copies(self, copies: int, seconds: float) -> "Prediction":
         return dataclasses.replace(self, copied=copies, run_seconds=self.run_seconds - seconds)
+
+    def without_finished(self, finished: int, seconds: float) -> "Prediction":
+        return dataclasses.replace(self, finished=finished, run_seconds=self.run_seconds - seconds)
 
     @property
     def wall_seconds(self) -> float:
         """Runs spread evenly over the workers, plus one TensorFlow start per worker."""
         from scenarios.experiments.matched_timing import WORKER_START_S
 
-        return self.run_seconds / max(1, self.workers) + (WORKER_START_S if self.runs else 0.0)
+        to_run = self.runs - self.copied - self.finished
+        return self.run_seconds / max(1, self.workers) + (WORKER_START_S if to_run > 0 else 0.0)
 
     def line(self, name: str) -> str:
         from scenarios.experiments.matched_timing import MEASURED_LOAD
 
         reused = f", {self.reused_points} reused from another SNR" if self.reused_points else ""
         reused += f", {self.copied} copied from identical runs" if self.copied else ""
+        reused += f", {self.finished} already finished in the output folder" if self.finished else ""
         return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run{reused}); predicted "
                 f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s) "
                 f"(at the timing table's load average {MEASURED_LOAD}; now {_load()})")
@@ -252,7 +280,8 @@ def matched_record(sweep: Sweep, planned: list[PlannedPoint], *, tuned: dict | N
         "quick": sweep.quick,
         "seeds": list(sweep.seeds),
         "tuned_lr": tuned,
-        "prediction": {"runs": prediction.runs, "copied": prediction.copied, "run_seconds": prediction.run_seconds,
+        "prediction": {"runs": prediction.runs, "copied": prediction.copied, "finished": prediction.finished,
+                       "run_seconds": prediction.run_seconds,
                        "workers": prediction.workers, "wall_seconds": prediction.wall_seconds},
         "points": [p.to_dict() for p in planned],
     }
