@@ -169,7 +169,6 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
     from scenarios.experiments.matched import (
         MATCHED_RECORD,
         count_identical,
-        finished_runs,
         format_plan,
         matched_record,
         plan_sweep,
@@ -205,6 +204,8 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
         feasible, planned = plan_sweep(s, tuned_lr=tuned)
         pred = predict(planned, seeds=len(s.seeds), workers=workers if args.scheduler is None else 1)
         plans.append((s, feasible, planned, pred))
+    from scenarios.experiments.sweep_dirs import finished_runs
+
     finished = [finished_runs(feasible, planned, root / s.name) for s, feasible, planned, _ in plans]
     done = frozenset().union(*(runs for runs, _ in finished))
     for i, (copies, seconds) in enumerate(count_identical([(p[0], p[2]) for p in plans], finished=done)):

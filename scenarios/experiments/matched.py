@@ -152,7 +152,8 @@ def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]], finished: fro
                     ) -> list[tuple[int, float]]:
     """Per sweep, in order: (runs copied from an identical run of an earlier sweep or point, and
     their predicted seconds), the rule of :mod:`scenarios.experiments.identical` applied to the plans. A run in
-    ``finished`` ((sweep name, slug, seed), :func:`finished_runs`) is skipped, not copied, so it is not counted."""
+    ``finished`` ((sweep name, slug, seed), ``scenarios.experiments.sweep_dirs.finished_runs``) is skipped, not
+    copied, so it is not counted."""
     from scenarios.experiments.matched_timing import run_seconds
 
     seen: set = set()
@@ -171,26 +172,6 @@ def count_identical(plans: list[tuple[Sweep, list[PlannedPoint]]], finished: fro
                 seen.add(key)
         out.append((copies, seconds))
     return out
-
-
-def finished_runs(feasible: Sweep, planned: list[PlannedPoint], out) -> tuple[set, float]:
-    """The runs of ``feasible`` (the sweep restricted to its feasible points) already finished in its output folder
-    ``out``, as (sweep name, slug, seed), and their predicted seconds: a rerun, or a sweep grown in place, skips them."""
-    from pathlib import Path
-
-    from scenarios.experiments.matched_timing import run_seconds
-    from scenarios.store import run_status
-
-    by_slug = {p.slug: p for p in planned}
-    done, seconds = set(), 0.0
-    for point in feasible.points:
-        p = by_slug[point.slug]
-        for seed in feasible.seeds:
-            if run_status(Path(out), feasible.run_name(point, seed)) == "done":
-                done.add((feasible.name, point.slug, seed))
-                seconds += run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
-                                       batch_size=p.batch_size)
-    return done, seconds
 
 
 def sweep_grid(sweep: Sweep) -> dict[str, list]:

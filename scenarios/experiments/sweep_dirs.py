@@ -27,7 +27,7 @@ from scenarios.store import (
 )
 
 __all__ = [
-    "KNOWN_FILES", "extension", "extension_note", "foreign_entries", "lock_sweep_dirs", "move_damaged_aside",
+    "KNOWN_FILES", "extension", "extension_note", "finished_runs", "foreign_entries", "lock_sweep_dirs", "move_damaged_aside",
     "precheck_sweep_dir", "sweep_manifest",
 ]
 
@@ -165,3 +165,21 @@ def move_damaged_aside(tasks: list, echo: Callable[[str], None] | None) -> None:
             moved = quarantine(path)
             if echo:
                 echo(f"run {t.name} is damaged ({'; '.join(problems)}): moved aside to {moved.name}, redone")
+
+
+def finished_runs(feasible: Sweep, planned: list, out) -> tuple[set, float]:
+    """The runs of ``feasible`` (a matched sweep restricted to its feasible points; ``planned``: its
+    ``scenarios.experiments.matched.PlannedPoint`` list) already finished in its output folder ``out``, as (sweep
+    name, slug, seed), and their predicted seconds: a rerun, or a sweep grown in place, skips them."""
+    from scenarios.experiments.matched_timing import run_seconds
+
+    by_slug = {p.slug: p for p in planned}
+    done, seconds = set(), 0.0
+    for point in feasible.points:
+        p = by_slug[point.slug]
+        for seed in feasible.seeds:
+            if run_status(Path(out), feasible.run_name(point, seed)) == "done":
+                done.add((feasible.name, point.slug, seed))
+                seconds += run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
+                                       batch_size=p.batch_size)
+    return done, seconds
