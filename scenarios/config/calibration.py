@@ -217,15 +217,11 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None) -> 
     D = _local_dataset_size(config)
     lo, hi = (_bound(b, K) for b in cal.bracket)
 
-    def at(v):
-        acc = config_at(v).privacy_accountant(d=d, D=D)
-        return acc
+    def at(v, base=config):
+        return with_phy(base, key, int(v) if cal.integer else float(v)).privacy_accountant(d=d, D=D)
 
-    def config_at(v):
-        return with_phy(config, key, int(v) if cal.integer else float(v))
-
-    def eps_at(v):
-        return _epsilon(at(v), config.run.rounds)
+    def eps_at(v, base=config):
+        return _epsilon(at(v, base), config.run.rounds)
 
     def search(eps):
         if cal.integer:
@@ -237,8 +233,7 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None) -> 
 
         def part(name):
             alone = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, accountant=name))
-            hit = search(lambda v: _epsilon(with_phy(alone, key, int(v) if cal.integer else float(v))
-                                            .privacy_accountant(d=d, D=D), config.run.rounds))
+            hit = search(lambda v: eps_at(v, alone))
             return None if hit is None else hit[0]
 
         value = tightest_value(part, increasing=cal.increasing)
