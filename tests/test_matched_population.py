@@ -128,9 +128,9 @@ def test_the_no_momentum_slice_is_the_capped_floras_of_the_slices_with_only_mome
 
 
 @pytest.mark.parametrize("name, epsilons, seeds", [("matched_population_pld.toml", ["8"], (0, 1, 2)),
-                                                   ("matched_population_pld_eps1_4.toml", ["1", "2", "4"], (0, 1))])
+                                                   ("matched_population_pld_eps1_4.toml", ["1", "2", "4"], (0, 1, 2))])
 def test_the_pld_slices_are_the_sweeps_points_under_the_pld_accountant(name, epsilons, seeds):
-    """scenarios/matched_population_pld.toml (ε = 8, seeds 0–2) and _pld_eps1_4.toml (ε = 1, 2, 4, seeds 0–1): each run is
+    """scenarios/matched_population_pld.toml (ε = 8, seeds 0–2) and _pld_eps1_4.toml (ε = 1, 2, 4, seeds 0–2): each run is
     the whole sweep's point of the same scheme and ε, with privacy.accountant = "pld" (and, for the no-momentum case, the
     no-momentum slice's η and momentum); nothing else differs, so their rows read against the RDP runs."""
     whole = load_sweep(SWEEP)
