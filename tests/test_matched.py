@@ -365,6 +365,10 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
     assert main(["matched", str(ci_sweep(tmp_path)), "--tune", "--lr-grid", "0.1,0.3", "--tune-rounds", "2",
                  "--workers", "0", "--out", str(root), "--no-progress"]) == 0
     out = capsys.readouterr().out
+    # the calibrations before planning, a line each: tuning (at ε = 8) calibrated ε = 8 already; neither scheme's
+    # ε reads the SNR, so 2 keys serve the 4 points at ε = ∞
+    assert "floras matched: calibrating 2 noise key(s) for 4 grid point(s) in this process" in out
+    assert "[2/2] matched/central-gaussian_target-epsilon-inf_snr-db-20 (and 1 more point(s)): " in out
     # 8 points; central Gaussian learns the same at 0 dB as at 20 dB: 2 points reused, 6 runs
     assert "matched: 6 run(s) (0 grid point(s) infeasible, not run, 2 reused from another SNR)" in out
     assert "floras matched: 6 run(s) finished, 0 copied from identical runs, 0 already done, 0 failed" in out

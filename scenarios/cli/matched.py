@@ -199,6 +199,10 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
             precheck_sweep_dir(s, root / s.name)  # a folder of another sweep, before minutes of calibration
     if args.tune and not args.predict_only:
         tuned = run_tuning(args, sweeps[0], root, executor(), threads)
+    from scenarios.experiments.calibrate_points import prefetch_calibrations
+
+    # the points' calibrations at once on the workers, a line each; planning then finds them cached
+    prefetch_calibrations(sweeps, tuned_lr=tuned, executor=executor, workers=None if args.scheduler else workers)
     plans = []
     for s in sweeps:
         feasible, planned = plan_sweep(s, tuned_lr=tuned)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scenarios.config.scenario import ScenarioConfig, build_scenario
 
-__all__ = ["load_scenario", "scenario_from_dict"]
+__all__ = ["load_scenario", "scenario_from_dict", "build_scenario_file"]
 
 
 def scenario_from_dict(data: dict, overrides: dict | None = None, *, resolve: bool = True) -> ScenarioConfig:
@@ -32,6 +32,25 @@ def scenario_from_dict(data: dict, overrides: dict | None = None, *, resolve: bo
 def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioConfig:
     """Read a scenario TOML file, apply dotted ``overrides``, validate, and return it."""
     path = Path(path)
+    data = _read_toml(path)
+    try:
+        return scenario_from_dict(data, overrides)
+    except ValueError as exc:  # keeps the subclass (e.g. calibration.InfeasibleTarget) for sweeps to record
+        raise type(exc)(f"{path.name}: {exc}") from None
+
+
+def build_scenario_file(path: str | Path, overrides: dict | None = None) -> ScenarioConfig:
+    """The scenario file with ``overrides`` applied, built but neither resolved nor validated (what
+    :func:`load_scenario` calibrates: :func:`scenarios.config.targets.calibration_request`)."""
+    path = Path(path)
+    data = _read_toml(path)
+    try:
+        return build_scenario(data, overrides)
+    except ValueError as exc:
+        raise type(exc)(f"{path.name}: {exc}") from None
+
+
+def _read_toml(path: Path) -> dict:
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)
@@ -43,7 +62,4 @@ def load_scenario(path: str | Path, overrides: dict | None = None) -> ScenarioCo
         raise ValueError(f"scenario file {path} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"scenario file {path} is not valid TOML: {exc}") from None
-    try:
-        return scenario_from_dict(data, overrides)
-    except ValueError as exc:  # keeps the subclass (e.g. calibration.InfeasibleTarget) for sweeps to record
-        raise type(exc)(f"{path.name}: {exc}") from None
+    return data

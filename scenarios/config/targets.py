@@ -4,32 +4,63 @@
 (:func:`scenarios.config.calibration.calibrate_config`, model §10) and writes it into ``[phy]``;
 both the target and the resolved key appear in the run's ``config.json``, with the calibration
 record under ``privacy.calibrated``. Calibrations are cached per scenario less the keys that cannot
-change ε.
+change ε. A sweep asks for its points' calibrations first (:func:`calibration_request`), computes them on its
+workers (:func:`compute_calibration`, a pure function of the request) and hands them in (:func:`store_calibration`),
+so that loading its points finds them here instead of calibrating one point after another.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from functools import lru_cache
 
-from scenarios.config.calibration import Calibration, calibrate_config, calibrated_key, with_phy
+from scenarios.config.calibration import Calibration, InfeasibleTarget, calibrate_config, calibrated_key, with_phy
 from scenarios.config.schemes import get_phy_key
 from scenarios.config.scenario import build_scenario
 from scenarios.config.tables import parse_target
 
-__all__ = ["resolve_privacy_target", "clear_calibration_cache"]
+__all__ = ["resolve_privacy_target", "clear_calibration_cache", "calibration_request", "compute_calibration",
+           "store_calibration"]
+
+CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
+_CACHE: dict[tuple[str, float], Calibration | InfeasibleTarget] = {}
 
 
-@lru_cache(maxsize=512)
-def _cached(config_json: str, target: float) -> Calibration:
+def compute_calibration(request: tuple[str, float]) -> Calibration | InfeasibleTarget:
+    """The calibration of a request ``(scenario JSON less the keys that cannot change ε, target ε)``, or the
+    :class:`InfeasibleTarget` that says the target cannot be met (returned, not raised: it is an answer). Pure:
+    any process computes the same value."""
+    config_json, target = request
     config = build_scenario(json.loads(config_json)).validate()
-    return calibrate_config(config, target)
+    try:
+        return calibrate_config(config, target)
+    except InfeasibleTarget as exc:
+        return exc
+
+
+def store_calibration(request: tuple[str, float], answer: Calibration | InfeasibleTarget) -> None:
+    """Keep ``answer`` (from :func:`compute_calibration`, wherever it ran) for ``request``."""
+    if not isinstance(answer, (Calibration, InfeasibleTarget)):
+        raise TypeError(f"a calibration answer is a Calibration or an InfeasibleTarget (got {type(answer).__name__})")
+    _CACHE.pop(request, None)
+    _CACHE[request] = answer
+    while len(_CACHE) > CACHE_SIZE:
+        del _CACHE[next(iter(_CACHE))]
+
+
+def _cached(config_json: str, target: float) -> Calibration:
+    request = (config_json, target)
+    if request not in _CACHE:
+        store_calibration(request, compute_calibration(request))
+    answer = _CACHE[request]
+    if isinstance(answer, InfeasibleTarget):
+        raise InfeasibleTarget(str(answer))
+    return answer
 
 
 def clear_calibration_cache() -> None:
     """Forget the cached calibrations (after a wiring row's calibrated keys changed)."""
-    _cached.cache_clear()
+    _CACHE.clear()
 
 
 def _cache_key(config) -> str:
@@ -47,6 +78,28 @@ def _cache_key(config) -> str:
     return json.dumps(data, sort_keys=True)
 
 
+def _searchable(config):
+    """The validated config, a searched key that must be set (e.g. a noise multiplier) given any valid value (the
+    calibration sets it)."""
+    key = calibrated_key(config)
+    try:
+        return config.validate()
+    except ValueError as exc:
+        if key is None or get_phy_key(config.phy, key.key) is not None or f"phy.{key.key} must be set" not in str(exc):
+            raise
+        return with_phy(config, key.key, 1.0).validate()
+
+
+def calibration_request(config) -> tuple[str, float] | None:
+    """What resolving ``config`` (built, not yet resolved) would calibrate, or None: no finite target, or its
+    calibration is already here. Bad input raises the error loading would raise."""
+    target = parse_target(config.privacy.target_epsilon)
+    if target is None:
+        return None
+    request = (_cache_key(_searchable(config)), target)
+    return None if request in _CACHE else request
+
+
 def resolve_privacy_target(config):
     """Write the calibrated noise parameter of ``privacy.target_epsilon`` into ``[phy]`` (or return ``config``).
 
@@ -57,14 +110,7 @@ def resolve_privacy_target(config):
     target = parse_target(config.privacy.target_epsilon)
     if target is None:
         return config.validate()
-    key = calibrated_key(config)
-    try:
-        config = config.validate()
-    except ValueError as exc:
-        # a searched key that must be set (e.g. a noise multiplier) gets any valid value: the calibration sets it
-        if key is None or get_phy_key(config.phy, key.key) is not None or f"phy.{key.key} must be set" not in str(exc):
-            raise
-        config = with_phy(config, key.key, 1.0).validate()
+    config = _searchable(config)
     cal = _cached(_cache_key(config), target)
     if cal.parameter != "none":
         config = with_phy(config, cal.parameter, cal.value)

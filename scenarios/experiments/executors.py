@@ -1,7 +1,8 @@
 """Where a sweep's runs execute: one after another in this process, or on dask.distributed.
 
 An executor maps a function over run tasks and yields their outcomes as they complete
-(``map_unordered``), then releases its workers (``close``). :mod:`scenarios.experiments.sweep` is the engine
+(``map_unordered``), maps a plain function over values (``map_calls``: a sweep's calibrations), then releases
+its workers (``close``). :mod:`scenarios.experiments.sweep` is the engine
 that uses them; nothing heavy (dask) is imported at module level.
 """
 
@@ -30,6 +31,14 @@ class InProcessExecutor:
     def map_unordered(self, fn: Callable, items: list) -> Iterator:
         for item in items:
             yield fn(item)
+
+    def map_calls(self, fn: Callable, items: list) -> Iterator:
+        """``(index, fn(item))`` for every item, in order; an exception ``fn`` raises is yielded as its value."""
+        for i, item in enumerate(items):
+            try:
+                yield i, fn(item)
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, who decides
+                yield i, exc
 
     def close(self) -> None:
         pass
@@ -121,21 +130,7 @@ class DaskExecutor:
             return 1
 
     def map_unordered(self, fn: Callable, items: list) -> Iterator:
-        waiting = list(items)[::-1]  # popped from the end: the items' order
-        futures: dict = {}
-
-        def hand_over(pending: set) -> int:
-            """Submit runs until one per worker thread is pending; returns how many still wait here."""
-            slots = self._threads()
-            while waiting and len(pending) < slots:
-                item = waiting.pop()
-                fut = self.client.submit(fn, item, pure=False, retries=1, key=f"floras-run-{item.name}")
-                futures[fut] = item
-                pending.add(fut)
-            return len(waiting)
-
-        for fut in self._completed(set(), hand_over):
-            item = futures[fut]
+        for item, fut in self._as_completed(fn, items, lambda item: f"floras-run-{item.name}"):
             try:
                 yield fut.result()
             except Exception as exc:  # the worker itself failed (killed, out of memory, unpicklable)
@@ -143,6 +138,38 @@ class DaskExecutor:
                 partial.mkdir(parents=True, exist_ok=True)
                 err = record_error(partial, exc, item.record)
                 yield RunOutcome(item.name, "failed", error=err, out_dir=item.out_dir)
+
+    def map_calls(self, fn: Callable, items: list) -> Iterator:
+        """``(index, fn(item))`` as the calls complete on the cluster, one per worker thread at a time; an exception
+        (raised by ``fn`` or by its worker's loss) is yielded as its value."""
+        import uuid
+
+        tag = uuid.uuid4().hex[:12]
+        for (i, _), fut in self._as_completed(lambda pair: fn(pair[1]), list(enumerate(items)),
+                                              lambda pair: f"floras-call-{tag}-{pair[0]}"):
+            try:
+                yield i, fut.result()
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, who decides
+                yield i, exc
+
+    def _as_completed(self, fn: Callable, items: list, key_of: Callable) -> Iterator:
+        """``(item, future)`` of ``fn(item)`` as the futures complete; items are handed to the scheduler in order,
+        no more than one per worker thread pending (class doc)."""
+        waiting = list(items)[::-1]  # popped from the end: the items' order
+        futures: dict = {}
+
+        def hand_over(pending: set) -> int:
+            """Submit until one per worker thread is pending; returns how many still wait here."""
+            slots = self._threads()
+            while waiting and len(pending) < slots:
+                item = waiting.pop()
+                fut = self.client.submit(fn, item, pure=False, retries=1, key=key_of(item))
+                futures[fut] = item
+                pending.add(fut)
+            return len(waiting)
+
+        for fut in self._completed(set(), hand_over):
+            yield futures[fut], fut
 
     def _completed(self, pending: set, hand_over=None) -> Iterator:
         """The futures as they complete, ``hand_over(pending)`` submitting more as they do (it returns how many

@@ -1,0 +1,91 @@
+"""A sweep's grid points calibrated before they are planned: all at once on the sweep's workers, a line per point.
+
+Loading a point with a finite ``privacy.target_epsilon`` calibrates its noise key (model §10,
+:mod:`scenarios.config.targets`), one point after another, silently. At population scale under ``pld`` that is
+minutes per point. :func:`prefetch_calibrations` collects the distinct calibrations the sweeps' points need (one
+per point: seed and learning rate cannot change ε), computes them through an executor's ``map_calls`` (a local
+cluster's processes, a ``--scheduler``'s workers, or this process), prints a line as each finishes and hands the
+answers to the loader's cache. Planning then loads every point as before and finds its calibration there; the
+answers are what loading would have computed (a pure function of the request), so plans, ``config.json`` and
+runs are unchanged. A request the workers could not answer (an error, a lost worker) is left to planning, which
+computes it here and reports its error with the grid point's name.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+__all__ = ["point_requests", "prefetch_calibrations"]
+
+
+def point_requests(sweeps, *, tuned_lr: dict[str, float] | None = None) -> list[tuple[tuple[str, float], list[str]]]:
+    """The distinct calibrations the sweeps' points need and are not yet cached, in point order, each with the
+    ``sweep/slug`` names of the points that share it. A point that does not build is skipped (planning reports
+    it)."""
+    from scenarios.config.loading import build_scenario_file
+    from scenarios.config.targets import calibration_request
+    from scenarios.experiments.matched import tuned_for
+
+    requests: dict[tuple[str, float], list[str]] = {}
+    for sweep in sweeps:
+        for point in sweep.points:
+            over = {**point.overrides, "run.seed": sweep.seeds[0]}
+            lr = tuned_for(point.label, tuned_lr)
+            if lr is not None:
+                over["training.lr"] = lr
+            try:
+                request = calibration_request(build_scenario_file(sweep.base, over))
+            except ValueError:
+                continue
+            if request is not None:
+                requests.setdefault(request, []).append(f"{sweep.name}/{point.slug}")
+    return list(requests.items())
+
+
+def _describe(answer) -> str:
+    from scenarios.config.calibration import Calibration
+
+    if isinstance(answer, Calibration):
+        if answer.parameter == "none":
+            return f"no noise key (achieved ε = {answer.achieved_epsilon:g}, {answer.accountant.split(':')[0]})"
+        return (f"{answer.parameter} = {answer.value:.6g} (achieved ε = {answer.achieved_epsilon:.4g}, "
+                f"{answer.accountant.split(':')[0]})")
+    if isinstance(answer, ValueError):
+        return f"infeasible: {answer}" if type(answer).__name__ == "InfeasibleTarget" else f"error, left to planning: {answer}"
+    return f"not computed ({type(answer).__name__}: {answer}); left to planning"
+
+
+def prefetch_calibrations(sweeps, *, tuned_lr: dict[str, float] | None = None,
+                          executor: Callable[[], object] | None = None, workers: int | None = 1,
+                          echo: Callable[[str], None] | None = print, prefix: str = "floras matched") -> int:
+    """Calibrate the sweeps' points that need it and keep the answers for loading; returns how many were computed.
+
+    ``executor`` is called (once) only when two or more calibrations are due and ``workers`` ≥ 2 (None: a
+    ``--scheduler``'s cluster): it returns the executor whose ``map_calls`` spreads them; otherwise they run here,
+    one after another. ``echo`` gets a line before and one per finished calibration (``[i/n] sweep/slug: key =
+    value (achieved ε, accountant); s since the start``).
+    """
+    from scenarios.config.calibration import Calibration, InfeasibleTarget
+    from scenarios.config.targets import compute_calibration, store_calibration
+    from scenarios.experiments.executors import InProcessExecutor
+
+    requests = point_requests(sweeps, tuned_lr=tuned_lr)
+    if not requests:
+        return 0
+    parallel = executor is not None and (workers is None or workers >= 2) and len(requests) >= 2
+    ex = executor() if parallel else InProcessExecutor()
+    say = echo or (lambda line: None)
+    where = ("in this process" if not parallel else "on the dask cluster's workers" if workers is None
+             else f"on {workers} worker(s)")
+    points = sum(len(names) for _, names in requests)
+    say(f"{prefix}: calibrating {len(requests)} noise key(s) for {points} grid point(s) {where}")
+    t0, stored = time.monotonic(), 0
+    for done, (i, answer) in enumerate(ex.map_calls(compute_calibration, [r for r, _ in requests]), start=1):
+        request, names = requests[i]
+        if isinstance(answer, (Calibration, InfeasibleTarget)):
+            store_calibration(request, answer)
+            stored += 1
+        shared = f" (and {len(names) - 1} more point(s))" if len(names) > 1 else ""
+        say(f"  [{done}/{len(requests)}] {names[0]}{shared}: {_describe(answer)}; {time.monotonic() - t0:.0f} s")
+    return stored

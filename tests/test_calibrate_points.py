@@ -1,0 +1,139 @@
+"""A sweep's calibrations computed up front (scenarios/experiments/calibrate_points.py): on a local cluster's
+workers or in process, the same answers as loading one point after another, and planning finds them cached."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scenarios.config.calibration import Calibration, InfeasibleTarget
+from scenarios.config.targets import calibration_request, clear_calibration_cache, compute_calibration
+from scenarios.experiments.calibrate_points import point_requests, prefetch_calibrations
+from scenarios.experiments.executors import DaskExecutor, InProcessExecutor
+from scenarios.experiments.matched import plan_sweep
+from scenarios.experiments.sweep_file import load_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGITS = ROOT / "scenarios" / "base" / "digits_mlp.toml"
+
+
+def _sweep(tmp_path: Path) -> Path:
+    """Central Gaussian at ε = 4 and 8 and at two SNRs (its ε does not read the SNR: one key for both), and
+    channel inversion at ε = 8 (no privacy noise: infeasible); 2 seeds (they share a key)."""
+    path = tmp_path / "cal.toml"
+    path.write_text(f'''name = "cal"
+base = "{DIGITS.as_posix()}"
+seeds = [0, 1]
+[overrides]
+"partition.clients" = 100
+"training.clients_per_round" = 20
+"run.rounds" = 4
+"phy.normalization" = "clip"
+"phy.clip_norm" = 1.0
+[grid]
+"privacy.target_epsilon" = [4, 8]
+"phy.snr_db" = [20.0, 0.0]
+[[cases]]
+label = "central-gaussian"
+"phy.scheme" = "central-gaussian"
+[[cases]]
+label = "channel-inversion"
+"phy.scheme" = "channel-inversion"
+''')
+    return path
+
+
+@pytest.fixture
+def fresh_cache():
+    clear_calibration_cache()
+    yield
+    clear_calibration_cache()
+
+
+def test_one_request_per_key_and_planning_finds_every_answer(tmp_path, fresh_cache, monkeypatch):
+    sweep = load_sweep(_sweep(tmp_path))
+    _, reference = plan_sweep(sweep)  # loading point after point, as before
+    clear_calibration_cache()
+    requests = point_requests([sweep])
+    # 8 points: central Gaussian's two SNRs share a key per ε (2 keys), channel inversion 2 ε (2 requests)
+    assert len(requests) == 4 and sorted(len(names) for _, names in requests) == [2, 2, 2, 2]
+    lines = []
+    assert prefetch_calibrations([sweep], executor=None, echo=lines.append) == 4
+    assert lines[0] == "floras matched: calibrating 4 noise key(s) for 8 grid point(s) in this process"
+    assert [line.split("]")[0].strip() for line in lines[1:]] == ["[1/4", "[2/4", "[3/4", "[4/4"]
+    assert sum("infeasible: " in line for line in lines) == 2
+    assert point_requests([sweep]) == []  # all cached
+    import scenarios.config.targets as targets
+
+    def no_more(*a, **k):
+        raise AssertionError("planning calibrated a point the prefetch had answered")
+
+    monkeypatch.setattr(targets, "calibrate_config", no_more)
+    _, planned = plan_sweep(sweep)
+    assert planned == reference
+    assert sorted(p.status for p in planned) == ["feasible"] * 2 + ["infeasible"] * 4 + ["reused"] * 2
+
+
+def test_an_unanswered_request_is_left_to_planning(tmp_path, fresh_cache):
+    """A call that fails on its worker is not kept: planning computes it (and would name the point's error)."""
+    sweep = load_sweep(_sweep(tmp_path))
+
+    class Failing(InProcessExecutor):
+        def map_calls(self, fn, items):
+            for i, item in enumerate(items):
+                yield i, (RuntimeError("worker lost") if i == 0 else fn(item))
+
+    lines = []
+    stored = prefetch_calibrations([sweep], executor=Failing, workers=2, echo=lines.append)
+    assert stored == 3 and "not computed (RuntimeError: worker lost); left to planning" in lines[1]
+    assert len(point_requests([sweep])) == 1
+    _, planned = plan_sweep(sweep)
+    assert sum(p.status == "feasible" for p in planned) == 2
+
+
+def test_a_local_cluster_gives_the_answers_of_this_process(tmp_path, fresh_cache):
+    sweep = load_sweep(_sweep(tmp_path))
+    requests = [r for r, _ in point_requests([sweep])]
+    here = [compute_calibration(r) for r in requests]
+    assert sum(isinstance(a, Calibration) for a in here) == 2 and sum(isinstance(a, InfeasibleTarget) for a in here) == 2
+    made = []
+
+    def factory():
+        made.append(DaskExecutor.local(2))
+        return made[0]
+
+    lines = []
+    try:
+        assert prefetch_calibrations([sweep], executor=factory, workers=2, echo=lines.append) == 4
+        assert sorted(i for i, _ in made[0].map_calls(lambda x: 1 / x, [1, 0, 2])) == [0, 1, 2]
+        failed = dict(made[0].map_calls(lambda x: 1 / x, [1, 0, 2]))
+    finally:
+        for ex in made:
+            ex.close()
+    assert len(made) == 1 and lines[0].endswith("for 8 grid point(s) on 2 worker(s)")
+    assert isinstance(failed[1], ZeroDivisionError) and failed[0] == 1.0 and failed[2] == 0.5
+    from scenarios.config.targets import _CACHE
+
+    for request, answer in zip(requests, here):
+        there = _CACHE[request]
+        if isinstance(answer, Calibration):
+            assert there == answer  # bit for bit: a pure function of the request
+        else:
+            assert type(there) is InfeasibleTarget and str(there) == str(answer)
+
+
+def test_no_pool_for_a_single_key(tmp_path, fresh_cache):
+    path = _sweep(tmp_path)
+    text = path.read_text().replace('[4, 8]', '[8]').replace('"phy.snr_db" = [20.0, 0.0]\n', '')
+    path.write_text(text.split("[[cases]]\nlabel = \"channel-inversion\"")[0])
+    sweep = load_sweep(path)
+
+    def factory():
+        raise AssertionError("a cluster for one calibration")
+
+    lines = []
+    assert prefetch_calibrations([sweep], executor=factory, workers=2, echo=lines.append) == 1
+    assert lines[0].endswith("1 noise key(s) for 1 grid point(s) in this process")
+    assert calibration_request(__import__("scenarios.config.loading", fromlist=["x"]).build_scenario_file(
+        sweep.base, {**sweep.points[0].overrides, "run.seed": 5})) is None  # another seed: the same key, cached
