@@ -101,16 +101,19 @@ def supports_streaming(aggregator) -> bool:
     return callable(getattr(aggregator, "aggregate_stream", None))
 
 
-def stream_chunks(chunks, *, K: int, d: int):
+def stream_chunks(chunks, *, K: int, d: int, finite: bool = True):
     """Validate a round's chunks and yield them as ``(rows [c] int64, updates [c, d] float64)``.
 
     Rows must be the consecutive positions of the sampled order, 0..K−1 exactly once over the round (the
     order every running sum takes); updates finite (:func:`check_updates`). ValueError otherwise.
+    ``finite=False`` leaves the finite check to a consumer whose first pass over the chunk makes it anyway
+    (:func:`phy.normalization.clipped_rows`, :func:`phy.normalization.row_factors`: a non-finite element makes its
+    row's sum non-finite), so that the chunk is not read once more only for it.
     """
     start = 0
     for rows, updates in chunks:
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
-        x = check_updates(updates, K=rows.size, d=d)
+        x = check_updates(updates, K=rows.size, d=d, finite=finite)
         if rows.size == 0 or not np.array_equal(rows, np.arange(start, start + rows.size)):
             raise ValueError(f"chunk rows must be the next consecutive positions {start}..{start + rows.size - 1} of "
                              f"the round's K = {K} clients in sampled order (got {rows.tolist()})")
@@ -149,8 +152,10 @@ def add_rows(acc: np.ndarray, x: np.ndarray, weights: np.ndarray | None = None) 
     return acc
 
 
-def check_updates(updates: np.ndarray, *, K: int | None = None, d: int | None = None) -> np.ndarray:
-    """Validate a K×d array of finite updates (K, d checked when given) and return it as float64."""
+def check_updates(updates: np.ndarray, *, K: int | None = None, d: int | None = None, finite: bool = True
+                  ) -> np.ndarray:
+    """Validate a K×d array of finite updates (K, d checked when given; finiteness unless ``finite`` is False:
+    the caller checks it) and return it as float64."""
     x = np.asarray(updates, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
         raise ValueError(f"updates must be a K×d array with K ≥ 1 and d ≥ 1 (got shape {x.shape})")
@@ -158,7 +163,7 @@ def check_updates(updates: np.ndarray, *, K: int | None = None, d: int | None = 
         raise ValueError(f"updates must have K = {K} rows (got {x.shape[0]})")
     if d is not None and x.shape[1] != d:
         raise ValueError(f"updates must have d = {d} columns (got {x.shape[1]})")
-    if not np.all(np.isfinite(x)):
+    if finite and not np.all(np.isfinite(x)):
         raise ValueError("updates must be finite")
     return x
 

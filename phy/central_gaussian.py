@@ -104,7 +104,7 @@ class CentralGaussianAggregator:
         if cfg.normalization != "clip":  # the scheme requires clip (SchemeSpec.requires_clip); C_max needs all K
             return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
         s_sum, raw, mu = np.zeros(self.d), np.zeros(self.d), np.empty(self.K)
-        for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
+        for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # clipped_rows checks
             cr = clipped_rows(x, C=self.C, clip_norm=cfg.clip_norm)
             for j, s in cr:  # client after client, each row once from memory: Σ s_k and Σ x_k in client order
                 s_sum += s

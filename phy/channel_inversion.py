@@ -254,17 +254,20 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
     a = link.leakage(round_index) if cfg.timing_offset != 0.0 else None  # chip-timing leakage (phy.chip_timing)
     late = None if a is None else np.zeros(d)  # Σ_adm a_k s_k, received one symbol late
     y_sum = s_sum if w is None and a is None else np.zeros(d)  # what the receiver sees (Σ_adm w_k s_k, Σ (1 − a_k) s_k)
-    for rows, x in stream_chunks(chunks, K=K, d=d):
+    sq = np.empty(d)
+    for rows, x in stream_chunks(chunks, K=K, d=d, finite=False):  # clipped_rows checks, or check_updates below
         local = adm[rows]
         if w is None and a is None and cfg.normalization == "clip":  # the admitted rows one at a time (same numbers)
             cr = clipped_rows(x, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm, rows=np.flatnonzero(local))
             mu[rows], scale = cr.mu, cr.scale
             for j, s in cr:
                 k = rows[j]
-                power[k] = rho * np.mean(s**2) / np.abs(h_hat[k]) ** 2
+                np.multiply(s, s, out=sq)  # np.mean(s**2) without its [d] temporary: the same operations
+                power[k] = rho * (np.add.reduce(sq) / d) / np.abs(h_hat[k]) ** 2
                 s_sum += s
                 raw += x[j]
             continue
+        check_updates(x)
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
         mu[rows], scale = nz.mu, nz.scale
         if local.any():

@@ -164,7 +164,7 @@ class FlorasAggregator:
         s_hat, f_sum, raw = np.zeros(self.d), np.zeros(self.d), np.zeros(self.d)
         factor, mu, scale = np.empty(self.K), np.empty(self.K), 0.0
         buf = np.empty(self.d)
-        for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
+        for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # row_factors checks
             rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
             factor[rows], mu[rows], scale = rf.factor, rf.mu, rf.scale
             for row, uk, fk in zip(x, wg[rows] * rf.factor, rf.factor):  # each row once from memory, in client order

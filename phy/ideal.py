@@ -46,7 +46,7 @@ class IdealAggregator:
             return aggregate_concatenated(self, chunks, round_index=round_index, clients=clients)
         s_sum, raw, mu = np.zeros(self.d), np.zeros(self.d), np.empty(self.K)
         scale = 0.0
-        for rows, x in stream_chunks(chunks, K=self.K, d=self.d):
+        for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # clipped_rows checks
             cr = clipped_rows(x, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
             for j, s in cr:  # client after client, each row once from memory: Σ s_k and Σ x_k in client order
                 s_sum += s

@@ -161,11 +161,14 @@ def clipped_rows(x: np.ndarray, *, C: float, clip_norm: float, rows: np.ndarray 
     None; μ for every row). The same operations as :func:`normalize` in the same order (the mean over each row,
     the centred row, the pairwise sum of its squares, the factor, the product), so the same numbers bit for bit,
     but without its two c×d temporaries: each row is centred in a [d] buffer while it is in cache, once for its
-    norm and once when the caller takes it. ``x`` must be finite (the stream's check, :func:`phy.aggregation.
-    stream_chunks`, has run).
+    norm and once when the caller takes it. Non-finite updates raise ValueError: a non-finite element makes its
+    row's mean non-finite, so the row means check them (every element only when a mean is not finite), and the
+    stream need not read the chunk once more for it (:func:`phy.aggregation.stream_chunks` ``finite=False``).
     """
     x = _check(x, C)
     mu = x.mean(axis=1)
+    if not np.all(np.isfinite(mu)) and not np.all(np.isfinite(x)):
+        raise ValueError("updates must be finite")
     sel = np.arange(x.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
     buf = np.empty(x.shape[1])
     norms = np.empty(sel.size)

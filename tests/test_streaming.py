@@ -109,6 +109,32 @@ def test_chunks_must_be_the_sampled_order_and_complete():
         list(stream_chunks(bad, K=K, d=D))
 
 
+@pytest.mark.parametrize("scheme, extra", CASES, ids=[f"{s}-{i}" for i, (s, _) in enumerate(CASES)])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_every_stream_refuses_a_non_finite_update_wherever_it_is(scheme, extra, bad):
+    """The clip consumers check finiteness through their first pass (stream_chunks(finite=False)): a NaN or ±∞ in
+    any row, first, middle or last element, of any chunk is still refused with the stream's message, and an
+    admitted or dropped client makes no difference (channel inversion reads every row's mean)."""
+    cfg = _config(scheme, extra)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((K, D)) * 0.3
+    for row, col in [(0, 0), (3, D // 2), (K - 1, D - 1)]:
+        y = x.copy()
+        y[row, col] = bad
+        agg = make_aggregator(cfg, K=K, d=D, seed=4, key=KEY)
+        with pytest.raises(ValueError, match="updates must be finite"):
+            agg.aggregate_stream(_chunks(y, 3), round_index=0, clients=np.arange(K))
+
+
+def test_finite_updates_whose_row_sums_overflow_are_not_refused():
+    """Every element finite but a row's sum ±∞ (the mean check's only false alarm): the full check clears it, as
+    the stream's own check did."""
+    x = np.full((K, D), 1e307)
+    agg = make_aggregator(_config("ideal", {}), K=K, d=D, seed=4, key=KEY)
+    with np.errstate(over="ignore", invalid="ignore"):
+        agg.aggregate_stream(_chunks(x, 3), round_index=0)
+
+
 class _ChunkTrainer:
     """Yields fixed updates in chunks of c (and counts how many were produced)."""
 
