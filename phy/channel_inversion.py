@@ -259,13 +259,13 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
         local = adm[rows]
         if w is None and a is None and cfg.normalization == "clip":  # the admitted rows one at a time (same numbers)
             cr = clipped_rows(x, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm, rows=np.flatnonzero(local))
-            mu[rows], scale = cr.mu, cr.scale
             for j, s in cr:
                 k = rows[j]
                 np.multiply(s, s, out=sq)  # np.mean(s**2) without its [d] temporary: the same operations
                 power[k] = rho * (np.add.reduce(sq) / d) / np.abs(h_hat[k]) ** 2
                 s_sum += s
                 raw += x[j]
+            mu[rows], scale = cr.mu, cr.scale  # complete once every admitted row has been taken
             continue
         check_updates(x)
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)

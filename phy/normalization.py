@@ -131,27 +131,89 @@ def _explicit_factors(x, *, rule, C, clip_norm):
     return factor, mu, scale
 
 
-@dataclass(frozen=True)
 class ClippedRows:
     """:func:`normalize` of a chunk under the ``clip`` rule, one row at a time (:func:`clipped_rows`).
 
-    mu : [c] float64 (every row); scale : float (R/C); rows : the selected row indices, in order;
-    ``for j, s in self`` yields each selected row j with s_j = factor_j·(x_j − μ_j·1) in one reused [d] buffer
-    (valid until the next step), the same numbers as ``normalize(x, rule="clip", ...).s[j]`` bit for bit.
+    ``for j, s in self`` yields each selected row j (``rows``, in order) with s_j = factor_j·(x_j − μ_j·1) in one
+    reused [d] buffer (valid until the next step), the same numbers as ``normalize(x, rule="clip", ...).s[j]``
+    bit for bit. Each row is read from memory once: its mean, its centred norm (leaf by leaf of numpy's pairwise
+    tree, :func:`pairwise_plan`) and s_j are computed while it is in cache, instead of three passes over the
+    whole chunk. mu : [c] float64, every row's mean (the selected rows' filled as they are yielded, complete once
+    the iteration has ended; the others at construction); factor : [rows.size] likewise; scale : float (R/C).
+    A non-finite element makes its row's mean non-finite: the row is then checked element by element and
+    ValueError("updates must be finite") raised, when the row is reached.
     """
 
-    x: np.ndarray
-    mu: np.ndarray
-    factor: np.ndarray  # [rows.size], the selected rows' factors
-    scale: float
-    rows: np.ndarray
+    def __init__(self, x: np.ndarray, *, C: float, clip_norm: float, rows: np.ndarray):
+        self.x, self.rows, self.C, self.clip_norm = x, rows, C, clip_norm
+        _, self.scale = _factors(np.zeros(0), rule="clip", C=C, clip_norm=clip_norm)  # checks clip_norm
+        self.mu = np.empty(x.shape[0])
+        self.factor = np.empty(rows.size)
+        others = np.ones(x.shape[0], dtype=bool)
+        others[rows] = False
+        for j in np.flatnonzero(others).tolist():
+            self.mu[j] = _row_mean(x[j])
 
     def __iter__(self):
-        buf = np.empty(self.x.shape[1])
-        for j, f in zip(self.rows.tolist(), self.factor):
-            np.subtract(self.x[j], self.mu[j], out=buf)
+        x, d = self.x, self.x.shape[1]
+        plan = pairwise_plan(d, PAIRWISE_LEAF)
+        leaf, buf = np.empty(min(d, PAIRWISE_LEAF)), np.empty(d)
+        for i, j in enumerate(self.rows.tolist()):
+            row = x[j]
+            m = self.mu[j] = _row_mean(row)
+            norm = np.sqrt(np.array([_centred_square_sum(row, m, plan, leaf)]))
+            f = self.factor[i] = _factors(norm, rule="clip", C=self.C, clip_norm=self.clip_norm)[0][0]
+            np.subtract(row, m, out=buf)
             buf *= f
             yield j, buf
+
+
+def _row_mean(row: np.ndarray) -> float:
+    """``x.mean(axis=1)``'s entry for one contiguous row (the same pairwise sum, divided by d); a non-finite mean
+    with a non-finite element raises ValueError (an overflowing sum of finite elements does not)."""
+    m = np.add.reduce(row) / row.size
+    if not np.isfinite(m) and not np.all(np.isfinite(row)):
+        raise ValueError("updates must be finite")
+    return m
+
+
+PAIRWISE_LEAF = 32_768  # elements of a leaf of the centred-norm tree: 256 KiB, a core's L2 holds it (clipped_rows)
+
+
+def pairwise_plan(n: int, leaf: int):
+    """numpy's pairwise summation tree of n contiguous float64 values, cut where a node has ≤ ``leaf`` values.
+
+    ``np.add.reduce`` over a contiguous vector splits n > 128 values at m = ⌊n/2⌋ rounded down to a multiple of
+    8 and adds the two halves' sums (numpy's ``pairwise_sum``); a node of ≤ ``leaf`` values (leaf ≥ 128) is one
+    reduce of its segment. Returns ``(start, length)`` for a leaf, ``(left, right)`` for a node. Summing the
+    leaves with ``np.add.reduce`` and the nodes with ``+`` gives ``np.add.reduce`` of the whole vector bit for bit
+    (tests/test_streaming.py checks it at every length it uses)."""
+    if leaf < 128:
+        raise ValueError(f"leaf must be ≥ 128 (numpy's pairwise block; got {leaf})")
+
+    def node(start: int, length: int):
+        if length <= leaf:
+            return (start, length)
+        m = length // 2
+        m -= m % 8
+        return (node(start, m), node(start + m, length - m))
+
+    return _plans.setdefault((n, leaf), node(0, n))
+
+
+_plans: dict = {}
+
+
+def _centred_square_sum(row: np.ndarray, mu: float, plan, buf: np.ndarray) -> float:
+    """Σ_i (row_i − μ)² as ``np.add.reduce((row − μ)²)``, bit for bit, one leaf of ``plan`` at a time in ``buf``
+    (the centred leaf is squared and summed while it is in cache instead of three passes over a [d] vector)."""
+    a, b = plan
+    if isinstance(a, tuple):
+        return _centred_square_sum(row, mu, a, buf) + _centred_square_sum(row, mu, b, buf)
+    t = buf[:b]
+    np.subtract(row[a:a + b], mu, out=t)
+    np.multiply(t, t, out=t)
+    return np.add.reduce(t)
 
 
 def clipped_rows(x: np.ndarray, *, C: float, clip_norm: float, rows: np.ndarray | None = None) -> ClippedRows:
@@ -160,24 +222,13 @@ def clipped_rows(x: np.ndarray, *, C: float, clip_norm: float, rows: np.ndarray 
     s_j = (C/R)·min(1, R/‖x_j − μ_j·1‖₂)·(x_j − μ_j·1), μ_j the mean of row j, for the rows ``rows`` (all when
     None; μ for every row). The same operations as :func:`normalize` in the same order (the mean over each row,
     the centred row, the pairwise sum of its squares, the factor, the product), so the same numbers bit for bit,
-    but without its two c×d temporaries: each row is centred in a [d] buffer while it is in cache, once for its
-    norm and once when the caller takes it. Non-finite updates raise ValueError: a non-finite element makes its
-    row's mean non-finite, so the row means check them (every element only when a mean is not finite), and the
-    stream need not read the chunk once more for it (:func:`phy.aggregation.stream_chunks` ``finite=False``).
+    but without its two c×d temporaries, and each selected row read from memory once (:class:`ClippedRows`).
+    Non-finite updates raise ValueError (through the row means, :func:`_row_mean`), so the stream need not read
+    the chunk once more for them (:func:`phy.aggregation.stream_chunks` ``finite=False``).
     """
     x = _check(x, C)
-    mu = x.mean(axis=1)
-    if not np.all(np.isfinite(mu)) and not np.all(np.isfinite(x)):
-        raise ValueError("updates must be finite")
     sel = np.arange(x.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
-    buf = np.empty(x.shape[1])
-    norms = np.empty(sel.size)
-    for i, j in enumerate(sel.tolist()):
-        np.subtract(x[j], mu[j], out=buf)
-        np.multiply(buf, buf, out=buf)
-        norms[i] = np.add.reduce(buf)
-    factor, scale = _factors(np.sqrt(norms), rule="clip", C=C, clip_norm=clip_norm)
-    return ClippedRows(x, mu, factor, scale, sel)
+    return ClippedRows(x, C=C, clip_norm=clip_norm, rows=sel)
 
 
 def denormalize(s_hat: np.ndarray, normalized: Normalized, *, mu_sum: float | None = None) -> np.ndarray:

@@ -201,7 +201,7 @@ def test_a_run_in_chunks_of_three_streams_to_the_metrics_of_the_concatenating_pa
     assert len(rows[0]) == 2 and rows[0] == rows[1]
 
 
-@pytest.mark.parametrize("d", [40, 1000, 159_010])
+@pytest.mark.parametrize("d", [40, 1000, 32_768, 32_769, 65_545, 159_010])
 def test_clipped_rows_give_normalize_bit_for_bit_at_every_length(d):
     # the streaming receivers normalize row by row (phy.normalization.clipped_rows); above 8 and 128 entries numpy's
     # pairwise sums take other paths, so lengths of both sides are checked, with clipped, unclipped and zero rows
@@ -222,3 +222,27 @@ def test_clipped_rows_give_normalize_bit_for_bit_at_every_length(d):
     norms = np.linalg.norm(want.s, axis=1)
     clipped = np.isclose(norms, C, rtol=1e-12)
     assert norms.max() <= C * (1 + 1e-12) and clipped.any() and (norms[[0, 2, 5]] < C * 0.9).all()
+
+
+@pytest.mark.parametrize("leaf", [128, 1000, 32_768])
+def test_the_pairwise_plan_sums_as_numpy_does(leaf):
+    """clipped_rows sums each centred norm leaf by leaf of numpy's pairwise tree (phy.normalization.pairwise_plan):
+    the same double as np.add.reduce of the whole vector at lengths around the split points and the leaf size, for
+    values of mixed magnitude and sign (where another order, e.g. leaves summed left to right, loses other bits)."""
+    from phy.normalization import _centred_square_sum, pairwise_plan
+
+    rng = np.random.default_rng(leaf)
+    lengths = [129, 255, 256, 257, 1000, 1001, 4810, 8192, 8193, 32_767, 32_768, 32_769, 65_536 + 9, 159_010]
+    differs = 0
+    for n in lengths:
+        for _ in range(5):
+            v = rng.standard_normal(n) * np.exp(rng.uniform(-8, 8, n))
+            mu = float(rng.normal())
+            want = np.add.reduce((v - mu) * (v - mu))
+            got = _centred_square_sum(v, mu, pairwise_plan(n, leaf), np.empty(min(n, leaf)))
+            assert got == want, (n, leaf)
+            sq = (v - mu) * (v - mu)
+            differs += sum(np.add.reduce(sq[a:a + leaf]) for a in range(0, n, leaf)) != want
+    assert differs > 0 or leaf >= 159_010  # the tree's order matters: summing plain blocks would not pass
+    with pytest.raises(ValueError, match="leaf must be ≥ 128"):
+        pairwise_plan(1000, 64)
