@@ -67,7 +67,7 @@ from .config import PhyConfig
 from .floras_link import SUFFICIENT_BLOCK, FlorasLink, FlorasRound, resolve_path  # noqa: F401  (re-exported)
 from .floras_params import FlorasParams
 from .floras_record import FlorasLinkRecord
-from .normalization import denormalize, normalize, row_factors
+from .normalization import clipped_rows, denormalize, normalize, row_factors
 from .receiver_rules import energy_variance, receiver_weight
 from .schemes import SchemeSpec, register_scheme
 
@@ -164,15 +164,16 @@ class FlorasAggregator:
         s_hat, f_sum, raw = np.zeros(self.d), np.zeros(self.d), np.zeros(self.d)
         factor, mu, scale = np.empty(self.K), np.empty(self.K), 0.0
         buf = np.empty(self.d)
-        for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # row_factors checks
-            rf = row_factors(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-            factor[rows], mu[rows], scale = rf.factor, rf.mu, rf.scale
-            for row, uk, fk in zip(x, wg[rows] * rf.factor, rf.factor):  # each row once from memory, in client order
-                np.multiply(row, uk, out=buf)
+        for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # clipped_rows checks
+            cr = clipped_rows(x, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
+            for j, fk in cr.factors():  # each row read from memory once (its μ, f and sums), in client order
+                row = x[j]
+                np.multiply(row, wg[rows[j]] * fk, out=buf)
                 s_hat += buf
                 np.multiply(row, fk, out=buf)
                 f_sum += buf
                 raw += row
+            factor[rows], mu[rows], scale = cr.factor, cr.mu, cr.scale
         u = wg * factor
         s_hat -= float(u @ mu)
         self.link.add_sufficient_noise(s_hat, w, round_index=t)

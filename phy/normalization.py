@@ -101,34 +101,22 @@ def normalize(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = N
 
 
 def row_factors(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = None) -> RowFactors:
-    """:func:`normalize` in factored form (two passes over x, no K×d temporary).
+    """:func:`normalize` in factored form: no K×d temporary, the same factors and means bit for bit.
 
-    ‖x_k − μ_k·1‖² = ‖x_k‖² − d·μ_k², used where d·μ_k² ≤ ½‖x_k‖² (at most one bit lost to
-    cancellation); other rows are centred explicitly. Non-finite updates raise ValueError.
+    Each row's mean and centred norm are computed as :func:`normalize` computes them (the row's pairwise sum,
+    and the pairwise sum of its centred squares leaf by leaf of numpy's tree, :func:`pairwise_plan`), while the
+    row is in cache, so a row's factor does not depend on which other rows share the array: a receiver that
+    streams chunks of any size gets the concatenation's numbers. Non-finite updates raise ValueError.
     """
     x = _check(x, C)
-    d = x.shape[1]
-    mu = x.sum(axis=1) / d
-    sq = np.einsum("ij,ij->i", x, x)
-    if not (np.all(np.isfinite(sq)) and np.all(np.isfinite(mu))):
-        if not np.all(np.isfinite(x)):
-            raise ValueError("updates must be finite")
-        return RowFactors(*_explicit_factors(x, rule=rule, C=C, clip_norm=clip_norm))  # overflowing squares
-    norms2 = sq - d * mu * mu
-    bad = ~(d * mu * mu <= 0.5 * sq)
-    for k in np.flatnonzero(bad):
-        row = x[k] - mu[k]
-        norms2[k] = np.add.reduce(row * row)
-    factor, scale = _factors(np.sqrt(np.maximum(norms2, 0.0)), rule=rule, C=C, clip_norm=clip_norm)
+    plan = pairwise_plan(x.shape[1], PAIRWISE_LEAF)
+    leaf = np.empty(min(x.shape[1], PAIRWISE_LEAF))
+    mu, norms2 = np.empty(x.shape[0]), np.empty(x.shape[0])
+    for j, row in enumerate(x):
+        mu[j] = _row_mean(row)
+        norms2[j] = _centred_square_sum(row, mu[j], plan, leaf)
+    factor, scale = _factors(np.sqrt(norms2), rule=rule, C=C, clip_norm=clip_norm)
     return RowFactors(factor, mu, scale)
-
-
-def _explicit_factors(x, *, rule, C, clip_norm):
-    """Row factors with the centred norms computed row by row, as :func:`normalize` does."""
-    mu = x.mean(axis=1)
-    norms = np.sqrt(np.array([np.add.reduce((row - m) * (row - m)) for row, m in zip(x, mu)]))
-    factor, scale = _factors(norms, rule=rule, C=C, clip_norm=clip_norm)
-    return factor, mu, scale
 
 
 class ClippedRows:
@@ -155,17 +143,24 @@ class ClippedRows:
             self.mu[j] = _row_mean(x[j])
 
     def __iter__(self):
-        x, d = self.x, self.x.shape[1]
+        buf = np.empty(self.x.shape[1])
+        for j, f in self.factors():
+            np.subtract(self.x[j], self.mu[j], out=buf)
+            buf *= f
+            yield j, buf
+
+    def factors(self):
+        """``(j, f_j)`` for each selected row in order, μ_j and f_j computed as :meth:`__iter__` computes them but
+        s_j not formed (for a receiver that keeps Σ_k w_k·x_k in factored form, model §6.1)."""
+        d = self.x.shape[1]
         plan = pairwise_plan(d, PAIRWISE_LEAF)
-        leaf, buf = np.empty(min(d, PAIRWISE_LEAF)), np.empty(d)
+        leaf = np.empty(min(d, PAIRWISE_LEAF))
         for i, j in enumerate(self.rows.tolist()):
-            row = x[j]
+            row = self.x[j]
             m = self.mu[j] = _row_mean(row)
             norm = np.sqrt(np.array([_centred_square_sum(row, m, plan, leaf)]))
             f = self.factor[i] = _factors(norm, rule="clip", C=self.C, clip_norm=self.clip_norm)[0][0]
-            np.subtract(row, m, out=buf)
-            buf *= f
-            yield j, buf
+            yield j, f
 
 
 def _row_mean(row: np.ndarray) -> float:

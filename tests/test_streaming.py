@@ -109,6 +109,26 @@ def test_chunks_must_be_the_sampled_order_and_complete():
         list(stream_chunks(bad, K=K, d=D))
 
 
+@pytest.mark.parametrize("scheme, extra", [c for c in CASES if c[0] in ("ideal", "central-gaussian", "channel-inversion",
+                                                                          "analog-gaussian", "floras")
+                                            and "normalization" not in c[1] and "path" not in c[1].get("floras", {})])
+def test_streams_do_not_depend_on_the_chunk_size_at_the_mlp_dimension(scheme, extra):
+    """At d = 159 010 (the Fashion-MNIST MLP) numpy's kernels take paths they do not take at d = 40: a row's norm
+    must not depend on the rows it shares a chunk with (a 2-D einsum's does: its buffering crosses rows), so chunks
+    of 1, 3 and K give the concatenation's numbers bit for bit (issue: results independent of the chunk size)."""
+    d = 159_010
+    cfg = _config(scheme, extra)
+    rng = np.random.default_rng(3)
+    # norms from 0.2 to 5 around clip_norm 1 and an offset below the norm (d·μ_k² < ‖x_k − μ_k‖²): clipped and
+    # unclipped rows, μ_k matters
+    x = rng.standard_normal((K, d)) * rng.uniform(0.2, 5.0, (K, 1)) / np.sqrt(d) + rng.normal(0, 0.5, (K, 1)) / np.sqrt(d)
+    ids = rng.choice(10_000, size=K, replace=False)
+    want = make_aggregator(cfg, K=K, d=d, seed=4, key=KEY).aggregate(x, round_index=0, clients=ids)
+    for c in (1, 3, K):
+        got = make_aggregator(cfg, K=K, d=d, seed=4, key=KEY).aggregate_stream(_chunks(x, c), round_index=0, clients=ids)
+        assert _same(got, want), (scheme, extra, c)
+
+
 @pytest.mark.parametrize("scheme, extra", CASES, ids=[f"{s}-{i}" for i, (s, _) in enumerate(CASES)])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_every_stream_refuses_a_non_finite_update_wherever_it_is(scheme, extra, bad):
