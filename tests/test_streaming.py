@@ -109,9 +109,8 @@ def test_chunks_must_be_the_sampled_order_and_complete():
         list(stream_chunks(bad, K=K, d=D))
 
 
-@pytest.mark.parametrize("scheme, extra", [c for c in CASES if c[0] in ("ideal", "central-gaussian", "channel-inversion",
-                                                                          "analog-gaussian", "floras")
-                                            and "normalization" not in c[1] and "path" not in c[1].get("floras", {})])
+@pytest.mark.parametrize("scheme, extra", [c for c in CASES  # every streaming form (paper and fast concatenate)
+                                            if "normalization" not in c[1] and "path" not in c[1].get("floras", {})])
 def test_streams_do_not_depend_on_the_chunk_size_at_the_mlp_dimension(scheme, extra):
     """At d = 159 010 (the Fashion-MNIST MLP) numpy's kernels take paths they do not take at d = 40: a row's norm
     must not depend on the rows it shares a chunk with (a 2-D einsum's does: its buffering crosses rows), so chunks
