@@ -137,3 +137,16 @@ def test_no_pool_for_a_single_key(tmp_path, fresh_cache):
     assert lines[0].endswith("1 noise key(s) for 1 grid point(s) in this process")
     assert calibration_request(__import__("scenarios.config.loading", fromlist=["x"]).build_scenario_file(
         sweep.base, {**sweep.points[0].overrides, "run.seed": 5})) is None  # another seed: the same key, cached
+
+
+def test_server_momentum_and_learning_rate_share_a_key(tmp_path, fresh_cache):
+    """The server's momentum and η act on the released aggregate (post-processing): the population's capped FLORAS
+    with and without momentum is one calibration, not two; a different K (the sampling rate) is another key."""
+    from scenarios.config.loading import build_scenario_file
+
+    over = {"phy.scheme": "central-gaussian", "privacy.target_epsilon": 8, "phy.normalization": "clip",
+            "phy.clip_norm": 1.0, "partition.clients": 100, "training.clients_per_round": 20, "run.rounds": 4}
+    base = calibration_request(build_scenario_file(DIGITS, over))
+    same = calibration_request(build_scenario_file(DIGITS, {**over, "training.server_momentum": 0.9, "training.lr": 0.7}))
+    other = calibration_request(build_scenario_file(DIGITS, {**over, "training.clients_per_round": 10}))
+    assert base == same and base != other

@@ -64,10 +64,12 @@ def clear_calibration_cache() -> None:
 
 
 def _cache_key(config) -> str:
-    """The scenario without the keys that cannot change ε (seed, learning rate, SNR of digital schemes)."""
+    """The scenario without the keys that cannot change ε (seed, learning rate, server momentum: the server's use
+    of the released aggregate is post-processing; SNR of digital schemes)."""
     data = config.to_dict()
     data["run"].pop("seed", None)
     data["training"].pop("lr", None)
+    data["training"].pop("server_momentum", None)
     if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
         for key in ("snr_db", "chunk_size", "g_th", "rho_rule", "resource"):
             data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
