@@ -365,6 +365,8 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
     assert main(["matched", str(ci_sweep(tmp_path)), "--tune", "--lr-grid", "0.1,0.3", "--tune-rounds", "2",
                  "--workers", "0", "--out", str(root), "--no-progress"]) == 0
     out = capsys.readouterr().out
+    # the tuning grid's calibrations first: η cannot change ε, so 2 keys for the 2 cases × 2 η
+    assert "floras tune: calibrating 2 noise key(s) for 4 grid point(s) in this process" in out
     # the calibrations before planning, a line each: tuning (at ε = 8) calibrated ε = 8 already; neither scheme's
     # ε reads the SNR, so 2 keys serve the 4 points at ε = ∞
     assert "floras matched: calibrating 2 noise key(s) for 4 grid point(s) in this process" in out

@@ -110,6 +110,12 @@ def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) 
                                 rounds=args.tune_rounds, validation_fraction=args.validation_fraction)
     out = root / tune.name
     print(f"floras tune: {len(tune.points)} case × η point(s) × {len(seeds)} seed(s) = {tune.n_runs} runs; output {out}")
+    from scenarios.experiments.calibrate_points import prefetch_calibrations
+
+    # the grid's calibrations (η cannot change ε: one per case) on the workers, a line each, before the runs load
+    threads_now = getattr(executor, "worker_threads", None)  # a dask cluster's worker threads; in process: none
+    prefetch_calibrations([tune], executor=lambda: executor, workers=threads_now() if threads_now else 0,
+                          prefix="floras tune")
     run_sweep([(tune, out)], executor=executor, runner=runner, progress=not args.no_progress, threads=threads, echo=None)
     choices = choose_lr(summarize(out))
     atomic_write_json(out / TUNE_RECORD, tune_record(tune, choices, tuned_at, at_snr_db=args.tune_snr_db,

@@ -118,6 +118,10 @@ class DaskExecutor:
                                f"--connect-timeout, or omit --scheduler to start a local cluster") from None
         return cls(client, no_workers_timeout=no_workers_timeout, address=address)
 
+    def worker_threads(self) -> int:
+        """The cluster's worker threads now (at least 1)."""
+        return self._threads()
+
     def _threads(self) -> int:
         """Worker threads of the cluster now (at least 1, so that a cluster without workers still gets one run
         and the no-workers timeout can fire; 1 when the scheduler does not answer, whose loss the pending run's
