@@ -208,7 +208,7 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
     from scenarios.experiments.calibrate_points import prefetch_calibrations
 
     # the points' calibrations at once on the workers, a line each; planning then finds them cached
-    prefetch_calibrations(sweeps, tuned_lr=tuned, executor=executor, workers=None if args.scheduler else workers)
+    prefetch_calibrations(sweeps, executor=executor, workers=None if args.scheduler else workers)
     plans = []
     for s in sweeps:
         feasible, planned = plan_sweep(s, tuned_lr=tuned)

@@ -19,23 +19,19 @@ from typing import Callable
 __all__ = ["point_requests", "prefetch_calibrations"]
 
 
-def point_requests(sweeps, *, tuned_lr: dict[str, float] | None = None) -> list[tuple[tuple[str, float], list[str]]]:
+def point_requests(sweeps) -> list[tuple[tuple[str, float], list[str]]]:
     """The distinct calibrations the sweeps' points need and are not yet cached, in point order, each with the
-    ``sweep/slug`` names of the points that share it. A point that does not build is skipped (planning reports
-    it)."""
+    ``sweep/slug`` names of the points that share it (a tuned η is not applied: it cannot change the request). A
+    point that does not build is skipped (planning reports it)."""
     from scenarios.config.loading import build_scenario_file
     from scenarios.config.targets import calibration_request
-    from scenarios.experiments.matched import tuned_for
 
     requests: dict[tuple[str, float], list[str]] = {}
     for sweep in sweeps:
         for point in sweep.points:
-            over = {**point.overrides, "run.seed": sweep.seeds[0]}
-            lr = tuned_for(point.label, tuned_lr)
-            if lr is not None:
-                over["training.lr"] = lr
             try:
-                request = calibration_request(build_scenario_file(sweep.base, over))
+                request = calibration_request(build_scenario_file(sweep.base, {**point.overrides,
+                                                                               "run.seed": sweep.seeds[0]}))
             except ValueError:
                 continue
             if request is not None:
@@ -44,20 +40,21 @@ def point_requests(sweeps, *, tuned_lr: dict[str, float] | None = None) -> list[
 
 
 def _describe(answer) -> str:
-    from scenarios.config.calibration import Calibration
+    from scenarios.config.calibration import Calibration, InfeasibleTarget
 
     if isinstance(answer, Calibration):
         if answer.parameter == "none":
             return f"no noise key (achieved ε = {answer.achieved_epsilon:g}, {answer.accountant.split(':')[0]})"
         return (f"{answer.parameter} = {answer.value:.6g} (achieved ε = {answer.achieved_epsilon:.4g}, "
                 f"{answer.accountant.split(':')[0]})")
+    if isinstance(answer, InfeasibleTarget):
+        return f"infeasible: {answer}"
     if isinstance(answer, ValueError):
-        return f"infeasible: {answer}" if type(answer).__name__ == "InfeasibleTarget" else f"error, left to planning: {answer}"
+        return f"error, left to planning: {answer}"
     return f"not computed ({type(answer).__name__}: {answer}); left to planning"
 
 
-def prefetch_calibrations(sweeps, *, tuned_lr: dict[str, float] | None = None,
-                          executor: Callable[[], object] | None = None, workers: int | None = 1,
+def prefetch_calibrations(sweeps, *, executor: Callable[[], object] | None = None, workers: int | None = 1,
                           echo: Callable[[str], None] | None = print, prefix: str = "floras matched") -> int:
     """Calibrate the sweeps' points that need it and keep the answers for loading; returns how many were computed.
 
@@ -70,7 +67,7 @@ def prefetch_calibrations(sweeps, *, tuned_lr: dict[str, float] | None = None,
     from scenarios.config.targets import compute_calibration, store_calibration
     from scenarios.experiments.executors import InProcessExecutor
 
-    requests = point_requests(sweeps, tuned_lr=tuned_lr)
+    requests = point_requests(sweeps)
     if not requests:
         return 0
     parallel = executor is not None and (workers is None or workers >= 2) and len(requests) >= 2

@@ -119,10 +119,6 @@ class DaskExecutor:
         return cls(client, no_workers_timeout=no_workers_timeout, address=address)
 
     def worker_threads(self) -> int:
-        """The cluster's worker threads now (at least 1)."""
-        return self._threads()
-
-    def _threads(self) -> int:
         """Worker threads of the cluster now (at least 1, so that a cluster without workers still gets one run
         and the no-workers timeout can fire; 1 when the scheduler does not answer, whose loss the pending run's
         future then reports)."""
@@ -164,7 +160,7 @@ class DaskExecutor:
 
         def hand_over(pending: set) -> int:
             """Submit until one per worker thread is pending; returns how many still wait here."""
-            slots = self._threads()
+            slots = self.worker_threads()
             while waiting and len(pending) < slots:
                 item = waiting.pop()
                 fut = self.client.submit(fn, item, pure=False, retries=1, key=key_of(item))
