@@ -150,3 +150,55 @@ def test_server_momentum_and_learning_rate_share_a_key(tmp_path, fresh_cache):
     same = calibration_request(build_scenario_file(DIGITS, {**over, "training.server_momentum": 0.9, "training.lr": 0.7}))
     other = calibration_request(build_scenario_file(DIGITS, {**over, "training.clients_per_round": 10}))
     assert base == same and base != other
+
+
+def test_floras_sweep_calibrates_on_its_workers_and_keeps_the_cluster_for_the_runs(tmp_path, fresh_cache,
+                                                                                       monkeypatch, capsys):
+    """`floras sweep --workers 2` computes its points' calibrations up front through the executor that then runs
+    the sweep (started once), a line each; the runs carry the calibration loading computes in this process. A
+    point with an unknown key is refused before any executor starts or any directory is made."""
+    import json
+
+    import scenarios.cli.sweep as sweep_cli
+    from scenarios.cli.main import main
+    from scenarios.config import load_scenario
+    from scenarios.store import read_manifest
+
+    path = tmp_path / "two.toml"
+    path.write_text(f'''name = "two"
+base = "{DIGITS.as_posix()}"
+seeds = [0]
+[overrides]
+"partition.clients" = 100
+"training.clients_per_round" = 20
+"run.rounds" = 1
+"phy.scheme" = "central-gaussian"
+"phy.normalization" = "clip"
+"phy.clip_norm" = 1.0
+[grid]
+"privacy.target_epsilon" = [4, 8]
+''')
+    starts = []
+
+    def start(args, built, *, workers, threads):
+        starts.append((workers, len(built)))
+        return InProcessExecutor()
+
+    monkeypatch.setattr(sweep_cli, "_start_executor", start)
+    out = tmp_path / "results"
+    assert main(["sweep", str(path), "--workers", "2", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert starts == [(2, 2)]  # one executor for the calibrations and the runs
+    assert "floras sweep: calibrating 2 noise key(s) for 2 grid point(s) on 2 worker(s)" in text
+    assert "[1/2] two/" in text and "[2/2] two/" in text and "2 run(s) finished" in text
+    clear_calibration_cache()
+    sweep = load_sweep(path)
+    for point in sweep.points:
+        want = load_scenario(sweep.base, sweep.run_overrides(point, 0)).phy.of("central-gaussian").noise_multiplier
+        run = next(p["runs"][0]["dir"] for p in read_manifest(out / "two")["points"] if p["slug"] == point.slug)
+        assert f'"noise_multiplier": {json.dumps(want)}' in (out / "two" / run / "config.json").read_text(), point.slug
+    bad = tmp_path / "bad.toml"
+    bad.write_text(path.read_text().replace('name = "two"', 'name = "bad"').replace('"run.rounds"', '"run.roundz"'))
+    assert main(["sweep", str(bad), "--workers", "2", "--out", str(tmp_path / "nothing")]) == 2
+    assert "unknown key run.roundz" in capsys.readouterr().err
+    assert starts == [(2, 2)] and not (tmp_path / "nothing").exists()

@@ -8,9 +8,12 @@ Examples::
     floras sweep scenarios/snr_sweep.toml --scheduler tcp://10.0.0.5:8786
 
 Rerunning the same command skips finished runs and resumes unfinished ones. The sweep file
-format is documented in ``docs/experiments.md``. Before any cluster starts: every scenario is
-validated, the memory of the concurrent runs is estimated against the limit, the output
-directories are checked (writable, free space) and locked (a second sweep into one is
+format is documented in ``docs/experiments.md``. Before any run: every scenario is built (an
+unknown key is refused before anything starts), the points that set ``privacy.target_epsilon``
+are calibrated on the sweep's workers, a line each (``scenarios.experiments.calibrate_points``;
+the cluster is started for them when two or more are due and then runs the sweep), every
+scenario is validated, the memory of the concurrent runs is estimated against the limit, the
+output directories are checked (writable, free space) and locked (a second sweep into one is
 refused), the run count is checked against ``--max-runs``, and ``--scheduler`` must answer
 within ``--connect-timeout`` seconds. A cluster without a worker for ``--no-workers-timeout``
 seconds stops the sweep (finished runs kept); a local cluster is closed on SIGTERM too.
@@ -61,7 +64,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor, load_sweep, run_sweep
+    from scenarios.experiments.sweep import load_sweep, run_sweep
 
     cores = os.cpu_count() or 1
     if args.workers is not None and args.workers < 0:
@@ -86,30 +89,37 @@ def run(args) -> int:
         from scenarios.config.resources import MEMORY_LIMIT_ENV, parse_size
 
         os.environ[MEMORY_LIMIT_ENV] = str(parse_size(args.memory_limit))  # the runs check it again
-    # validate, estimate memory and disk, and lock the output before starting any cluster
+    from scenarios.experiments.calibrate_points import prefetch_calibrations
     from scenarios.experiments.sweep import lock_sweep_dirs, validate_sweep
 
-    configs = [c for s in sweeps for c in validate_sweep(s)]
-    if args.dry_run:
+    if args.dry_run:  # start nothing: the calibrations here, a line each
+        prefetch_calibrations(sweeps, prefix="floras sweep --dry-run")
+        configs = [c for s in sweeps for c in validate_sweep(s)]
         return _dry_run(sweeps, configs, jobs, workers=1 if workers == 0 else workers)
-    _check_resources(configs, jobs, concurrent=1 if workers == 0 else (workers if args.scheduler is None else 1),
-                     memory_limit=args.memory_limit)
-    locks = lock_sweep_dirs(jobs)
+    # every point built (an unknown key is one line, before anything), then the grid's calibrations at once on the
+    # workers (a line each; the cluster starts for them only when two or more are due and is kept for the runs),
+    # then validation, the memory and disk estimates and the output locks, before any run
+    built = _built(sweeps)
+    started = []
+
+    def executor_once():
+        if not started:
+            started.append(_start_executor(args, built, workers=workers, threads=threads))
+        return started[0]
+
     try:
-        if args.scheduler is not None:  # a scheduler that does not answer ends the command with its one line only
-            executor = DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
-                                            no_workers_timeout=args.no_workers_timeout)
-        _warn_once(configs)  # before local workers start: they inherit that the warning was given
-        if args.scheduler is not None:
-            pass
-        elif workers == 0:
-            executor = InProcessExecutor()
-        else:
-            # worker processes inherit these before TensorFlow starts: no oversubscription
-            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
-                os.environ[var] = str(threads)
-            os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-            executor = DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
+        prefetch_calibrations(sweeps, executor=executor_once, workers=None if args.scheduler else workers,
+                              prefix="floras sweep")
+        configs = [c for s in sweeps for c in validate_sweep(s)]
+        _check_resources(configs, jobs, concurrent=1 if workers == 0 else (workers if args.scheduler is None else 1),
+                         memory_limit=args.memory_limit)
+        locks = lock_sweep_dirs(jobs)
+    except BaseException:
+        if started:
+            started[0].close()
+        raise
+    try:
+        executor = executor_once()
     except BaseException:
         for lock in locks:
             lock.release(remove_directory_if_empty=True)
@@ -129,6 +139,42 @@ def run(args) -> int:
     print(f"floras sweep: {done} run(s) finished, {copied} copied from identical runs, {skipped} already done, {len(failed)} failed"
           + (" (error.json in each .partial directory; rerun to retry)" if failed else ""))
     return 1 if failed else 0
+
+
+def _start_executor(args, built, *, workers: int, threads: int):
+    """The sweep's executor: ``--scheduler``'s cluster (it must answer within ``--connect-timeout``), this process
+    (``--workers 0``) or a local cluster whose processes inherit the thread limits and the key warning."""
+    from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor
+
+    if args.scheduler is not None:  # a scheduler that does not answer ends the command with its one line only
+        executor = DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
+                                        no_workers_timeout=args.no_workers_timeout)
+        _warn_once(built)
+        return executor
+    _warn_once(built)  # before local workers start: they inherit that the warning was given
+    if workers == 0:
+        return InProcessExecutor()
+    # worker processes inherit these before TensorFlow starts: no oversubscription
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
+        os.environ[var] = str(threads)
+    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+    return DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
+
+
+def _built(sweeps):
+    """Every run's scenario, built but neither calibrated nor validated (enough for the key warning); a point that
+    does not build (an unknown key, a value of the wrong type) is refused in one line that names it."""
+    from scenarios.config.loading import build_scenario_file
+
+    out = []
+    for sweep in sweeps:
+        for point in sweep.points:
+            for seed in sweep.seeds:
+                try:
+                    out.append(build_scenario_file(sweep.base, sweep.run_overrides(point, seed)))
+                except ValueError as exc:
+                    raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
+    return out
 
 
 def _dry_run(sweeps, configs, jobs, *, workers: int) -> int:
