@@ -169,7 +169,7 @@ class AnalogGaussianAggregator:
         if self.per_block:
             return self._per_block([(np.arange(self.K), x)], t, clients)
         nz = normalize(x, rule=cfg.normalization, C=self.C, clip_norm=cfg.clip_norm)
-        rnd = self.link.run_round(nz.s, round_index=t, clients=clients)  # ŝ = Σ_adm s_k + n/√ρ
+        rnd = self.link.run_round(nz.s, round_index=t, clients=clients, energy=nz.energy)  # ŝ = Σ_adm s_k + n/√ρ
         adm = rnd.admitted
         k_adm = int(adm.sum())
         diag = self._base_diagnostics(rnd)

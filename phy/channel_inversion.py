@@ -93,7 +93,8 @@ class ChannelInversionRound:
     """One channel-inversion round (simulator view).
 
     s_hat [d] float64 (√W; zeros when K' = 0); admitted [K] bool; rho float; h [K] complex128;
-    transmit_power [K] float64: per-symbol average transmit power ρ·(‖s_k‖²/d)/|ĥ_k|² [W] (0 if
+    transmit_power [K] float64: per-symbol average transmit power ρ·(‖s_k‖²/d)/|ĥ_k|² [W] (‖s_k‖² = f_k²·‖x_k − μ_k·1‖²
+    from the normalization where it is known, model §2; 0 if
     not admitted); h_hat [K] complex128: the clients' estimates ĥ (h itself with perfect CSI).
     """
 
@@ -115,18 +116,24 @@ class ChannelInversionLink:
         self.noise_std = float(np.sqrt(receiver_noise_variance(config)))
         self.channel = LinkChannel(config, K=K, seed=self.seed)  # cell gains × fading (model §5.1)
 
-    def run_round(self, s: np.ndarray, *, round_index: int, clients=None) -> ChannelInversionRound:
-        """Send s [K, d] (float64, √W) through one round (``clients``: identities for the cell, model §5.1)."""
+    def run_round(self, s: np.ndarray, *, round_index: int, clients=None, energy=None) -> ChannelInversionRound:
+        """Send s [K, d] (float64, √W) through one round (``clients``: identities for the cell, model §5.1).
+
+        ``energy`` [K]: ‖s_k‖² when the normalization knows it (``Normalized.energy``), else computed from s; it
+        sets only the reported transmit power ρ·(‖s_k‖²/d)/|ĥ_k|².
+        """
         s = np.asarray(s, dtype=np.float64)
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         cfg, t, d = self.config, int(round_index), s.shape[1]
+        if energy is None:
+            energy = np.add.reduce(s * s, axis=1)
         lengths = analog_block_lengths(d, cfg.coherence_symbols)
         if cfg.timing_offset != 0.0:  # two-tap filter per client (phy.chip_timing; one block, perfect CSI)
             h, adm, rho = self.admission(t, clients=clients)
             power = np.zeros(self.K)
             if adm.any():
-                power[adm] = rho * np.mean(s[adm] ** 2, axis=1) / np.abs(h[adm]) ** 2
+                power[adm] = rho * (energy[adm] / d) / np.abs(h[adm]) ** 2
             direct, late = np.zeros(d), np.zeros(d)
             add_delayed_rows(direct, late, s[adm], self.leakage(t)[adm])
             return self.run_round_from_sum(delayed_sum(direct, late), h=h, admitted=adm, rho=rho,
@@ -135,7 +142,7 @@ class ChannelInversionLink:
             h, adm, rho, h_hat, w = self.weights(t, n_blocks=lengths.size, clients=clients)
             power = np.zeros(self.K)
             if adm.any():
-                power[adm] = rho * np.mean(s[adm] ** 2, axis=1) / np.abs(h_hat[adm]) ** 2
+                power[adm] = rho * (energy[adm] / d) / np.abs(h_hat[adm]) ** 2
             s_sum = add_weighted_rows(np.zeros(d), s[adm], w[adm], lengths)
             return self.run_round_from_sum(s_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=t,
                                            h_hat=h_hat)
@@ -148,7 +155,7 @@ class ChannelInversionLink:
         power = np.zeros(self.K)
         if not adm.any():
             return ChannelInversionRound(np.zeros(d), adm, rho, h, power)
-        power[adm] = rho * np.mean(s[adm] ** 2, axis=1) / np.abs(h[adm]) ** 2
+        power[adm] = rho * (energy[adm] / d) / np.abs(h[adm]) ** 2
         sqrt_rho = np.sqrt(rho)
         s_hat = np.empty(d)
         for a, z in chunk_ranges(d, cfg.chunk_size):
@@ -254,25 +261,23 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
     a = link.leakage(round_index) if cfg.timing_offset != 0.0 else None  # chip-timing leakage (phy.chip_timing)
     late = None if a is None else np.zeros(d)  # Σ_adm a_k s_k, received one symbol late
     y_sum = s_sum if w is None and a is None else np.zeros(d)  # what the receiver sees (Σ_adm w_k s_k, Σ (1 − a_k) s_k)
-    sq = np.empty(d)
     for rows, x in stream_chunks(chunks, K=K, d=d, finite=False):  # clipped_rows checks, or check_updates below
         local = adm[rows]
         if w is None and a is None and cfg.normalization == "clip":  # the admitted rows one at a time (same numbers)
             cr = clipped_rows(x, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm, rows=np.flatnonzero(local))
             for j, s in cr:
-                k = rows[j]
-                np.multiply(s, s, out=sq)  # np.mean(s**2) without its [d] temporary: the same operations
-                power[k] = rho * (np.add.reduce(sq) / d) / np.abs(h_hat[k]) ** 2
                 s_sum += s
                 raw += x[j]
             mu[rows], scale = cr.mu, cr.scale  # complete once every admitted row has been taken
+            adm_rows = rows[cr.rows]
+            power[adm_rows] = rho * (cr.energy / d) / np.abs(h_hat[adm_rows]) ** 2  # ‖s_k‖² from its factor and norm
             continue
         check_updates(x)
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
         mu[rows], scale = nz.mu, nz.scale
         if local.any():
             s_adm = nz.s[local]
-            power[rows[local]] = rho * np.mean(s_adm**2, axis=1) / np.abs(h_hat[rows[local]]) ** 2
+            power[rows[local]] = rho * (nz.energy[local] / d) / np.abs(h_hat[rows[local]]) ** 2
             add_rows(s_sum, s_adm)
             if w is not None:
                 add_weighted_rows(y_sum, s_adm, w[rows[local]], lengths)
@@ -311,7 +316,7 @@ class ChannelInversionAggregator:
             res.diagnostics["channel_uses"] = float(analog_channel_uses(d=self.d, L=cfg.L, resource=cfg.resource))
             return res, trace
         nz = normalize(x, rule=cfg.normalization, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-        rnd = self.link.run_round(nz.s, round_index=round_index, clients=clients)
+        rnd = self.link.run_round(nz.s, round_index=round_index, clients=clients, energy=nz.energy)
         adm = rnd.admitted
         k_adm = int(adm.sum())
         if k_adm == 0:

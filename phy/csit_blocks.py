@@ -150,7 +150,7 @@ def aggregate_per_block(link, chunks, *, K: int, d: int, round_index: int, clien
         add_weighted_rows(raw, x, w[rows], ba.lengths)
         add_rows(mu_m, w[rows], nz.mu)  # Σ_{k∈A_m} μ_k, row by row (chunk-invariant)
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = (ba.rho[None, :] * np.mean(nz.s**2, axis=1)[:, None] / np.abs(ba.h_hat[rows]) ** 2) * w[rows]
+            p = (ba.rho[None, :] * (nz.energy / d)[:, None] / np.abs(ba.h_hat[rows]) ** 2) * w[rows]  # ‖s_k‖²/d
         power[rows] = np.nan_to_num(p).max(axis=1)
     counts = ba.counts
     live = counts > 0

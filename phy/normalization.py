@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["NORMALIZATIONS", "Normalized", "RowFactors", "ClippedRows", "normalize", "row_factors", "clipped_rows",
-           "denormalize"]
+           "denormalize", "signal_energy"]
 
 NORMALIZATIONS = ("paper", "clip")
 
@@ -42,11 +42,15 @@ class Normalized:
     scale : float
         Factor that maps ŝ back to model units: C_max/C (``paper``) or R/C (``clip``).
         0 when every centred update is zero (nothing to transmit).
+    energy : [K] float64 or None
+        ‖s_k‖² [W·symbol] = factor_k²·‖x_k − μ_k·1‖², from the centred norms the factors came from (the
+        transmit power's numerator, ‖s_k‖²/d per symbol, without another pass over s); None if not known.
     """
 
     s: np.ndarray
     mu: np.ndarray
     scale: float
+    energy: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -94,10 +98,17 @@ def normalize(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = N
     mu = x.mean(axis=1)
     centred = x - mu[:, None]
     # row by row: the same pairwise sums as np.linalg.norm(centred, axis=1) without a K×d temporary
-    norms = np.sqrt(np.array([np.add.reduce(row * row) for row in centred]))
-    factor, scale = _factors(norms, rule=rule, C=C, clip_norm=clip_norm)
+    norms2 = np.array([np.add.reduce(row * row) for row in centred])
+    factor, scale = _factors(np.sqrt(norms2), rule=rule, C=C, clip_norm=clip_norm)
     centred *= factor[:, None]  # in place: the centred copy becomes s (one K×d buffer, not two)
-    return Normalized(centred, mu, scale)
+    return Normalized(centred, mu, scale, energy=signal_energy(factor, norms2))
+
+
+def signal_energy(factor, norms2):
+    """‖s_k‖² = f_k²·‖x_k − μ_k·1‖² (model §2: s_k = f_k·(x_k − μ_k·1)) from the factor and the centred squared
+    norm; it equals Σ_i s_{k,i}² up to rounding (the last bits), without reading s."""
+    factor = np.asarray(factor, dtype=np.float64)
+    return factor * factor * np.asarray(norms2, dtype=np.float64)
 
 
 def row_factors(x: np.ndarray, *, rule: str, C: float, clip_norm: float | None = None) -> RowFactors:
@@ -127,7 +138,8 @@ class ClippedRows:
     bit for bit. Each row is read from memory once: its mean, its centred norm (leaf by leaf of numpy's pairwise
     tree, :func:`pairwise_plan`) and s_j are computed while it is in cache, instead of three passes over the
     whole chunk. mu : [c] float64, every row's mean (the selected rows' filled as they are yielded, complete once
-    the iteration has ended; the others at construction); factor : [rows.size] likewise; scale : float (R/C).
+    the iteration has ended; the others at construction); factor : [rows.size] likewise; energy : [rows.size]
+    ‖s_j‖² (:func:`signal_energy`, the same as :func:`normalize`'s) likewise; scale : float (R/C).
     A non-finite element makes its row's mean non-finite: the row is then checked element by element and
     ValueError("updates must be finite") raised, when the row is reached.
     """
@@ -137,6 +149,7 @@ class ClippedRows:
         _, self.scale = _factors(np.zeros(0), rule="clip", C=C, clip_norm=clip_norm)  # checks clip_norm
         self.mu = np.empty(x.shape[0])
         self.factor = np.empty(rows.size)
+        self.energy = np.empty(rows.size)  # ‖s_j‖² of the selected rows (signal_energy), filled as they are yielded
         others = np.ones(x.shape[0], dtype=bool)
         others[rows] = False
         for j in np.flatnonzero(others).tolist():
@@ -158,8 +171,10 @@ class ClippedRows:
         for i, j in enumerate(self.rows.tolist()):
             row = self.x[j]
             m = self.mu[j] = _row_mean(row)
-            norm = np.sqrt(np.array([_centred_square_sum(row, m, plan, leaf)]))
-            f = self.factor[i] = _factors(norm, rule="clip", C=self.C, clip_norm=self.clip_norm)[0][0]
+            norm2 = _centred_square_sum(row, m, plan, leaf)
+            f = self.factor[i] = _factors(np.sqrt(np.array([norm2])), rule="clip", C=self.C,
+                                          clip_norm=self.clip_norm)[0][0]
+            self.energy[i] = signal_energy(f, norm2)
             yield j, f
 
 

@@ -96,9 +96,12 @@ def test_traced_and_streaming_paths_agree(rule):
         assert a.diagnostics == b.diagnostics
         sums = admitted_sums(agg.link, _chunks(x, [5]), d=d, round_index=t)
         nz = normalize(x, rule="clip", C=cfg.norm_bound(d), clip_norm=cfg.clip_norm)
-        traced = agg.link.run_round(nz.s, round_index=t)
+        traced = agg.link.run_round(nz.s, round_index=t, energy=nz.energy)
         assert np.array_equal(sums.rnd.s_hat, traced.s_hat) and np.array_equal(sums.rnd.h_hat, traced.h_hat)
         assert np.array_equal(sums.rnd.transmit_power, traced.transmit_power)
+        # from s itself (a link-level trace without the normalization): ‖s_k‖² summed from s, equal to rounding
+        from_s = agg.link.run_round(nz.s, round_index=t).transmit_power
+        np.testing.assert_allclose(from_s, traced.transmit_power, rtol=1e-13, atol=0)
 
 
 def test_link_nmse_matches_the_formula():

@@ -35,6 +35,41 @@ def test_every_admitted_client_within_its_power_constraint(rule):
     assert worst <= 1 + 1e-12
 
 
+@pytest.mark.parametrize("scheme", ["channel-inversion", "analog-gaussian"])
+def test_streamed_transmit_power_is_rho_times_mean_square_of_s_over_the_gain(scheme):
+    """The streaming clip receivers take ‖s_k‖² from the clip factor and the centred norm (f_k²·‖x_k − μ_k·1‖²,
+    model §2) rather than from s: the power each admitted client reports is ρ·mean(s_k²)/|h_k|² with s_k from
+    normalize, to rounding, whatever the chunks; 0 for the others; max_power_ratio its maximum over P (channel
+    inversion: data only; analog Gaussian adds its artificial noise, so it is at least that)."""
+    from phy.channel_inversion import admitted_sums
+
+    K, d = 12, 300
+    cfg = PhyConfig.make(scheme=scheme, normalization="clip", clip_norm=1.0, g_th=0.05, snr_db=20.0,
+                         **({"analog-gaussian": {"noise_multiplier": 0.5}} if scheme == "analog-gaussian" else {}))
+    agg = make_aggregator(cfg, K=K, d=d, seed=3)
+    checked = 0
+    for t in range(20):
+        x = _x(K, d, t) * np.linspace(0.02, 0.2, K)[:, None]  # norms ≈ 0.3–3.5: some clipped, some not
+        s = normalize(x, rule="clip", C=cfg.norm_bound(d), clip_norm=1.0).s
+        for sizes in ([K], [5, 7], [1] * K):
+            chunks, start = [], 0
+            for n in sizes:
+                chunks.append((np.arange(start, start + n), x[start:start + n]))
+                start += n
+            rnd = admitted_sums(agg.link, chunks, d=d, round_index=t).rnd
+            want = rnd.rho * np.mean(s**2, axis=1) / np.abs(rnd.h) ** 2
+            np.testing.assert_allclose(rnd.transmit_power[rnd.admitted], want[rnd.admitted], rtol=1e-13, atol=0)
+            assert np.all(rnd.transmit_power[~rnd.admitted] == 0)
+            checked += int(rnd.admitted.sum())
+        ratio = agg.aggregate_stream(iter(chunks), round_index=t).diagnostics["max_power_ratio"]
+        top = float(want[rnd.admitted].max()) / cfg.power if rnd.admitted.any() else 0.0
+        if scheme == "channel-inversion":
+            assert ratio == pytest.approx(top, rel=1e-13)
+        else:
+            assert ratio >= top * (1 - 1e-13)
+    assert checked > 100
+
+
 def test_truncates_below_the_threshold():
     K, d, g_th = 20, 50, 1.0  # P(|h|² < 1) = 1 − e^{−1}
     agg = ChannelInversionAggregator(PhyConfig(scheme="channel-inversion", g_th=g_th), K=K, d=d, seed=4)
