@@ -148,3 +148,30 @@ def test_the_pld_slices_are_the_sweeps_points_under_the_pld_accountant(name, eps
             ref = {p.label: whole.run_overrides(p, seed) for p in whole.points
                    if str(p.overrides["privacy.target_epsilon"]) == eps}
             assert part.run_overrides(point, seed) == {**ref[scheme], **extra, "privacy.accountant": "pld"}, point.label
+
+
+def test_the_tuned_floras_slice_is_the_pld_points_at_the_validation_choice():
+    """scenarios/matched_population_pld_floras_tuned.toml: capped FLORAS with and without server momentum at ε = 1,
+    2, 4, 8, seeds 0–2, each run the PLD slices' point of the same case and ε with training.lr replaced by the η
+    that docs/figures/population/tune_pld_eps8.json chose for that case (so a wrong or stale η fails)."""
+    import json
+
+    tuned = json.loads((SWEEP.parent.parent / "docs" / "figures" / "population" / "tune_pld_eps8.json").read_text())
+    part = load_sweep(SWEEP.with_name("matched_population_pld_floras_tuned.toml"))
+    ref = {}
+    for name in ("matched_population_pld.toml", "matched_population_pld_eps1_4.toml"):
+        pld = load_sweep(SWEEP.with_name(name))
+        for p in pld.points:
+            for seed in pld.seeds:
+                ref[(p.label, str(p.overrides["privacy.target_epsilon"]), seed)] = pld.run_overrides(p, seed)
+    assert part.seeds == (0, 1, 2)
+    labels = ("floras-none-capped-nomomentum", "floras-none-capped")
+    assert sorted((p.label, str(p.overrides["privacy.target_epsilon"])) for p in part.points) == sorted(
+        (label, e) for label in labels for e in ("1", "2", "4", "8"))
+    for point in part.points:
+        lr = tuned["choices"][point.label]["lr"]
+        assert tuned["choices"][point.label]["at_edge"] is False, point.label
+        for seed in part.seeds:
+            want = ref[(point.label, str(point.overrides["privacy.target_epsilon"]), seed)]
+            assert part.run_overrides(point, seed) == {**want, "training.lr": lr}, (point.label, seed)
+    assert {p.label: p.overrides["training.lr"] for p in part.points} == {labels[0]: 0.05, labels[1]: 0.02}
