@@ -33,6 +33,7 @@ from .channel_uses import analog_channel_uses
 from .checks import check_finite_nonnegative
 from .config import PhyConfig
 from .normalization import clipped_rows, denormalize, normalize
+from .row_pass import add_clipped_rows, clipped_and_raw
 from .link_records import BaselineRecord, fmt
 from .randomness import check_seed
 from .schemes import SchemeSpec, register_scheme
@@ -106,9 +107,7 @@ class CentralGaussianAggregator:
         s_sum, raw, mu = np.zeros(self.d), np.zeros(self.d), np.empty(self.K)
         for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # clipped_rows checks
             cr = clipped_rows(x, C=self.C, clip_norm=cfg.clip_norm)
-            for j, s in cr:  # client after client, each row once from memory: Σ s_k and Σ x_k in client order
-                s_sum += s
-                raw += x[j]
+            add_clipped_rows(cr, clipped_and_raw(x, cr, s_sum, raw))  # Σ s_k and Σ x_k in client order
             mu[rows] = cr.mu
             scale = cr.scale  # R/C, the same for every chunk
         s_hat = np.empty(self.d)

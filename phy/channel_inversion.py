@@ -55,6 +55,7 @@ from .csit_blocks import aggregate_per_block, per_block_csit
 from .chip_timing import add_delayed_rows, delayed_sum, symbol_leakage
 from .link_channel import LinkChannel
 from .normalization import clipped_rows, denormalize, normalize
+from .row_pass import add_clipped_rows, clipped_and_raw
 from .link_records import AdmissionRecord
 from .randomness import check_seed
 from .schemes import SchemeSpec, register_scheme
@@ -265,10 +266,8 @@ def admitted_sums(link: ChannelInversionLink, chunks, *, d: int, round_index: in
         local = adm[rows]
         if w is None and a is None and cfg.normalization == "clip":  # the admitted rows one at a time (same numbers)
             cr = clipped_rows(x, C=cfg.norm_bound(d), clip_norm=cfg.clip_norm, rows=np.flatnonzero(local))
-            for j, s in cr:
-                s_sum += s
-                raw += x[j]
-            mu[rows], scale = cr.mu, cr.scale  # complete once every admitted row has been taken
+            add_clipped_rows(cr, clipped_and_raw(x, cr, s_sum, raw))  # Σ_adm s_k, Σ_adm x_k in client order
+            mu[rows], scale = cr.mu, cr.scale
             adm_rows = rows[cr.rows]
             power[adm_rows] = rho * (cr.energy / d) / np.abs(h_hat[adm_rows]) ** 2  # ‖s_k‖² from its factor and norm
             continue

@@ -68,6 +68,7 @@ from .floras_link import SUFFICIENT_BLOCK, FlorasLink, FlorasRound, resolve_path
 from .floras_params import FlorasParams
 from .floras_record import FlorasLinkRecord
 from .normalization import clipped_rows, denormalize, normalize, row_factors
+from .row_pass import add_clipped_rows
 from .receiver_rules import energy_variance, receiver_weight
 from .schemes import SchemeSpec, register_scheme
 
@@ -163,16 +164,19 @@ class FlorasAggregator:
         wg = w[active] * g
         s_hat, f_sum, raw = np.zeros(self.d), np.zeros(self.d), np.zeros(self.d)
         factor, mu, scale = np.empty(self.K), np.empty(self.K), 0.0
-        buf = np.empty(self.d)
         for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # clipped_rows checks
             cr = clipped_rows(x, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-            for j, fk in cr.factors():  # each row read from memory once (its μ, f and sums), in client order
-                row = x[j]
-                np.multiply(row, wg[rows[j]] * fk, out=buf)
-                s_hat += buf
+            weight = wg[rows]
+
+            def add(j, fk, cols, buf, x=x, weight=weight):  # Σ u_k x_k, Σ f_k x_k, Σ x_k in client order
+                row = x[j, cols]
+                np.multiply(row, weight[j] * fk, out=buf)
+                s_hat[cols] += buf
                 np.multiply(row, fk, out=buf)
-                f_sum += buf
-                raw += row
+                f_sum[cols] += buf
+                raw[cols] += row
+
+            add_clipped_rows(cr, add)  # each row's μ, f from that row alone; the sums column range by column range
             factor[rows], mu[rows], scale = cr.factor, cr.mu, cr.scale
         u = wg * factor
         s_hat -= float(u @ mu)

@@ -10,6 +10,7 @@ from .channel_uses import analog_channel_uses
 from .config import PhyConfig
 from .link_records import LinkRecord
 from .normalization import clipped_rows, denormalize, normalize
+from .row_pass import add_clipped_rows, clipped_and_raw
 from .schemes import SchemeSpec, register_scheme
 
 __all__ = ["IdealAggregator"]
@@ -48,9 +49,7 @@ class IdealAggregator:
         scale = 0.0
         for rows, x in stream_chunks(chunks, K=self.K, d=self.d, finite=False):  # clipped_rows checks
             cr = clipped_rows(x, C=cfg.norm_bound(self.d), clip_norm=cfg.clip_norm)
-            for j, s in cr:  # client after client, each row once from memory: Σ s_k and Σ x_k in client order
-                s_sum += s
-                raw += x[j]
+            add_clipped_rows(cr, clipped_and_raw(x, cr, s_sum, raw))  # Σ s_k and Σ x_k in client order
             mu[rows] = cr.mu
             scale = cr.scale  # R/C, the same for every chunk
         estimate = scale * s_sum + float(mu.sum())

@@ -165,17 +165,25 @@ class ClippedRows:
     def factors(self):
         """``(j, f_j)`` for each selected row in order, μ_j and f_j computed as :meth:`__iter__` computes them but
         s_j not formed (for a receiver that keeps Σ_k w_k·x_k in factored form, model §6.1)."""
-        d = self.x.shape[1]
-        plan = pairwise_plan(d, PAIRWISE_LEAF)
-        leaf = np.empty(min(d, PAIRWISE_LEAF))
+        leaf = self.leaf_buffer()
         for i, j in enumerate(self.rows.tolist()):
-            row = self.x[j]
-            m = self.mu[j] = _row_mean(row)
-            norm2 = _centred_square_sum(row, m, plan, leaf)
-            f = self.factor[i] = _factors(np.sqrt(np.array([norm2])), rule="clip", C=self.C,
-                                          clip_norm=self.clip_norm)[0][0]
-            self.energy[i] = signal_energy(f, norm2)
-            yield j, f
+            yield j, self.compute(i, leaf)
+
+    def leaf_buffer(self) -> np.ndarray:
+        """Scratch for :meth:`compute` (one per thread)."""
+        return np.empty(min(self.x.shape[1], PAIRWISE_LEAF))
+
+    def compute(self, i: int, leaf: np.ndarray) -> float:
+        """μ_j, f_j and ‖s_j‖² of the i-th selected row j from that row alone (stored; f_j returned). Rows are
+        independent, so threads may compute different rows at once (:mod:`phy.row_pass`)."""
+        j = int(self.rows[i])
+        row = self.x[j]
+        m = self.mu[j] = _row_mean(row)
+        norm2 = _centred_square_sum(row, m, pairwise_plan(row.size, PAIRWISE_LEAF), leaf)
+        f = self.factor[i] = _factors(np.sqrt(np.array([norm2])), rule="clip", C=self.C,
+                                      clip_norm=self.clip_norm)[0][0]
+        self.energy[i] = signal_energy(f, norm2)
+        return f
 
 
 def _row_mean(row: np.ndarray) -> float:
@@ -208,7 +216,10 @@ def pairwise_plan(n: int, leaf: int):
         m -= m % 8
         return (node(start, m), node(start + m, length - m))
 
-    return _plans.setdefault((n, leaf), node(0, n))
+    key = (n, leaf)
+    if key not in _plans:
+        _plans[key] = node(0, n)
+    return _plans[key]
 
 
 _plans: dict = {}
