@@ -22,6 +22,9 @@ the per-client bookkeeping are above the floor. Repetitions are interleaved (eve
 floor, once per repetition after one warm-up round each); medians and minima are reported, with the load
 average before and after. A row that fails records its error and the others are still written (atomically).
 
+Threads: the receiver's row pass (:mod:`phy.row_pass`) and the floor's BLAS both follow ``OMP_NUM_THREADS``
+(unset: every CPU); ``OMP_NUM_THREADS=1`` compares one core against one core. The JSON records both.
+
 Usage: ``python benchmarks/aggregation_floor.py [--K 20 100 1000] [--chunk 100] [--repeats 5] [--json FILE]``
 """
 
@@ -123,7 +126,10 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     c = min(args.chunk, max(args.K))
     x = rng.standard_normal((c, args.d)) * (2.0 / np.sqrt(args.d))  # ‖x_k‖ ≈ 2: every update clipped at R = 1
+    from phy.row_pass import row_threads
+
     out = {"d": args.d, "chunk": c, "repeats": args.repeats, "K": args.K, "cpus": os.cpu_count(),
+           "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "receiver_threads": row_threads(),
            "loadavg_1_5_15_before": list(os.getloadavg()), "rows": {}}
     rows, aggs = out["rows"], {}
     for K in args.K:
