@@ -21,7 +21,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scenarios.cli.options import add_dask_options, check_dask_options, check_distinct_names, check_run_count
+from scenarios.cli.options import (
+    add_dask_options,
+    check_dask_options,
+    check_distinct_names,
+    check_run_count,
+    make_executor,
+)
 
 
 def add_cluster_options(p) -> None:
@@ -74,20 +80,6 @@ def workers_of(args) -> tuple[int, int]:
     workers = cores if args.workers is None else args.workers
     threads = max(1, cores // max(1, workers)) if args.scheduler is None else 1
     return workers, threads
-
-
-def make_executor(args, workers: int, threads: int):
-    from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor
-
-    if args.scheduler is not None:
-        return DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
-                                    no_workers_timeout=args.no_workers_timeout)
-    if workers == 0:
-        return InProcessExecutor()
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
-        os.environ[var] = str(threads)
-    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-    return DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
 
 
 def _floats(text: str, what: str) -> list[float]:

@@ -184,3 +184,22 @@ def set_phy_keys(table: dict, texts) -> dict:
             raise ValueError(f"--set must name a [phy] key, phy.KEY or phy.<scheme>.KEY (got {dotted!r})")
         put_phy_key(table, dotted[len("phy."):], value)
     return table
+
+
+def make_executor(args, workers: int, threads: int):
+    """A command's executor: ``--scheduler``'s cluster (it must answer within ``--connect-timeout``), this process
+    (``--workers 0``) or a local cluster of ``workers`` processes, which inherit ``threads`` as their thread
+    limits (set before TensorFlow starts in them: no oversubscription; the receivers' row pass follows them too)."""
+    import os
+
+    from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor
+
+    if args.scheduler is not None:
+        return DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
+                                    no_workers_timeout=args.no_workers_timeout)
+    if workers == 0:
+        return InProcessExecutor()
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
+        os.environ[var] = str(threads)
+    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+    return DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)

@@ -30,6 +30,7 @@ from scenarios.cli.options import (
     check_dask_options,
     check_distinct_names,
     check_run_count,
+    make_executor,
 )
 
 
@@ -142,23 +143,10 @@ def run(args) -> int:
 
 
 def _start_executor(args, built, *, workers: int, threads: int):
-    """The sweep's executor: ``--scheduler``'s cluster (it must answer within ``--connect-timeout``), this process
-    (``--workers 0``) or a local cluster whose processes inherit the thread limits and the key warning."""
-    from scenarios.experiments.sweep import DaskExecutor, InProcessExecutor
-
-    if args.scheduler is not None:  # a scheduler that does not answer ends the command with its one line only
-        executor = DaskExecutor.connect(args.scheduler, timeout=args.connect_timeout,
-                                        no_workers_timeout=args.no_workers_timeout)
-        _warn_once(built)
-        return executor
-    _warn_once(built)  # before local workers start: they inherit that the warning was given
-    if workers == 0:
-        return InProcessExecutor()
-    # worker processes inherit these before TensorFlow starts: no oversubscription
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
-        os.environ[var] = str(threads)
-    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
-    return DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
+    """The sweep's executor (:func:`scenarios.cli.options.make_executor`), after the simulation-key warning: local
+    workers inherit that it was given."""
+    _warn_once(built)
+    return make_executor(args, workers, threads)
 
 
 def _built(sweeps):

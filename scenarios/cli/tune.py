@@ -99,7 +99,8 @@ def _numbers(text: str, what: str) -> list[float]:
 
 def run(args, *, runner=None) -> int:
     """``runner``: the training function of each run (tests pass a fake one)."""
-    from scenarios.cli.matched import make_executor, output_root, run_tuning, workers_of
+    from scenarios.cli.matched import output_root, run_tuning, workers_of
+    from scenarios.cli.options import make_executor
     from scenarios.cli.options import check_dask_options
     from scenarios.experiments.sweep_file import load_sweep
     from scenarios.experiments.tune import TUNE_RECORD, tune_sweep
