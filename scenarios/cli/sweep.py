@@ -153,16 +153,9 @@ def _built(sweeps):
     """Every run's scenario, built but neither calibrated nor validated (enough for the key warning); a point that
     does not build (an unknown key, a value of the wrong type) is refused in one line that names it."""
     from scenarios.config.loading import build_scenario_file
+    from scenarios.experiments.sweep import validate_sweep
 
-    out = []
-    for sweep in sweeps:
-        for point in sweep.points:
-            for seed in sweep.seeds:
-                try:
-                    out.append(build_scenario_file(sweep.base, sweep.run_overrides(point, seed)))
-                except ValueError as exc:
-                    raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
-    return out
+    return [c for s in sweeps for c in validate_sweep(s, loader=build_scenario_file)]
 
 
 def _dry_run(sweeps, configs, jobs, *, workers: int) -> int:
