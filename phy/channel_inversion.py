@@ -107,6 +107,12 @@ class ChannelInversionRound:
     h_hat: np.ndarray | None = None
 
 
+def _energy(s: np.ndarray, admitted: np.ndarray, energy) -> np.ndarray:
+    """‖s_k‖² of the admitted rows: the normalization's (f_k²·‖x_k − μ_k·1‖², model §2) when given, else summed
+    from s (the same value to rounding)."""
+    return np.asarray(energy)[admitted] if energy is not None else np.add.reduce(s[admitted] ** 2, axis=1)
+
+
 class ChannelInversionLink:
     """Truncated channel inversion over Rayleigh block fading for K clients."""
 
@@ -127,14 +133,12 @@ class ChannelInversionLink:
         if s.ndim != 2 or s.shape[0] != self.K:
             raise ValueError(f"s must be a K×d array with K = {self.K} (got shape {s.shape})")
         cfg, t, d = self.config, int(round_index), s.shape[1]
-        if energy is None:
-            energy = np.add.reduce(s * s, axis=1)
         lengths = analog_block_lengths(d, cfg.coherence_symbols)
         if cfg.timing_offset != 0.0:  # two-tap filter per client (phy.chip_timing; one block, perfect CSI)
             h, adm, rho = self.admission(t, clients=clients)
             power = np.zeros(self.K)
             if adm.any():
-                power[adm] = rho * (energy[adm] / d) / np.abs(h[adm]) ** 2
+                power[adm] = rho * (_energy(s, adm, energy) / d) / np.abs(h[adm]) ** 2
             direct, late = np.zeros(d), np.zeros(d)
             add_delayed_rows(direct, late, s[adm], self.leakage(t)[adm])
             return self.run_round_from_sum(delayed_sum(direct, late), h=h, admitted=adm, rho=rho,
@@ -143,7 +147,7 @@ class ChannelInversionLink:
             h, adm, rho, h_hat, w = self.weights(t, n_blocks=lengths.size, clients=clients)
             power = np.zeros(self.K)
             if adm.any():
-                power[adm] = rho * (energy[adm] / d) / np.abs(h_hat[adm]) ** 2
+                power[adm] = rho * (_energy(s, adm, energy) / d) / np.abs(h_hat[adm]) ** 2
             s_sum = add_weighted_rows(np.zeros(d), s[adm], w[adm], lengths)
             return self.run_round_from_sum(s_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=t,
                                            h_hat=h_hat)
@@ -156,7 +160,7 @@ class ChannelInversionLink:
         power = np.zeros(self.K)
         if not adm.any():
             return ChannelInversionRound(np.zeros(d), adm, rho, h, power)
-        power[adm] = rho * (energy[adm] / d) / np.abs(h[adm]) ** 2
+        power[adm] = rho * (_energy(s, adm, energy) / d) / np.abs(h[adm]) ** 2
         sqrt_rho = np.sqrt(rho)
         s_hat = np.empty(d)
         for a, z in chunk_ranges(d, cfg.chunk_size):
