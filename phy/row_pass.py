@@ -30,7 +30,7 @@ MIN_PARALLEL_D = 65_536  # shorter updates: one thread (a thread's hand-off cost
 MAX_THREADS = 8  # the sums are bound by memory bandwidth beyond a few cores
 
 _LOCK = threading.Lock()
-_POOL: dict[int, ThreadPoolExecutor] = {}
+_POOL: dict[tuple[int, int], ThreadPoolExecutor] = {}  # (process id, threads): a forked child makes its own
 
 
 def row_threads() -> int:
@@ -42,10 +42,12 @@ def row_threads() -> int:
 
 
 def _pool(n: int) -> ThreadPoolExecutor:
+    """The process's pool of ``n`` threads (a pool inherited through fork has no threads: not reused)."""
+    key = (os.getpid(), n)
     with _LOCK:
-        if n not in _POOL:
-            _POOL[n] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="floras-rows")
-        return _POOL[n]
+        if key not in _POOL:
+            _POOL[key] = ThreadPoolExecutor(max_workers=n, thread_name_prefix="floras-rows")
+        return _POOL[key]
 
 
 def column_ranges(d: int, n: int) -> list[tuple[int, int]]:

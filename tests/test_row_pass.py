@@ -106,3 +106,29 @@ def test_threads_follow_omp_num_threads(monkeypatch):
     assert row_threads() == row_pass.MAX_THREADS
     monkeypatch.delenv("OMP_NUM_THREADS")
     assert row_threads() == min(len(os.sched_getaffinity(0)), row_pass.MAX_THREADS)
+
+
+def test_a_forked_child_does_not_reuse_its_parents_pool(monkeypatch):
+    """A process forked after the pool started inherits a pool without threads; the child makes its own (a reused
+    one would wait forever on its queue)."""
+    import multiprocessing as mp
+
+    _threads(monkeypatch, 2)
+    x = _updates(4, 64, 1)
+    cr = clipped_rows(x, C=8.0, clip_norm=1.0)
+    want_s, want_raw = np.zeros(64), np.zeros(64)
+    add_clipped_rows(cr, clipped_and_raw(x, cr, want_s, want_raw))  # the parent's pool now exists
+
+    def child(q):
+        cr2 = clipped_rows(x, C=8.0, clip_norm=1.0)
+        s_sum, raw = np.zeros(64), np.zeros(64)
+        add_clipped_rows(cr2, clipped_and_raw(x, cr2, s_sum, raw))
+        q.put((s_sum, raw))
+
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    proc = ctx.Process(target=child, args=(q,))
+    proc.start()
+    s_sum, raw = q.get(timeout=60)
+    proc.join(timeout=60)
+    assert proc.exitcode == 0 and np.array_equal(s_sum, want_s) and np.array_equal(raw, want_raw)
