@@ -1,12 +1,14 @@
 """Accuracy against ε on the cross-device population (``scenarios/matched_population.toml`` and its slices
 ``matched_population_eps8``, ``_eps2``, ``_eps1_4``, ``_seed1``, ``_seed2``, and capped FLORAS without server
-momentum, ``matched_population_nomomentum``; model §10), from stored results only.
+momentum, ``matched_population_nomomentum``; the PLD slices and capped FLORAS at its retuned η,
+``matched_population_pld_floras_tuned``; model §10), from stored results only.
 
 The slices are separate sweep directories, each a subset of the whole sweep's points (tested in
 tests/test_matched_population.py), so this figure merges them: every finished run of a directory named
 ``matched_population`` or ``matched_population_<slice>`` whose case is one of the whole sweep's (:data:`CASES`) or
 :data:`VARIANTS` (the other probes' cases are not) counts once per (case, ε, seed), the first directory in name order
-winning a duplicate. A variant is drawn dotted in its scheme's colour, and the caption gives each case's η and
+winning a duplicate; a case stored at two learning rates gives a curve per η (``<case>~<η>``, legend "η = …"), never
+one merged curve. A variant is drawn dotted in its scheme's colour, and the caption gives each case's η and
 server momentum as its runs stored them.
 Final test accuracy per case against the target ε (log2 axis, ε = ∞ at the right), mean over seeds with the min–max
 band, and ``population_accuracy_vs_epsilon.table.md`` with mean [min, max] (seeds) per point.
@@ -41,38 +43,55 @@ def _case(rs) -> str:
 
 def _base(case: str) -> tuple[str, str | None]:
     """(label, accountant or None for the sweep's) of a curve key."""
-    label, _, acc = case.partition("@")
+    label, _, acc = case.partition("~")[0].partition("@")
     return label, acc or None
+
+
+def _lr_of(case: str) -> str:
+    """The η a curve key names ('' when its case ran at one η only)."""
+    return case.partition("~")[2]
+
+
+def _stored_lr(rs):
+    return rs.configs[0].get("config", {}).get("training", {}).get("lr")
 
 
 def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict]:
     """{(case, ε): {seed: final test accuracy [%]}} over the directories, {case: one stored run configuration} and
-    {(case, ε): the calibration record its runs stored}."""
+    {(case, ε): the calibration record its runs stored}. A case (label and accountant) stored at more than one
+    learning rate (an η retuned later, in a slice of its own) gives one curve per η, keyed ``<case>~<η>``: its
+    runs are never merged across η."""
     points: dict = {}
     configs: dict = {}
     calibrated: dict = {}
+    runsets = []
     for d in sorted(dirs, key=lambda p: p.name):
         try:
             res = load_finished(d)
         except NoFinishedRuns:
             continue
-        for rs in res.runsets:
-            if rs.label not in CASES and rs.label not in VARIANTS:
-                continue
-            case = _case(rs)
-            eps = eps_value(rs.value("privacy.target_epsilon"))
-            acc = 100 * rs.final("test_accuracy")
-            for seed, a in zip(rs.seeds, acc):
-                points.setdefault((case, eps), {}).setdefault(int(seed), float(a))
-            configs.setdefault(case, rs.configs[0])
-            calibrated.setdefault((case, eps), rs.configs[0].get("config", {}).get("privacy", {}).get("calibrated") or {})
+        runsets += [rs for rs in res.runsets if rs.label in CASES or rs.label in VARIANTS]
+    rates: dict = {}
+    for rs in runsets:
+        rates.setdefault(_case(rs), set()).add(_stored_lr(rs))
+    for rs in runsets:
+        case = _case(rs)
+        if len(rates[case]) > 1:
+            case = f"{case}~{_stored_lr(rs):g}"
+        eps = eps_value(rs.value("privacy.target_epsilon"))
+        acc = 100 * rs.final("test_accuracy")
+        for seed, a in zip(rs.seeds, acc):
+            points.setdefault((case, eps), {}).setdefault(int(seed), float(a))
+        configs.setdefault(case, rs.configs[0])
+        calibrated.setdefault((case, eps), rs.configs[0].get("config", {}).get("privacy", {}).get("calibrated") or {})
     return points, configs, calibrated
 
 
 def _text(case: str) -> str:
     label, acc = _base(case)
     text = VARIANTS[label][1] if label in VARIANTS else curve_label(label, "")
-    return f"{text}, {acc} accountant" if acc else text
+    text = f"{text}, {acc} accountant" if acc else text
+    return f"{text}, η = {_lr_of(case)}" if _lr_of(case) else text
 
 
 def _color(case: str):
@@ -84,7 +103,8 @@ def _order(points: dict) -> list[str]:
     """Curves in the sweep's case order, the sweep's accountant first, then other accountants."""
     keys = {k[0] for k in points}
     rank = {c: i for i, c in enumerate((*CASES, *VARIANTS))}
-    return sorted(keys, key=lambda c: (_base(c)[1] is not None, rank[_base(c)[0]], _base(c)[1] or ""))
+    return sorted(keys, key=lambda c: (_base(c)[1] is not None, rank[_base(c)[0]], _base(c)[1] or "",
+                                       float(_lr_of(c) or 0)))
 
 
 def _accountants(calibrated: dict, cases: list[str]) -> str:

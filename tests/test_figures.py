@@ -549,6 +549,7 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     capped = next(p for p in full.points if p.label == "floras-none-capped" and p.overrides["privacy.target_epsilon"] == 4)
     variant = replace(capped, slug=capped.slug + "-nomomentum", label="floras-none-capped-nomomentum",
                       overrides={**capped.overrides, "training.server_momentum": 0.0, "training.lr": 0.2})
+    retuned = replace(variant, overrides={**variant.overrides, "training.lr": 0.05})  # the same case at another η
     central = next(p for p in sweep.points if p.label == "central-gaussian")
     under_pld = replace(central, slug=central.slug + "-pld", overrides={**central.overrides, "privacy.accountant": "pld"})
     pld_at_8 = replace(under_pld, slug=central.slug + "-pld-8",
@@ -559,7 +560,9 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
                (replace(sweep, name="matched_population_nomomentum", points=(variant,), seeds=(0,)),
                 root / "matched_population_nomomentum"),
                (replace(sweep, name="matched_population_pld", points=(pld_at_8, under_pld), seeds=(0,)),
-                root / "matched_population_pld")],
+                root / "matched_population_pld"),
+               (replace(sweep, name="matched_population_retuned", points=(retuned,), seeds=(0,)),
+                root / "matched_population_retuned")],
               runner=fake_runner, progress=False, echo=None)
     capsys.readouterr()
     assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
@@ -582,10 +585,14 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     assert "seeds [0, 1, 2]" in caption and "Dashed: the noiseless ideal" in caption  # the ideal ran at ε = ∞
     # the no-momentum variant: its own row and curve, and the caption gives each group's η and momentum
     lr = cfg.training.lr
-    assert rows["FLORAS, no CSIT, capped receiver, no server momentum"].count("(0)") == 1
+    # stored at η = 0.2 and, in another slice, 0.05: a row and curve per η, seed 0 in each (never one merged row)
+    assert rows["FLORAS, no CSIT, capped receiver, no server momentum, η = 0.2"].count("(0)") == 1
+    assert rows["FLORAS, no CSIT, capped receiver, no server momentum, η = 0.05"].count("(0)") == 1
+    assert "FLORAS, no CSIT, capped receiver, no server momentum" not in rows
     assert "Dotted: a variant" in caption
     assert (f"η = {lr}, server momentum {cfg.training.server_momentum}: central Gaussian, ideal (no privacy)") in caption
-    assert "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum" in caption, caption
+    assert "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum, η = 0.2" in caption
+    assert "η = 0.05, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum, η = 0.05" in caption
     # a run calibrated under another accountant is its own curve, never merged into the sweep's seeds
     assert rows["central Gaussian, pld accountant"].count("(0)") == 2 and expected in central  # ε = 4 and 8
     z = {}  # each ε's own key, in ε order (the caption once gave the first run's key for every ε)
