@@ -369,3 +369,11 @@ def test_dry_run_validates_counts_and_predicts_without_writing(tmp_path, capsys,
                    .replace('base = "base/', f'base = "{root / "scenarios" / "base"}/'))
     assert main(["sweep", str(bad), "--out", str(out), "--dry-run"]) == 2
     assert "unknown key training.lrate" in capsys.readouterr().err and not out.exists()
+
+
+def test_every_sweep_file_is_listed_in_docs_experiments():
+    """docs/experiments.md's table of sweep files names every scenarios/*.toml (a new slice without its row fails)."""
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "experiments.md").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted((root / "scenarios").glob("*.toml")) if f"`scenarios/{p.name}`" not in text]
+    assert not missing, f"add a row to docs/experiments.md for {missing}"
