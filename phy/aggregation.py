@@ -184,9 +184,12 @@ def noise_metrics(estimate: np.ndarray, target: np.ndarray) -> dict[str, float]:
     asked to deliver, :func:`clipped_sum`); the raw-sum error (``relative_error`` against Σ x_k) hides
     noise when the raw updates are large (model §6.4).
     """
-    diff = np.asarray(estimate, dtype=np.float64) - np.asarray(target, dtype=np.float64)
-    num = float(np.dot(diff, diff))
-    den = float(np.dot(target, target))
+    target = np.asarray(target, dtype=np.float64)
+    diff = np.asarray(estimate, dtype=np.float64) - target
+    # numpy's pairwise sums of the squares, not BLAS's dot: a dot product's order (and last bits) depends on the
+    # BLAS thread count, so a run's diagnostics would differ between a sweep's one-thread worker and a run here
+    num = float(np.add.reduce(np.multiply(diff, diff, out=diff)))
+    den = float(np.add.reduce(target * target))
     nmse = (0.0 if num == 0.0 else float("inf")) if den == 0.0 else num / den
     return {"noise_energy": num, "clipped_nmse": nmse}
 

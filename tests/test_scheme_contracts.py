@@ -240,3 +240,22 @@ def test_a_resolved_target_changes_only_the_calibrated_key(name):
     assert after.pop(key) == value
     before.pop(key, None)
     assert after == before
+
+
+def test_the_noise_metrics_are_numpys_pairwise_sums_whatever_the_blas_threads():
+    """noise_energy and clipped_nmse at d = 159 010 are numpy's pairwise sums of the squares, bit for bit, with one
+    BLAS thread or all: a BLAS dot product sums in another order (and one that depends on its threads), so a run's
+    diagnostics would differ between a sweep's one-thread worker and a run in this process."""
+    from threadpoolctl import threadpool_limits
+
+    from phy.aggregation import noise_metrics
+
+    rng = np.random.default_rng(12)
+    target = rng.standard_normal(159_010) * rng.uniform(0.5, 2.0, 159_010)
+    estimate = target + rng.standard_normal(159_010) * 0.1
+    energy = float(np.add.reduce((estimate - target) ** 2))
+    want = {"noise_energy": energy, "clipped_nmse": energy / float(np.add.reduce(target ** 2))}
+    for threads in (1, None):
+        with threadpool_limits(limits=threads):
+            assert noise_metrics(estimate, target) == want, threads
+    assert float(np.dot(estimate - target, estimate - target)) != energy  # the order matters in the last bits here
