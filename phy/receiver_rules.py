@@ -34,7 +34,9 @@ __all__ = ["RECEIVERS", "NOISE_ESTIMATES", "energy_variance", "receiver_weight"]
 def energy_variance(s_hat: np.ndarray, *, b: float) -> float:
     """V̂ = ‖ŝ‖²/(b²·d) [(ŝ/b)² units, dimensionless]: the energy estimate of the round's noise variance."""
     s_hat = np.asarray(s_hat, dtype=np.float64)
-    return float(np.dot(s_hat, s_hat)) / (float(b) ** 2 * s_hat.size)
+    # numpy's pairwise sum, not BLAS's dot: its order (and V̂'s last bits, and so the weight) would follow the
+    # BLAS thread count
+    return float(np.add.reduce(s_hat * s_hat)) / (float(b) ** 2 * s_hat.size)
 
 
 def receiver_weight(rule: str, *, gamma: int, V_hat: float, cap: float) -> float:

@@ -259,3 +259,22 @@ def test_the_noise_metrics_are_numpys_pairwise_sums_whatever_the_blas_threads():
         with threadpool_limits(limits=threads):
             assert noise_metrics(estimate, target) == want, threads
     assert float(np.dot(estimate - target, estimate - target)) != energy  # the order matters in the last bits here
+
+
+def test_the_round_reductions_that_steer_an_update_do_not_follow_the_blas_threads():
+    """The energy estimate V̂ = ‖ŝ‖²/(b²d) of the receiver rules (its weight scales the update) and sqSGD's ℓ2
+    projection norm are numpy's pairwise sums at d = 159 010, bit for bit, with one BLAS thread or all."""
+    from threadpoolctl import threadpool_limits
+
+    from phy.digital.sqsgd import project_to_ball
+    from phy.receiver_rules import energy_variance
+
+    rng = np.random.default_rng(13)
+    s_hat = rng.standard_normal(159_010) * rng.uniform(0.5, 2.0, 159_010)
+    v_want = float(np.add.reduce(s_hat ** 2)) / (1.5 ** 2 * s_hat.size)
+    radius = 0.5 * float(np.sqrt(np.add.reduce(s_hat ** 2)))
+    p_want = s_hat * (radius / float(np.sqrt(np.add.reduce(s_hat ** 2))))
+    for threads in (1, None):
+        with threadpool_limits(limits=threads):
+            assert energy_variance(s_hat, b=1.5) == v_want, threads
+            assert np.array_equal(project_to_ball(s_hat, radius), p_want), threads
