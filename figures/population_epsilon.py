@@ -7,7 +7,7 @@ The slices are separate sweep directories, each a subset of the whole sweep's po
 tests/test_matched_population.py), so this figure merges them: every finished run of a directory named
 ``matched_population`` or ``matched_population_<slice>`` whose case is one of the whole sweep's (:data:`CASES`) or
 :data:`VARIANTS` (the other probes' cases are not) counts once per (case, ε, seed), the first directory in name order
-winning a duplicate; a case stored at two learning rates gives a curve per η (``<case>~<η>``, legend "η = …"), never
+winning a duplicate (a tuning run, scored on the validation split, never counts); a case stored at two learning rates gives a curve per η (``<case>~<η>``, legend "η = …"), never
 one merged curve. A variant is drawn dotted in its scheme's colour, and the caption gives each case's η and
 server momentum as its runs stored them.
 Final test accuracy per case against the target ε (log2 axis, ε = ∞ at the right), mean over seeds with the min–max
@@ -52,6 +52,12 @@ def _lr_of(case: str) -> str:
     return case.partition("~")[2]
 
 
+def _tuning(rs) -> bool:
+    """A run of ``floras tune`` (scored on the validation split, ``data.evaluate_on = "validation"``): its accuracy
+    is not a test accuracy, so it never enters this figure."""
+    return rs.configs[0].get("config", {}).get("data", {}).get("evaluate_on", "test") != "test"
+
+
 def _stored_lr(rs):
     return rs.configs[0].get("config", {}).get("training", {}).get("lr")
 
@@ -70,7 +76,7 @@ def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict]:
             res = load_finished(d)
         except NoFinishedRuns:
             continue
-        runsets += [rs for rs in res.runsets if rs.label in CASES or rs.label in VARIANTS]
+        runsets += [rs for rs in res.runsets if (rs.label in CASES or rs.label in VARIANTS) and not _tuning(rs)]
     rates: dict = {}
     for rs in runsets:
         rates.setdefault(_case(rs), set()).add(_stored_lr(rs))

@@ -551,6 +551,10 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
                       overrides={**capped.overrides, "training.server_momentum": 0.0, "training.lr": 0.2})
     retuned = replace(variant, overrides={**variant.overrides, "training.lr": 0.05})  # the same case at another η
     central = next(p for p in sweep.points if p.label == "central-gaussian")
+    # a `floras tune` run (scored on the validation split) at yet another η: never in the figure
+    tuning = replace(central, slug=central.slug + "-tune", overrides={**central.overrides, "training.lr": 0.3,
+                                                                      "data.validation_fraction": 0.1,
+                                                                      "data.evaluate_on": "validation"})
     under_pld = replace(central, slug=central.slug + "-pld", overrides={**central.overrides, "privacy.accountant": "pld"})
     pld_at_8 = replace(under_pld, slug=central.slug + "-pld-8",
                        overrides={**under_pld.overrides, "privacy.target_epsilon": 8})
@@ -562,7 +566,9 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
                (replace(sweep, name="matched_population_pld", points=(pld_at_8, under_pld), seeds=(0,)),
                 root / "matched_population_pld"),
                (replace(sweep, name="matched_population_retuned", points=(retuned,), seeds=(0,)),
-                root / "matched_population_retuned")],
+                root / "matched_population_retuned"),
+               (replace(sweep, name="matched_population_tune", points=(tuning,), seeds=(0,)),
+                root / "matched_population_tune")],
               runner=fake_runner, progress=False, echo=None)
     capsys.readouterr()
     assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
@@ -589,6 +595,7 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     assert rows["FLORAS, no CSIT, capped receiver, no server momentum, η = 0.2"].count("(0)") == 1
     assert rows["FLORAS, no CSIT, capped receiver, no server momentum, η = 0.05"].count("(0)") == 1
     assert "FLORAS, no CSIT, capped receiver, no server momentum" not in rows
+    assert not any("η = 0.3" in name for name in rows) and "0.3" not in caption.split("SNR")[0]  # the tuning run
     assert "Dotted: a variant" in caption
     assert (f"η = {lr}, server momentum {cfg.training.server_momentum}: central Gaussian, ideal (no privacy)") in caption
     assert "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum, η = 0.2" in caption
