@@ -175,3 +175,20 @@ def test_the_tuned_floras_slice_is_the_pld_points_at_the_validation_choice():
             want = ref[(point.label, str(point.overrides["privacy.target_epsilon"]), seed)]
             assert part.run_overrides(point, seed) == {**want, "training.lr": lr}, (point.label, seed)
     assert {p.label: p.overrides["training.lr"] for p in part.points} == {labels[0]: 0.05, labels[1]: 0.02}
+
+
+def test_the_extra_seeds_at_epsilon_one_are_the_seed_zero_points_with_another_seed():
+    """scenarios/matched_population_pld_eps1_seeds3_5.toml: central Gaussian and tuned capped FLORAS without momentum
+    at ε = 1, seeds 3-5; each run is the seed-0 run of _pld_eps1_4.toml (central) or _pld_floras_tuned.toml (FLORAS)
+    with only run.seed changed."""
+    part = load_sweep(SWEEP.with_name("matched_population_pld_eps1_seeds3_5.toml"))
+    assert part.seeds == (3, 4, 5)
+    refs = {"central-gaussian": "matched_population_pld_eps1_4.toml",
+            "floras-none-capped-nomomentum": "matched_population_pld_floras_tuned.toml"}
+    assert sorted(p.label for p in part.points) == sorted(refs)
+    for point in part.points:
+        assert str(point.overrides["privacy.target_epsilon"]) == "1"
+        ref = load_sweep(SWEEP.with_name(refs[point.label]))
+        at_one = next(p for p in ref.points if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == "1")
+        for seed in part.seeds:
+            assert part.run_overrides(point, seed) == {**ref.run_overrides(at_one, 0), "run.seed": seed}, point.label
