@@ -156,18 +156,12 @@ class ClippedRows:
             self.mu[j] = _row_mean(x[j])
 
     def __iter__(self):
-        buf = np.empty(self.x.shape[1])
-        for j, f in self.factors():
+        buf, leaf = np.empty(self.x.shape[1]), self.leaf_buffer()
+        for i, j in enumerate(self.rows.tolist()):
+            f = self.compute(i, leaf)
             np.subtract(self.x[j], self.mu[j], out=buf)
             buf *= f
             yield j, buf
-
-    def factors(self):
-        """``(j, f_j)`` for each selected row in order, μ_j and f_j computed as :meth:`__iter__` computes them but
-        s_j not formed (for a receiver that keeps Σ_k w_k·x_k in factored form, model §6.1)."""
-        leaf = self.leaf_buffer()
-        for i, j in enumerate(self.rows.tolist()):
-            yield j, self.compute(i, leaf)
 
     def leaf_buffer(self) -> np.ndarray:
         """Scratch for :meth:`compute` (one per thread)."""

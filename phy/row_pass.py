@@ -57,21 +57,18 @@ def column_ranges(d: int, n: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
 
 
-def add_clipped_rows(cr, add: Callable[[int, float, slice, np.ndarray], None], *, threads: int | None = None,
-                     min_parallel_d: int | None = None) -> None:
+def add_clipped_rows(cr, add: Callable[[int, float, slice, np.ndarray], None]) -> None:
     """Compute ``cr``'s factors (a :class:`phy.normalization.ClippedRows`) and call ``add(j, f_j, cols, buf)`` for
     each selected row j in order, for column ranges ``cols`` that together cover 0..d; ``buf`` is a float64
     scratch of length ``cols.stop − cols.start``. ``add`` must only do elementwise work on ``cols`` of row j and of
-    its targets. On return ``cr.mu``, ``cr.factor`` and ``cr.energy`` are complete.
-
-    ``threads``: None for :func:`row_threads`; ``min_parallel_d``: None for :data:`MIN_PARALLEL_D`.
+    its targets. On return ``cr.mu``, ``cr.factor`` and ``cr.energy`` are complete. Threads: :func:`row_threads`,
+    one below :data:`MIN_PARALLEL_D`.
     """
     d = cr.x.shape[1]
     n_rows = cr.rows.size
-    n = row_threads() if threads is None else int(threads)
-    limit = MIN_PARALLEL_D if min_parallel_d is None else int(min_parallel_d)
-    ranges = column_ranges(d, n) if n > 1 else [(0, d)]
-    if n <= 1 or d < limit or n_rows == 0 or len(ranges) < 2:
+    n = row_threads()
+    ranges = column_ranges(d, n)
+    if n <= 1 or d < MIN_PARALLEL_D or n_rows == 0 or len(ranges) < 2:
         leaf, buf, cols = cr.leaf_buffer(), np.empty(d), slice(0, d)
         for i in range(n_rows):  # one thread: each row's factor and sums while the row is in cache
             f = cr.compute(i, leaf)
