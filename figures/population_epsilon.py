@@ -7,8 +7,8 @@ The slices are separate sweep directories, each a subset of the whole sweep's po
 tests/test_matched_population.py), so this figure merges them: every finished run of a directory named
 ``matched_population`` or ``matched_population_<slice>`` whose case is one of the whole sweep's (:data:`CASES`) or
 :data:`VARIANTS` (the other probes' cases are not) counts once per (case, ε, seed), the first directory in name order
-winning a duplicate (a tuning run, scored on the validation split, never counts); a case stored at two learning rates gives a curve per η (``<case>~<η>``, legend "η = …"), never
-one merged curve. A variant is drawn dotted in its scheme's colour, and the caption gives each case's η and
+winning a duplicate (a tuning run, scored on the validation split, never counts); a case stored at two learning
+rates gives a curve per η (``<case>~<η>``, legend "η = …"), never one merged curve. A variant is drawn dotted in its scheme's colour, and the caption gives each case's η and
 server momentum as its runs stored them.
 Final test accuracy per case against the target ε (log2 axis, ε = ∞ at the right), mean over seeds with the min–max
 band, and ``population_accuracy_vs_epsilon.table.md`` with mean [min, max] (seeds) per point.
