@@ -94,7 +94,9 @@ class _PldEngine:
 
     def _composed(self, rounds: int):
         if rounds not in self._cache:
-            self._cache = {rounds: self.round_pld.self_compose(rounds) if rounds else None}
+            from privacy.pld import self_compose
+
+            self._cache = {rounds: self_compose(self.round_pld, rounds) if rounds else None}
         return self._cache[rounds]
 
     def epsilon(self, rounds: int, delta: float):

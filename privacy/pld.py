@@ -22,7 +22,8 @@ floating-point error of the FFT composition.
 - Size: a Gaussian component whose loss range needs more than :data:`MAX_GRID_POINTS` points at
   the interval h (a noise far below its sensitivity, e.g. a calibration's bracket end at
   σ/S = 10⁻⁴: 5·10¹⁰ points, 373 GiB) raises :class:`PldTooLarge` before anything is
-  allocated; :func:`privacy.calibration.calibrate` counts such a point as missing its target.
+  allocated, and so does a composition whose FFT would pass :data:`MAX_COMPOSED_POINTS` (:func:`self_compose`);
+  :func:`privacy.calibration.calibrate` counts such a point as missing its target.
 
 Resolution (model §9.4): the discretization interval h is chosen from a target error by
 :func:`epsilon_bracket`. The same event is built twice, with dp_accounting's pessimistic and its
@@ -46,8 +47,9 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as _pld
 from scipy.special import ndtr
 
-__all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MAX_GRID_POINTS", "MIN_DISCRETIZATION", "PldBracket",
-           "PldTooLarge", "event_pld", "epsilon_bracket", "cauchy_mixture_pld"]
+__all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MAX_COMPOSED_POINTS", "MAX_GRID_POINTS",
+           "MIN_DISCRETIZATION", "PldBracket", "PldTooLarge", "event_pld", "epsilon_bracket", "cauchy_mixture_pld",
+           "self_compose"]
 
 #: Loss discretization interval of a PLD built without a target error, and the first one tried with one (nats).
 DEFAULT_DISCRETIZATION = 1e-3
@@ -56,9 +58,16 @@ DEFAULT_TARGET_ERROR = 1e-2
 #: The finest interval :func:`epsilon_bracket` tries (nats); it reports when the target is still missed there.
 MIN_DISCRETIZATION = 1e-6
 
-#: Most loss-grid points one Gaussian component may need (a float64 pmf of 2²⁶ points is 0.5 GiB; dp_accounting
-#: also builds an int64 grid of the same length while constructing it).
-MAX_GRID_POINTS = 2**26
+#: Most loss-grid points one Gaussian component may need. dp_accounting builds the connect-the-dots PMF through a
+#: Python dictionary: about 170 bytes and 2 µs per point (measured: 7.96·10⁶ points, 1.39 GB peak, 17 s), so 2²⁴
+#: points cost about 2.9 GB and 35 s per build and worker.
+MAX_GRID_POINTS = 2**24
+#: Most points the FFT of a T-fold composition may have (dp_accounting's ``self_convolve``: complex128 arrays of that
+#: length, about three alive at once; 2²⁶ points are 1 GiB each). Without it a noise just above the per-round cap
+#: asked for a 9.2·10⁸-point FFT (13.7 GiB) over 200 rounds and was killed for memory.
+MAX_COMPOSED_POINTS = 2**26
+#: dp_accounting's default tail mass cut by ``self_compose``.
+_COMPOSE_TAIL = 1e-15
 
 #: Which estimate the builders below make: dp_accounting's pessimistic (default) or optimistic one.
 #: Set only by :func:`event_pld` for the duration of one build (the events' ``pld`` methods take no flag).
@@ -158,6 +167,28 @@ def _check_grid(std: float, sensitivity: float, rate: float, discretization: flo
                           "any usual target; use a larger noise, or accountant rdp")
 
 
+def self_compose(pld, count: int):
+    """``pld`` composed with itself ``count`` times (dp_accounting's FFT), or :class:`PldTooLarge` when the FFT would
+    need more than :data:`MAX_COMPOSED_POINTS` points. The length is dp_accounting's own: its Chernoff truncation
+    bounds (``compute_self_convolve_bounds``) for each dense PMF whose untruncated length (n − 1)·count + 1 passes the
+    cap; nothing is allocated but those bounds."""
+    from dp_accounting.pld import common
+    from scipy import fft
+
+    count = int(count)
+    for pmf in {id(p): p for p in (pld._pmf_remove, pld._pmf_add)}.values():  # one object when symmetric
+        probs = getattr(pmf, "_probs", None)  # a sparse PMF composes by dictionary: no FFT
+        if probs is None or (len(probs) - 1) * count + 1 <= MAX_COMPOSED_POINTS:
+            continue
+        lo, hi = common.compute_self_convolve_bounds(probs, count, _COMPOSE_TAIL)
+        size = fft.next_fast_len(max(hi - lo + 1, len(probs)))
+        if size > MAX_COMPOSED_POINTS:
+            raise PldTooLarge(f"composing a PLD of {len(probs)} loss points {count} times needs an FFT of {size:.3g} "
+                              f"points, above {MAX_COMPOSED_POINTS} ({16 * size / 2**30:.1f} GiB per array): such a "
+                              "weak noise has ε far above any usual target; use a larger noise, or accountant rdp")
+    return pld.self_compose(count, tail_mass_truncation=_COMPOSE_TAIL)
+
+
 def gaussian_round_pld(event, *, rate: float, discretization: float, sampling: str = "poisson"):
     """PLD of a :class:`privacy.events.GaussianRound`, Poisson-sampled at ``rate`` (1: unsampled), or sampled without
     replacement at K/M = ``rate`` (``sampling = "without-replacement"``, replace-one: :mod:`privacy.pld_wor`)."""
@@ -224,7 +255,7 @@ def _event_pld(event, discretization: float):
     if isinstance(event, SelfComposed):
         if event.count == 0:
             return _pld.identity(h)
-        return _event_pld(event.event, h).self_compose(event.count)
+        return self_compose(_event_pld(event.event, h), event.count)
     if isinstance(event, Composed):
         out = _pld.identity(h)
         for e in event.events:
@@ -309,8 +340,8 @@ def epsilon_bracket(event, *, rounds: int, delta: float, target_error: float = D
     last = None
     while True:
         try:
-            up = float(event_pld(event, discretization=h).self_compose(int(rounds)).get_epsilon_for_delta(delta))
-            lo = float(event_pld(event, discretization=h, pessimistic=False).self_compose(int(rounds))
+            up = float(self_compose(event_pld(event, discretization=h), rounds).get_epsilon_for_delta(delta))
+            lo = float(self_compose(event_pld(event, discretization=h, pessimistic=False), rounds)
                        .get_epsilon_for_delta(delta))
         except PldTooLarge:
             if last is None:
