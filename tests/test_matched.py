@@ -594,3 +594,34 @@ def test_the_tightest_sweeps_are_the_matched_sweeps_points_with_only_the_account
                                                        "privacy.accountant": "tightest"}, point.label
     tuned = json.loads((ROOT / "docs" / "figures" / "matched" / "tune_combined.json").read_text())["choices"]
     assert labels <= set(tuned)
+
+
+@pytest.mark.parametrize("name, sources, labels", [
+    ("matched_snr_tightest", ("matched_snr", "matched"), {"floras-none-capped", "central-gaussian", "analog-gaussian"}),
+    ("matched_budget_tightest", ("matched_budget",), {"floras-none-capped-L32", "floras-none-capped-L128",
+                                                      "analog-gaussian-L8", "analog-gaussian-L32", "analog-gaussian-L128"}),
+])
+def test_the_tightest_snr_and_budget_sweeps_change_only_the_accountant(name, sources, labels):
+    """scenarios/matched_snr_tightest.toml (20, 5, 0, −10 dB at ε = 8) and matched_budget_tightest.toml (chips per
+    symbol at ε = 8): every run is the RDP sweep's point of the same case, SNR and seed (0 dB from matched.toml, whose
+    grid has it) with privacy.accountant = "tightest" the only change, so their rows read against the RDP rows."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    part = load_sweep(ROOT / "scenarios" / f"{name}.toml")
+    assert part.seeds == (0, 1, 2) and {p.label for p in part.points} == labels
+    ref = {}
+    for of in sources:
+        whole = load_sweep(ROOT / "scenarios" / f"{of}.toml")
+        assert part.base == whole.base and whole.seeds == part.seeds
+        for p in whole.points:
+            key = (p.label, str(p.overrides["privacy.target_epsilon"]), float(p.overrides["phy.snr_db"]))
+            ref.setdefault(key, (whole, p))
+    snrs = set()
+    for point in part.points:
+        assert point.overrides["privacy.target_epsilon"] == 8 and point.overrides["privacy.accountant"] == "tightest"
+        snrs.add(float(point.overrides["phy.snr_db"]))
+        whole, mine = ref[(point.label, "8", float(point.overrides["phy.snr_db"]))]
+        for seed in part.seeds:
+            assert part.run_overrides(point, seed) == {**whole.run_overrides(mine, seed),
+                                                       "privacy.accountant": "tightest"}, point.label
+    assert snrs == ({20.0, 5.0, 0.0, -10.0} if name == "matched_snr_tightest" else {20.0})
