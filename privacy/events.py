@@ -89,7 +89,7 @@ class CauchyRound(PrivacyEvent):
     blocks : int ≥ 1
         Pilot blocks per round, each entry's noise of its block's own V_m, the V_m independent (model §9.5,
         "Several pilots"). The unsampled curve is the same for every B; the sampled one (B > 1) averages a
-        convex majorant of the sampled-Gaussian moment, and the PLD is refused.
+        convex majorant of the sampled-Gaussian moment; the PLD (B > 1) is the mixture over V_min = min_m V_m.
     """
 
     gamma: float
@@ -127,9 +127,6 @@ class CauchyRound(PrivacyEvent):
 
     def pld(self, *, rate, discretization):
         from privacy.pld import cauchy_round_pld
-        if self.blocks > 1:
-            raise ValueError(f"the FLORAS PLD is the mixture over one V per round; with {self.blocks} pilot blocks (one V_m "
-                             "each, model §9.5) it is not derived: use accountant = \"rdp\" or \"rdp-generic\"")
         return cauchy_round_pld(self, rate=rate, discretization=discretization)
 
 

@@ -16,6 +16,8 @@ floating-point error of the FFT composition.
 - Randomized response with ε₀ (binary, replace-one): dp_accounting's exact PLD; repeated rounds
   by ``self_compose`` (dp_accounting 0.6's ``PLDAccountant.compose(event, count)`` ignores count
   for randomized response, so the PLD object is used directly).
+- FLORAS with B > 1 pilot blocks a round (one V_m per block): the mixture over V_min = min_m V_m, which dominates
+  the round by post-processing (:func:`cauchy_mixture_pld`; model §9.5, "Several pilots").
 - Sampling without replacement (replace-one) of a Gaussian or FLORAS round: the symmetric dominating pair of
   :mod:`privacy.pld_wor` (Dong, Roth & Su's C_q(f); model §9.5), V-mixed for FLORAS; other events: ValueError
   naming ``rdp``.
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as _pld
-from scipy.special import ndtr
+from scipy.special import ndtr, ndtri
 
 __all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MAX_COMPOSED_POINTS", "MAX_GRID_POINTS",
            "MIN_DISCRETIZATION", "PldBracket", "PldTooLarge", "event_pld", "epsilon_bracket", "cauchy_mixture_pld",
@@ -88,22 +90,49 @@ def _unsupported(event, why: str) -> ValueError:
     return exc
 
 
+def tail_edge(blocks: int) -> float:
+    """z_max of the mixture over B pilot blocks: B·2Φ̄(z_max) = 2Φ̄(6.7), the one-block tail (6.7 itself at B = 1)."""
+    if blocks == 1:
+        return Z_TAIL
+    return float(-ndtri(float(ndtr(-Z_TAIL)) / blocks))
+
+
+def max_abs_normal_cdf(z, blocks: int):
+    """P(max_m |Z_m| ≤ z) = (2Φ(z) − 1)^B for B independent standard normals (model §9.5, "Several pilots")."""
+    return (2.0 * ndtr(np.asarray(z, dtype=np.float64)) - 1.0) ** int(blocks)
+
+
 def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
-                       discretization: float = DEFAULT_DISCRETIZATION, sampling: str = "poisson"):
+                       discretization: float = DEFAULT_DISCRETIZATION, sampling: str = "poisson", blocks: int = 1):
     """PLD of the FLORAS round as a pessimistic V-mixture: ``sampling`` "poisson" (rate ``rate``, add/remove; 1:
     unsampled) or "without-replacement" (K/M = ``rate``, replace-one: every panel the symmetric pair of
-    :mod:`privacy.pld_wor`)."""
+    :mod:`privacy.pld_wor`).
+
+    ``blocks`` B > 1 pilot blocks (model §9.5, "Several pilots"): block m's entries carry N(0, V_m), V_m = γ²/Z_m²
+    independent. Given V the release is the post-processing of the same release with V_min = min_m V_m on every entry
+    (add N(0, V_m − V_min) to block m, independent of the data), so the round is dominated by the mixture over
+    V_min = γ²/max_m Z_m², whose |Z| law is (2Φ(z) − 1)^B; the panels and the tail are those of B = 1 with these
+    weights, z_max from :func:`tail_edge` (the same tail mass per round).
+    """
     if sampling not in ("poisson", "without-replacement"):
         raise ValueError(f"sampling must be 'poisson' or 'without-replacement' (got {sampling!r})")
+    if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or blocks < 1:
+        raise ValueError(f"blocks must be an integer ≥ 1 (got {blocks!r})")
     S, g = float(sensitivity), float(gamma)
     pess = _PESSIMISTIC.get()
     wor = sampling == "without-replacement" and rate < 1.0
     if S == 0.0:
         return _pld.identity(discretization)
-    edges = np.concatenate([[0.0], np.geomspace(Z_LO, Z_TAIL, int(math.ceil(math.log(Z_TAIL / Z_LO) / math.log(PANEL_RATIO))) + 1)])
-    cdf = ndtr(edges)
-    weights = 2.0 * np.diff(cdf)
-    tail = 2.0 * float(ndtr(-Z_TAIL))
+    z_max = tail_edge(int(blocks))
+    edges = np.concatenate([[0.0], np.geomspace(Z_LO, z_max, int(math.ceil(math.log(z_max / Z_LO) / math.log(PANEL_RATIO))) + 1)])
+    if blocks == 1:  # the one-pilot mixture, bit for bit as before
+        cdf = ndtr(edges)
+        weights = 2.0 * np.diff(cdf)
+        tail = 2.0 * float(ndtr(-Z_TAIL))
+    else:
+        cdf = max_abs_normal_cdf(edges, int(blocks))
+        weights = np.diff(cdf)
+        tail = float(-np.expm1(int(blocks) * np.log1p(-2.0 * ndtr(-z_max))))  # 1 − (1 − 2Φ̄(z_max))^B
     if g == 0.0:
         tail, weights = 1.0, weights * 0.0
     if g > 0.0:  # the last panel (the least noise, γ/z_max) has the widest loss grid: check it before building any
@@ -213,7 +242,7 @@ def cauchy_round_pld(event, *, rate: float, discretization: float, sampling: str
     if event.scalar:
         raise _unsupported(event, "the exact scalar Cauchy release")
     return cauchy_mixture_pld(sensitivity=event.sensitivity, gamma=event.gamma, rate=rate, discretization=discretization,
-                              sampling=sampling)
+                              sampling=sampling, blocks=event.blocks)
 
 
 def randomized_response_pld(event, *, rate: float, discretization: float):
@@ -281,8 +310,6 @@ def _without_replacement_pld(event, h: float):
     if isinstance(inner, GaussianRound):
         return gaussian_round_pld(inner, rate=event.rate, discretization=h, sampling="without-replacement")
     if isinstance(inner, CauchyRound):
-        if inner.blocks > 1:
-            raise _unsupported(event, f"FLORAS's PLD assumes one V per round, not {inner.blocks} pilot blocks (model §9.5)")
         try:
             return cauchy_round_pld(inner, rate=event.rate, discretization=h, sampling="without-replacement")
         except ValueError as exc:

@@ -64,7 +64,7 @@ class FlorasRunAccountant:
     ``pld`` (Poisson, without replacement or no sampling); ``gdp`` has no FLORAS form and is refused.
     ``link``: a :class:`privacy.link.LinkModel` (SNR, L, CSIT) adds the link-level ε_link of the
     simulated finite-SNR link to every report (:mod:`privacy.link`). ``pilot_blocks`` B ≥ 1: pilots per round,
-    each block's noise of its own V_m (model §9.5, "Several pilots"); B > 1 refuses ``pld``.
+    each block's noise of its own V_m (model §9.5, "Several pilots"); under ``pld`` the mixture over V_min.
 
     The per-round curve (or PLD) is computed once here; :meth:`report` only composes it t times.
     """
@@ -149,9 +149,6 @@ class FlorasRunAccountant:
             )
         if isinstance(pilot_blocks, bool) or not isinstance(pilot_blocks, int) or pilot_blocks < 1:
             raise ValueError(f"pilot_blocks must be an integer ≥ 1 (got {pilot_blocks!r})")
-        if pilot_blocks > 1 and accountant == "pld":
-            raise ValueError(f"accountant pld: FLORAS's PLD assumes one V per round, not {pilot_blocks} pilot blocks "
-                             "(model §9.5); use rdp or rdp-generic")
         self.pilot_blocks = pilot_blocks
         base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity, blocks=pilot_blocks)
         self.accountant_name = accountant
@@ -244,15 +241,18 @@ class FlorasRunAccountant:
             return generic
         if accountant == "tightest":
             rdp = self._amplification_text(scheme, accountant="rdp")
-            if self.pilot_blocks > 1:
-                return f"{rdp} (pld has no construction for {self.pilot_blocks} pilot blocks: rdp alone)"
             return f"{rdp}; and under pld, {self._amplification_text(scheme, accountant='pld')}"
         if accountant == "pld":
-            return ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; model §9.5)"
+            text = ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; model §9.5)"
                     if scheme == "poisson" else
                     "amplification inside the PLD: V-mixture of the symmetric pair dominating a Gaussian round sampled "
                     "without replacement, δ(ε) = max(H_e^ε(A‖Q), H_e^ε(Q‖A)) with A = qN(S, V) + (1 − q)N(0, V), "
                     "Q = N(0, V) (Dong, Roth & Su's C_q(f), replace-one; model §9.5)")
+            if self.pilot_blocks > 1:
+                text += (f"; with {self.pilot_blocks} pilot blocks V is V_min = min_m V_m = γ²/max_m Z_m² (the round with "
+                         "V_min on every entry dominates it by post-processing; P(max|Z_m| ≤ z) = (2Φ(z) − 1)^B; model "
+                         "§9.5, \"Several pilots\")")
+            return text
         tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
                  if scheme == "without-replacement" else
                  "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")

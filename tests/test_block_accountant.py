@@ -142,8 +142,11 @@ def test_event_wiring_and_refusals():
     np.testing.assert_array_equal(ev.sampled_rdp(a, scheme=WOR, rate=0.2),
                                   cauchy_sampled_rdp(a, scheme=WOR, rate=0.2, sensitivity=1.0, gamma=12.0, blocks=5)[0])
     np.testing.assert_array_equal(ev.rdp(a), CauchyRound(gamma=12.0, sensitivity=1.0).rdp(a))  # unsampled: same curve
-    with pytest.raises(ValueError, match="PLD is the mixture over one V per round"):
-        ev.pld(rate=0.2, discretization=1e-3)
+    from privacy.pld import cauchy_mixture_pld  # the PLD: the mixture over V_min of the 5 blocks (model §9.5)
+
+    got = ev.pld(rate=0.2, discretization=1e-3).get_epsilon_for_delta(1e-5)
+    assert got == cauchy_mixture_pld(sensitivity=1.0, gamma=12.0, rate=0.2, blocks=5).get_epsilon_for_delta(1e-5)
+    assert got > CauchyRound(gamma=12.0, sensitivity=1.0).pld(rate=0.2, discretization=1e-3).get_epsilon_for_delta(1e-5)
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match="blocks must be an integer ≥ 1"):
             CauchyRound(gamma=12.0, sensitivity=1.0, blocks=bad)

@@ -244,9 +244,16 @@ def test_refusals_kept_for_stale_pilots_timing_and_antennas():
             _accountant({key: value, **({"floras": {"N": 8, "path": "chip"}} if key == "timing_offset" else {})})
     from privacy import FlorasRunAccountant
 
-    with pytest.raises(ValueError, match=r"accountant pld: FLORAS's PLD assumes one V per round, not 4 pilot blocks"):
-        FlorasRunAccountant(K=4, N=8, M=10, d=40, C=0.05, relation="add-remove", sampling="poisson", accountant="pld",
-                            pilot_blocks=4)
+    # the PLD takes the blocks (model §9.5, "Several pilots": the mixture over V_min), above the one-pilot ε
+    kw = dict(K=4, N=8, M=10, d=40, C=0.05, relation="add-remove", sampling="poisson", accountant="pld")
+    assert FlorasRunAccountant(pilot_blocks=4, **kw).epsilon(rounds=10) > FlorasRunAccountant(**kw).epsilon(rounds=10)
+    # and a scenario with per-block pilots takes pld and tightest; an accountant without a FLORAS form is refused
+    blocks = {"coherence_symbols": 11, "floras": {"N": 8, "pilots": "per-block"}}
+    assert _accountant(blocks, accountant="pld").pilot_blocks == 4
+    assert "4 pilot blocks" in "\n".join(_accountant(blocks, accountant="pld").report(rounds=3).assumptions)
+    for name in ("gdp", "fdp"):
+        with pytest.raises(ValueError, match=rf"accountant:? {name}|accountant = '{name}'"):
+            _accountant(blocks, accountant=name)
     # the tight Rényi accountant takes the blocks (model §9.5, "Several pilots"): never below the one-pilot curve
     tight = _accountant({"coherence_symbols": 11})
     assert tight.pilot_blocks == 4 and tight.event.event.blocks == 4

@@ -142,8 +142,11 @@ def test_other_events_sampled_without_replacement_name_the_alternative():
         event_pld(ev)
     blocks = SampledWithoutReplacement(CauchyRound(gamma=10.0, sensitivity=1.0, blocks=2), sample_size=2,
                                        population_size=10)
-    with pytest.raises(ValueError, match="pilot blocks"):
-        event_pld(blocks)
+    # several pilot blocks: the symmetric pairs mixed over V_min (model §9.5, "Several pilots"), not refused
+    from privacy.pld import cauchy_mixture_pld
+
+    want = cauchy_mixture_pld(sensitivity=1.0, gamma=10.0, rate=0.2, sampling="without-replacement", blocks=2)
+    assert event_pld(blocks).get_epsilon_for_delta(DELTA) == want.get_epsilon_for_delta(DELTA)
 
 
 def test_the_floras_run_accountant_states_the_construction_and_matches_the_event():

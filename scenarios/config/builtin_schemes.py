@@ -109,10 +109,10 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
         raise ValueError(f"phy.floras.pilots: FLORAS's ε is not derived for a stale pilot over {plan.n_blocks} coherence "
                          "blocks (the active coefficients g_(k,m)/g_(k,0) have an unbounded ratio, model §5.1); use "
                          "pilots = \"per-block\" or remove phy.coherence_symbols for a FLORAS run")
-    if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic"):
+    if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic", "pld", "tightest"):
         raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
-                         "Rényi bounds hold (model §9.5, \"Several pilots\"), but its PLD assumes one V per round; got "
-                         f"accountant = {accountant!r}, use accountant = \"rdp\" or \"rdp-generic\"")
+                         "ε is derived under the Rényi bounds and the PLD over V_min (model §9.5, \"Several pilots\"); "
+                         f"got accountant = {accountant!r}, use \"rdp\", \"rdp-generic\", \"pld\" or \"tightest\"")
     return plan.n_blocks
 
 
