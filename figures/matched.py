@@ -70,8 +70,23 @@ def eps_x(eps: float) -> float:
     return INF_X if math.isinf(eps) else eps
 
 
-def curve_label(label: str, threat: str) -> str:
-    return f"{SCHEME_TEXT.get(label, label)} [{threat}]" if threat else SCHEME_TEXT.get(label, label)
+def short_threat(threat: str, width: int = 48) -> str:
+    """The threat model for a legend: whole up to ``width`` characters, else up to its first ";" and, if still longer,
+    without its parenthesised explanation (the caption and the tables keep the whole text)."""
+    head = threat.strip()
+    if len(head) > width:
+        head = head.split(";", 1)[0].strip()
+    if len(head) > width:
+        head = head.split(" (", 1)[0].strip()
+    return head or threat
+
+
+def curve_label(label: str, threat: str, *, short: bool = False) -> str:
+    """The scheme and its threat model; ``short`` (a legend) keeps only the head of a long threat model
+    (:func:`short_threat`; the tables keep the whole text)."""
+    if not threat:
+        return SCHEME_TEXT.get(label, label)
+    return f"{SCHEME_TEXT.get(label, label)} [{short_threat(threat) if short else threat}]"
 
 
 def threat_of(record: dict, label: str) -> str:
@@ -154,7 +169,7 @@ def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Ac
             at = snr if src is None else src
             sets = sorted((rs for rs in res.runsets if rs.label == label and float(rs.value("phy.snr_db")) == at),
                           key=lambda rs: eps_value(rs.value("privacy.target_epsilon")))
-            color, text = COLORS.get(label), curve_label(label, threat_of(record, label))
+            color, text = COLORS.get(label), curve_label(label, threat_of(record, label), short=True)
             if src is not None:
                 text += f" (runs at {src:g} dB)"
             if label in REFERENCES:

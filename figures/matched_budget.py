@@ -19,14 +19,17 @@ STEM = "matched_accuracy_vs_channel_uses"
 
 
 def family(label: str) -> str:
-    """The scheme variant of a budget case label: ``floras-none-L64`` → ``floras-none``."""
-    for fam in ("floras-none", "floras-phase", "analog-gaussian", "central-gaussian", "ddgauss", "sqsgd"):
+    """The scheme variant of a budget case label: ``floras-none-L64`` → ``floras-none``, ``floras-none-capped-L32`` →
+    ``floras-none-capped``."""
+    for fam in ("floras-none-capped", "floras-none", "floras-phase", "analog-gaussian", "central-gaussian", "ddgauss",
+                "sqsgd"):  # longest prefix first: a capped case is not plain FLORAS
         if label.startswith(fam):
             return fam
     return label
 
 
-def make(results_dir: Path, out_dir: Path) -> list[Path]:
+def make(results_dir: Path, out_dir: Path, *, stem: str = STEM,
+         title: str = "Accuracy against channel budget at ε = 8") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -44,13 +47,14 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
             continue
         x = [p[0] for p in pts]
         color = COLORS.get(fam)
-        ax.plot(x, [p[1].mean() for p in pts], marker="o", color=color, label=curve_label(fam, threat_of(record, fam)))
+        threat = next((t for t in (threat_of(record, p[2]) for p in pts) if t), "")  # the record names the cases
+        ax.plot(x, [p[1].mean() for p in pts], marker="o", color=color, label=curve_label(fam, threat, short=True))
         for xi, acc, _ in pts:
             ax.plot([xi, xi], [acc.min(), acc.max()], color=color, lw=3, alpha=0.3)
     bad = [p for p in record.get("points", []) if p["status"] == "infeasible"]
     ax.set_xscale("log")
-    finish_single_panel(fig, ax, xlabel="channel uses per round (mean over rounds and seeds)", title="Accuracy against channel budget at ε = 8")
+    finish_single_panel(fig, ax, xlabel="channel uses per round (mean over rounds and seeds)", title=title)
     note = (" Infeasible budgets (not run): " + ", ".join(p["label"] for p in bad) + ".") if bad else ""
     caption = (f"Final test accuracy against channel uses per round at target ε = 8. {privacy_caption(res, record)}{note} "
                f"{SNR_DEFINITION}. {facts(res)}")
-    return save_figure(fig, out_dir, STEM, caption)
+    return save_figure(fig, out_dir, stem, caption)

@@ -19,7 +19,7 @@ SWEEP = "matched_snr"
 STEM = "matched_accuracy_vs_snr"
 
 
-def make(results_dir: Path, out_dir: Path) -> list[Path]:
+def make(results_dir: Path, out_dir: Path, *, stem: str = STEM, title: str = "Accuracy against SNR at ε = 8") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -33,7 +33,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         sets = sorted((rs for rs in res.runsets if rs.label == label), key=lambda rs: float(rs.value("phy.snr_db")))
         color = COLORS.get(label)
         ref = label in ("ideal", "channel-inversion")
-        text = curve_label(label, threat_of(record, label)) + (" (ε = ∞)" if ref else "")
+        text = curve_label(label, threat_of(record, label), short=True) + (" (ε = ∞)" if ref else "")
         reused = sorted(float(p["grid"]["phy.snr_db"]) for p in record.get("points", [])
                         if p["label"] == label and p["status"] == "reused")
         if sets and reused:  # one SNR ran; the same accuracy holds at every SNR of the grid
@@ -50,8 +50,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
         if bad:
             ax.plot(bad, [0.0] * len(bad), ls="", marker="x", ms=8, color=color, clip_on=False,
                     label=None if sets else f"{text}: infeasible")
-    finish_single_panel(fig, ax, xlabel="SNR = P/σ² [dB]", title="Accuracy against SNR at ε = 8")
+    finish_single_panel(fig, ax, xlabel="SNR = P/σ² [dB]", title=title)
     caption = f"Final test accuracy against SNR, private schemes at target ε = 8. {privacy_caption(res, record)}{reuse_note(record, res)} {SNR_DEFINITION}. {facts(res)}"
     from .matched_verdict import write_verdict
 
-    return save_figure(fig, out_dir, STEM, caption) + [write_verdict(res, record, out_dir, STEM)]
+    return save_figure(fig, out_dir, stem, caption) + [write_verdict(res, record, out_dir, stem)]

@@ -19,6 +19,8 @@ FIGURES = (
     ("matched_xdev_tightest", "matched_xdev_tightest"),
     ("matched_budget", "matched_budget"),
     ("matched_snr", "matched_snr"),
+    ("matched_snr_tightest", "matched_snr_tightest"),
+    ("matched_budget_tightest", "matched_budget_tightest"),
     ("matched_receiver", "matched_receiver"),
     ("prifedsync", "prifedsync"),
     ("channel_uses_vs_k", "matched_population"),

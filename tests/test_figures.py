@@ -633,3 +633,23 @@ def test_a_column_only_some_runs_of_a_point_have_reads_as_nan_for_the_others(res
         assert worst.shape == rs.metrics["test_accuracy"].shape == (2, 40)
         assert np.all(worst[which] == 0.25) and np.all(np.isnan(worst[1 - which]))
     assert "worst_class_accuracy" not in res.runsets[2].metrics
+
+
+def test_budget_families_keep_capped_floras_apart_and_legends_shorten_long_threat_models():
+    """A budget case ``floras-none-capped-L32`` is its own curve, not a point of plain FLORAS (the prefix
+    ``floras-none`` matched it first); a legend keeps a short threat model whole and cuts a long one at its first
+    ";" and then its parenthesis (analog Gaussian's runs state the whole assumption, 180 characters)."""
+    from figures.matched import short_threat
+    from figures.matched_budget import family
+
+    assert family("floras-none-capped-L32") == "floras-none-capped" and family("floras-none-L128") == "floras-none"
+    assert family("analog-gaussian-L8") == "analog-gaussian" and family("ddgauss-B16") == "ddgauss"
+    analog = ("T1 and a single-antenna base station (it sees only the superposition; the receiver noise counts as "
+              "privacy noise; client-sampling amplification assumes it does not learn who was sampled)")
+    assert short_threat(analog) == "T1 and a single-antenna base station"
+    for short in ("T1 only (output observer)", "trusted server; outputs only", "any observer (T1 and T2)"):
+        assert short_threat(short) == short
+    from figures.matched import curve_label
+
+    assert curve_label("analog-gaussian", analog).endswith(f"[{analog}]")  # tables keep the whole assumption
+    assert curve_label("analog-gaussian", analog, short=True) == "analog Gaussian [T1 and a single-antenna base station]"
