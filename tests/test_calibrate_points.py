@@ -202,3 +202,37 @@ seeds = [0]
     assert main(["sweep", str(bad), "--workers", "2", "--out", str(tmp_path / "nothing")]) == 2
     assert "unknown key run.roundz" in capsys.readouterr().err
     assert starts == [(2, 2)] and not (tmp_path / "nothing").exists()
+
+
+@pytest.mark.faults
+def test_a_calibration_that_killed_its_workers_is_not_retried_here(tmp_path, fresh_cache, monkeypatch):
+    """A calibration whose calculation killed the workers running it (dask's KilledWorker: a PLD that ran out of
+    memory did so) is not recomputed by planning in the coordinating process, which it would kill too: loading the
+    point raises CalibrationCrashed, which names the point, the target and the way out."""
+    import scenarios.config.targets as targets
+    from scenarios.config.targets import CalibrationCrashed
+
+    sweep = load_sweep(_sweep(tmp_path))
+
+    class KilledWorker(Exception):  # dask.distributed's, by name: the executor yields the exception object
+        pass
+
+    class Killing(InProcessExecutor):
+        def map_calls(self, fn, items):
+            for i, item in enumerate(items):
+                yield i, (KilledWorker("Attempted to run task on 2 different workers") if i == 0 else fn(item))
+
+    lines = []
+    stored = prefetch_calibrations([sweep], executor=Killing, workers=2, echo=lines.append)
+    assert stored == 3 and "crashed, not retried: privacy.target_epsilon = 4: the calibration of cal/" in lines[1]
+    assert point_requests([sweep]) == []  # nothing left to compute
+
+    def no_more(*a, **k):
+        raise AssertionError("planning recomputed a calibration that had killed its workers")
+
+    monkeypatch.setattr(targets, "calibrate_config", no_more)
+    with pytest.raises(ValueError, match=r"grid point central-gaussian_target-epsilon-4_snr-db-20: .*killed the worker "
+                                         r"processes.*use another privacy\.accountant"):
+        plan_sweep(sweep)
+    with pytest.raises(CalibrationCrashed):  # what loading the point raises, before planning names it
+        targets._cached(*next(iter(k for k, v in targets._CACHE.items() if isinstance(v, CalibrationCrashed))))

@@ -19,11 +19,19 @@ from scenarios.config.schemes import get_phy_key
 from scenarios.config.scenario import build_scenario
 from scenarios.config.tables import parse_target
 
-__all__ = ["resolve_privacy_target", "clear_calibration_cache", "calibration_request", "compute_calibration",
-           "store_calibration"]
+__all__ = ["CalibrationCrashed", "resolve_privacy_target", "clear_calibration_cache", "calibration_request",
+           "compute_calibration", "store_calibration"]
 
 CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
-_CACHE: dict[tuple[str, float], Calibration | InfeasibleTarget] = {}
+
+
+class CalibrationCrashed(ValueError):
+    """A calibration that killed the worker processes that ran it (a dask ``KilledWorker``: most often memory). Kept
+    as its answer so that loading the point raises this error instead of computing it again in the coordinating
+    process, which it would kill too."""
+
+
+_CACHE: dict[tuple[str, float], Calibration | InfeasibleTarget | CalibrationCrashed] = {}
 
 
 def compute_calibration(request: tuple[str, float]) -> Calibration | InfeasibleTarget:
@@ -38,10 +46,12 @@ def compute_calibration(request: tuple[str, float]) -> Calibration | InfeasibleT
         return exc
 
 
-def store_calibration(request: tuple[str, float], answer: Calibration | InfeasibleTarget) -> None:
-    """Keep ``answer`` (from :func:`compute_calibration`, wherever it ran) for ``request``."""
-    if not isinstance(answer, (Calibration, InfeasibleTarget)):
-        raise TypeError(f"a calibration answer is a Calibration or an InfeasibleTarget (got {type(answer).__name__})")
+def store_calibration(request: tuple[str, float], answer: Calibration | InfeasibleTarget | CalibrationCrashed) -> None:
+    """Keep ``answer`` (from :func:`compute_calibration`, wherever it ran, or the crash that stopped it) for
+    ``request``."""
+    if not isinstance(answer, (Calibration, InfeasibleTarget, CalibrationCrashed)):
+        raise TypeError("a calibration answer is a Calibration, an InfeasibleTarget or a CalibrationCrashed (got "
+                        f"{type(answer).__name__})")
     _CACHE.pop(request, None)
     _CACHE[request] = answer
     while len(_CACHE) > CACHE_SIZE:
@@ -55,6 +65,8 @@ def _cached(config_json: str, target: float) -> Calibration:
     answer = _CACHE[request]
     if isinstance(answer, InfeasibleTarget):
         raise InfeasibleTarget(str(answer))
+    if isinstance(answer, CalibrationCrashed):
+        raise CalibrationCrashed(str(answer))
     return answer
 
 

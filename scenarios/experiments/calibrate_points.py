@@ -8,7 +8,10 @@ cluster's processes, a ``--scheduler``'s workers, or this process), prints a lin
 answers to the loader's cache. Planning then loads every point as before and finds its calibration there; the
 answers are what loading would have computed (a pure function of the request), so plans, ``config.json`` and
 runs are unchanged. A request the workers could not answer (an error, a lost worker) is left to planning, which
-computes it here and reports its error with the grid point's name.
+computes it here and reports its error with the grid point's name; one whose calculation killed the workers that ran
+it (dask's ``KilledWorker``, most often memory) is not: its answer is a
+:class:`~scenarios.config.targets.CalibrationCrashed` that loading the point raises, rather than a calculation that
+would kill this process too.
 """
 
 from __future__ import annotations
@@ -49,6 +52,10 @@ def _describe(answer) -> str:
                 f"{answer.accountant.split(':')[0]})")
     if isinstance(answer, InfeasibleTarget):
         return f"infeasible: {answer}"
+    from scenarios.config.targets import CalibrationCrashed
+
+    if isinstance(answer, CalibrationCrashed):
+        return f"crashed, not retried: {answer}"
     if isinstance(answer, ValueError):
         return f"error, left to planning: {answer}"
     return f"not computed ({type(answer).__name__}: {answer}); left to planning"
@@ -64,7 +71,7 @@ def prefetch_calibrations(sweeps, *, executor: Callable[[], object] | None = Non
     value (achieved ε, accountant); s since the start``).
     """
     from scenarios.config.calibration import Calibration, InfeasibleTarget
-    from scenarios.config.targets import compute_calibration, store_calibration
+    from scenarios.config.targets import CalibrationCrashed, compute_calibration, store_calibration
     from scenarios.experiments.executors import InProcessExecutor
 
     requests = point_requests(sweeps)
@@ -80,6 +87,13 @@ def prefetch_calibrations(sweeps, *, executor: Callable[[], object] | None = Non
     t0, stored = time.monotonic(), 0
     for done, (i, answer) in enumerate(ex.map_calls(compute_calibration, [r for r, _ in requests]), start=1):
         request, names = requests[i]
+        if type(answer).__name__ == "KilledWorker":  # the calculation took its workers down: never rerun it here
+            answer = CalibrationCrashed(
+                f"privacy.target_epsilon = {request[1]:g}: the calibration of {names[0]} killed the worker processes "
+                f"that ran it ({answer}), most likely for memory; it is not retried in this process, which it would "
+                "kill too. Calibrate that point alone with `floras calibrate` to see where it fails, or use another "
+                "privacy.accountant (e.g. \"rdp\")")
+            store_calibration(request, answer)
         if isinstance(answer, (Calibration, InfeasibleTarget)):
             store_calibration(request, answer)
             stored += 1
