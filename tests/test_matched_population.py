@@ -192,3 +192,29 @@ def test_the_extra_seeds_at_epsilon_one_are_the_seed_zero_points_with_another_se
         at_one = next(p for p in ref.points if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == "1")
         for seed in part.seeds:
             assert part.run_overrides(point, seed) == {**ref.run_overrides(at_one, 0), "run.seed": seed}, point.label
+
+
+def test_central_gaussian_without_momentum_is_the_pld_point_at_its_validation_choice():
+    """scenarios/matched_population_pld_central_nomomentum.toml: central Gaussian at ε = 1 and 8, seeds 0–2, each run
+    the PLD slices' central-gaussian point of the same ε and seed with server momentum 0 and the η that
+    docs/figures/population/tune_pld_central_nomomentum_eps8.json chose inside its grid (a stale η fails)."""
+    import json
+
+    tuned = json.loads((SWEEP.parent.parent / "docs" / "figures" / "population"
+                        / "tune_pld_central_nomomentum_eps8.json").read_text())["choices"]["central-gaussian-nomomentum"]
+    assert tuned["at_edge"] is False and tuned["lr"] == 0.05
+    part = load_sweep(SWEEP.with_name("matched_population_pld_central_nomomentum.toml"))
+    ref = {}
+    for name in ("matched_population_pld.toml", "matched_population_pld_eps1_4.toml"):
+        pld = load_sweep(SWEEP.with_name(name))
+        for p in pld.points:
+            for seed in pld.seeds:
+                ref[(p.label, str(p.overrides["privacy.target_epsilon"]), seed)] = pld.run_overrides(p, seed)
+    assert part.seeds == (0, 1, 2)
+    assert sorted(str(p.overrides["privacy.target_epsilon"]) for p in part.points) == ["1", "8"]
+    for point in part.points:
+        assert point.label == "central-gaussian-nomomentum"
+        for seed in part.seeds:
+            want = ref[("central-gaussian", str(point.overrides["privacy.target_epsilon"]), seed)]
+            assert part.run_overrides(point, seed) == {**want, "training.server_momentum": 0.0,
+                                                       "training.lr": tuned["lr"]}, seed
