@@ -28,7 +28,8 @@ STEM = "population_accuracy_vs_epsilon"
 #: the whole sweep's cases (scenarios/matched_population.toml), in its order
 CASES = ("floras-none", "floras-none-capped", "central-gaussian", "analog-gaussian", "sqsgd", "ideal", "ddgauss")
 #: cases outside the whole sweep drawn beside it: {case: (the sweep case whose colour it takes, legend text)}
-VARIANTS = {"floras-none-capped-nomomentum": ("floras-none-capped", "FLORAS, no CSIT, capped receiver, no server momentum")}
+VARIANTS = {"floras-none-capped-nomomentum": ("floras-none-capped", "FLORAS, no CSIT, capped receiver, no server momentum"),
+            "central-gaussian-nomomentum": ("central-gaussian", "central Gaussian, no server momentum")}
 
 
 #: the accountant the whole sweep is calibrated under; runs under another one form curves of their own
