@@ -213,8 +213,9 @@ def self_compose(pld, count: int):
         size = fft.next_fast_len(max(hi - lo + 1, len(probs)))
         if size > MAX_COMPOSED_POINTS:
             raise PldTooLarge(f"composing a PLD of {len(probs)} loss points {count} times needs an FFT of {size:.3g} "
-                              f"points, above {MAX_COMPOSED_POINTS} ({16 * size / 2**30:.1f} GiB per array): such a "
-                              "weak noise has ε far above any usual target; use a larger noise, or accountant rdp")
+                              f"points, above {MAX_COMPOSED_POINTS} ({16 * size / 2**30:.1f} GiB per array): the "
+                              "privacy loss spreads too wide over the rounds (a weak noise, or very many rounds); use "
+                              "a larger noise, a coarser pld discretization, or accountant rdp")
     return pld.self_compose(count, tail_mass_truncation=_COMPOSE_TAIL)
 
 
