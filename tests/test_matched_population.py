@@ -218,3 +218,21 @@ def test_central_gaussian_without_momentum_is_the_pld_point_at_its_validation_ch
             want = ref[("central-gaussian", str(point.overrides["privacy.target_epsilon"]), seed)]
             assert part.run_overrides(point, seed) == {**want, "training.server_momentum": 0.0,
                                                        "training.lr": tuned["lr"]}, seed
+
+
+def test_the_200_round_slice_is_the_100_round_points_with_only_the_rounds_changed():
+    """scenarios/matched_population_pld_rounds200.toml: capped FLORAS and central Gaussian without momentum at ε = 1,
+    seeds 0–2, each run the T = 100 run of the same case and seed with run.rounds = 200 the only change."""
+    part = load_sweep(SWEEP.with_name("matched_population_pld_rounds200.toml"))
+    assert part.seeds == (0, 1, 2)
+    refs = {"central-gaussian-nomomentum": "matched_population_pld_central_nomomentum.toml",
+            "floras-none-capped-nomomentum": "matched_population_pld_floras_tuned.toml"}
+    assert sorted(p.label for p in part.points) == sorted(refs)
+    for point in part.points:
+        assert str(point.overrides["privacy.target_epsilon"]) == "1"
+        ref = load_sweep(SWEEP.with_name(refs[point.label]))
+        at_one = next(p for p in ref.points if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == "1")
+        for seed in part.seeds:
+            want = ref.run_overrides(at_one, seed)
+            assert want["run.rounds"] == 100
+            assert part.run_overrides(point, seed) == {**want, "run.rounds": 200}, (point.label, seed)
