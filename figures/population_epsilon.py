@@ -63,11 +63,17 @@ def _stored_lr(rs):
     return rs.configs[0].get("config", {}).get("training", {}).get("lr")
 
 
-def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict]:
-    """{(case, ε): {seed: final test accuracy [%]}} over the directories, {case: one stored run configuration} and
-    {(case, ε): the calibration record its runs stored}. A case (label and accountant) stored at more than one
-    learning rate (an η retuned later, in a slice of its own) gives one curve per η, keyed ``<case>~<η>``: its
-    runs are never merged across η."""
+def _stored_rounds(rs):
+    return rs.configs[0].get("config", {}).get("run", {}).get("rounds")
+
+
+def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict, list[str]]:
+    """{(case, ε): {seed: final test accuracy [%]}} over the directories, {case: one stored run configuration},
+    {(case, ε): the calibration record its runs stored} and the run sets left out for their length. A case (label and
+    accountant) stored at more than one learning rate (an η retuned later, in a slice of its own) gives one curve per
+    η, keyed ``<case>~<η>``: its runs are never merged across η. Only runs of the sweep's number of rounds T (the
+    most common among the runs) are drawn: a final accuracy after another T is another quantity; those are named
+    (``"<label> at ε = …, T = …"``) for the caption."""
     points: dict = {}
     configs: dict = {}
     calibrated: dict = {}
@@ -78,6 +84,11 @@ def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict]:
         except NoFinishedRuns:
             continue
         runsets += [rs for rs in res.runsets if (rs.label in CASES or rs.label in VARIANTS) and not _tuning(rs)]
+    lengths = [_stored_rounds(rs) for rs in runsets]
+    sweep_T = max(set(lengths), key=lengths.count) if lengths else None
+    left_out = sorted({f"{rs.label} at ε = {rs.value('privacy.target_epsilon')}, T = {_stored_rounds(rs)}"
+                       for rs in runsets if _stored_rounds(rs) != sweep_T})
+    runsets = [rs for rs in runsets if _stored_rounds(rs) == sweep_T]
     rates: dict = {}
     for rs in runsets:
         rates.setdefault(_case(rs), set()).add(_stored_lr(rs))
@@ -91,7 +102,7 @@ def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict]:
             points.setdefault((case, eps), {}).setdefault(int(seed), float(a))
         configs.setdefault(case, rs.configs[0])
         calibrated.setdefault((case, eps), rs.configs[0].get("config", {}).get("privacy", {}).get("calibrated") or {})
-    return points, configs, calibrated
+    return points, configs, calibrated, left_out
 
 
 def _text(case: str) -> str:
@@ -151,7 +162,7 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points, configs, calibrated = merged_points(list(results_dirs))
+    points, configs, calibrated, left_out = merged_points(list(results_dirs))
     if not points:
         raise NoFinishedRuns(f"no finished run of the population sweep's cases in {[str(d) for d in results_dirs]}")
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
@@ -183,7 +194,9 @@ def make(results_dirs: list[Path], out_dir: Path) -> list[Path]:
                f"its seeds, bands: min–max.{' Dashed: the noiseless ideal (ε = ∞).' if 'ideal' in cases else ''}"
                f"{' Dotted: a variant outside the whole sweep (its own η and momentum).' if any(_base(c)[0] in VARIANTS for c in cases) else ''}"
                f"{_accountants(calibrated, cases)} "
-               f"{SNR_DEFINITION}.")
+               + (f"Not drawn (another number of rounds than the {cfg.get('run', {}).get('rounds')} here): "
+                  f"{'; '.join(left_out)}. " if left_out else "")
+               + f"{SNR_DEFINITION}.")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(points, cases, out_dir))
     return paths

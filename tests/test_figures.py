@@ -555,6 +555,8 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     tuning = replace(central, slug=central.slug + "-tune", overrides={**central.overrides, "training.lr": 0.3,
                                                                       "data.validation_fraction": 0.1,
                                                                       "data.evaluate_on": "validation"})
+    longer = replace(central, slug=central.slug + "-long",  # the same case run twice as long: never merged
+                     overrides={**central.overrides, "run.rounds": 2 * int(central.overrides.get("run.rounds", 30))})
     under_pld = replace(central, slug=central.slug + "-pld", overrides={**central.overrides, "privacy.accountant": "pld"})
     pld_at_8 = replace(under_pld, slug=central.slug + "-pld-8",
                        overrides={**under_pld.overrides, "privacy.target_epsilon": 8})
@@ -568,7 +570,9 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
                (replace(sweep, name="matched_population_retuned", points=(retuned,), seeds=(0,)),
                 root / "matched_population_retuned"),
                (replace(sweep, name="matched_population_tune", points=(tuning,), seeds=(0,)),
-                root / "matched_population_tune")],
+                root / "matched_population_tune"),
+               (replace(sweep, name="matched_population_0longer", points=(longer,), seeds=(0,)),  # sorts first
+                root / "matched_population_0longer")],
               runner=fake_runner, progress=False, echo=None)
     capsys.readouterr()
     assert main(["figures", "--results", str(root), "--out", str(tmp_path / "figs")]) == 0
@@ -597,6 +601,9 @@ def test_population_slices_are_merged_into_one_accuracy_against_epsilon(tmp_path
     assert "FLORAS, no CSIT, capped receiver, no server momentum" not in rows
     assert not any("η = 0.3" in name for name in rows) and "0.3" not in caption.split("SNR")[0]  # the tuning run
     assert "Dotted: a variant" in caption
+    # the run twice as long is left out of the curves (seed 0 counted once, from the sweep's length) and named
+    assert f"Not drawn (another number of rounds than the {cfg.run.rounds} here): central-gaussian at ε = " in caption
+    assert f"T = {2 * cfg.run.rounds}" in caption
     assert (f"η = {lr}, server momentum {cfg.training.server_momentum}: central Gaussian, ideal (no privacy)") in caption
     assert "η = 0.2, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum, η = 0.2" in caption
     assert "η = 0.05, server momentum 0.0: FLORAS, no CSIT, capped receiver, no server momentum, η = 0.05" in caption
