@@ -183,15 +183,21 @@ def test_the_extra_seeds_at_epsilon_one_are_the_seed_zero_points_with_another_se
     with only run.seed changed."""
     part = load_sweep(SWEEP.with_name("matched_population_pld_eps1_seeds3_5.toml"))
     assert part.seeds == (3, 4, 5)
-    refs = {"central-gaussian": "matched_population_pld_eps1_4.toml",
-            "floras-none-capped-nomomentum": "matched_population_pld_floras_tuned.toml"}
+    for point, ref, at_one in _at_epsilon_one(part, {"central-gaussian": "matched_population_pld_eps1_4.toml",
+                                                     "floras-none-capped-nomomentum": "matched_population_pld_floras_tuned.toml"}):
+        for seed in part.seeds:
+            assert part.run_overrides(point, seed) == {**ref.run_overrides(at_one, 0), "run.seed": seed}, point.label
+
+
+def _at_epsilon_one(part, refs: dict):
+    """(point, its reference sweep, the reference's point of the same label at ε = 1) for every point of ``part``,
+    whose labels must be exactly ``refs``' keys ({label: reference sweep file}) and whose ε must be 1."""
     assert sorted(p.label for p in part.points) == sorted(refs)
     for point in part.points:
         assert str(point.overrides["privacy.target_epsilon"]) == "1"
         ref = load_sweep(SWEEP.with_name(refs[point.label]))
-        at_one = next(p for p in ref.points if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == "1")
-        for seed in part.seeds:
-            assert part.run_overrides(point, seed) == {**ref.run_overrides(at_one, 0), "run.seed": seed}, point.label
+        yield point, ref, next(p for p in ref.points
+                               if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == "1")
 
 
 def test_central_gaussian_without_momentum_is_the_pld_point_at_its_validation_choice():
@@ -227,11 +233,7 @@ def test_the_200_round_slice_is_the_100_round_points_with_only_the_rounds_change
     assert part.seeds == (0, 1, 2)
     refs = {"central-gaussian-nomomentum": "matched_population_pld_central_nomomentum.toml",
             "floras-none-capped-nomomentum": "matched_population_pld_floras_tuned.toml"}
-    assert sorted(p.label for p in part.points) == sorted(refs)
-    for point in part.points:
-        assert str(point.overrides["privacy.target_epsilon"]) == "1"
-        ref = load_sweep(SWEEP.with_name(refs[point.label]))
-        at_one = next(p for p in ref.points if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == "1")
+    for point, ref, at_one in _at_epsilon_one(part, refs):
         for seed in part.seeds:
             want = ref.run_overrides(at_one, seed)
             assert want["run.rounds"] == 100
