@@ -8,8 +8,9 @@ tests/test_matched_population.py), so this figure merges them: every finished ru
 ``matched_population`` or ``matched_population_<slice>`` whose case is one of the whole sweep's (:data:`CASES`) or
 :data:`VARIANTS` (the other probes' cases are not) counts once per (case, ε, seed), the first directory in name order
 winning a duplicate (a tuning run, scored on the validation split, never counts); a case stored at two learning
-rates gives a curve per η (``<case>~<η>``, legend "η = …"), never one merged curve. A variant is drawn dotted in its scheme's colour, and the caption gives each case's η and
-server momentum as its runs stored them.
+rates gives a curve per η (``<case>~<η>``, legend "η = …"), never one merged curve; runs of another number of rounds
+than the sweep's are left out and named in the caption. A variant is drawn dotted in its scheme's colour, and the
+caption gives each case's η and server momentum as its runs stored them.
 Final test accuracy per case against the target ε (log2 axis, ε = ∞ at the right), mean over seeds with the min–max
 band, and ``population_accuracy_vs_epsilon.table.md`` with mean [min, max] (seeds) per point.
 """
@@ -53,18 +54,23 @@ def _lr_of(case: str) -> str:
     return case.partition("~")[2]
 
 
+def _stored(rs, section: str, key: str, default=None):
+    """``[section] key`` of the run set's stored configuration (its first run's ``config.json``)."""
+    return rs.configs[0].get("config", {}).get(section, {}).get(key, default)
+
+
 def _tuning(rs) -> bool:
     """A run of ``floras tune`` (scored on the validation split, ``data.evaluate_on = "validation"``): its accuracy
     is not a test accuracy, so it never enters this figure."""
-    return rs.configs[0].get("config", {}).get("data", {}).get("evaluate_on", "test") != "test"
+    return _stored(rs, "data", "evaluate_on", "test") != "test"
 
 
 def _stored_lr(rs):
-    return rs.configs[0].get("config", {}).get("training", {}).get("lr")
+    return _stored(rs, "training", "lr")
 
 
 def _stored_rounds(rs):
-    return rs.configs[0].get("config", {}).get("run", {}).get("rounds")
+    return _stored(rs, "run", "rounds")
 
 
 def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict, list[str]]:
@@ -101,7 +107,7 @@ def merged_points(dirs: list[Path]) -> tuple[dict, dict, dict, list[str]]:
         for seed, a in zip(rs.seeds, acc):
             points.setdefault((case, eps), {}).setdefault(int(seed), float(a))
         configs.setdefault(case, rs.configs[0])
-        calibrated.setdefault((case, eps), rs.configs[0].get("config", {}).get("privacy", {}).get("calibrated") or {})
+        calibrated.setdefault((case, eps), _stored(rs, "privacy", "calibrated") or {})
     return points, configs, calibrated, left_out
 
 

@@ -51,6 +51,17 @@ def fresh_cache():
     clear_calibration_cache()
 
 
+def _first_call_answers(exc: Exception):
+    """An executor class whose map_calls answers the first call with ``exc`` (as a worker reports a failure) and
+    computes the others here."""
+    class Executor(InProcessExecutor):
+        def map_calls(self, fn, items):
+            for i, item in enumerate(items):
+                yield i, (exc if i == 0 else fn(item))
+
+    return Executor
+
+
 def test_one_request_per_key_and_planning_finds_every_answer(tmp_path, fresh_cache, monkeypatch):
     sweep = load_sweep(_sweep(tmp_path))
     _, reference = plan_sweep(sweep)  # loading point after point, as before
@@ -79,13 +90,9 @@ def test_an_unanswered_request_is_left_to_planning(tmp_path, fresh_cache):
     """A call that fails on its worker is not kept: planning computes it (and would name the point's error)."""
     sweep = load_sweep(_sweep(tmp_path))
 
-    class Failing(InProcessExecutor):
-        def map_calls(self, fn, items):
-            for i, item in enumerate(items):
-                yield i, (RuntimeError("worker lost") if i == 0 else fn(item))
-
     lines = []
-    stored = prefetch_calibrations([sweep], executor=Failing, workers=2, echo=lines.append)
+    stored = prefetch_calibrations([sweep], executor=_first_call_answers(RuntimeError("worker lost")), workers=2,
+                                   echo=lines.append)
     assert stored == 3 and "not computed (RuntimeError: worker lost); left to planning" in lines[1]
     assert len(point_requests([sweep])) == 1
     _, planned = plan_sweep(sweep)
@@ -217,13 +224,10 @@ def test_a_calibration_that_killed_its_workers_is_not_retried_here(tmp_path, fre
     class KilledWorker(Exception):  # dask.distributed's, by name: the executor yields the exception object
         pass
 
-    class Killing(InProcessExecutor):
-        def map_calls(self, fn, items):
-            for i, item in enumerate(items):
-                yield i, (KilledWorker("Attempted to run task on 2 different workers") if i == 0 else fn(item))
-
     lines = []
-    stored = prefetch_calibrations([sweep], executor=Killing, workers=2, echo=lines.append)
+    stored = prefetch_calibrations([sweep], executor=_first_call_answers(KilledWorker("Attempted to run task on 2 "
+                                                                                     "different workers")),
+                                   workers=2, echo=lines.append)
     assert stored == 3 and "crashed, not retried: privacy.target_epsilon = 4: the calibration of cal/" in lines[1]
     assert point_requests([sweep]) == []  # nothing left to compute
 

@@ -150,6 +150,17 @@ def test_the_pld_slices_are_the_sweeps_points_under_the_pld_accountant(name, eps
             assert part.run_overrides(point, seed) == {**ref[scheme], **extra, "privacy.accountant": "pld"}, point.label
 
 
+def _pld_slice_runs() -> dict:
+    """{(case, ε as written, seed): run overrides} of the PLD slices (matched_population_pld.toml, _pld_eps1_4.toml)."""
+    ref = {}
+    for name in ("matched_population_pld.toml", "matched_population_pld_eps1_4.toml"):
+        pld = load_sweep(SWEEP.with_name(name))
+        for p in pld.points:
+            for seed in pld.seeds:
+                ref[(p.label, str(p.overrides["privacy.target_epsilon"]), seed)] = pld.run_overrides(p, seed)
+    return ref
+
+
 def test_the_tuned_floras_slice_is_the_pld_points_at_the_validation_choice():
     """scenarios/matched_population_pld_floras_tuned.toml: capped FLORAS with and without server momentum at ε = 1,
     2, 4, 8, seeds 0–2, each run the PLD slices' point of the same case and ε with training.lr replaced by the η
@@ -158,12 +169,7 @@ def test_the_tuned_floras_slice_is_the_pld_points_at_the_validation_choice():
 
     tuned = json.loads((SWEEP.parent.parent / "docs" / "figures" / "population" / "tune_pld_eps8.json").read_text())
     part = load_sweep(SWEEP.with_name("matched_population_pld_floras_tuned.toml"))
-    ref = {}
-    for name in ("matched_population_pld.toml", "matched_population_pld_eps1_4.toml"):
-        pld = load_sweep(SWEEP.with_name(name))
-        for p in pld.points:
-            for seed in pld.seeds:
-                ref[(p.label, str(p.overrides["privacy.target_epsilon"]), seed)] = pld.run_overrides(p, seed)
+    ref = _pld_slice_runs()
     assert part.seeds == (0, 1, 2)
     labels = ("floras-none-capped-nomomentum", "floras-none-capped")
     assert sorted((p.label, str(p.overrides["privacy.target_epsilon"])) for p in part.points) == sorted(
@@ -210,12 +216,7 @@ def test_central_gaussian_without_momentum_is_the_pld_point_at_its_validation_ch
                         / "tune_pld_central_nomomentum_eps8.json").read_text())["choices"]["central-gaussian-nomomentum"]
     assert tuned["at_edge"] is False and tuned["lr"] == 0.05
     part = load_sweep(SWEEP.with_name("matched_population_pld_central_nomomentum.toml"))
-    ref = {}
-    for name in ("matched_population_pld.toml", "matched_population_pld_eps1_4.toml"):
-        pld = load_sweep(SWEEP.with_name(name))
-        for p in pld.points:
-            for seed in pld.seeds:
-                ref[(p.label, str(p.overrides["privacy.target_epsilon"]), seed)] = pld.run_overrides(p, seed)
+    ref = _pld_slice_runs()
     assert part.seeds == (0, 1, 2)
     assert sorted(str(p.overrides["privacy.target_epsilon"]) for p in part.points) == ["1", "8"]
     for point in part.points:

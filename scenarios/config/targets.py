@@ -63,10 +63,8 @@ def _cached(config_json: str, target: float) -> Calibration:
     if request not in _CACHE:
         store_calibration(request, compute_calibration(request))
     answer = _CACHE[request]
-    if isinstance(answer, InfeasibleTarget):
-        raise InfeasibleTarget(str(answer))
-    if isinstance(answer, CalibrationCrashed):
-        raise CalibrationCrashed(str(answer))
+    if isinstance(answer, (InfeasibleTarget, CalibrationCrashed)):  # an answer that is an error: raised afresh
+        raise type(answer)(str(answer))
     return answer
 
 

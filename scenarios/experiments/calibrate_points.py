@@ -93,10 +93,9 @@ def prefetch_calibrations(sweeps, *, executor: Callable[[], object] | None = Non
                 f"that ran it ({answer}), most likely for memory; it is not retried in this process, which it would "
                 "kill too. Calibrate that point alone with `floras calibrate` to see where it fails, or use another "
                 "privacy.accountant (e.g. \"rdp\")")
+        if isinstance(answer, (Calibration, InfeasibleTarget, CalibrationCrashed)):
             store_calibration(request, answer)
-        if isinstance(answer, (Calibration, InfeasibleTarget)):
-            store_calibration(request, answer)
-            stored += 1
+            stored += not isinstance(answer, CalibrationCrashed)  # computed answers only
         shared = f" (and {len(names) - 1} more point(s))" if len(names) > 1 else ""
         say(f"  [{done}/{len(requests)}] {names[0]}{shared}: {_describe(answer)}; {time.monotonic() - t0:.0f} s")
     return stored
