@@ -164,13 +164,18 @@ class _TightestEngine:
     """``tightest``: ε = min(ε_rdp, ε_other), δ(ε) = min(δ_rdp, δ_other), where "other" is the first of
     :data:`TIGHTEST_CANDIDATES` whose engine accepts the event (ValueError, including a PLD too large to
     build, moves on to the next). Each is an upper bound on the same mechanism's privacy curve, so
-    their pointwise minimum is one too (model §9.4)."""
+    their pointwise minimum is one too (model §9.4). An event without a Rényi bound (FLORAS with several receive
+    antennas) takes the other alone; an event that neither handles raises the Rényi refusal."""
 
     approximate = False
 
     def __init__(self, event, *, orders, conversion: str, discretization: float | None = None):
-        self.rdp = _RdpEngine(event, orders=orders, method="tight", conversion=conversion)
         self.other, self.other_name, self.skipped = None, None, []
+        try:
+            self.rdp = _RdpEngine(event, orders=orders, method="tight", conversion=conversion)
+        except ValueError as exc:
+            self.rdp, rdp_refusal = None, exc
+            self.skipped.append(f"rdp: {exc}")
         for name in TIGHTEST_CANDIDATES:
             try:
                 self.other = (_PldEngine(event, discretization=discretization) if name == "pld"
@@ -180,21 +185,29 @@ class _TightestEngine:
                 continue
             self.other_name = name
             break
+        if self.rdp is None and self.other is None:
+            raise rdp_refusal
         self.note = None  # the last query's line for the report's assumptions: both ε, the one used, what was skipped
 
     def epsilon(self, rounds: int, delta: float):
-        eps, order, warnings = self.rdp.epsilon(rounds, delta)
-        lines, used = [f"rdp ε = {eps:.6g}"], "rdp"
+        if self.rdp is None:
+            eps, order, warnings = math.inf, None, []
+            lines, used = [], None
+        else:
+            eps, order, warnings = self.rdp.epsilon(rounds, delta)
+            lines, used = [f"rdp ε = {eps:.6g}"], "rdp"
         if self.other is not None:
             other, _, more = self.other.epsilon(rounds, delta)
             lines.append(f"{self.other_name} ε = {other:.6g}")
-            if other < eps:
+            if used is None or other < eps:
                 eps, order, warnings, used = other, None, list(more), self.other_name
         self.note = f"tightest: ε from {used} ({', '.join(lines)}" + (
             f"; not used: {'; '.join(self.skipped)})" if self.skipped else ")")
         return eps, order, warnings
 
     def delta_at(self, rounds: int, epsilon: float) -> float:
+        if self.rdp is None:
+            return self.other.delta_at(rounds, epsilon)
         d = self.rdp.delta_at(rounds, epsilon)
         return d if self.other is None else min(d, self.other.delta_at(rounds, epsilon))
 

@@ -90,12 +90,17 @@ class CauchyRound(PrivacyEvent):
         Pilot blocks per round, each entry's noise of its block's own V_m, the V_m independent (model §9.5,
         "Several pilots"). The unsampled curve is the same for every B; the sampled one (B > 1) averages a
         convex majorant of the sampled-Gaussian moment; the PLD (B > 1) is the mixture over V_min = min_m V_m.
+    antennas : int ≥ 1
+        Receive antennas N_r of the base station, whose maximum-ratio combiner leaves V = Σ_j 1/χ²_{N_r,j} over the
+        γ inactive sequences (model §5.2; §9.5, "Several antennas"). N_r > 1 has a PLD only (γ whole, one block):
+        the Rényi bounds and the scalar release are refused.
     """
 
     gamma: float
     sensitivity: float
     scalar: bool = False
     blocks: int = 1
+    antennas: int = 1
 
     def __post_init__(self):
         _nonneg("gamma", self.gamma)
@@ -106,8 +111,20 @@ class CauchyRound(PrivacyEvent):
             raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
         if self.scalar and self.blocks > 1:
             raise ValueError("a scalar release (d = 1) has one pilot block: blocks must be 1")
+        if isinstance(self.antennas, bool) or not isinstance(self.antennas, int) or self.antennas < 1:
+            raise ValueError(f"antennas must be an integer ≥ 1 (got {self.antennas!r})")
+        if self.antennas > 1 and (self.scalar or self.blocks > 1 or not float(self.gamma).is_integer()):
+            raise ValueError(f"antennas = {self.antennas} is derived for the multivariate release with one pilot block "
+                             f"and a whole γ (got scalar = {self.scalar}, blocks = {self.blocks}, gamma = {self.gamma!r})")
+
+    def _rdp_derived(self) -> None:
+        if self.antennas > 1 and self.gamma > 0:  # γ = 0: no noise, the Cauchy curve's ε = ∞ holds for any N_r
+            raise ValueError(f"FLORAS's Rényi bound is derived for one receive antenna (the Lévy law of V, model §7.2); "
+                             f"with antennas = {self.antennas} only the PLD is derived (model §9.5, \"Several antennas\"): "
+                             "use accountant \"pld\" or \"tightest\"")
 
     def rdp(self, orders):
+        self._rdp_derived()
         from privacy import rdp as _rdp
         fn = _rdp.cauchy_scalar_rdp if self.scalar else _rdp.cauchy_rdp_bound
         return fn(orders, sensitivity=self.sensitivity, gamma=self.gamma)
@@ -119,6 +136,7 @@ class CauchyRound(PrivacyEvent):
         return cauchy_scalar_eps_inf(sensitivity=self.sensitivity, gamma=self.gamma) if self.scalar else math.inf
 
     def sampled_rdp(self, orders, *, scheme, rate):
+        self._rdp_derived()
         if self.scalar:
             return None
         from privacy.floras_tight import cauchy_sampled_rdp

@@ -103,7 +103,8 @@ def max_abs_normal_cdf(z, blocks: int):
 
 
 def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
-                       discretization: float = DEFAULT_DISCRETIZATION, sampling: str = "poisson", blocks: int = 1):
+                       discretization: float = DEFAULT_DISCRETIZATION, sampling: str = "poisson", blocks: int = 1,
+                       antennas: int = 1):
     """PLD of the FLORAS round as a pessimistic V-mixture: ``sampling`` "poisson" (rate ``rate``, add/remove; 1:
     unsampled) or "without-replacement" (K/M = ``rate``, replace-one: every panel the symmetric pair of
     :mod:`privacy.pld_wor`).
@@ -113,19 +114,35 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     (add N(0, V_m − V_min) to block m, independent of the data), so the round is dominated by the mixture over
     V_min = γ²/max_m Z_m², whose |Z| law is (2Φ(z) − 1)^B; the panels and the tail are those of B = 1 with these
     weights, z_max from :func:`tail_edge` (the same tail mass per round).
+
+    ``antennas`` N_r > 1 receive antennas (maximum-ratio combiner; model §9.5, "Several antennas"; one pilot block):
+    V = Σ_j 1/χ²_{N_r,j} over the γ inactive sequences, whose pessimistic law on a grid
+    (:func:`privacy.antenna_noise.noise_law`) gives the panels' weights in z = γ/√V and the tail edge.
     """
     if sampling not in ("poisson", "without-replacement"):
         raise ValueError(f"sampling must be 'poisson' or 'without-replacement' (got {sampling!r})")
     if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or blocks < 1:
         raise ValueError(f"blocks must be an integer ≥ 1 (got {blocks!r})")
+    if isinstance(antennas, bool) or not isinstance(antennas, (int, np.integer)) or antennas < 1:
+        raise ValueError(f"antennas must be an integer ≥ 1 (got {antennas!r})")
+    if antennas > 1 and blocks > 1:
+        raise ValueError("several receive antennas are derived for one pilot block a round: blocks must be 1")
     S, g = float(sensitivity), float(gamma)
     pess = _PESSIMISTIC.get()
     wor = sampling == "without-replacement" and rate < 1.0
     if S == 0.0:
         return _pld.identity(discretization)
-    z_max = tail_edge(int(blocks))
+    law = None
+    if antennas > 1 and g > 0.0:
+        from privacy.antenna_noise import noise_law
+
+        law = noise_law(int(round(g)) if float(g).is_integer() else g, int(antennas))
+    z_max = law.z_max if law is not None else tail_edge(int(blocks))
     edges = np.concatenate([[0.0], np.geomspace(Z_LO, z_max, int(math.ceil(math.log(z_max / Z_LO) / math.log(PANEL_RATIO))) + 1)])
-    if blocks == 1:  # the one-pilot mixture, bit for bit as before
+    if law is not None:  # N_r > 1: the grid law's lower bound on the CDF of z
+        weights = np.diff(law.cdf_z(edges))
+        tail = law.tail
+    elif blocks == 1:  # the one-pilot mixture, bit for bit as before
         cdf = ndtr(edges)
         weights = 2.0 * np.diff(cdf)
         tail = 2.0 * float(ndtr(-Z_TAIL))
@@ -243,7 +260,7 @@ def cauchy_round_pld(event, *, rate: float, discretization: float, sampling: str
     if event.scalar:
         raise _unsupported(event, "the exact scalar Cauchy release")
     return cauchy_mixture_pld(sensitivity=event.sensitivity, gamma=event.gamma, rate=rate, discretization=discretization,
-                              sampling=sampling, blocks=event.blocks)
+                              sampling=sampling, blocks=event.blocks, antennas=event.antennas)
 
 
 def randomized_response_pld(event, *, rate: float, discretization: float):

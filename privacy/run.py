@@ -65,6 +65,9 @@ class FlorasRunAccountant:
     ``link``: a :class:`privacy.link.LinkModel` (SNR, L, CSIT) adds the link-level ε_link of the
     simulated finite-SNR link to every report (:mod:`privacy.link`). ``pilot_blocks`` B ≥ 1: pilots per round,
     each block's noise of its own V_m (model §9.5, "Several pilots"); under ``pld`` the mixture over V_min.
+    ``antennas`` N_r ≥ 1: receive antennas of the base station, combined by maximum ratio on the pilots (model §5.2);
+    N_r > 1 has the PLD only (``pld``, or ``tightest``, which then is the PLD; model §9.5, "Several antennas"), one
+    pilot block, and no link-level ε_link (``link`` must then be None or say why it is undefined).
 
     The per-round curve (or PLD) is computed once here; :meth:`report` only composes it t times.
     """
@@ -93,6 +96,7 @@ class FlorasRunAccountant:
         accountant: str = "rdp",
         link=None,
         pilot_blocks: int = 1,
+        antennas: int = 1,
     ):
         K, M, delta = check_run_arguments(K=K, M=M, level=level, relation=relation, sampling=sampling, delta=delta,
                                           conversion=conversion, accountant=accountant)
@@ -150,7 +154,21 @@ class FlorasRunAccountant:
         if isinstance(pilot_blocks, bool) or not isinstance(pilot_blocks, int) or pilot_blocks < 1:
             raise ValueError(f"pilot_blocks must be an integer ≥ 1 (got {pilot_blocks!r})")
         self.pilot_blocks = pilot_blocks
-        base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity, blocks=pilot_blocks)
+        if isinstance(antennas, bool) or not isinstance(antennas, int) or antennas < 1:
+            raise ValueError(f"antennas must be an integer ≥ 1 (got {antennas!r})")
+        if antennas > 1 and accountant not in ("pld", "tightest") and N > K:  # γ = 0: ε = ∞ under any accountant
+            raise ValueError(f"accountant: FLORAS with antennas = {antennas} receive antennas has only the PLD (model "
+                             f"§9.5, \"Several antennas\"; its Rényi bound rests on one antenna's Lévy law of V); got "
+                             f"{accountant!r}, use \"pld\" or \"tightest\"")
+        if antennas > 1 and pilot_blocks > 1:
+            raise ValueError(f"antennas = {antennas} is derived for one pilot block a round (got pilot_blocks = "
+                             f"{pilot_blocks})")
+        if antennas > 1 and link is not None and getattr(link, "undefined", None) is None:
+            raise ValueError(f"link: the link-level ε_link is derived for one receive antenna (got antennas = "
+                             f"{antennas}); pass link = None or a LinkModel whose `undefined` says why")
+        self.antennas = antennas
+        base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity, blocks=pilot_blocks,
+                           antennas=antennas)
         self.accountant_name = accountant
         self.event, sampling_lines = self._build_event(base, local_steps, batch_size, local_dataset_size)
         # RDP curves are built on first use (a config check needs none); PLD is built now, so that an
@@ -160,7 +178,7 @@ class FlorasRunAccountant:
         self.link = link
         self._link_engines: dict = {}
         self._build_args = dict(local_steps=local_steps, batch_size=batch_size, local_dataset_size=local_dataset_size,
-                                pilot_blocks=pilot_blocks)
+                                pilot_blocks=pilot_blocks, antennas=antennas)
         self._fixed_assumptions = [
             THREAT_MODEL_T1,
             f"neighbouring relation: {self._relation_text()}",
@@ -169,6 +187,12 @@ class FlorasRunAccountant:
                 f"noise: isotropic multivariate Cauchy of scale γ = N − K = {N} − {K} = {self.gamma} per round; "
                 "per-round RDP bound ε(α) = −ln(1 − α(α−1)S²/γ²)/(2(α−1)) if α(α−1)S² < γ², else ∞ "
                 "(model §7.2, derived; valid for every d, tight as d grows)"
+            ) if antennas == 1 else (
+                f"noise: {antennas} receive antennas combined by maximum ratio on each sequence's pilots (model §5.2); "
+                f"given the pilots Gaussian of variance V = Σ_j 1/χ²_{{{antennas},j}} over the γ = N − K = {N} − {K} = "
+                f"{self.gamma} inactive sequences (ŝ/b units), revealed to the adversary; its law computed on a grid "
+                "with every V rounded down (privacy.antenna_noise; model §9.5, \"Several antennas\"); the ε covers the "
+                "maximum-ratio aggregate only: a base station that keeps every antenna's despread outputs is outside T1"
             ),
             *sampling_lines,
             *sens.caveats,
@@ -239,6 +263,9 @@ class FlorasRunAccountant:
         accountant = accountant or self.accountant_name
         if accountant == "rdp-generic":
             return generic
+        if accountant == "tightest" and self.antennas > 1:
+            return ("no Rényi bound with several antennas, so tightest is the pld: "
+                    + self._amplification_text(scheme, accountant="pld"))
         if accountant == "tightest":
             rdp = self._amplification_text(scheme, accountant="rdp")
             return f"{rdp}; and under pld, {self._amplification_text(scheme, accountant='pld')}"
@@ -248,6 +275,9 @@ class FlorasRunAccountant:
                     "amplification inside the PLD: V-mixture of the symmetric pair dominating a Gaussian round sampled "
                     "without replacement, δ(ε) = max(H_e^ε(A‖Q), H_e^ε(Q‖A)) with A = qN(S, V) + (1 − q)N(0, V), "
                     "Q = N(0, V) (Dong, Roth & Su's C_q(f), replace-one; model §9.5)")
+            if self.antennas > 1:
+                text += (f"; with {self.antennas} receive antennas the mixture is over V = Σ_j 1/χ²_{self.antennas} "
+                         "(model §9.5, \"Several antennas\")")
             if self.pilot_blocks > 1:
                 text += (f"; with {self.pilot_blocks} pilot blocks V is V_min = min_m V_m = γ²/max_m Z_m² (the round with "
                          "V_min on every entry dominates it by post-processing; P(max|Z_m| ≤ z) = (2Φ(z) − 1)^B; model "

@@ -152,15 +152,17 @@ def test_the_cells_large_scale_gain_scales_every_antenna():
     assert np.ptp(amp) > 0  # the clients sit at different distances
 
 
-def test_floras_epsilon_is_refused_with_several_antennas_and_link_leaves_it_empty(tmp_path):
+def test_floras_epsilon_with_several_antennas_is_the_pld_only_and_link_leaves_it_empty(tmp_path):
     import json
 
     from scenarios.cli.main import main
     from scenarios.config import scenario_from_dict
 
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError) as info:  # the Rényi accountant (default) has no bound for N_r > 1
         scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2}})
-    assert "phy.rx_antennas: FLORAS's ε" in str(info.value) and "\n" not in str(info.value)
+    assert "privacy.accountant: FLORAS's ε with rx_antennas = 2" in str(info.value) and "\n" not in str(info.value)
+    pld = scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2}, "privacy": {"accountant": "pld"}})
+    assert pld.phy.rx_antennas == 2  # model §9.5, "Several antennas"
     cfg = scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,
                                       "rx_antennas": 2, "analog-gaussian": {"noise_multiplier": 1.0}}})
     assert cfg.phy.rx_antennas == 2  # its ε counts the clients' noise only (model §5.2)

@@ -239,9 +239,10 @@ def test_refusals_kept_for_stale_pilots_timing_and_antennas():
         _accountant({"coherence_symbols": 11, "floras": {"N": 8, "pilots": "stale"}})
     # a stale pilot over one block (n_c ≥ d + 1) is the link of §5
     assert _accountant({"coherence_symbols": 41, "floras": {"N": 8, "pilots": "stale"}}).link.blocks == 1
-    for key, value in (("timing_offset", 0.2), ("rx_antennas", 2)):  # Rician: tests/test_floras_rician_privacy.py
-        with pytest.raises(ValueError, match=rf"phy\.{key}: FLORAS's ε"):
-            _accountant({key: value, **({"floras": {"N": 8, "path": "chip"}} if key == "timing_offset" else {})})
+    with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε"):  # Rician: tests/test_floras_rician_privacy.py
+        _accountant({"timing_offset": 0.2, "floras": {"N": 8, "path": "chip"}})
+    with pytest.raises(ValueError, match=r"privacy\.accountant: FLORAS's ε with rx_antennas = 2"):  # the PLD only
+        _accountant({"rx_antennas": 2, "floras": {"N": 8, "csit": "none"}})
     from privacy import FlorasRunAccountant
 
     # the PLD takes the blocks (model §9.5, "Several pilots": the mixture over V_min), above the one-pilot ε

@@ -39,7 +39,7 @@ def _floras(config, *, d: int, D: int):
     t, phy, p = config.training, config.phy, config.phy.of("floras")
     blocks = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
     return FlorasRunAccountant(
-        link=_floras_link_model(config, blocks=blocks), pilot_blocks=blocks, N=p.N, d=d,
+        link=_floras_link_model(config, blocks=blocks), pilot_blocks=blocks, antennas=int(phy.rx_antennas), N=p.N, d=d,
         normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
         clip_norm=phy.clip_norm, local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
         **_common(config))
@@ -56,6 +56,11 @@ def _floras_link_model(config, *, blocks: int):
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
                   rician_k=float(phy.los_k))
+    if int(phy.rx_antennas) > 1:
+        return LinkModel(**common, undefined=(
+            f"the link-level bound is derived for one receive antenna (rx_antennas = {phy.rx_antennas}: the active "
+            "coefficients u_k = Σ_r c_(π(k),r)·g_(k,r) of the maximum-ratio combiner, model §5.2, have no tail bound "
+            "here); ε is the idealised release's"))
     if not phy.has_cell:
         return LinkModel(**common)
     M, seed = int(config.partition.clients), int(config.run.seed)
@@ -85,18 +90,19 @@ def _floras_link_model(config, *, blocks: int):
 
 
 def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
-    """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): one receive antenna, no timing
-    offsets, one pilot per block (a stale pilot only when the update fits one block); a cell (fixed or re-dropped
-    every round) and Rician gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed. B > 1 needs the
-    Rényi accountants. Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise, ε = ∞
-    whatever the link; model §5.1)."""
+    """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): no timing offsets, one pilot per
+    block (a stale pilot only when the update fits one block); a cell (fixed or re-dropped every round) and Rician
+    gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed. B > 1 needs the Rényi accountants or the PLD.
+    Several receive antennas (maximum ratio, model §5.2) have the PLD only (model §9.5, "Several antennas"): accountant
+    pld or tightest, no ε_link. Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise,
+    ε = ∞ whatever the link; model §5.1)."""
     from phy.coherence import coherence_plan
 
-    if phy.rx_antennas != 1:
-        raise ValueError(f"phy.rx_antennas: FLORAS's ε is derived for a single-antenna base station (model §7.2); with "
-                         f"rx_antennas = {phy.rx_antennas} the inactive sequences' noise is no longer Cauchy (model §5.2) and "
-                         "no mechanism is derived for it; use rx_antennas = 1 for a FLORAS run (floras link studies "
-                         "several antennas without an ε)")
+    if phy.rx_antennas != 1 and accountant not in ("pld", "tightest") and int(phy.of("floras").N) != int(K):
+        raise ValueError(f"privacy.accountant: FLORAS's ε with rx_antennas = {phy.rx_antennas} is derived under the PLD "
+                         "only (the maximum-ratio noise V = Σ_j 1/χ²_(N_r,j), model §9.5, \"Several antennas\"; the "
+                         f"Rényi bound rests on one antenna's Lévy law); got accountant = {accountant!r}, use \"pld\" or "
+                         "\"tightest\", or rx_antennas = 1")
     noiseless = int(phy.of("floras").N) == int(K)  # γ = 0: ε = ∞, nothing of the link to derive
     if phy.timing_offset != 0.0 and not noiseless:
         raise ValueError("phy.timing_offset: FLORAS's ε is derived for chip-synchronous clients (model §5.1): an "

@@ -1,0 +1,62 @@
+"""Sweep files and tuning records under the tightest accountant that read against other files' rows: each must change
+only what its header says (a drift between the files would compare unlike runs). Pure reads of the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from scenarios.experiments.matched import tuned_for
+from scenarios.experiments.sweep_file import load_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+MATCHED = ROOT / "docs" / "figures" / "matched"
+
+
+def _sweep(name: str):
+    return load_sweep(ROOT / "scenarios" / f"{name}.toml")
+
+
+def test_tuning_under_tightest_moves_only_central_gaussians_eta():
+    """docs/figures/matched/tune_tightest.json (matched_tightest.toml's cases tuned under tightest at ε = 8): every
+    case but central Gaussian keeps its η of tune_combined.json (tuned under RDP noise), and each choice is the grid's
+    best and interior."""
+    whole = _sweep("matched_tightest")
+    combined = json.loads((MATCHED / "tune_combined.json").read_text())["choices"]
+    tightest = json.loads((MATCHED / "tune_tightest.json").read_text())["choices"]
+    assert set(tightest) == {p.label for p in whole.points}
+    changed = {label for label in tightest if tightest[label]["lr"] != combined[label]["lr"]}
+    assert changed == {"central-gaussian"}
+    for label, choice in tightest.items():
+        lrs = [g["lr"] for g in choice["grid"]]
+        best = max(choice["grid"], key=lambda g: g["validation_accuracy"])
+        assert choice["lr"] == best["lr"] and min(lrs) < choice["lr"] < max(lrs) and not choice["at_edge"], label
+
+
+def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_holds_its_cases():
+    """scenarios/cell_antennas_tightest.toml: analog Gaussian's points are cell_antennas.toml's of the same N_r with
+    the accountant the only change; the FLORAS cases differ from one another only in rx_antennas (and the capped
+    receiver); cell_antennas_tightest_tune.toml's cases are the sweep's N_r > 1 FLORAS cases, override for override."""
+    sweep, cell, tune = _sweep("cell_antennas_tightest"), _sweep("cell_antennas"), _sweep("cell_antennas_tightest_tune")
+    assert sweep.base == cell.base == tune.base and sweep.seeds == cell.seeds == (0, 1, 2)
+    ref = {int(p.overrides["phy.rx_antennas"]): p for p in cell.points if p.label == "analog-gaussian"}
+    points = {p.label: p for p in sweep.points}
+    assert set(points) == {"floras-none", "floras-none-nr2", "floras-none-nr4", "floras-none-capped",
+                           "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4"}
+    for label, n_rx in (("analog-gaussian", 1), ("analog-gaussian-nr2", 2), ("analog-gaussian-nr4", 4)):
+        mine = {k: v for k, v in sweep.run_overrides(points[label], 0).items() if k != "phy.rx_antennas"}
+        want = {k: v for k, v in cell.run_overrides(ref[n_rx], 0).items() if k != "phy.rx_antennas"}
+        assert mine == {**want, "privacy.accountant": "tightest"}, label
+        assert int(points[label].overrides.get("phy.rx_antennas", 1)) == n_rx
+    plain = sweep.run_overrides(points["floras-none"], 0)
+    for label, n_rx in (("floras-none-nr2", 2), ("floras-none-nr4", 4)):
+        assert sweep.run_overrides(points[label], 0) == {**plain, "phy.rx_antennas": n_rx}
+        (twin,) = [p for p in tune.points if p.label == label]
+        assert tune.run_overrides(twin, 0) == sweep.run_overrides(points[label], 0)
+    assert {p.label for p in tune.points} == {"floras-none-nr2", "floras-none-nr4"}
+    # the tuned record the header names gives FLORAS with antennas its own choice (no prefix fallback to N_r = 1)
+    record = json.loads((ROOT / "docs" / "figures" / "cell" / "tune_antennas_tightest.json").read_text())["choices"]
+    tuned = {label: c["lr"] for label, c in record.items()}
+    assert {"floras-none-nr2", "floras-none-nr4"} <= set(tuned)
+    for label in points:
+        assert tuned_for(label, tuned) is not None, label
