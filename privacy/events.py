@@ -107,12 +107,10 @@ class CauchyRound(PrivacyEvent):
         _nonneg("sensitivity", self.sensitivity)
         if not isinstance(self.scalar, bool):
             raise ValueError(f"scalar must be True or False (got {self.scalar!r})")
-        if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
-            raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
+        _int_at_least("blocks", self.blocks, 1)
         if self.scalar and self.blocks > 1:
             raise ValueError("a scalar release (d = 1) has one pilot block: blocks must be 1")
-        if isinstance(self.antennas, bool) or not isinstance(self.antennas, int) or self.antennas < 1:
-            raise ValueError(f"antennas must be an integer ≥ 1 (got {self.antennas!r})")
+        _int_at_least("antennas", self.antennas, 1)
         if self.antennas > 1 and (self.scalar or self.blocks > 1 or not float(self.gamma).is_integer()):
             raise ValueError(f"antennas = {self.antennas} is derived for the multivariate release with one pilot block "
                              f"and a whole γ (got scalar = {self.scalar}, blocks = {self.blocks}, gamma = {self.gamma!r})")

@@ -49,6 +49,8 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as _pld
 from scipy.special import ndtr, ndtri
 
+from privacy.report import int_at_least
+
 __all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MAX_COMPOSED_POINTS", "MAX_GRID_POINTS",
            "MIN_DISCRETIZATION", "PldBracket", "PldTooLarge", "event_pld", "epsilon_bracket", "cauchy_mixture_pld",
            "self_compose"]
@@ -121,10 +123,7 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     """
     if sampling not in ("poisson", "without-replacement"):
         raise ValueError(f"sampling must be 'poisson' or 'without-replacement' (got {sampling!r})")
-    if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or blocks < 1:
-        raise ValueError(f"blocks must be an integer ≥ 1 (got {blocks!r})")
-    if isinstance(antennas, bool) or not isinstance(antennas, (int, np.integer)) or antennas < 1:
-        raise ValueError(f"antennas must be an integer ≥ 1 (got {antennas!r})")
+    blocks, antennas = int_at_least("blocks", blocks, 1), int_at_least("antennas", antennas, 1)
     if antennas > 1 and blocks > 1:
         raise ValueError("several receive antennas are derived for one pilot block a round: blocks must be 1")
     S, g = float(sensitivity), float(gamma)
@@ -136,7 +135,7 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     if antennas > 1 and g > 0.0:
         from privacy.antenna_noise import noise_law
 
-        law = noise_law(int(round(g)) if float(g).is_integer() else g, int(antennas))
+        law = noise_law(g, antennas)
     z_max = law.z_max if law is not None else tail_edge(int(blocks))
     edges = np.concatenate([[0.0], np.geomspace(Z_LO, z_max, int(math.ceil(math.log(z_max / Z_LO) / math.log(PANEL_RATIO))) + 1)])
     if law is not None:  # N_r > 1: the grid law's lower bound on the CDF of z

@@ -41,6 +41,7 @@ from privacy.accountant import RdpAccountant
 from privacy.checks import check_run_arguments
 from privacy.engines import ACCOUNTANT_TEXT, make_engine
 from privacy.events import CauchyRound, PoissonSampled, PrivacyEvent, SampledWithoutReplacement
+from privacy.floras_texts import amplification_text, divergence_text, noise_text, threat_text
 from privacy.rdp import DEFAULT_ORDERS, check_orders
 from privacy.report import CONVERSION_TEXT, THREAT_MODEL_T1, PrivacyReport
 from privacy.report import choice as _choice
@@ -151,11 +152,8 @@ class FlorasRunAccountant:
                 f"sensitivity S = {self.sensitivity:.6g} given by the user (overrides the derived {sens.value:.6g}: "
                 f"{sens.derivation})"
             )
-        if isinstance(pilot_blocks, bool) or not isinstance(pilot_blocks, int) or pilot_blocks < 1:
-            raise ValueError(f"pilot_blocks must be an integer ≥ 1 (got {pilot_blocks!r})")
-        self.pilot_blocks = pilot_blocks
-        if isinstance(antennas, bool) or not isinstance(antennas, int) or antennas < 1:
-            raise ValueError(f"antennas must be an integer ≥ 1 (got {antennas!r})")
+        self.pilot_blocks = pilot_blocks = _int_at_least("pilot_blocks", pilot_blocks, 1)
+        antennas = _int_at_least("antennas", antennas, 1)
         if antennas > 1 and accountant not in ("pld", "tightest") and N > K:  # γ = 0: ε = ∞ under any accountant
             raise ValueError(f"accountant: FLORAS with antennas = {antennas} receive antennas has only the PLD (model "
                              f"§9.5, \"Several antennas\"; its Rényi bound rests on one antenna's Lévy law of V); got "
@@ -183,17 +181,7 @@ class FlorasRunAccountant:
             THREAT_MODEL_T1,
             f"neighbouring relation: {self._relation_text()}",
             sens_line,
-            (
-                f"noise: isotropic multivariate Cauchy of scale γ = N − K = {N} − {K} = {self.gamma} per round; "
-                "per-round RDP bound ε(α) = −ln(1 − α(α−1)S²/γ²)/(2(α−1)) if α(α−1)S² < γ², else ∞ "
-                "(model §7.2, derived; valid for every d, tight as d grows)"
-            ) if antennas == 1 else (
-                f"noise: {antennas} receive antennas combined by maximum ratio on each sequence's pilots (model §5.2); "
-                f"given the pilots Gaussian of variance V = Σ_j 1/χ²_{{{antennas},j}} over the γ = N − K = {N} − {K} = "
-                f"{self.gamma} inactive sequences (ŝ/b units), revealed to the adversary; its law computed on a grid "
-                "with every V rounded down (privacy.antenna_noise; model §9.5, \"Several antennas\"); the ε covers the "
-                "maximum-ratio aggregate only: a base station that keeps every antenna's despread outputs is outside T1"
-            ),
+            noise_text(N, K, antennas),
             *sampling_lines,
             *sens.caveats,
             "composition over rounds: " + {"pld": "the round's PLD composed T times (FFT convolution)",
@@ -215,14 +203,14 @@ class FlorasRunAccountant:
         p = K / M
         wor_line = (
             f"client sampling: K = {K} of M = {M} uniformly without replacement each round (p = {p:.6g}); "
-            + self._amplification_text("without-replacement")
+            + amplification_text("without-replacement", self.accountant_name, antennas=self.antennas, pilot_blocks=self.pilot_blocks)
         )
         if self.level == "client":
             if self.sampling == "without-replacement":
                 return SampledWithoutReplacement(base, sample_size=K, population_size=M), [wor_line]
             return PoissonSampled(base, rate=p), [
                 f"client sampling: each of M = {M} clients independently with probability {p:.6g} (Poisson); "
-                + self._amplification_text("poisson")
+                + amplification_text("poisson", self.accountant_name, antennas=self.antennas, pilot_blocks=self.pilot_blocks)
             ]
         lines = []
         if local_steps is None:
@@ -253,53 +241,6 @@ class FlorasRunAccountant:
             "level (a record change replaces one client's data set; Zhu & Wang 2019 cover add/remove only)"
         )
         return inner, lines
-
-    def _amplification_text(self, scheme: str, accountant: str | None = None) -> str:
-        generic = (
-            "amplification by Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 9; replace-one neighbours, "
-            "integer orders, fractional orders through ⌈α⌉)" if scheme == "without-replacement" else
-            "amplification by Zhu & Wang 2019 (ICML, Thm 6; add/remove neighbours, integer orders)"
-        )
-        accountant = accountant or self.accountant_name
-        if accountant == "rdp-generic":
-            return generic
-        if accountant == "tightest" and self.antennas > 1:
-            return ("no Rényi bound with several antennas, so tightest is the pld: "
-                    + self._amplification_text(scheme, accountant="pld"))
-        if accountant == "tightest":
-            rdp = self._amplification_text(scheme, accountant="rdp")
-            return f"{rdp}; and under pld, {self._amplification_text(scheme, accountant='pld')}"
-        if accountant == "pld":
-            text = ("amplification inside the PLD: V-mixture of Poisson-sampled Gaussian PLDs (add/remove; model §9.5)"
-                    if scheme == "poisson" else
-                    "amplification inside the PLD: V-mixture of the symmetric pair dominating a Gaussian round sampled "
-                    "without replacement, δ(ε) = max(H_e^ε(A‖Q), H_e^ε(Q‖A)) with A = qN(S, V) + (1 − q)N(0, V), "
-                    "Q = N(0, V) (Dong, Roth & Su's C_q(f), replace-one; model §9.5)")
-            if self.antennas > 1:
-                text += (f"; with {self.antennas} receive antennas the mixture is over V = Σ_j 1/χ²_{self.antennas} "
-                         "(model §9.5, \"Several antennas\")")
-            if self.pilot_blocks > 1:
-                text += (f"; with {self.pilot_blocks} pilot blocks V is V_min = min_m V_m = γ²/max_m Z_m² (the round with "
-                         "V_min on every entry dominates it by post-processing; P(max|Z_m| ≤ z) = (2Φ(z) − 1)^B; model "
-                         "§9.5, \"Several pilots\")")
-            return text
-        tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
-                 if scheme == "without-replacement" else
-                 "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")
-        if self.pilot_blocks > 1:
-            return (
-                f"amplification by the conditional-Gaussian bound for {self.pilot_blocks} pilot blocks (model §9.5, "
-                f"\"Several pilots\"): given the blocks' independent V_m the round is the {tight} at squared shift "
-                "Σ_m a_m/V_m; a convex majorant ψ_α of its moment (privacy.sampled_gaussian_convex) bounds every split "
-                "a_m of the sensitivity by the one-pilot V-average of ψ_α (Jensen), averaged over V ~ Lévy(0, γ²) in "
-                "log space (quadrature error added), integer orders with fractional ones interpolated, taking the "
-                f"smaller of it and the generic bound, {generic}, order by order"
-            )
-        return (
-            f"amplification by the conditional-Gaussian bound (model §9.5): given V the round is the {tight} with "
-            "noise multiplier √V/S, averaged over V ~ Lévy(0, γ²) in log space (quadrature error added), "
-            f"taking the smaller of it and the generic bound, {generic}, order by order"
-        )
 
     # ---------------------------------------------------------------------------------------
     @property
@@ -343,7 +284,7 @@ class FlorasRunAccountant:
         eps, best, warnings = self._engine.epsilon(rounds, self.delta)
         warnings = list(warnings)
         if eps == math.inf and rounds > 0:
-            warnings.append(self._divergence_text())
+            warnings.append(divergence_text(self.sensitivity, self.gamma, self.delta))
         if self.accountant_name in ("rdp", "rdp-generic") or best is not None:
             grid = (
                 f"order grid: {len(self._orders)} orders in [{self._orders[0]:.6g}, {self._orders[-1]:.6g}]; "
@@ -366,7 +307,7 @@ class FlorasRunAccountant:
             delta=self.delta,
             best_order=best,
             sensitivity=self.sensitivity,
-            threat_model="T1",
+            threat_model=threat_text(self.antennas),
             assumptions=assumptions,
             warnings=warnings,
             rounds=rounds,
@@ -394,18 +335,3 @@ class FlorasRunAccountant:
                 accountant="rdp-generic", **self._build_args,
             )
         return self._link_engines[key]
-
-    def _divergence_text(self) -> str:
-        S, g = self.sensitivity, float(self.gamma)
-        if g == 0.0:
-            return "γ = N − K = 0: no Cauchy noise, ε = ∞ (model §7.2)"
-        r = (g / S) ** 2
-        alpha_max = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * r))
-        lower = math.log(1.0 / self.delta) / r
-        return (
-            f"ε = ∞ on this grid: the per-round Cauchy bound is finite only for α(α−1) < γ²/S² = {r:.4g}, i.e. "
-            f"α < {alpha_max:.8g}; at any such order the conversion alone costs ln(1/δ)/(α−1) > ln(1/δ)·S²/γ² = "
-            f"{lower:.4g}, so no order could certify a meaningful ε (raise γ = N − K or lower S = 2C/b)"
-        )
-
-
