@@ -409,6 +409,14 @@ def test_ci_matched_end_to_end(tmp_path, capsys, narrow_floras_range):
     row = next(line for line in zero_db.splitlines() if line.startswith("| central Gaussian"))
     assert f"{acc:.1f} [{acc:.1f}, {acc:.1f}] reused from 20 dB" in row
     assert "Dotted: central Gaussian learn" in (figs / "matched_accuracy_vs_epsilon.caption.txt").read_text()
+    # a rerun resumes, nothing redone, with --tuned and with --tune: the stored runs are named by the tuned η, which the
+    # check of the output folder before calibration applies (with the file's η it took the folder for another sweep)
+    assert any(v != 0.1 for v in lr.values())  # the premise: some tuned η differs from the base file's 0.1
+    for again in (["--tuned", str(root / "matched_tune" / "tune.json")],
+                  ["--tune", "--lr-grid", "0.1,0.3", "--tune-rounds", "2"]):
+        capsys.readouterr()
+        assert main(["matched", str(tmp_path / "ci.toml"), *again, "--workers", "0", "--out", str(root), "--no-progress"]) == 0
+        assert "6 already done, 0 failed" in capsys.readouterr().out, again
     # the prediction leaves out the runs already finished in --out: all 6 on a rerun; seed 0's 6 when seed 1 is added
     # (the sweep grows in place), so the grown sweep's run time is that of 6 runs, as the first run's was
     path, tuned = tmp_path / "ci.toml", ["--tuned", str(root / "matched_tune" / "tune.json")]

@@ -189,12 +189,14 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
         calibrate_only(args, sweeps)
         return None
     if not args.predict_only:  # before tuning or calibration work: a file or a source folder as --out is refused
+        from scenarios.experiments.matched import with_tuned_lr
         from scenarios.experiments.sweep_dirs import precheck_sweep_dir
         from scenarios.store import check_output_location
 
         for s in sweeps:
             check_output_location(root / s.name, what="sweep output directory")
-            precheck_sweep_dir(s, root / s.name)  # a folder of another sweep, before minutes of calibration
+            # a folder of another sweep, before minutes of calibration; the runs as the tuned η will name them
+            precheck_sweep_dir(with_tuned_lr(s, tuned), root / s.name, runs_named=not args.tune)
     if args.tune and not args.predict_only:
         tuned = run_tuning(args, sweeps[0], root, executor(), threads)
     from scenarios.experiments.calibrate_points import prefetch_calibrations

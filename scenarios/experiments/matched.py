@@ -92,6 +92,16 @@ def tuned_for(label: str | None, tuned_lr: dict[str, float] | None) -> float | N
     return float(tuned_lr[max(prefixes, key=len)]) if prefixes else None
 
 
+def with_tuned_lr(sweep: Sweep, tuned_lr: dict[str, float] | None) -> Sweep:
+    """``sweep`` with each point's ``training.lr`` replaced by its tuned η (:func:`tuned_for`; points without one keep
+    theirs): the points whose runs :func:`plan_sweep` names, so a stored sweep is recognised before calibration."""
+    points = []
+    for point in sweep.points:
+        lr = tuned_for(point.label, tuned_lr)
+        points.append(point if lr is None else dataclasses.replace(point, overrides={**point.overrides, "training.lr": lr}))
+    return dataclasses.replace(sweep, points=tuple(points))
+
+
 def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
                loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, list[PlannedPoint]]:
     """(the sweep restricted to its feasible points, every point planned).
@@ -107,12 +117,8 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
     for point in sweep.points:
         if snr_grid and float(point.grid["phy.snr_db"]) == snr_grid[0]:
             anchors[_without_snr(point)] = point.slug
-    for point in sweep.points:
+    for point in with_tuned_lr(sweep, tuned_lr).points:
         over = dict(point.overrides)
-        lr = tuned_for(point.label, tuned_lr)
-        if lr is not None:
-            over["training.lr"] = lr
-        pt = dataclasses.replace(point, overrides=over)
         scheme = str(over.get("phy.scheme", ""))
         try:
             cfg = loader(sweep.base, {**over, "run.seed": sweep.seeds[0]})
@@ -128,7 +134,7 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
             status, reuses = "reused", anchors[_without_snr(point)]
             reason = f"{cfg.phy.scheme} learns the same at every SNR: the runs at {snr_grid[0]:g} dB stand for this point"
         else:
-            feasible.append(pt)
+            feasible.append(point)
         planned.append(PlannedPoint(
             point.slug, point.label, dict(point.grid), status, reason=reason, reuses=reuses, scheme=cfg.phy.scheme,
             threat_model=threat_model_of(cfg.phy.scheme), calibration=cfg.privacy.calibrated,

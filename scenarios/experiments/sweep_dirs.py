@@ -81,18 +81,27 @@ def _another_sweep(out, stored: dict) -> ValueError:
         f"choose another --out, or move that directory away")
 
 
-def precheck_sweep_dir(sweep: Sweep, out) -> None:
+def precheck_sweep_dir(sweep: Sweep, out, *, runs_named: bool = True) -> None:
     """Before a sweep's calibration or tuning: ValueError when ``out`` already holds a sweep that cannot be this
     one, or a part of it, whatever the calibration finds (another name, file, base or variant, or a seed or grid
     point this sweep lacks: :func:`extension`; the points found infeasible are only known after calibration, so the
-    full check is :func:`lock_sweep_dirs`'s). Unlocked and read-only: a damaged manifest is left to that check."""
+    full check is :func:`lock_sweep_dirs`'s). Unlocked and read-only: a damaged manifest is left to that check.
+
+    ``sweep`` carries the learning rates its runs will have (a ``--tuned`` record applied); ``runs_named=False``
+    when they are chosen only later (``--tune``): the run names, which follow η, are then left to that check."""
     if not (Path(out) / MANIFEST).is_file():
         return
     try:
         stored = read_manifest(out)
     except StorageError:
         return
-    if extension(stored, sweep_manifest(sweep)) is None:
+    mine = sweep_manifest(sweep)
+    if not runs_named:
+        stored_cmp = {**stored, "points": [{**p, "runs": []} for p in stored.get("points", [])]}
+        mine = {**mine, "points": [{**p, "runs": []} for p in mine["points"]]}
+    else:
+        stored_cmp = stored
+    if extension(stored_cmp, mine) is None:
         raise _another_sweep(out, stored)
 
 
