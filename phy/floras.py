@@ -117,7 +117,7 @@ class FlorasAggregator:
         else:  # several pilots: the entry-weighted mean of each pilot's conditional variance
             V_blocks = [link.conditional_variance(r, np.arange(p.N)) for r in rnd.r_ref_blocks]
             V_hat = float(sum(f * v for f, v in zip(rnd.pilot_share, V_blocks)))
-        w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap)
+        w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap, antennas=self.config.rx_antennas)
         if p.receiver_scope == "block" and V_blocks is not None:
             # each pilot's entries weighted by the rule on its own V̂_m (model §6.4); w reported as the entry mean
             w_m = np.array([receiver_weight(p.receiver, gamma=link.gamma, cap=p.receiver_cap, V_hat=v) for v in V_blocks])

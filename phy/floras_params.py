@@ -97,16 +97,13 @@ class FlorasParams:
                 raise ValueError("timing_offset and coherence_symbols cannot be combined (offsets run on the chip path, "
                                  "coherence blocks on the fast and sufficient paths)")
         n_rx = getattr(phy, "rx_antennas", 1)
-        if n_rx != 1:  # model §5.2: per-antenna despreading needs AᵀA = I; Re(h) gains; the §6.4 rules assume one antenna
+        if n_rx != 1:  # model §5.2: per-antenna despreading needs AᵀA = I; Re(h) gains; §6.4's rules take V_ref(γ, N_r)
             if self.sequences == "pn" or self.path == "chip":
                 raise ValueError(f"rx_antennas = {n_rx} with FLORAS needs an orthonormal sequence set and floras.path = "
                                  "'auto', 'fast' or 'sufficient' (the chip path has one antenna)")
             if self.csit != "none":
                 raise ValueError(f"floras.csit must be 'none' with rx_antennas = {n_rx} (one phase pre-rotation cannot "
                                  "align every antenna; got 'phase')")
-            if self.receiver != "plain":
-                raise ValueError(f"floras.receiver must be 'plain' with rx_antennas = {n_rx}: the noise-aware rules "
-                                 "(model §6.4) are derived for the Lévy law of V at one antenna")
         L = phy.L
         if self.sequences == "walsh-hadamard" and (L & (L - 1)) != 0:
             raise ValueError(f"L must be a power of two for Walsh–Hadamard sequences (got {L})")

@@ -47,7 +47,6 @@ def test_rx_antennas_is_checked_with_one_line_naming_the_key():
         (dict(scheme="floras", rx_antennas=2, rician_k=1.0), "rician_k"),
         (dict(scheme="floras", rx_antennas=2, timing_offset=0.3), "timing_offset"),
         (dict(scheme="floras", rx_antennas=2, floras={"csit": "phase"}), "floras.csit"),
-        (dict(scheme="floras", rx_antennas=2, floras={"receiver": "capped"}), "floras.receiver"),
         (dict(scheme="floras", rx_antennas=2, floras={"path": "chip"}), "rx_antennas"),
     ]
     for table, key in bad:
