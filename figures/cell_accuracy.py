@@ -18,31 +18,36 @@ from .matched import COLORS, curve_label, threat_of
 
 __all__ = ["accuracy_figure", "case_text", "draw_accuracy", "write_cell_table"]
 
-def run_threats(res, label: str, key: str) -> dict:
-    """{grid value: the threat model the runs' own privacy report states} for ``label`` (it may vary with the
-    point: analog Gaussian with N_r > 1 counts only the clients' noise, model §5.2)."""
+def _same(label: str) -> str:
+    return label
+
+
+def run_threats(res, label: str, key: str, group=_same) -> dict:
+    """{grid value: the threat model the runs' own privacy report states} for the curve ``label`` (the cases
+    ``group`` maps to it; the threat model may vary with the point: analog Gaussian with N_r > 1 counts only the
+    clients' noise, FLORAS with N_r > 1 covers the maximum-ratio aggregate only, model §5.2, §9.5)."""
     out = {}
     for rs in res.runsets:
-        if rs.label == label and rs.configs:
+        if group(rs.label) == label and rs.configs:
             threat = (rs.configs[0].get("privacy_report") or {}).get("threat_model")
             if threat:
                 out[_value(rs.value(key))] = threat
     return out
 
 
-def case_text(label: str, record: dict, res=None, key: str | None = None) -> str:
-    """The case's legend text with its threat model: the runs' own when they share one, else a pointer to the table."""
-    threats = set(run_threats(res, label, key).values()) if res is not None and key else set()
+def case_text(label: str, record: dict, res=None, key: str | None = None, group=_same) -> str:
+    """The curve's legend text with its threat model: the runs' own when they share one, else a pointer to the table."""
+    threats = set(run_threats(res, label, key, group).values()) if res is not None and key else set()
     if len(threats) > 1:
         return curve_label(label, "threat model per point: see the table")
     return curve_label(label, threats.pop() if threats else threat_of(record, label))
 
 
-def legend_text(label: str, record: dict, res=None, key: str | None = None, width: int = 90) -> str:
+def legend_text(label: str, record: dict, res=None, key: str | None = None, width: int = 90, group=_same) -> str:
     """:func:`case_text` wrapped for a legend (a threat-model statement can run to 200 characters)."""
     import textwrap
 
-    return textwrap.fill(case_text(label, record, res, key), width=width, subsequent_indent="  ")
+    return textwrap.fill(case_text(label, record, res, key, group), width=width, subsequent_indent="  ")
 
 
 def _value(v):
@@ -57,18 +62,19 @@ def _fmt(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def _labels(res, record) -> list:
-    return list(dict.fromkeys([rs.label for rs in res.runsets] + [p["label"] for p in record.get("points", [])]))
+def _labels(res, record, group=_same) -> list:
+    return list(dict.fromkeys(group(lab) for lab in [rs.label for rs in res.runsets] + [p["label"] for p in record.get("points", [])]))
 
 
-def draw_accuracy(ax, res, record: dict, key: str, order: list | None = None) -> list[float]:
-    """Accuracy [%] against ``key`` per case on ``ax``; returns the x values drawn. ``order``: the names of a
-    categorical key (path-loss scenarios), drawn at positions 0, 1, … in that order."""
+def draw_accuracy(ax, res, record: dict, key: str, order: list | None = None, group=_same) -> list[float]:
+    """Accuracy [%] against ``key`` per curve on ``ax``; returns the x values drawn. ``order``: the names of a
+    categorical key (path-loss scenarios), drawn at positions 0, 1, … in that order; ``group``: the curve a case's
+    label belongs to (default: one curve per case), for sweeps whose cases each hold one value of ``key``."""
     xs: set = set()
     pos = (lambda v: float(order.index(v))) if order is not None else (lambda v: v)
-    for k, label in enumerate(_labels(res, record)):
-        sets = sorted((rs for rs in res.runsets if rs.label == label), key=lambda rs: pos(_value(rs.value(key))))
-        color, text = COLORS.get(label), legend_text(label, record, res, key)
+    for k, label in enumerate(_labels(res, record, group)):
+        sets = sorted((rs for rs in res.runsets if group(rs.label) == label), key=lambda rs: pos(_value(rs.value(key))))
+        color, text = COLORS.get(label), legend_text(label, record, res, key, group=group)
         if sets:
             x = np.array([pos(_value(rs.value(key))) for rs in sets])
             acc = [100 * rs.final("test_accuracy") for rs in sets]
@@ -78,7 +84,7 @@ def draw_accuracy(ax, res, record: dict, key: str, order: list | None = None) ->
             if max(len(a) for a in acc) > 1:
                 ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
             xs.update(x.tolist())
-        bad = [pos(_value(p["grid"][key])) for p in record.get("points", []) if p["label"] == label and p["status"] == "infeasible"]
+        bad = [pos(_value(p["grid"][key])) for p in record.get("points", []) if group(p["label"]) == label and p["status"] == "infeasible"]
         if bad:
             ax.plot(bad, [0.0] * len(bad), ls="", marker="x", ms=8, color=color, clip_on=False,
                     label=None if sets else f"{text}: infeasible")
@@ -86,8 +92,10 @@ def draw_accuracy(ax, res, record: dict, key: str, order: list | None = None) ->
     return sorted(xs)
 
 
-def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit: str, order: list | None = None) -> Path:
-    """Markdown: per case, final test accuracy mean [min, max] over seeds and mean admitted clients, per ``key`` value."""
+def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit: str, order: list | None = None,
+                     group=_same) -> Path:
+    """Markdown: per curve (``group``), final test accuracy mean [min, max] over seeds and mean admitted clients, per
+    ``key`` value."""
     from scenarios.store import atomic_write_text
 
     rows: dict = {}
@@ -97,23 +105,23 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
         adm = rs.metrics.get("admitted")
         if adm is not None and np.isfinite(adm).any():
             cell += f" ({float(np.nanmean(adm)):.2f} of {int(rs.value('training.clients_per_round', 0))} admitted)"
-        rows[(rs.label, _value(rs.value(key)))] = cell
+        rows[(group(rs.label), _value(rs.value(key)))] = cell
     reasons = []
     for p in record.get("points", []):
         if p["status"] == "infeasible":
             if p["reason"] not in reasons:
                 reasons.append(p["reason"])
-            rows[(p["label"], _value(p["grid"][key]))] = f"infeasible ({reasons.index(p['reason']) + 1})"
+            rows[(group(p["label"]), _value(p["grid"][key]))] = f"infeasible ({reasons.index(p['reason']) + 1})"
     values = sorted({v for _, v in rows}, key=(lambda v: order.index(v)) if order is not None else None)
     name = key.rsplit(".", 1)[-1]
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds, against {name}", "",
              "| case (threat model) | " + " | ".join(f"{name} = {_fmt(v)}{unit}" for v in values) + " |",
              "| --- |" + " --- |" * len(values)]
     for label in dict.fromkeys(lab for lab, _ in rows):
-        lines.append(f"| {case_text(label, record, res, key)} | " + " | ".join(rows.get((label, v), "—") for v in values) + " |")
+        lines.append(f"| {case_text(label, record, res, key, group)} | " + " | ".join(rows.get((label, v), "—") for v in values) + " |")
     lines.append("")
     for label in dict.fromkeys(lab for lab, _ in rows):
-        threats = run_threats(res, label, key)
+        threats = run_threats(res, label, key, group)
         if len(set(threats.values())) > 1:
             lines += [f"Threat model of {label}: " + "; ".join(f"{name} = {_fmt(v)}{unit}: {th}" for v, th in sorted(threats.items())), ""]
     for i, reason in enumerate(reasons, 1):
@@ -124,13 +132,15 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
 
 
 def accuracy_figure(results_dir: Path, out_dir: Path, *, stem: str, key: str, xlabel: str, title, caption,
-                    unit: str = "", log_x: bool = False, order=None, names: dict | None = None, res=None) -> list[Path]:
+                    unit: str = "", log_x: bool = False, order=None, names: dict | None = None, res=None,
+                    group=_same) -> list[Path]:
     """The figure ``stem`` of a cell sweep (accuracy against ``key``, :func:`draw_accuracy`) and its table.
 
     ``title`` and ``caption`` are texts or functions of (stored results, ``matched.json`` record, the stored
     configuration of a run); ``order``: a categorical key's values in drawing order, or a function of the stored
     results giving them; ``names``: their tick names; ``res``: the directory's results when the caller has read
-    them already (another figure of the same sweep), so that they are read once.
+    them already (another figure of the same sweep), so that they are read once; ``group``: the curve each case
+    belongs to (:func:`draw_accuracy`).
     """
     import matplotlib
 
@@ -145,7 +155,7 @@ def accuracy_figure(results_dir: Path, out_dir: Path, *, stem: str, key: str, xl
     cfg = res.config().get("config", {})
     order = order(res) if callable(order) else order
     fig, ax = plt.subplots(figsize=(7.2, 4.8))
-    xs = draw_accuracy(ax, res, record, key, order=order)
+    xs = draw_accuracy(ax, res, record, key, order=order, group=group)
     if log_x:
         ax.set_xscale("log")
     if order is None:
@@ -158,6 +168,6 @@ def accuracy_figure(results_dir: Path, out_dir: Path, *, stem: str, key: str, xl
     text = (lambda v: v(res, record, cfg) if callable(v) else v)
     finish_single_panel(fig, ax, xlabel=xlabel, title=text(title))
     paths = save_figure(fig, out_dir, stem, text(caption))
-    paths.append(write_cell_table(res, record, out_dir, stem, key, unit, order=order))
+    paths.append(write_cell_table(res, record, out_dir, stem, key, unit, order=order, group=group))
     return paths
 

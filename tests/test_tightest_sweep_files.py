@@ -42,21 +42,44 @@ def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_
     ref = {int(p.overrides["phy.rx_antennas"]): p for p in cell.points if p.label == "analog-gaussian"}
     points = {p.label: p for p in sweep.points}
     assert set(points) == {"floras-none", "floras-none-nr2", "floras-none-nr4", "floras-none-capped",
+                           "floras-none-capped-nr2", "floras-none-capped-nr4",
                            "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4"}
     for label, n_rx in (("analog-gaussian", 1), ("analog-gaussian-nr2", 2), ("analog-gaussian-nr4", 4)):
         mine = {k: v for k, v in sweep.run_overrides(points[label], 0).items() if k != "phy.rx_antennas"}
         want = {k: v for k, v in cell.run_overrides(ref[n_rx], 0).items() if k != "phy.rx_antennas"}
         assert mine == {**want, "privacy.accountant": "tightest"}, label
         assert int(points[label].overrides.get("phy.rx_antennas", 1)) == n_rx
-    plain = sweep.run_overrides(points["floras-none"], 0)
-    for label, n_rx in (("floras-none-nr2", 2), ("floras-none-nr4", 4)):
-        assert sweep.run_overrides(points[label], 0) == {**plain, "phy.rx_antennas": n_rx}
-        (twin,) = [p for p in tune.points if p.label == label]
-        assert tune.run_overrides(twin, 0) == sweep.run_overrides(points[label], 0)
-    assert {p.label for p in tune.points} == {"floras-none-nr2", "floras-none-nr4"}
+    plain, capped = sweep.run_overrides(points["floras-none"], 0), sweep.run_overrides(points["floras-none-capped"], 0)
+    assert capped == {**plain, "phy.floras.receiver": "capped", "phy.floras.receiver_cap": 4.0}
+    for ref, suffix in ((plain, ""), (capped, "-capped")):
+        for n_rx in (2, 4):
+            label = f"floras-none{suffix}-nr{n_rx}"
+            assert sweep.run_overrides(points[label], 0) == {**ref, "phy.rx_antennas": n_rx}
+            (twin,) = [p for p in tune.points if p.label == label]
+            assert tune.run_overrides(twin, 0) == sweep.run_overrides(points[label], 0)
+    assert {p.label for p in tune.points} == {"floras-none-nr2", "floras-none-nr4", "floras-none-capped-nr2",
+                                              "floras-none-capped-nr4"}
     # the tuned record the header names gives FLORAS with antennas its own choice (no prefix fallback to N_r = 1)
     record = json.loads((ROOT / "docs" / "figures" / "cell" / "tune_antennas_tightest.json").read_text())["choices"]
     tuned = {label: c["lr"] for label, c in record.items()}
-    assert {"floras-none-nr2", "floras-none-nr4"} <= set(tuned)
+    assert {"floras-none-nr2", "floras-none-nr4", "floras-none-capped-nr2", "floras-none-capped-nr4"} <= set(tuned)
     for label in points:
         assert tuned_for(label, tuned) is not None, label
+
+
+def test_central_gaussian_rerun_differs_from_its_matched_point_only_in_the_tuned_eta():
+    """scenarios/matched_tightest_central.toml: its runs are matched_tightest.toml's central-gaussian runs of the same
+    ε and seed, with only the learning rate changed (the tuned record it names gives 0.01, the RDP-tuned one 0.03)."""
+    central, whole = _sweep("matched_tightest_central"), _sweep("matched_tightest")
+    assert central.base == whole.base and central.seeds == whole.seeds
+    mine = {p.grid["privacy.target_epsilon"]: p for p in central.points}
+    ref = {p.grid["privacy.target_epsilon"]: p for p in whole.points if p.label == "central-gaussian"}
+    assert set(mine) == set(ref) == {1, 2, 4, 8, 16} and {p.label for p in central.points} == {"central-gaussian"}
+    for eps, point in mine.items():
+        for seed in central.seeds:
+            a, b = central.run_overrides(point, seed), whole.run_overrides(ref[eps], seed)
+            assert {k: v for k, v in a.items() if k != "training.lr"} == {k: v for k, v in b.items() if k != "training.lr"}
+    tightest = json.loads((MATCHED / "tune_tightest.json").read_text())["choices"]
+    combined = json.loads((MATCHED / "tune_combined.json").read_text())["choices"]
+    assert tuned_for("central-gaussian", {k: c["lr"] for k, c in tightest.items()}) == 0.01
+    assert tuned_for("central-gaussian", {k: c["lr"] for k, c in combined.items()}) == 0.03

@@ -1,0 +1,40 @@
+"""FLORAS and analog Gaussian against the receive antennas at ε = 8 under the tightest accountant
+(``scenarios/cell_antennas_tightest.toml``; model §5.2, §9.5 "Several antennas"), from stored results only: final
+test accuracy against N_r, one curve per scheme and receiver (the cases ``floras-none-nr2``, ``-nr4`` join
+``floras-none``, ``floras-none-capped-nr2`` joins ``floras-none-capped``; each case holds one N_r), and its
+``.table.md``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .cell_accuracy import accuracy_figure
+from .common import SNR_DEFINITION
+from .matched import facts, privacy_caption
+
+SWEEP = "cell_antennas_tightest"
+STEM = "cell_accuracy_vs_antennas_tightest"
+KEY = "phy.rx_antennas"
+
+
+def curve_of(label: str) -> str:
+    """The curve a case belongs to: its label without the ``-nr<N_r>`` suffix (``floras-none-nr4`` → ``floras-none``)."""
+    return re.sub(r"-nr\d+$", "", label)
+
+
+def _caption(res, record, cfg) -> str:
+    phy = cfg.get("phy", {})
+    return (f"Final test accuracy against the base station's receive antennas N_r at the target ε (model §5.2: FLORAS "
+            f"despreads after a maximum-ratio combiner, its ε from the PLD over the combined noise law, model §9.5 "
+            f"'Several antennas', covers the combined aggregate only; analog Gaussian counts only its clients' noise "
+            f"for N_r > 1), cell {phy.get('pathloss')} R = {phy.get('cell_radius')} m, SNR {phy.get('snr_db')} dB "
+            f"referred to the {phy.get('snr_reference')}; the capped FLORAS receiver weighs a round by "
+            f"min(4, V_ref/V̂), V_ref = 1/E[1/V] of the N_r-antenna law (model §6.4, 'Several antennas'). "
+            f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+
+
+def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    return accuracy_figure(results_dir, out_dir, stem=STEM, key=KEY, xlabel="receive antennas N_r",
+                           title="Accuracy against the receive antennas, ε from the tightest accountant",
+                           caption=_caption, group=curve_of)
