@@ -58,6 +58,17 @@ def _value(v):
         return str(v)
 
 
+def _point_value(p: dict, key: str, res):
+    """An infeasible point's value of ``key``: its grid's, else its case's override as the sweep manifest stores it
+    (a case-level key such as N_r in a sweep whose cases each hold one value)."""
+    if key in p["grid"]:
+        return p["grid"][key]
+    for point in res.manifest.get("points", []):
+        if point.get("slug") == p.get("slug") and key in point.get("overrides", {}):
+            return point["overrides"][key]
+    raise ValueError(f"{res.name}: point {p.get('slug')!r} states no value of {key}")
+
+
 def _fmt(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
@@ -84,7 +95,8 @@ def draw_accuracy(ax, res, record: dict, key: str, order: list | None = None, gr
             if max(len(a) for a in acc) > 1:
                 ax.fill_between(x, [a.min() for a in acc], [a.max() for a in acc], color=color, alpha=0.15, lw=0)
             xs.update(x.tolist())
-        bad = [pos(_value(p["grid"][key])) for p in record.get("points", []) if group(p["label"]) == label and p["status"] == "infeasible"]
+        bad = [pos(_value(_point_value(p, key, res))) for p in record.get("points", [])
+               if group(p["label"]) == label and p["status"] == "infeasible"]
         if bad:
             ax.plot(bad, [0.0] * len(bad), ls="", marker="x", ms=8, color=color, clip_on=False,
                     label=None if sets else f"{text}: infeasible")
@@ -111,7 +123,7 @@ def write_cell_table(res, record: dict, out_dir: Path, stem: str, key: str, unit
         if p["status"] == "infeasible":
             if p["reason"] not in reasons:
                 reasons.append(p["reason"])
-            rows[(group(p["label"]), _value(p["grid"][key]))] = f"infeasible ({reasons.index(p['reason']) + 1})"
+            rows[(group(p["label"]), _value(_point_value(p, key, res)))] = f"infeasible ({reasons.index(p['reason']) + 1})"
     values = sorted({v for _, v in rows}, key=(lambda v: order.index(v)) if order is not None else None)
     name = key.rsplit(".", 1)[-1]
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds, against {name}", "",

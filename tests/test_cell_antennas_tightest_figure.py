@@ -68,3 +68,28 @@ def test_each_scheme_is_one_curve_against_the_antennas_and_the_table_holds_every
     # each curve's threat model changes with N_r: the table gives it per point
     text = "\n".join(table)
     assert "rx_antennas = 4: T1 (fake, N_r = 4)" in text
+
+
+def test_an_infeasible_case_is_placed_at_its_own_antenna_count(tmp_path):
+    """A case found infeasible has no runs and its N_r only in the sweep's manifest (a case override, not a grid
+    value): the table marks it at that N_r, with its reason."""
+    import shutil
+
+    from figures.cell_antennas_tightest import STEM, make
+
+    sweep = load_sweep(ROOT / "scenarios" / "cell_antennas_tightest.toml", quick=True)
+    points = tuple(replace(p, overrides={k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"})
+                   if p.overrides["phy.scheme"] == "floras" else p for p in sweep.points)
+    sweep = replace(sweep, seeds=(0,), points=points)
+    out = tmp_path / "res" / sweep.name
+    run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
+    for run in out.glob("floras-none-capped-nr4_*"):
+        shutil.rmtree(run)
+    reason = "a reason stated by the calibration (test)"
+    (out / "matched.json").write_text(json.dumps({"points": [
+        {"slug": "floras-none-capped-nr4", "label": "floras-none-capped-nr4", "grid": {}, "status": "infeasible",
+         "reason": reason, "threat_model": "T1"}]}))
+    make(out, tmp_path / "figs")
+    table = (tmp_path / "figs" / f"{STEM}.table.md").read_text()
+    row = next(line for line in table.splitlines() if "capped" in line and line.startswith("| "))
+    assert row.rstrip(" |").endswith("infeasible (1)") and f"(1) {reason}" in table
