@@ -87,15 +87,15 @@ def test_the_round_is_weighted_by_the_reference_over_the_pilots_variance(rule):
 
 
 def test_the_scenario_accepts_the_rules_with_antennas_and_the_accountant_ignores_them():
-    """A capped FLORAS run with N_r = 2 has the plain run's ε: the weight is post-processing of the release given
-    the pilots (model §6.4), so the accountant does not read the rule."""
+    """A capped FLORAS run with N_r = 2 is accounted as the plain one: the weight is post-processing of the release
+    given the pilots (model §6.4), so the run's privacy event (and so its ε) does not depend on the rule."""
     from scenarios.config.loading import load_scenario
 
     base = Path(__file__).resolve().parents[1] / "scenarios" / "base" / "digits_mlp.toml"
     over = {"phy.scheme": "floras", "phy.floras.csit": "none", "phy.floras.N": 14, "training.clients_per_round": 10,
-            "phy.rx_antennas": 2, "privacy.accountant": "pld", "phy.normalization": "clip", "phy.clip_norm": 1.0}
+            "phy.rx_antennas": 2, "privacy.accountant": "tightest", "phy.normalization": "clip", "phy.clip_norm": 1.0}
     plain = load_scenario(base, over)
     capped = load_scenario(base, {**over, "phy.floras.receiver": "capped"})
     assert capped.phy.of("floras").receiver == "capped" and capped.phy.rx_antennas == 2
-    a, b = plain.privacy_accountant(d=500, D=20), capped.privacy_accountant(d=500, D=20)
-    assert a.report(rounds=5).epsilon == b.report(rounds=5).epsilon < math.inf
+    a, b = plain.privacy_accountant(d=500, D=20), capped.privacy_accountant(d=500, D=20)  # lazy: no PLD built here
+    assert a.event == b.event and a.event.event.antennas == 2
