@@ -189,21 +189,22 @@ def test_the_extra_seeds_at_epsilon_one_are_the_seed_zero_points_with_another_se
     with only run.seed changed."""
     part = load_sweep(SWEEP.with_name("matched_population_pld_eps1_seeds3_5.toml"))
     assert part.seeds == (3, 4, 5)
-    for point, ref, at_one in _at_epsilon_one(part, {"central-gaussian": "matched_population_pld_eps1_4.toml",
+    for point, ref, at_eps in _at_epsilon(part, {"central-gaussian": "matched_population_pld_eps1_4.toml",
                                                      "floras-none-capped-nomomentum": "matched_population_pld_floras_tuned.toml"}):
         for seed in part.seeds:
-            assert part.run_overrides(point, seed) == {**ref.run_overrides(at_one, 0), "run.seed": seed}, point.label
+            assert part.run_overrides(point, seed) == {**ref.run_overrides(at_eps, 0), "run.seed": seed}, point.label
 
 
-def _at_epsilon_one(part, refs: dict):
-    """(point, its reference sweep, the reference's point of the same label at ε = 1) for every point of ``part``,
-    whose labels must be exactly ``refs``' keys ({label: reference sweep file}) and whose ε must be 1."""
-    assert sorted(p.label for p in part.points) == sorted(refs)
+def _at_epsilon(part, refs: dict, epsilons=("1",)):
+    """(point, its reference sweep, the reference's point of the same label and ε) for every point of ``part``,
+    whose labels must be exactly ``refs``' keys ({label: reference sweep file}) and whose ε must be in ``epsilons``."""
+    assert sorted({p.label for p in part.points}) == sorted(refs)
     for point in part.points:
-        assert str(point.overrides["privacy.target_epsilon"]) == "1"
+        eps = str(point.overrides["privacy.target_epsilon"])
+        assert eps in epsilons
         ref = load_sweep(SWEEP.with_name(refs[point.label]))
         yield point, ref, next(p for p in ref.points
-                               if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == "1")
+                               if p.label == point.label and str(p.overrides["privacy.target_epsilon"]) == eps)
 
 
 def test_central_gaussian_without_momentum_is_the_pld_point_at_its_validation_choice():
@@ -228,14 +229,20 @@ def test_central_gaussian_without_momentum_is_the_pld_point_at_its_validation_ch
 
 
 def test_the_200_round_slice_is_the_100_round_points_with_only_the_rounds_changed():
-    """scenarios/matched_population_pld_rounds200.toml: capped FLORAS and central Gaussian without momentum at ε = 1,
-    seeds 0–2, each run the T = 100 run of the same case and seed with run.rounds = 200 the only change."""
-    part = load_sweep(SWEEP.with_name("matched_population_pld_rounds200.toml"))
+    """scenarios/matched_population_pld_rounds200.toml (ε = 1) and its ε = 8 twin: capped FLORAS and central Gaussian
+    without momentum, seeds 0–2, each run the T = 100 run of the same case, ε and seed with run.rounds = 200 the only
+    change."""
+    for name, eps in (("matched_population_pld_rounds200.toml", "1"), ("matched_population_pld_rounds200_eps8.toml", "8")):
+        _assert_rounds200(load_sweep(SWEEP.with_name(name)), eps)
+
+
+def _assert_rounds200(part, eps: str):
     assert part.seeds == (0, 1, 2)
+    assert sorted(str(p.overrides["privacy.target_epsilon"]) for p in part.points) == [eps, eps]
     refs = {"central-gaussian-nomomentum": "matched_population_pld_central_nomomentum.toml",
             "floras-none-capped-nomomentum": "matched_population_pld_floras_tuned.toml"}
-    for point, ref, at_one in _at_epsilon_one(part, refs):
+    for point, ref, at_eps in _at_epsilon(part, refs, epsilons=(eps,)):
         for seed in part.seeds:
-            want = ref.run_overrides(at_one, seed)
+            want = ref.run_overrides(at_eps, seed)
             assert want["run.rounds"] == 100
             assert part.run_overrides(point, seed) == {**want, "run.rounds": 200}, (point.label, seed)
