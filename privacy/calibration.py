@@ -116,8 +116,8 @@ def tightest_value(search: Callable[[str], float | None], *, increasing: bool) -
 
     ``search(name)`` returns the value found under accountant ``name``, or None when no value in its bracket meets
     the target. A ValueError (or MemoryError) from a part other than ``rdp`` means that part does not handle the
-    round: the next candidate is searched, as the ``tightest`` engine does. A round without a Rényi bound (FLORAS
-    with several receive antennas, model §9.5) takes the candidate alone; when no part handles it the Rényi refusal
+    round: the next candidate is searched, as the ``tightest`` engine does. A round without a Rényi bound takes the
+    candidate alone; when no part handles it the Rényi refusal
     is raised. None when no part meets the target.
     """
     from privacy.engines import TIGHTEST_CANDIDATES

@@ -164,8 +164,7 @@ class _TightestEngine:
     """``tightest``: ε = min(ε_rdp, ε_other), δ(ε) = min(δ_rdp, δ_other), where "other" is the first of
     :data:`TIGHTEST_CANDIDATES` whose engine accepts the event (ValueError, including a PLD too large to
     build, moves on to the next). Each is an upper bound on the same mechanism's privacy curve, so
-    their pointwise minimum is one too (model §9.4). An event without a Rényi bound (FLORAS with several receive
-    antennas) takes the other alone; an event that neither handles raises the Rényi refusal."""
+    their pointwise minimum is one too (model §9.4). An event without a Rényi bound takes the other alone; an event that neither handles raises the Rényi refusal."""
 
     approximate = False
 

@@ -92,8 +92,9 @@ class CauchyRound(PrivacyEvent):
         convex majorant of the sampled-Gaussian moment; the PLD (B > 1) is the mixture over V_min = min_m V_m.
     antennas : int ≥ 1
         Receive antennas N_r of the base station, whose maximum-ratio combiner leaves V = Σ_j 1/χ²_{N_r,j} over the
-        γ inactive sequences (model §5.2; §9.5, "Several antennas"). N_r > 1 has a PLD only (γ whole, one block):
-        the Rényi bounds and the scalar release are refused.
+        γ inactive sequences (model §5.2; §9.5, "Several antennas"); γ whole, one pilot block, multivariate release.
+        Its Rényi curve is ln E[e^{α(α−1)S²/(2V)}]/(α−1) (:mod:`privacy.antenna_rdp`), its Poisson-sampled curve that
+        average of the sampled-Gaussian moment; sampled without replacement it takes the generic bound alone.
     """
 
     gamma: float
@@ -115,15 +116,11 @@ class CauchyRound(PrivacyEvent):
             raise ValueError(f"antennas = {self.antennas} is derived for the multivariate release with one pilot block "
                              f"and a whole γ (got scalar = {self.scalar}, blocks = {self.blocks}, gamma = {self.gamma!r})")
 
-    def _rdp_derived(self) -> None:
-        if self.antennas > 1 and self.gamma > 0:  # γ = 0: no noise, the Cauchy curve's ε = ∞ holds for any N_r
-            raise ValueError(f"FLORAS's Rényi bound is derived for one receive antenna (the Lévy law of V, model §7.2); "
-                             f"with antennas = {self.antennas} only the PLD is derived (model §9.5, \"Several antennas\"): "
-                             "use accountant \"pld\" or \"tightest\"")
-
     def rdp(self, orders):
-        self._rdp_derived()
         from privacy import rdp as _rdp
+        if self.antennas > 1 and self.gamma > 0:  # γ = 0: no noise, the Cauchy curve's ε = ∞ holds for any N_r
+            from privacy.antenna_rdp import antenna_rdp
+            return antenna_rdp(orders, sensitivity=self.sensitivity, gamma=int(self.gamma), antennas=self.antennas)
         fn = _rdp.cauchy_scalar_rdp if self.scalar else _rdp.cauchy_rdp_bound
         return fn(orders, sensitivity=self.sensitivity, gamma=self.gamma)
 
@@ -134,9 +131,14 @@ class CauchyRound(PrivacyEvent):
         return cauchy_scalar_eps_inf(sensitivity=self.sensitivity, gamma=self.gamma) if self.scalar else math.inf
 
     def sampled_rdp(self, orders, *, scheme, rate):
-        self._rdp_derived()
         if self.scalar:
             return None
+        if self.antennas > 1 and self.gamma > 0:
+            if scheme != "poisson":  # the generic bound on the V-average curve is the V-average of that bound
+                return None
+            from privacy.antenna_rdp import antenna_poisson_sampled_rdp
+            return antenna_poisson_sampled_rdp(orders, rate=rate, sensitivity=self.sensitivity, gamma=int(self.gamma),
+                                               antennas=self.antennas)
         from privacy.floras_tight import cauchy_sampled_rdp
         return cauchy_sampled_rdp(orders, scheme=scheme, rate=rate, sensitivity=self.sensitivity, gamma=self.gamma,
                                   blocks=self.blocks)[0]

@@ -28,8 +28,10 @@ def noise_text(N: int, K: int, antennas: int) -> str:
                 "(model §7.2, derived; valid for every d, tight as d grows)")
     return (f"noise: {antennas} receive antennas combined by maximum ratio on each sequence's pilots (model §5.2); "
             f"given the pilots Gaussian of variance V = Σ_j 1/χ²_{{{antennas},j}} over the γ = N − K = {N} − {K} = "
-            f"{gamma} inactive sequences (ŝ/b units), revealed to the adversary; its law computed on a grid "
-            "with every V rounded down (privacy.antenna_noise; model §9.5, \"Several antennas\"); the ε covers the "
+            f"{gamma} inactive sequences (ŝ/b units), revealed to the adversary; per-round RDP bound "
+            "ε(α) = ln E[exp(α(α−1)S²/(2V))]/(α−1), finite iff α(α−1)S² < γ², by a quadrature of the Laplace transform "
+            "of 1/V with its error added (privacy.antenna_rdp); the PLD from the law of V computed on a grid with every "
+            "V rounded down (privacy.antenna_noise; model §9.5, \"Several antennas\"); the ε covers the "
             "maximum-ratio aggregate only: a base station that keeps every antenna's despread outputs is outside T1")
 
 
@@ -44,8 +46,6 @@ def amplification_text(scheme: str, accountant: str, *, antennas: int = 1, pilot
     again = lambda name: amplification_text(scheme, name, antennas=antennas, pilot_blocks=pilot_blocks)  # noqa: E731
     if accountant == "rdp-generic":
         return generic
-    if accountant == "tightest" and antennas > 1:
-        return "no Rényi bound with several antennas, so tightest is the pld: " + again("pld")
     if accountant == "tightest":
         return f"{again('rdp')}; and under pld, {again('pld')}"
     if accountant == "pld":
@@ -65,6 +65,16 @@ def amplification_text(scheme: str, accountant: str, *, antennas: int = 1, pilot
     tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
              if scheme == "without-replacement" else
              "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")
+    if antennas > 1 and scheme == "without-replacement":
+        return (f"{generic}, on the V-averaged curve of {antennas} receive antennas: a positive combination of the "
+                "base moments, so it is the V-average of that bound; no conditional-Gaussian curve without "
+                "replacement is derived with several antennas (model §9.5, \"Several antennas\")")
+    if antennas > 1:
+        return (f"amplification by the conditional-Gaussian bound with {antennas} receive antennas (model §9.5, "
+                f"\"Several antennas\"): given V the round is the {tight} with noise multiplier √V/S; its integer-order "
+                "moment Σ_l C(α,l)(1−q)^(α−l) q^l e^(l(l−1)S²/(2V)) averaged over V through E[e^(c/V)] "
+                "(privacy.antenna_rdp, quadrature error added), fractional orders interpolated, taking the smaller of "
+                f"it and the generic bound, {generic}, order by order")
     if pilot_blocks > 1:
         return (
             f"amplification by the conditional-Gaussian bound for {pilot_blocks} pilot blocks (model §9.5, "

@@ -67,8 +67,9 @@ class FlorasRunAccountant:
     simulated finite-SNR link to every report (:mod:`privacy.link`). ``pilot_blocks`` B ≥ 1: pilots per round,
     each block's noise of its own V_m (model §9.5, "Several pilots"); under ``pld`` the mixture over V_min.
     ``antennas`` N_r ≥ 1: receive antennas of the base station, combined by maximum ratio on the pilots (model §5.2);
-    N_r > 1 has the PLD only (``pld``, or ``tightest``, which then is the PLD; model §9.5, "Several antennas"), one
-    pilot block, and no link-level ε_link (``link`` must then be None or say why it is undefined).
+    N_r > 1 (model §9.5, "Several antennas") has every accountant (the Rényi bound through E[e^{c/V}],
+    :mod:`privacy.antenna_rdp`; the PLD through the law of V, :mod:`privacy.antenna_noise`), one pilot block, and no
+    link-level ε_link (``link`` must then be None or say why it is undefined).
 
     The per-round curve (or PLD) is computed once here; :meth:`report` only composes it t times.
     """
@@ -154,10 +155,6 @@ class FlorasRunAccountant:
             )
         self.pilot_blocks = pilot_blocks = _int_at_least("pilot_blocks", pilot_blocks, 1)
         antennas = _int_at_least("antennas", antennas, 1)
-        if antennas > 1 and accountant not in ("pld", "tightest") and N > K:  # γ = 0: ε = ∞ under any accountant
-            raise ValueError(f"accountant: FLORAS with antennas = {antennas} receive antennas has only the PLD (model "
-                             f"§9.5, \"Several antennas\"; its Rényi bound rests on one antenna's Lévy law of V); got "
-                             f"{accountant!r}, use \"pld\" or \"tightest\"")
         if antennas > 1 and pilot_blocks > 1:
             raise ValueError(f"antennas = {antennas} is derived for one pilot block a round (got pilot_blocks = "
                              f"{pilot_blocks})")

@@ -151,17 +151,15 @@ def test_the_cells_large_scale_gain_scales_every_antenna():
     assert np.ptp(amp) > 0  # the clients sit at different distances
 
 
-def test_floras_epsilon_with_several_antennas_is_the_pld_only_and_link_leaves_it_empty(tmp_path):
+def test_floras_epsilon_with_several_antennas_under_every_accountant_and_link_leaves_eps_link_empty(tmp_path):
     import json
 
     from scenarios.cli.main import main
     from scenarios.config import scenario_from_dict
 
-    with pytest.raises(ValueError) as info:  # the Rényi accountant (default) has no bound for N_r > 1
-        scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2}})
-    assert "privacy.accountant: FLORAS's ε with rx_antennas = 2" in str(info.value) and "\n" not in str(info.value)
-    pld = scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2}, "privacy": {"accountant": "pld"}})
-    assert pld.phy.rx_antennas == 2  # model §9.5, "Several antennas"
+    for accountant in ("rdp", "pld"):  # model §9.5, "Several antennas": the Rényi bound and the PLD
+        cfg = scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2}, "privacy": {"accountant": accountant}})
+        assert cfg.phy.rx_antennas == 2
     cfg = scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,
                                       "rx_antennas": 2, "analog-gaussian": {"noise_multiplier": 1.0}}})
     assert cfg.phy.rx_antennas == 2  # its ε counts the clients' noise only (model §5.2)
@@ -185,7 +183,13 @@ def test_floras_epsilon_with_several_antennas_is_the_pld_only_and_link_leaves_it
     assert inactive["cauchy_scale_expected"] is None and inactive["v_quantiles_expected_levy"] is None
     assert inactive["v_mean_expected"] == 4.0
     header, row = csv.read_text().splitlines()[:2]
-    assert header.split(",")[-2:] == ["epsilon", "epsilon_link"] and row.split(",")[-2:] == ["", ""]
+    assert header.split(",")[-2:] == ["epsilon", "epsilon_link"] and row.split(",")[-1] == ""  # no ε_link
+    one = json.loads(out.read_text())
+    assert main(["link", "--scheme", "floras", "--K", "4", "--N", "8", "--L", "8", "--d", "40", "--rounds", "2",
+                 "--json", str(out), "--csv", str(csv)]) == 0
+    row_one = csv.read_text().splitlines()[1]
+    # less noise with 3 antennas: a larger one-round ε than one antenna's at the same link
+    assert float(row.split(",")[-2]) > float(row_one.split(",")[-2]) > 0.0, (row, row_one, one["parameters"]["phy"])
 
 
 def test_the_t2_audit_sees_every_antenna_and_refuses_phase_pre_rotation_with_several():

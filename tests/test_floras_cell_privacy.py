@@ -241,8 +241,8 @@ def test_refusals_kept_for_stale_pilots_timing_and_antennas():
     assert _accountant({"coherence_symbols": 41, "floras": {"N": 8, "pilots": "stale"}}).link.blocks == 1
     with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε"):  # Rician: tests/test_floras_rician_privacy.py
         _accountant({"timing_offset": 0.2, "floras": {"N": 8, "path": "chip"}})
-    with pytest.raises(ValueError, match=r"privacy\.accountant: FLORAS's ε with rx_antennas = 2"):  # the PLD only
-        _accountant({"rx_antennas": 2, "floras": {"N": 8, "csit": "none"}})
+    # several antennas: every accountant (model §9.5, "Several antennas"; tests/test_antenna_rdp.py), no ε_link
+    assert math.isfinite(_accountant({"rx_antennas": 2, "floras": {"N": 8, "csit": "none"}}).epsilon(rounds=3))
     from privacy import FlorasRunAccountant
 
     # the PLD takes the blocks (model §9.5, "Several pilots": the mixture over V_min), above the one-pilot ε

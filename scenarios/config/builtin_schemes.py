@@ -93,16 +93,11 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
     """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): no timing offsets, one pilot per
     block (a stale pilot only when the update fits one block); a cell (fixed or re-dropped every round) and Rician
     gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed. B > 1 needs the Rényi accountants or the PLD.
-    Several receive antennas (maximum ratio, model §5.2) have the PLD only (model §9.5, "Several antennas"): accountant
-    pld or tightest, no ε_link. Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise,
+    Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and no
+    ε_link. Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise,
     ε = ∞ whatever the link; model §5.1)."""
     from phy.coherence import coherence_plan
 
-    if phy.rx_antennas != 1 and accountant not in ("pld", "tightest") and int(phy.of("floras").N) != int(K):
-        raise ValueError(f"privacy.accountant: FLORAS's ε with rx_antennas = {phy.rx_antennas} is derived under the PLD "
-                         "only (the maximum-ratio noise V = Σ_j 1/χ²_(N_r,j), model §9.5, \"Several antennas\"; the "
-                         f"Rényi bound rests on one antenna's Lévy law); got accountant = {accountant!r}, use \"pld\" or "
-                         "\"tightest\", or rx_antennas = 1")
     noiseless = int(phy.of("floras").N) == int(K)  # γ = 0: ε = ∞, nothing of the link to derive
     if phy.timing_offset != 0.0 and not noiseless:
         raise ValueError("phy.timing_offset: FLORAS's ε is derived for chip-synchronous clients (model §5.1): an "
