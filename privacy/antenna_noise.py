@@ -35,7 +35,8 @@ from scipy import optimize
 from scipy.signal import fftconvolve
 from scipy.special import gammaincc, gammaln, kve, ndtr
 
-__all__ = ["CAP_RATIO", "MAX_POINTS", "REL_STEP", "TAIL", "NoiseLaw", "chernoff_lower_tail", "noise_law"]
+__all__ = ["CAP_RATIO", "MAX_POINTS", "REL_STEP", "TAIL", "NoiseLaw", "chernoff_lower_tail", "log_kve", "log_laplace",
+           "noise_law"]
 
 #: Mass of the loss sent to infinity per round: 2Φ̄(6.7), the one-antenna mixture's tail (model §9.5).
 TAIL = 2.0 * float(ndtr(-6.7))
@@ -47,10 +48,27 @@ CAP_RATIO = 20.0
 MAX_POINTS = 2**23
 
 
-def _log_laplace(s: float, a: float) -> float:
-    """ln E e^{−sY} for Y = 1/X, X ~ Gamma(shape a, rate ½) (χ² with 2a degrees of freedom)."""
-    x = math.sqrt(2.0 * s)
-    return math.log(2.0) + 0.5 * a * math.log(s / 2.0) + math.log(kve(a, x)) - x - gammaln(a)
+#: Bessel arguments above this times (1 + 4ν²) take the Hankel expansion (the library's routine gives up near 10⁹).
+ASYMPTOTIC = 1e6
+
+
+def log_kve(nu: float, x) -> np.ndarray:
+    """ln(e^x·K_ν(x)) elementwise for x > 0; above :data:`ASYMPTOTIC`·(1 + 4ν²) the first three terms of the Hankel
+    expansion √(π/(2x))·(1 + (μ−1)/(8x) + (μ−1)(μ−9)/(2(8x)²)), μ = 4ν² (the next term is below 10⁻¹⁶ there)."""
+    x = np.asarray(x, dtype=np.float64)
+    mu = 4.0 * nu * nu
+    big = x > ASYMPTOTIC * (1.0 + mu)
+    xb = np.where(big, x, 1.0)
+    series = 1.0 + (mu - 1.0) / (8.0 * xb) + (mu - 1.0) * (mu - 9.0) / (2.0 * (8.0 * xb) ** 2)
+    return np.where(big, 0.5 * np.log(math.pi / (2.0 * xb)) + np.log(series), np.log(kve(nu, np.where(big, 1.0, x))))
+
+
+def log_laplace(s, a: float) -> np.ndarray:
+    """ln L(s) = ln E e^{−sY} for Y = 1/X, X ~ Gamma(shape a, rate ½) (χ² with 2a degrees of freedom), elementwise for
+    s > 0: ln[2(s/2)^{a/2}·K_a(√(2s))/Γ(a)] (a = ½: −√(2s))."""
+    s = np.asarray(s, dtype=np.float64)
+    x = np.sqrt(2.0 * s)
+    return math.log(2.0) + 0.5 * a * np.log(s / 2.0) + log_kve(a, x) - x - gammaln(a)
 
 
 def chernoff_lower_tail(v: float, *, gamma: int, antennas: int) -> float:
@@ -59,7 +77,7 @@ def chernoff_lower_tail(v: float, *, gamma: int, antennas: int) -> float:
 
     def log_bound(log_s: float) -> float:
         s = math.exp(log_s)
-        return s * v + g * _log_laplace(s, a)
+        return s * v + g * float(log_laplace(s, a))
 
     # the exponent is convex in s; its minimum lies near s = (γ/(2v))² for large γ²/v (a = ½ exactly)
     guess = math.log(max((g / (2.0 * v)) ** 2, 1e-12))

@@ -39,8 +39,9 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import gammaincc, gammaln, ive, kve, logsumexp
+from scipy.special import gammaincc, gammaln, ive, logsumexp
 
+from privacy.antenna_noise import ASYMPTOTIC, log_laplace
 from privacy.orders import check_orders
 
 __all__ = ["log_mgf_inverse_variance", "antenna_rdp", "antenna_poisson_sampled_rdp"]
@@ -50,7 +51,6 @@ _PANEL = 0.5  # panel width in t = ln u
 _REL_TAIL = 1e-17
 _MAX_PANELS = 1200  # t up to ln u_lo + 600 (u ~ 10²⁵⁰): far beyond any order's tail (u ~ (p + 60)/κ)
 _BATCH = 24  # panels evaluated at once
-_ASYMPTOTIC = 1e6  # Bessel arguments above this times (1 + 4ν²) use the Hankel expansion
 
 
 def _check_whole(name: str, value, least: int) -> int:
@@ -59,25 +59,19 @@ def _check_whole(name: str, value, least: int) -> int:
     return int(value)
 
 
-def _log_scaled_bessel(kind: str, nu: float, x: np.ndarray) -> np.ndarray:
-    """ln(e^x·K_ν(x)) (``kind`` "k") or ln(e^{−x}·I_ν(x)) ("i") for x > 0; above _ASYMPTOTIC·(1 + 4ν²), where the
-    library's routines give up, the first three terms of the Hankel expansion (the next one below 10⁻¹⁶ there)."""
-    x = np.asarray(x, dtype=np.float64)
-    mu = 4.0 * nu * nu
-    big = x > _ASYMPTOTIC * (1.0 + mu)
-    xs = np.where(big, 1.0, x)
-    exact = np.log(kve(nu, xs) if kind == "k" else ive(nu, xs))
-    xb = np.where(big, x, 1.0)
-    sign = 1.0 if kind == "k" else -1.0
-    series = 1.0 + sign * (mu - 1.0) / (8.0 * xb) + (mu - 1.0) * (mu - 9.0) / (2.0 * (8.0 * xb) ** 2)
-    lead = 0.5 * np.log(math.pi / (2.0 * xb)) if kind == "k" else -0.5 * np.log(2.0 * math.pi * xb)
-    return np.where(big, lead + np.log(series), exact)
+def _log_ive1(y: np.ndarray) -> np.ndarray:
+    """ln(e^{−y}·I₁(y)) elementwise for y > 0; above :data:`privacy.antenna_noise.ASYMPTOTIC`·5 the first three terms
+    of the Hankel expansion (1/√(2πy))·(1 − 3/(8y) − 15/(2(8y)²)) (the library's routine gives up near 10⁹)."""
+    y = np.asarray(y, dtype=np.float64)
+    big = y > ASYMPTOTIC * 5.0
+    yb = np.where(big, y, 1.0)
+    series = 1.0 - 3.0 / (8.0 * yb) - 15.0 / (2.0 * (8.0 * yb) ** 2)
+    return np.where(big, -0.5 * np.log(2.0 * math.pi * yb) + np.log(series), np.log(ive(1, np.where(big, 1.0, y))))
 
 
 def _log_laplace(u: np.ndarray, a: float) -> np.ndarray:
-    """ln L(u²) = ln E e^{−u²Y}, Y = 1/χ²_{2a}, elementwise for u > 0."""
-    x = math.sqrt(2.0) * u
-    return math.log(2.0) + a * np.log(u / math.sqrt(2.0)) + _log_scaled_bessel("k", a, x) - x - gammaln(a)
+    """ln L(u²) (:func:`privacy.antenna_noise.log_laplace` at s = u²)."""
+    return log_laplace(np.asarray(u, dtype=np.float64) ** 2, a)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -104,7 +98,7 @@ def log_mgf_inverse_variance(c: float, gamma: int, antennas: int) -> tuple[float
     def log_integrand(t: np.ndarray) -> np.ndarray:  # in t = ln u: 2√c·u·L(u²)^γ·I₁(2√c·u)
         u = np.exp(t)
         y = 2.0 * rc * u
-        return math.log(2.0 * rc) + t + g * _log_laplace(u, a) + _log_scaled_bessel("i", 1.0, y) + y
+        return math.log(2.0 * rc) + t + g * _log_laplace(u, a) + _log_ive1(y) + y
 
     def log_rounding(t: np.ndarray) -> np.ndarray:
         """ln of a bound on the floating-point error of the integrand: its logarithm sums terms of size γ√2·u and
