@@ -44,13 +44,21 @@ T·K·mean_(t,c) P_t,c over the T·M drops of the rounds accounted (the first t�
 one quadrature over |g| with the clients' terms vectorised (breakpoints at 0.1, 1, 10 × 1/a over the spread of
 a = √(L·SNR·β)); above :data:`EXACT_SCALES` distinct β it is bounded by rounding β up onto a
 :data:`GRID_DB` grid with weight (β_up/β)^{k/2}·exp(κ·(a_up − a)/(a_up + a)), k = 1 without CSIT, 2 with phase
-CSIT: the density of u = a·g obeys (1/a)f(u/a) ≤ (a_up/a)^k·exp(κ·(a_up − a)/(a_up + a))·(1/a_up)f(u/a_up) for
+CSIT, N_r with N_r antennas: the density of u = a·g obeys (1/a)f(u/a) ≤ (a_up/a)^k·exp(κ·(a_up − a)/(a_up + a))·(1/a_up)f(u/a_up) for
 a ≤ a_up, so P(a) ≤ that factor times P(a_up) whatever the conditional law (rounding down would not do: P is not
 monotone in the SNR, it vanishes at low SNR). Derived: with s = 1/a − 1/a_up ≥ 0, t = 1/a + 1/a_up and u ≥ 0,
 Rayleigh (κ = 0) has the factor 1 beside (a_up/a)^k; with phase CSIT the Rice ratio is (a_up/a)²·exp(−(κ+1)u²st)·
 I₀(2bu/a)/I₀(2bu/a_up), b = √(κ(κ+1)), and I₀(y)/I₀(x) ≤ e^{y−x} for y ≥ x (I₁ < I₀), so the exponent is at most
 max_u (2bsu − (κ+1)stu²) = κs/t; without CSIT each component φ_σ(u/a − m)/φ_σ(u/a_up − m), |m| ≤ A, is
 exp(−us(ut − 2m)/(2σ²)) ≤ exp(sm²/(2σ²t)) ≤ exp(κs/t) (A²/(2σ²) = κ), and so is their φ-average.
+
+Several receive antennas (``antennas`` = N_r, maximum ratio on the pilots, model §5.2): the factor of active
+client k is u_k = Σ_r c_{π(k),r}·g_{k,r} = ⟨x, v⟩/‖x‖² in normalised units (x the sequence's pilots over the
+antennas, v = g·√(L·SNR·β) their noiseless part, x − v ~ N(0, I)); |u_k| > c exactly when x lies in one of the two
+balls ‖x ∓ v/(2c)‖ < ‖v‖/(2c), whose probabilities are noncentral χ²_{N_r} CDFs (:func:`_given_gain`); ‖g‖ has the
+density 2r^{N_r−1}e^{−r²}/Γ(N_r/2). The tail falls as c^{−N_r}, so c_max, and with it ε_link, shrinks with N_r. The
+release given the pilots and the factors is again a Gaussian mixture with the inactive sequences' V of N_r antennas,
+so the base curve is that of :mod:`privacy.antenna_rdp` at sensitivity c_max·S.
 """
 
 from __future__ import annotations
@@ -62,7 +70,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import integrate
 from scipy.optimize import brentq
-from scipy.special import i0e, ndtr
+from scipy.special import chndtr, i0e, ndtr
 
 __all__ = ["LinkModel", "exceed_probability", "floras_link_epsilon", "gain_density", "los_phase_cosines"]
 
@@ -80,7 +88,8 @@ class LinkModel:
     gain_scales: β_eff,c of the M population clients relative to the reference (model §5.1), or None (no
     cell, every β_eff = 1). blocks: pilot blocks B per round (per-block pilots, model §5.1; 1 otherwise).
     cell_note: how the scales were obtained (stated in the report). rician_k: κ of the Rician gains (0: Rayleigh;
-    `phy.rician_k` or TDL-D/E's K-factor, model §5.1). drop_rounds: with a cell re-dropped every
+    `phy.rician_k` or TDL-D/E's K-factor, model §5.1). antennas: N_r receive antennas combined by maximum ratio on
+    the pilots (model §5.2; N_r > 1 needs csit "none", Rayleigh gains and one pilot block). drop_rounds: with a cell re-dropped every
     round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
     None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
     that reason), or None.
@@ -95,6 +104,7 @@ class LinkModel:
     undefined: str | None = None
     drop_rounds: int | None = None
     rician_k: float = 0.0
+    antennas: int = 1
 
     def __post_init__(self):
         if isinstance(self.snr_db, bool) or not isinstance(self.snr_db, (int, float)) or not math.isfinite(self.snr_db):
@@ -109,6 +119,11 @@ class LinkModel:
         object.__setattr__(self, "rician_k", float(k))
         if isinstance(self.blocks, bool) or not isinstance(self.blocks, int) or self.blocks < 1:
             raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
+        if isinstance(self.antennas, bool) or not isinstance(self.antennas, int) or self.antennas < 1:
+            raise ValueError(f"antennas must be an integer ≥ 1 (got {self.antennas!r})")
+        if self.antennas > 1 and (self.csit != "none" or self.rician_k or self.blocks > 1):
+            raise ValueError(f"antennas = {self.antennas} is derived for csit 'none', Rayleigh gains and one pilot block "
+                             f"(got csit = {self.csit!r}, rician_k = {self.rician_k:g}, blocks = {self.blocks})")
         if self.gain_scales is not None:
             g = np.asarray(self.gain_scales, dtype=float)
             if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
@@ -138,7 +153,9 @@ class LinkModel:
         who = f"the {M} clients' β_eff" if self.drop_rounds is None else f"the {M} drops' β_eff,t,c"
         if vals.size <= EXACT_SCALES:
             return np.sqrt(vals), counts / M, f"exact mean over {who}"
-        k = 1 if self.csit == "none" else 2  # P(a) ≤ (a_hi/a)^k·exp(κ(a_hi − a)/(a_hi + a))·P(a_hi), a ≤ a_hi
+        # P(a) ≤ (a_hi/a)^k·exp(κ(a_hi − a)/(a_hi + a))·P(a_hi), a ≤ a_hi; k the power of r in the density of the
+        # gain's norm near 0: 1 without CSIT, 2 with phase CSIT (Rayleigh), N_r with N_r antennas (r^{N_r−1}·dr)
+        k = self.antennas if self.antennas > 1 else (1 if self.csit == "none" else 2)
         idx = np.ceil(10.0 * np.log10(g) / GRID_DB)
         hi = 10.0 ** (idx * GRID_DB / 10.0)  # β rounded UP onto the grid
         bins, inv = np.unique(idx, return_inverse=True)
@@ -158,13 +175,18 @@ def los_phase_cosines(kappa: float) -> np.ndarray:
     return np.cos((np.arange(n) + 0.5) * math.pi / n)
 
 
-def gain_density(csit: str, kappa: float = 0.0):
+def gain_density(csit: str, kappa: float = 0.0, antennas: int = 1):
     """The density of |g| (g the effective gain at unit mean power, model §5, §5.1) as a function of r ≥ 0.
 
     κ = 0: |g| with g ~ N(0, ½) without CSIT, Rayleigh (E g² = 1) with phase CSIT. κ > 0 (Rician): the Rice density
     with phase CSIT; without CSIT the average over the line of sight's phase of the two folded normals (module doc).
+    ``antennas`` = N_r > 1 (no CSIT, κ = 0): ‖g‖ over the antennas, ‖g‖² ~ χ²_{N_r}/2, density
+    2r^{N_r−1}e^{−r²}/Γ(N_r/2).
     """
     kappa = float(kappa)
+    if antennas > 1:
+        log_norm = math.log(2.0) - math.lgamma(antennas / 2.0)
+        return lambda r: math.exp(log_norm + (antennas - 1) * math.log(r) - r * r) if r > 0.0 else 0.0
     if kappa == 0.0:
         if csit == "none":
             return lambda r: 2.0 * math.exp(-r * r) / math.sqrt(math.pi)  # |g|, g ~ N(0, 1/2)
@@ -193,18 +215,17 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     amp, weights, _ = link.scale_weights()
     a = a0 * amp
 
-    dens = gain_density(link.csit, link.rician_k)
+    dens = gain_density(link.csit, link.rician_k, link.antennas)
+    given = _given_gain(c, link.antennas)
 
     if a.size == 1:
         a1, w1 = float(a[0]), float(weights[0])
 
         def integrand(r: float) -> float:  # P(|c| > c | |g| = r)
-            u = a1 * r
-            return dens(r) * w1 * float(ndtr(u / c - u) - ndtr(-u - u / c))
+            return dens(r) * w1 * float(given(a1 * r))
     else:
         def integrand(r: float) -> float:
-            u = a * r
-            return dens(r) * float(np.dot(weights, ndtr(u / c - u) - ndtr(-u - u / c)))
+            return dens(r) * float(np.dot(weights, given(a * r)))
 
     # the conditional probability changes on the scale |g| ~ 1/a: breakpoints cover every client's scale
     lo, hi = 1.0 / float(a.max()), 1.0 / float(a.min())
@@ -222,6 +243,25 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
         val, _ = integrate.quad(integrand, 0.0, 8.0, points=pts or None, epsabs=0.0, epsrel=1e-10,
                                 limit=max(400, 4 * len(pts)))
     return min(1.0, max(0.0, val))
+
+
+def _given_gain(c: float, antennas: int):
+    """P(|c_k| > c | ρ) as a function of ρ = ‖v‖ (array), v = g·√(L·SNR·β) the normalised pilot amplitude.
+
+    One antenna: c_k = ρ/(ρ + n), P = Φ(ρ/c − ρ) − Φ(−ρ − ρ/c). N_r antennas (maximum ratio, model §5.2): the factor
+    is u_k = ⟨x, v⟩/‖x‖², x = v + n, n ~ N(0, I_{N_r}), and |u_k| > c ⇔ ‖x ∓ v/(2c)‖² < ρ²/(4c²): x in one of two
+    balls through the origin. ‖x ∓ v/(2c)‖² is noncentral χ²_{N_r} with noncentrality ρ²(1 ∓ 1/(2c))², so
+    P = F(ρ²/(4c²); N_r, ρ²(1 − 1/(2c))²) + F(ρ²/(4c²); N_r, ρ²(1 + 1/(2c))²), which at N_r = 1 is the line above.
+    """
+    if antennas == 1:
+        return lambda rho: ndtr(rho / c - rho) - ndtr(-rho - rho / c)
+
+    def several(rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        x = rho * rho / (4.0 * c * c)
+        return (chndtr(x, antennas, (rho * (1.0 - 0.5 / c)) ** 2)
+                + chndtr(x, antennas, (rho * (1.0 + 0.5 / c)) ** 2))
+    return several
 
 
 def _c_for(target: float, link: LinkModel) -> float | None:
@@ -276,6 +316,9 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
         snr += f"; the mean runs over the drops of rounds 1..{link.drop_rounds}, conditioned on"
     if link.blocks > 1:
         snr += f"; B = {link.blocks} pilot blocks per round, one factor c_(k,m) per block"
+    if link.antennas > 1:
+        snr += (f"; {link.antennas} receive antennas, maximum ratio on the pilots: factors u_k = ⟨x, v⟩/‖x‖² "
+                "(x the pilots, v their noiseless part; model §5.2), P(|u_k| > c) from the noncentral χ² law")
     events = "T·K·B" if link.blocks > 1 else "T·K"
     prob = ("mean_(t,c) P_(t,c)(|c| > c_max)" if link.drop_rounds is not None
             else "mean_c P_c(|c| > c_max)" if link.gain_scales is not None else "P(|c_k| > c_max)")
@@ -283,7 +326,8 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
         text = f"link level ({snr}): no truncation level c_max gives {events}·{prob} below δ; ε_link = ∞"
         return math.inf, {"c_max": None, "exceed_probability": None, "delta_truncation": None, "assumptions": [text]}
     text = (
-        f"link level ({snr}): active-client factors c_k = g_k b/(g_k b + w_k) truncated at c_max = {c:.6g}; "
+        f"link level ({snr}): active-client factors "
+        + ("u_k" if link.antennas > 1 else "c_k = g_k b/(g_k b + w_k)") + f" truncated at c_max = {c:.6g}; "
         f"{prob} = {p:.3g} exactly from the fading and pilot-noise distributions, {events}·P = {slots * p:.3g} "
         f"folded into δ; the rest accounted with sensitivity c_max·S = {c * acc.sensitivity:.6g} and the generic sampling "
         "bounds (privacy/link.py); ε_link = "

@@ -68,8 +68,8 @@ class FlorasRunAccountant:
     each block's noise of its own V_m (model §9.5, "Several pilots"); under ``pld`` the mixture over V_min.
     ``antennas`` N_r ≥ 1: receive antennas of the base station, combined by maximum ratio on the pilots (model §5.2);
     N_r > 1 (model §9.5, "Several antennas") has every accountant (the Rényi bound through E[e^{c/V}],
-    :mod:`privacy.antenna_rdp`; the PLD through the law of V, :mod:`privacy.antenna_noise`), one pilot block, and no
-    link-level ε_link (``link`` must then be None or say why it is undefined).
+    :mod:`privacy.antenna_rdp`; the PLD through the law of V, :mod:`privacy.antenna_noise`) and one pilot block; a
+    ``link`` must then hold the same ``antennas`` (its ε_link bounds the maximum-ratio factors, :mod:`privacy.link`).
 
     The per-round curve (or PLD) is computed once here; :meth:`report` only composes it t times.
     """
@@ -158,9 +158,9 @@ class FlorasRunAccountant:
         if antennas > 1 and pilot_blocks > 1:
             raise ValueError(f"antennas = {antennas} is derived for one pilot block a round (got pilot_blocks = "
                              f"{pilot_blocks})")
-        if antennas > 1 and link is not None and getattr(link, "undefined", None) is None:
-            raise ValueError(f"link: the link-level ε_link is derived for one receive antenna (got antennas = "
-                             f"{antennas}); pass link = None or a LinkModel whose `undefined` says why")
+        if link is not None and getattr(link, "undefined", None) is None and getattr(link, "antennas", 1) != antennas:
+            raise ValueError(f"link: the LinkModel has antennas = {getattr(link, 'antennas', 1)}, the run {antennas}; "
+                             "pass the run's receive antennas to both")
         self.antennas = antennas
         base = CauchyRound(gamma=float(self.gamma), sensitivity=self.sensitivity, blocks=pilot_blocks,
                            antennas=antennas)

@@ -191,17 +191,15 @@ def test_a_rician_floras_run_states_epsilon_and_an_epsilon_link_of_its_law(phy, 
     assert info["delta_truncation"] == pytest.approx(3 * 4 * B * exceed_probability(info["c_max"], acc.link), rel=1e-4)
 
 
-def test_timing_offsets_stay_refused_and_antennas_have_no_link_level_bound():
+def test_timing_offsets_stay_refused_and_antennas_take_every_accountant_and_an_epsilon_link():
     with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε is derived for chip-synchronous clients"):
         _accountant({"timing_offset": 0.2, "floras": {"N": 40, "csit": "none", "path": "chip"}})
     antennas = {"rx_antennas": 2, "floras": {"N": 40, "csit": "none"}}
-    for accountant in ("rdp", "pld"):  # model §9.5, "Several antennas"; no link-level bound
+    for accountant in ("rdp", "pld"):  # model §9.5, "Several antennas"; the link bound: tests/test_link_antennas.py
         acc = _accountant(antennas, accountant=accountant)
-        assert acc.antennas == 2 and acc.event.event.antennas == 2
+        assert acc.antennas == 2 and acc.event.event.antennas == 2 and acc.link.antennas == 2
         rep = acc.report(rounds=3)
-        assert rep.epsilon_link is None and math.isfinite(rep.epsilon)
-        assert any("ε_link not stated: the link-level bound is derived for one receive antenna" in a
-                   for a in rep.assumptions)
+        assert math.isfinite(rep.epsilon) and rep.epsilon_link >= rep.epsilon
     with pytest.raises(ValueError, match=r"phy\.floras\.pilots: FLORAS's ε is not derived for a stale pilot"):
         _accountant({"rician_k": 2.0, "coherence_symbols": 11, "floras": {"N": 40, "pilots": "stale"}})
 

@@ -55,12 +55,10 @@ def _floras_link_model(config, *, blocks: int):
 
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
-                  rician_k=float(phy.los_k))
-    if int(phy.rx_antennas) > 1:
-        return LinkModel(**common, undefined=(
-            f"the link-level bound is derived for one receive antenna (rx_antennas = {phy.rx_antennas}: the active "
-            "coefficients u_k = Σ_r c_(π(k),r)·g_(k,r) of the maximum-ratio combiner, model §5.2, have no tail bound "
-            "here); ε is the idealised release's"))
+                  rician_k=float(phy.los_k), antennas=int(phy.rx_antennas))
+    if common["antennas"] > 1 and (common["rician_k"] or blocks > 1):  # the phy checks refuse these first
+        return LinkModel(**{**common, "antennas": 1, "rician_k": 0.0}, undefined=(
+            "the maximum-ratio factors' law is derived for Rayleigh gains and one pilot block (model §5.2)"))
     if not phy.has_cell:
         return LinkModel(**common)
     M, seed = int(config.partition.clients), int(config.run.seed)
@@ -93,8 +91,8 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
     """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): no timing offsets, one pilot per
     block (a stale pilot only when the update fits one block); a cell (fixed or re-dropped every round) and Rician
     gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed. B > 1 needs the Rényi accountants or the PLD.
-    Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and no
-    ε_link. Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise,
+    Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and an
+    ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise,
     ε = ∞ whatever the link; model §5.1)."""
     from phy.coherence import coherence_plan
 

@@ -114,7 +114,7 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
                                            "`tdl_time_blocks` > 1); none: TR 38.901 §7.7.2's 0.7 ([model §5.1](model.md#sec-5-1))"),
     "phy.timing_offset": ("[0, 1)", "τ_max: per-client fractional-chip offsets τ_k ~ U(0, τ_max) (FLORAS chip path, channel inversion, analog Gaussian with τ_max/L_eff < 1/2)"),
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
-                                "FLORAS, channel inversion, analog Gaussian only; FLORAS's ε covers the maximum-ratio aggregate, no ε_link"),
+                                "FLORAS, channel inversion, analog Gaussian only; FLORAS's ε covers the maximum-ratio aggregate"),
     "phy.csi_error": ("≥ 0", "σ_e², relative channel-estimation error E|ĥ−h|²/E|h|² of the clients "
                              "([model §5.1](model.md#sec-5-1)); > 0: channel inversion with rx_antennas = 1 only; 0: perfect CSI"),
     "phy.inversion_csit": ("`stale`, `per-block`, `per-subcarrier`", "with coherence blocks, channel inversion and analog Gaussian: "
