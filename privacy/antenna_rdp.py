@@ -78,7 +78,7 @@ def _log_laplace(u: np.ndarray, a: float) -> np.ndarray:
 def log_mgf_inverse_variance(c: float, gamma: int, antennas: int) -> tuple[float, float]:
     """(ln M(c) rounded up, its error bound in nats) for M(c) = E[e^{c/V}] (module doc); (∞, 0) when c ≥ γ²/2.
 
-    ``c`` ≥ 0 [1/(ŝ/b)² units of V⁻¹ scaled: V in (ŝ/b)²], ``gamma`` = γ ≥ 1 inactive sequences, ``antennas`` = N_r ≥ 1.
+    ``c`` ≥ 0 in (ŝ/b)² units (V is, so c/V is a number), ``gamma`` = γ ≥ 1 inactive sequences, ``antennas`` = N_r ≥ 1.
     """
     g = _check_whole("gamma", gamma, 1)
     nr = _check_whole("antennas", antennas, 1)

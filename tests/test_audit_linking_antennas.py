@@ -242,6 +242,10 @@ def test_audit_cli_with_antennas_and_a_cell(tmp_path):
     assert res["tracking"]["channel"]["cell"]["pathloss"] == "umi"
     assert [r["rx_antennas"] for r in res["linking_sweep"]] == [1, 4]
     assert "detection_sweep" not in res
+    # the T1 figure shown beside it is the maximum-ratio aggregate's (model §9.5, "Several antennas")
+    text = " ".join(res["epsilon_upper_report"]["assumptions"])
+    assert "2 receive antennas combined by maximum ratio" in text and "epsilon_link computed without the cell" in text
+    assert res["epsilon_link"] >= res["epsilon_upper"]
 
 
 def test_antenna_audit_input_errors_name_the_parameter():
