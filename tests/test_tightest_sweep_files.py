@@ -33,6 +33,23 @@ def test_tuning_under_tightest_moves_only_central_gaussians_eta():
         assert choice["lr"] == best["lr"] and min(lrs) < choice["lr"] < max(lrs) and not choice["at_edge"], label
 
 
+def test_antenna_snr_sweep_is_the_20_db_sweep_at_other_snrs():
+    """scenarios/cell_antennas_tightest_snr.toml: the capped FLORAS and analog Gaussian cases of
+    cell_antennas_tightest.toml, override for override, with phy.snr_db ∈ {0, 10} the only change."""
+    snr, ref = _sweep("cell_antennas_tightest_snr"), _sweep("cell_antennas_tightest")
+    assert snr.base == ref.base and snr.seeds == ref.seeds == (0, 1, 2)
+    theirs = {p.label: p for p in ref.points}
+    labels = {"floras-none-capped", "floras-none-capped-nr2", "floras-none-capped-nr4",
+              "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4"}
+    assert {p.label for p in snr.points} == labels and len(snr.points) == 2 * len(labels)
+    seen = set()
+    for point in snr.points:
+        mine = snr.run_overrides(point, 1)
+        seen.add((point.label, mine["phy.snr_db"]))
+        assert mine == {**ref.run_overrides(theirs[point.label], 1), "phy.snr_db": mine["phy.snr_db"]}, point.label
+    assert seen == {(label, s) for label in labels for s in (0.0, 10.0)}
+
+
 def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_holds_its_cases():
     """scenarios/cell_antennas_tightest.toml: analog Gaussian's points are cell_antennas.toml's of the same N_r with
     the accountant the only change; the FLORAS cases differ from one another only in rx_antennas (and the capped
