@@ -2,7 +2,8 @@
 (``scenarios/cell_antennas_tightest.toml``; model §5.2, §9.5 "Several antennas"), from stored results only: final
 test accuracy against N_r, one curve per scheme and receiver (the cases ``floras-none-nr2``, ``-nr4`` join
 ``floras-none``, ``floras-none-capped-nr2`` joins ``floras-none-capped``; each case holds one N_r), and its
-``.table.md``."""
+``.table.md``. The same module draws ``scenarios/cell_antennas_tightest_snr.toml`` (its directory's name picks it):
+accuracy against the SNR, one curve per case (scheme, receiver and N_r), stem :data:`SNR_STEM`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from .matched import facts, privacy_caption
 SWEEP = "cell_antennas_tightest"
 STEM = "cell_accuracy_vs_antennas_tightest"
 KEY = "phy.rx_antennas"
+SNR_SWEEP = "cell_antennas_tightest_snr"
+SNR_STEM = "cell_accuracy_vs_snr_antennas_tightest"
 
 
 def curve_of(label: str) -> str:
@@ -34,7 +37,22 @@ def _caption(res, record, cfg) -> str:
             f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
 
 
+def _snr_caption(res, record, cfg) -> str:
+    phy = cfg.get("phy", {})
+    return (f"Final test accuracy against the SNR referred to the {phy.get('snr_reference')} (cell {phy.get('pathloss')} "
+            f"R = {phy.get('cell_radius')} m), one curve per scheme, receiver and number of receive antennas N_r, each "
+            f"at its η tuned at 20 dB (not retuned per SNR); FLORAS's ε (PLD over the maximum-ratio noise law, model "
+            f"§9.5 'Several antennas') does not depend on the SNR, analog Gaussian's counts its receiver noise at "
+            f"N_r = 1 only (model §5.2). The 20 dB points are {STEM}'s. "
+            f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+
+
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    if Path(results_dir).name == SNR_SWEEP:
+        return accuracy_figure(results_dir, out_dir, stem=SNR_STEM, key="phy.snr_db",
+                               xlabel="SNR at the median distance [dB]",
+                               title="Accuracy against the SNR with receive antennas, ε from the tightest accountant",
+                               caption=_snr_caption, unit=" dB")
     return accuracy_figure(results_dir, out_dir, stem=STEM, key=KEY, xlabel="receive antennas N_r",
                            title="Accuracy against the receive antennas, ε from the tightest accountant",
                            caption=_caption, group=curve_of)

@@ -35,6 +35,7 @@ FIGURES = (
     ("cell_placement", "cell_placement_rings"),  # its own stem, see the module
     ("cell_antennas", "cell_antennas"),
     ("cell_antennas_tightest", "cell_antennas_tightest"),
+    ("cell_antennas_tightest", "cell_antennas_tightest_snr"),  # its own stem, see the module
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),
     ("cell_timing", "cell_timing"),
