@@ -92,8 +92,8 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
     block (a stale pilot only when the update fits one block); a cell (fixed or re-dropped every round) and Rician
     gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed. B > 1 needs the Rényi accountants or the PLD.
     Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and an
-    ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive sequence, no privacy noise,
-    ε = ∞ whatever the link; model §5.1)."""
+    ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive
+    sequence, no privacy noise, ε = ∞ whatever the link; model §5.1)."""
     from phy.coherence import coherence_plan
 
     noiseless = int(phy.of("floras").N) == int(K)  # γ = 0: ε = ∞, nothing of the link to derive
