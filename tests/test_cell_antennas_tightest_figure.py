@@ -46,20 +46,22 @@ def test_each_scheme_is_one_curve_against_the_antennas_and_the_table_holds_every
     sweep = replace(sweep, seeds=(0, 1), points=points)
     out = tmp_path / "res" / sweep.name
     run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
-    assert len(list(out.glob("*/DONE"))) == 2 * len(sweep.points) == 18
+    assert len(list(out.glob("*/DONE"))) == 2 * len(sweep.points) == 24
     paths = make(out, tmp_path / "figs")
     assert all(p.stat().st_size > 10_000 for p in paths if p.suffix in (".png", ".pdf"))
     table = (tmp_path / "figs" / f"{STEM}.table.md").read_text().splitlines()
     assert table[2].endswith("| rx_antennas = 1 | rx_antennas = 2 | rx_antennas = 4 |")
     rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in table[4:] if line.startswith("| ")}
-    assert len(rows) == 3  # FLORAS plain, FLORAS capped, analog Gaussian: not nine one-point rows
+    assert len(rows) == 4  # FLORAS plain, capped, inverse-variance, analog Gaussian: not twelve one-point rows
 
     def cell(scheme: float, n_rx: int) -> str:  # mean [min, max] over seeds 0, 1 of accuracy() above, in %
         lo = 100 * (scheme + 0.05 * n_rx)
         return f"{lo + 0.5:.1f} [{lo:.1f}, {lo + 1:.1f}]"
 
     by_start = {name.split(" [")[0]: cells for name, cells in rows.items()}
-    plain = next(c for n, c in by_start.items() if "FLORAS" in n and "capped" not in n)
+    plain = next(c for n, c in by_start.items() if "FLORAS" in n and "capped" not in n and "inverse" not in n)
+    inverse = next(c for n, c in by_start.items() if "inverse" in n)
+    assert [c.strip(" |") for c in inverse] == [cell(0.2, 1), cell(0.2, 2), cell(0.2, 4)]
     capped = next(c for n, c in by_start.items() if "capped" in n)
     analog = next(c for n, c in by_start.items() if "analog" in n)
     assert [c.strip(" |") for c in plain] == [cell(0.2, 1), cell(0.2, 2), cell(0.2, 4)]

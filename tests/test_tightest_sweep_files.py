@@ -59,7 +59,8 @@ def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_
     ref = {int(p.overrides["phy.rx_antennas"]): p for p in cell.points if p.label == "analog-gaussian"}
     points = {p.label: p for p in sweep.points}
     assert set(points) == {"floras-none", "floras-none-nr2", "floras-none-nr4", "floras-none-capped",
-                           "floras-none-capped-nr2", "floras-none-capped-nr4",
+                           "floras-none-capped-nr2", "floras-none-capped-nr4", "floras-none-inverse-variance",
+                           "floras-none-inverse-variance-nr2", "floras-none-inverse-variance-nr4",
                            "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4"}
     for label, n_rx in (("analog-gaussian", 1), ("analog-gaussian-nr2", 2), ("analog-gaussian-nr4", 4)):
         mine = {k: v for k, v in sweep.run_overrides(points[label], 0).items() if k != "phy.rx_antennas"}
@@ -68,14 +69,19 @@ def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_
         assert int(points[label].overrides.get("phy.rx_antennas", 1)) == n_rx
     plain, capped = sweep.run_overrides(points["floras-none"], 0), sweep.run_overrides(points["floras-none-capped"], 0)
     assert capped == {**plain, "phy.floras.receiver": "capped", "phy.floras.receiver_cap": 4.0}
-    for ref, suffix in ((plain, ""), (capped, "-capped")):
+    inverse = sweep.run_overrides(points["floras-none-inverse-variance"], 0)
+    assert inverse == {**plain, "phy.floras.receiver": "inverse-variance"}
+    (twin,) = [p for p in tune.points if p.label == "floras-none-inverse-variance"]
+    assert tune.run_overrides(twin, 0) == inverse
+    for ref, suffix in ((plain, ""), (capped, "-capped"), (inverse, "-inverse-variance")):
         for n_rx in (2, 4):
             label = f"floras-none{suffix}-nr{n_rx}"
             assert sweep.run_overrides(points[label], 0) == {**ref, "phy.rx_antennas": n_rx}
             (twin,) = [p for p in tune.points if p.label == label]
             assert tune.run_overrides(twin, 0) == sweep.run_overrides(points[label], 0)
     assert {p.label for p in tune.points} == {"floras-none-nr2", "floras-none-nr4", "floras-none-capped-nr2",
-                                              "floras-none-capped-nr4"}
+                                              "floras-none-capped-nr4", "floras-none-inverse-variance",
+                                              "floras-none-inverse-variance-nr2", "floras-none-inverse-variance-nr4"}
     # the tuned record the header names gives FLORAS with antennas its own choice (no prefix fallback to N_r = 1)
     record = json.loads((ROOT / "docs" / "figures" / "cell" / "tune_antennas_tightest.json").read_text())["choices"]
     tuned = {label: c["lr"] for label, c in record.items()}
