@@ -105,3 +105,24 @@ def test_the_cell_grid_bound_holds_with_antennas():
                          for b in scales])
         bound = exceed_probability(c, LinkModel(snr_db=30.0, L=32, antennas=n_rx, gain_scales=scales))
         assert exact <= bound <= exact * 10.0 ** (0.05 * n_rx / 20.0) * (1.0 + 1e-9), (n_rx, exact, bound)
+
+
+def test_floras_privacy_takes_rx_antennas(tmp_path, capsys):
+    """``floras privacy --rx-antennas`` reports the maximum-ratio aggregate's ε and ε_link, the accountant's own."""
+    import json
+
+    from scenarios.cli.main import main
+
+    out = tmp_path / "p.json"
+    argv = ["privacy", "--K", "4", "--N", "40", "--M", "10", "--rounds", "3", "--d", "40", "--normalization", "clip",
+            "--C", "0.05", "--clip-norm", "1", "--snr-db", "50", "--L", "64"]
+    assert main([*argv, "--rx-antennas", "4", "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    want = FlorasRunAccountant(K=4, N=40, M=10, d=40, normalization="clip", C=0.05, clip_norm=1.0, antennas=4,
+                               link=LinkModel(snr_db=50.0, L=64, antennas=4)).report(rounds=3)
+    assert rep["epsilon"] == pytest.approx(want.epsilon, rel=1e-12)
+    assert rep["epsilon_link"] == pytest.approx(want.epsilon_link, rel=1e-12)
+    assert "4 receive antennas" in rep["threat_model"]
+    assert main([*argv, "--rx-antennas", "2", "--csit", "phase"]) == 2
+    assert "--rx-antennas 2 is derived for --csit none" in capsys.readouterr().err
+    assert main([*argv, "--rx-antennas", "0"]) == 2

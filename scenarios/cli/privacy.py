@@ -5,7 +5,7 @@ Usage::
     floras privacy --K 20 --N 30 --M 100 --rounds 200 --delta 1e-5 --level client --d 100000 \
         [--normalization {paper,clip}] [--C C] [--sensitivity S] [--sampling {without-replacement,poisson}] \
         [--accountant {rdp,rdp-generic,pld,gdp,fdp}] [--snr-db DB --L L --csit {none,phase} --rician-k K]
-        [--json FILE|-]
+        [--rx-antennas N_r] [--json FILE|-]
     floras privacy --mechanism gaussian --noise-multiplier Z [--K --M --rounds --delta --relation --sampling]
     floras privacy --mechanism ddgauss --d D --clip-norm C --local-std S (--grid G | --bits B) [--beta --k-stddevs]
     floras privacy --mechanism ldp --epsilon0 E0 [--epsilon-s ES]
@@ -15,7 +15,9 @@ Usage::
 ``plan`` finds, for FLORAS, the smallest N; for gaussian, the smallest noise multiplier; for
 ddgauss, the smallest local noise scale; for ldp, the largest ε₀ meeting the target. FLORAS with
 ``--snr-db`` adds the link-level ε_link of the simulated link at that SNR (:mod:`privacy.link`); ``--rician-k``
-takes Rician gains of that K-factor (model §5.1; 0, the default: Rayleigh).
+takes Rician gains of that K-factor (model §5.1; 0, the default: Rayleigh). ``--rx-antennas N_r`` accounts for a
+base station combining N_r antennas by maximum ratio (model §5.2; the ε of the combined aggregate under every
+accountant, model §9.5 "Several antennas", and its ε_link, model §7.2 "Link level"; --csit none, Rayleigh).
 
 The first form prints ε with every assumption (model §7.4); ``--sensitivity`` overrides the S
 derived from the normalization. ``plan`` prints the smallest N that reaches the target ε, or says
@@ -84,6 +86,8 @@ def register(subparsers) -> None:
     p.add_argument("--snr-db", type=float, default=None, help="floras: SNR (dB) of the link for ε_link")
     p.add_argument("--L", type=int, default=32, help="floras link: chips per symbol L (default 32)")
     p.add_argument("--csit", choices=("none", "phase"), default="none", help="floras link: CSIT mode")
+    p.add_argument("--rx-antennas", type=int, default=1,
+                   help="floras: receive antennas N_r ≥ 1, combined by maximum ratio (model §5.2, §9.5; default 1)")
     p.add_argument("--rician-k", type=float, default=0.0,
                    help="floras link: Rician K-factor κ of the gains (linear, ≥ 0; default 0: Rayleigh; model §5.1)")
     p.add_argument("--target-epsilon", type=float, default=None, help="plan: the ε to reach")
@@ -108,13 +112,20 @@ def _link(args):
     k = args.rician_k
     if not (math.isfinite(k) and k >= 0.0):
         raise ValueError(f"--rician-k must be a finite number ≥ 0 (the Rician K-factor κ, linear; 0: Rayleigh; got {k!r})")
+    n_rx = args.rx_antennas
+    if isinstance(n_rx, bool) or not isinstance(n_rx, int) or n_rx < 1:
+        raise ValueError(f"--rx-antennas must be an integer ≥ 1 (got {n_rx!r})")
+    if n_rx > 1 and (args.csit != "none" or k):
+        raise ValueError(f"--rx-antennas {n_rx} is derived for --csit none and Rayleigh gains (model §5.2: one phase "
+                         "pre-rotation cannot align every antenna; Rician gains with antennas are not modelled): drop "
+                         "--csit phase / --rician-k or use --rx-antennas 1")
     if args.snr_db is None:
         if k:
             raise ValueError("--rician-k sets the gains of the link-level bound: give --snr-db DB too")
         return None
     from privacy.link import LinkModel
 
-    return LinkModel(snr_db=args.snr_db, L=args.L, csit=args.csit, rician_k=k)
+    return LinkModel(snr_db=args.snr_db, L=args.L, csit=args.csit, rician_k=k, antennas=n_rx)
 
 
 def _ddgauss_grid(args, n: int, local_std: float) -> float:
@@ -177,6 +188,7 @@ def _config(args) -> dict:
         clip_norm=args.clip_norm, level=args.level, relation=relation, sampling=args.sampling, delta=args.delta,
         local_steps=args.local_steps, batch_size=args.batch_size, local_dataset_size=args.local_dataset_size,
         sensitivity=args.sensitivity, conversion=args.conversion, accountant=args.accountant, link=_link(args),
+        antennas=args.rx_antennas,
     )
 
 
