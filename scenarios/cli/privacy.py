@@ -108,26 +108,6 @@ def _relation(args) -> str:
     return "add-remove" if (args.sampling == "poisson" and args.level == "client") else "replace"
 
 
-def _link(args):
-    k = args.rician_k
-    if not (math.isfinite(k) and k >= 0.0):
-        raise ValueError(f"--rician-k must be a finite number ≥ 0 (the Rician K-factor κ, linear; 0: Rayleigh; got {k!r})")
-    n_rx = args.rx_antennas
-    if isinstance(n_rx, bool) or not isinstance(n_rx, int) or n_rx < 1:
-        raise ValueError(f"--rx-antennas must be an integer ≥ 1 (got {n_rx!r})")
-    if n_rx > 1 and (args.csit != "none" or k):
-        raise ValueError(f"--rx-antennas {n_rx} is derived for --csit none and Rayleigh gains (model §5.2: one phase "
-                         "pre-rotation cannot align every antenna; Rician gains with antennas are not modelled): drop "
-                         "--csit phase / --rician-k or use --rx-antennas 1")
-    if args.snr_db is None:
-        if k:
-            raise ValueError("--rician-k sets the gains of the link-level bound: give --snr-db DB too")
-        return None
-    from privacy.link import LinkModel
-
-    return LinkModel(snr_db=args.snr_db, L=args.L, csit=args.csit, rician_k=k, antennas=n_rx)
-
-
 def _ddgauss_grid(args, n: int, local_std: float) -> float:
     """γ from the bit budget 2^B = 2k·√(c²n²/d + (γ²/4 + σ²)·n)/γ (model §9.2), solved for γ."""
     if args.grid is not None:
@@ -180,6 +160,8 @@ def _scheme_params(args, *, override=None) -> dict:
 
 
 def _config(args) -> dict:
+    from scenarios.cli.privacy_link import link_model
+
     if args.d is None:
         raise ValueError("d must be given with --d (the model dimension, an integer ≥ 1)")
     relation = _relation(args)
@@ -187,7 +169,7 @@ def _config(args) -> dict:
         K=args.K, M=args.M, d=args.d, normalization=args.normalization, C=args.C, power=args.power,
         clip_norm=args.clip_norm, level=args.level, relation=relation, sampling=args.sampling, delta=args.delta,
         local_steps=args.local_steps, batch_size=args.batch_size, local_dataset_size=args.local_dataset_size,
-        sensitivity=args.sensitivity, conversion=args.conversion, accountant=args.accountant, link=_link(args),
+        sensitivity=args.sensitivity, conversion=args.conversion, accountant=args.accountant, link=link_model(args),
         antennas=args.rx_antennas,
     )
 
