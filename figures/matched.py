@@ -16,6 +16,7 @@ written beside the figure.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -81,12 +82,23 @@ def short_threat(threat: str, width: int = 48) -> str:
     return head or threat
 
 
+def scheme_text(label: str) -> str:
+    """The case's name: :data:`SCHEME_TEXT`'s, a ``-nr<N_r>`` suffix (a case with its own receive antennas) read as
+    ", N_r = …", else the label itself."""
+    if label in SCHEME_TEXT:
+        return SCHEME_TEXT[label]
+    m = re.fullmatch(r"(.+)-nr(\d+)", label)
+    if m and m.group(1) in SCHEME_TEXT:
+        return f"{SCHEME_TEXT[m.group(1)]}, N_r = {m.group(2)}"
+    return label
+
+
 def curve_label(label: str, threat: str, *, short: bool = False) -> str:
     """The scheme and its threat model; ``short`` (a legend) keeps only the head of a long threat model
     (:func:`short_threat`; the tables keep the whole text)."""
     if not threat:
-        return SCHEME_TEXT.get(label, label)
-    return f"{SCHEME_TEXT.get(label, label)} [{short_threat(threat) if short else threat}]"
+        return scheme_text(label)
+    return f"{scheme_text(label)} [{short_threat(threat) if short else threat}]"
 
 
 def threat_of(record: dict, label: str) -> str:
