@@ -56,9 +56,6 @@ def _floras_link_model(config, *, blocks: int):
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
                   rician_k=float(phy.los_k), antennas=int(phy.rx_antennas))
-    if common["antennas"] > 1 and (common["rician_k"] or blocks > 1):  # the phy checks refuse these first
-        return LinkModel(**{**common, "antennas": 1, "rician_k": 0.0}, undefined=(
-            "the maximum-ratio factors' law is derived for Rayleigh gains and one pilot block (model §5.2)"))
     if not phy.has_cell:
         return LinkModel(**common)
     M, seed = int(config.partition.clients), int(config.run.seed)
