@@ -54,11 +54,14 @@ exp(−us(ut − 2m)/(2σ²)) ≤ exp(sm²/(2σ²t)) ≤ exp(κs/t) (A²/(2σ²)
 
 Several receive antennas (``antennas`` = N_r, maximum ratio on the pilots, model §5.2): the factor of active
 client k is u_k = Σ_r c_{π(k),r}·g_{k,r} = ⟨x, v⟩/‖x‖² in normalised units (x the sequence's pilots over the
-antennas, v = g·√(L·SNR·β) their noiseless part, x − v ~ N(0, I)); |u_k| > c exactly when x lies in one of the two
-balls ‖x ∓ v/(2c)‖ < ‖v‖/(2c), whose probabilities are noncentral χ²_{N_r} CDFs (:func:`_given_gain`); ‖g‖ has the
-density 2r^{N_r−1}e^{−r²}/Γ(N_r/2). The tail falls as c^{−N_r}, so c_max, and with it ε_link, shrinks with N_r. The
-release given the pilots and the factors is again a Gaussian mixture with the inactive sequences' V of N_r antennas,
-so the base curve is that of :mod:`privacy.antenna_rdp` at sensitivity c_max·S.
+antennas, v = g·√(L·SNR·β) their noiseless part, x − v ~ N(0, I)); |u_k| > c exactly when |⟨x, v⟩| > c‖x‖².
+Averaged over the client's gain the probability has a closed form (:func:`antenna_exceed_probability`): v and x
+are jointly Gaussian, v ~ N(0, q·I), q = L·SNR·β/2, so given x, ⟨x, v⟩ ~ N(μ‖x‖², μ‖x‖²), μ = q/(1 + q), and
+‖x‖² = (1 + q)·χ²_{N_r}; Z/χ_{N_r} = T/√N_r with T Student's t of N_r degrees of freedom, hence
+P(|u_k| > c) = P(T > (c(1 + q) − q)√(N_r/q)) + P(T > (c(1 + q) + q)√(N_r/q)). The tail falls as c^{−N_r}, so c_max,
+and with it ε_link, shrinks with N_r. The release given the pilots and the factors is again a Gaussian mixture with
+the inactive sequences' V of N_r antennas, so the base curve is that of :mod:`privacy.antenna_rdp` at sensitivity
+c_max·S.
 """
 
 from __future__ import annotations
@@ -70,9 +73,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import integrate
 from scipy.optimize import brentq
-from scipy.special import chndtr, i0e, ndtr
+from scipy.special import i0e, ndtr, stdtr
 
-__all__ = ["LinkModel", "exceed_probability", "floras_link_epsilon", "gain_density", "los_phase_cosines"]
+__all__ = ["LinkModel", "antenna_exceed_probability", "exceed_probability", "floras_link_epsilon", "gain_density", "los_phase_cosines"]
 
 FRACTIONS = (0.5, 0.3, 0.1, 0.03, 0.01, 1e-3)
 EXACT_SCALES = 512  # distinct β_eff up to which the mean over clients is exact
@@ -175,18 +178,14 @@ def los_phase_cosines(kappa: float) -> np.ndarray:
     return np.cos((np.arange(n) + 0.5) * math.pi / n)
 
 
-def gain_density(csit: str, kappa: float = 0.0, antennas: int = 1):
+def gain_density(csit: str, kappa: float = 0.0):
     """The density of |g| (g the effective gain at unit mean power, model §5, §5.1) as a function of r ≥ 0.
 
     κ = 0: |g| with g ~ N(0, ½) without CSIT, Rayleigh (E g² = 1) with phase CSIT. κ > 0 (Rician): the Rice density
     with phase CSIT; without CSIT the average over the line of sight's phase of the two folded normals (module doc).
-    ``antennas`` = N_r > 1 (no CSIT, κ = 0): ‖g‖ over the antennas, ‖g‖² ~ χ²_{N_r}/2, density
-    2r^{N_r−1}e^{−r²}/Γ(N_r/2).
+    (With N_r > 1 antennas the gain is averaged in closed form: :func:`antenna_exceed_probability`.)
     """
     kappa = float(kappa)
-    if antennas > 1:
-        log_norm = math.log(2.0) - math.lgamma(antennas / 2.0)
-        return lambda r: math.exp(log_norm + (antennas - 1) * math.log(r) - r * r) if r > 0.0 else 0.0
     if kappa == 0.0:
         if csit == "none":
             return lambda r: 2.0 * math.exp(-r * r) / math.sqrt(math.pi)  # |g|, g ~ N(0, 1/2)
@@ -214,9 +213,11 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     a0 = math.sqrt(link.L * 10.0 ** (link.snr_db / 10.0))  # u = a·g at β_eff = 1
     amp, weights, _ = link.scale_weights()
     a = a0 * amp
+    if link.antennas > 1:  # the gain averaged in closed form (module doc)
+        return min(1.0, max(0.0, float(np.dot(weights, antenna_exceed_probability(c, a, link.antennas)))))
 
-    dens = gain_density(link.csit, link.rician_k, link.antennas)
-    given = _given_gain(c, link.antennas)
+    dens = gain_density(link.csit, link.rician_k)
+    given = _given_gain(c)
 
     if a.size == 1:
         a1, w1 = float(a[0]), float(weights[0])
@@ -245,23 +246,23 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     return min(1.0, max(0.0, val))
 
 
-def _given_gain(c: float, antennas: int):
-    """P(|c_k| > c | ρ) as a function of ρ = ‖v‖ (array), v = g·√(L·SNR·β) the normalised pilot amplitude.
+def _given_gain(c: float):
+    """P(|c_k| > c | ρ) with one antenna as a function of ρ = |v| (array), v = g·√(L·SNR·β) the normalised pilot
+    amplitude: c_k = ρ/(ρ + n), P = Φ(ρ/c − ρ) − Φ(−ρ − ρ/c)."""
+    return lambda rho: ndtr(rho / c - rho) - ndtr(-rho - rho / c)
 
-    One antenna: c_k = ρ/(ρ + n), P = Φ(ρ/c − ρ) − Φ(−ρ − ρ/c). N_r antennas (maximum ratio, model §5.2): the factor
-    is u_k = ⟨x, v⟩/‖x‖², x = v + n, n ~ N(0, I_{N_r}), and |u_k| > c ⇔ ‖x ∓ v/(2c)‖² < ρ²/(4c²): x in one of two
-    balls through the origin. ‖x ∓ v/(2c)‖² is noncentral χ²_{N_r} with noncentrality ρ²(1 ∓ 1/(2c))², so
-    P = F(ρ²/(4c²); N_r, ρ²(1 − 1/(2c))²) + F(ρ²/(4c²); N_r, ρ²(1 + 1/(2c))²), which at N_r = 1 is the line above.
-    """
-    if antennas == 1:
-        return lambda rho: ndtr(rho / c - rho) - ndtr(-rho - rho / c)
 
-    def several(rho):
-        rho = np.asarray(rho, dtype=np.float64)
-        x = rho * rho / (4.0 * c * c)
-        return (chndtr(x, antennas, (rho * (1.0 - 0.5 / c)) ** 2)
-                + chndtr(x, antennas, (rho * (1.0 + 0.5 / c)) ** 2))
-    return several
+def antenna_exceed_probability(c: float, a, antennas: int) -> np.ndarray:
+    """P(|u_k| > c) of the maximum-ratio factor u_k = ⟨x, v⟩/‖x‖² with N_r = ``antennas``, averaged over the
+    client's Rayleigh gain, for pilot amplitudes ``a`` (array; v = a·g, g ~ N(0, ½·I_{N_r}), x = v + N(0, I)):
+    with q = a²/2 and T Student's t of N_r degrees of freedom (module doc, model §7.2 "Link level"),
+
+        P = P(T > (c(1 + q) − q)·√(N_r/q)) + P(T > (c(1 + q) + q)·√(N_r/q)).
+
+    Exact for every N_r ≥ 1 (N_r = 1: T is Cauchy, the ratio of two Gaussians)."""
+    q = 0.5 * np.square(np.asarray(a, dtype=np.float64))
+    scale = np.sqrt(antennas / q)
+    return stdtr(antennas, -(c * (1.0 + q) - q) * scale) + stdtr(antennas, -(c * (1.0 + q) + q) * scale)
 
 
 def _c_for(target: float, link: LinkModel) -> float | None:

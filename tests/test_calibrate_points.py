@@ -240,3 +240,78 @@ def test_a_calibration_that_killed_its_workers_is_not_retried_here(tmp_path, fre
         plan_sweep(sweep)
     with pytest.raises(CalibrationCrashed):  # what loading the point raises, before planning names it
         targets._cached(*next(iter(k for k, v in targets._CACHE.items() if isinstance(v, CalibrationCrashed))))
+
+
+def test_floras_tune_calibrates_each_cases_point_on_the_workers_before_picking_it(tmp_path, fresh_cache, monkeypatch,
+                                                                                  capsys):
+    """`floras tune` loads each case's point at --tune-at-epsilon to pick it (an infeasible target falls back to
+    ε = ∞): those loads must find their calibrations computed on the executor's workers, not one after another in
+    this process (a calibration under tightest with antennas is minutes). The sweep above at ε = 8, 20 dB: central
+    Gaussian (feasible) and channel inversion (infeasible, no ε = ∞ point: not tuned) are 2 keys on the workers."""
+    import json
+    import sys
+
+    import scenarios.cli.options as options
+    import scenarios.config.targets as targets
+    from scenarios.cli import tune
+    from scenarios.cli.main import build_parser
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_matched import rigged_runner
+
+    on_workers = {"now": False, "items": 0}
+    computed_here = []
+    real = targets.compute_calibration
+
+    def spy(request):
+        if not on_workers["now"]:
+            computed_here.append(request)
+        return real(request)
+
+    class Workers(InProcessExecutor):
+        def worker_threads(self):
+            return 2
+
+        def map_calls(self, fn, items):
+            on_workers["items"] += len(items)
+            for i, item in enumerate(items):
+                on_workers["now"] = True
+                try:
+                    answer = fn(item)
+                finally:
+                    on_workers["now"] = False
+                yield i, answer
+
+    monkeypatch.setattr(targets, "compute_calibration", spy)
+    monkeypatch.setattr(options, "make_executor", lambda *a, **k: Workers())
+    args = build_parser().parse_args(["tune", str(_sweep(tmp_path)), "--workers", "2", "--out", str(tmp_path / "res"),
+                                      "--no-progress", "--lr-grid", "0.03,0.3"])
+    assert tune.run(args, runner=rigged_runner) == 0
+    out = capsys.readouterr().out
+    # the validation runs share their case's key (the held-out split cannot change a client-level ε): 2 in all
+    assert on_workers["items"] == 2 and computed_here == [], (on_workers, computed_here)
+    assert out.count("floras tune: calibrating") == 1
+    assert "floras tune: calibrating 2 noise key(s) for 2 grid point(s) on 2 worker(s)" in out
+    assert out.splitlines()[0].startswith("floras tune: predicted ")  # the estimate first, before any calibration
+    record = json.loads((tmp_path / "res" / "cal_tune" / "tune.json").read_text())
+    assert record["tuned_at_epsilon"] == {"central-gaussian": "8"}
+    # --tune-rounds changes ε: the tuning runs' own key (one: η cannot change it) is announced and computed once
+    # before planning (a single key runs here: no pool for one), not once per run
+    on_workers["items"] = 0
+    args = build_parser().parse_args(["tune", str(_sweep(tmp_path)), "--workers", "2", "--out", str(tmp_path / "r2"),
+                                      "--no-progress", "--lr-grid", "0.03,0.3", "--tune-rounds", "2"])
+    assert tune.run(args, runner=rigged_runner) == 0
+    assert on_workers["items"] == 0 and len(computed_here) == 1, (on_workers, computed_here)
+    assert "floras tune: calibrating 1 noise key(s) for 2 grid point(s) in this process" in capsys.readouterr().out
+
+
+def test_floras_tune_refuses_a_bad_grid_before_calibrating(tmp_path, fresh_cache, monkeypatch):
+    import scenarios.config.targets as targets
+    from scenarios.cli import tune
+    from scenarios.cli.main import build_parser
+
+    monkeypatch.setattr(targets, "compute_calibration", lambda request: pytest.fail("calibrated before the check"))
+    args = build_parser().parse_args(["tune", str(_sweep(tmp_path)), "--workers", "0", "--out", str(tmp_path / "res"),
+                                      "--lr-grid", "0.03,-1"])
+    with pytest.raises(ValueError, match="lr-grid must be a non-empty list of finite numbers > 0"):
+        tune.run(args)

@@ -100,6 +100,7 @@ def _numbers(text: str, what: str) -> list[float]:
 def run(args, *, runner=None) -> int:
     """``runner``: the training function of each run (tests pass a fake one)."""
     from scenarios.cli.matched import output_root, run_tuning, workers_of
+    from scenarios.config.loading import build_scenario_file
     from scenarios.cli.options import make_executor
     from scenarios.cli.options import check_dask_options
     from scenarios.experiments.sweep_file import load_sweep
@@ -108,11 +109,13 @@ def run(args, *, runner=None) -> int:
     check_dask_options(args)
     sweep = load_sweep(args.sweep_file, quick=args.quick)
     workers, threads = workers_of(args)
-    # the same grid as run_tuning builds (its calibrations are cached, so building it twice costs nothing)
+    # the grid run_tuning builds, each case at its point at --tune-at-epsilon: built, not calibrated (the time does
+    # not depend on the noise key; run_tuning calibrates on the workers and falls back to ε = ∞ where infeasible)
     grid = _numbers(args.lr_grid, "lr-grid") if args.lr_grid else ([0.03, 0.1, 0.3] if args.quick else [0.01, 0.03, 0.1, 0.3])
     seeds = tuple(int(s) for s in _numbers(args.tune_seeds, "tune-seeds"))
     tune, _ = tune_sweep(sweep, lr_grid=grid, at_epsilon=args.tune_at_epsilon, at_snr_db=args.tune_snr_db, seeds=seeds,
-                         rounds=args.tune_rounds, validation_fraction=args.validation_fraction)
+                         rounds=args.tune_rounds, validation_fraction=args.validation_fraction,
+                         loader=build_scenario_file)
     print(estimate_line(tune, workers=max(1, workers)), flush=True)
     executor = make_executor(args, workers, threads)
     try:

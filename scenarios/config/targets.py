@@ -75,7 +75,8 @@ def clear_calibration_cache() -> None:
 
 def _cache_key(config) -> str:
     """The scenario without the keys that cannot change ε (seed, learning rate, server momentum: the server's use
-    of the released aggregate is post-processing; SNR of digital schemes)."""
+    of the released aggregate is post-processing; SNR of digital schemes; at client level the validation split, so
+    that ``floras tune``'s validation runs share their case's calibration)."""
     data = config.to_dict()
     data["run"].pop("seed", None)
     data["training"].pop("lr", None)
@@ -87,6 +88,9 @@ def _cache_key(config) -> str:
             data["phy"].get("floras", {}).pop(key, None)
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)
+    if config.privacy.level == "client":  # which examples a client holds out cannot change a client-level ε
+        data["data"].pop("evaluate_on", None)  # (at item level the held-out share sets D, the examples per client)
+        data["data"].pop("validation_fraction", None)
     return json.dumps(data, sort_keys=True)
 
 

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from scenarios.config.calibration import InfeasibleTarget
 from scenarios.experiments.sweep_file import Sweep, SweepPoint
 
-__all__ = ["TUNE_RECORD", "tune_sweep", "choose_lr", "tune_record", "read_tuned"]
+__all__ = ["TUNE_RECORD", "tune_sweep", "tuning_points", "check_tuning_grid", "choose_lr", "tune_record", "read_tuned"]
 
 TUNE_RECORD = "tune.json"
 
@@ -34,6 +34,18 @@ def _same(a, b) -> bool:
     if isinstance(a, str) or isinstance(b, str):
         return str(a).lower() == str(b).lower()
     return a is not None and b is not None and math.isclose(float(a), float(b))
+
+
+def tuning_points(sweep: Sweep, *, at_epsilon: float | str = 8, at_snr_db: float | None = 20.0) -> Sweep:
+    """``sweep`` with only the points :func:`tune_sweep` loads first, one per case where the sweep has it: those at
+    ``at_epsilon`` and ``at_snr_db``. Their calibrations are all the tuning needs (η cannot change ε; the fallback to
+    ε = ∞ needs none), so a caller computes them on its workers
+    (:func:`scenarios.experiments.calibrate_points.prefetch_calibrations`) before :func:`tune_sweep` loads them one
+    after another."""
+    return dataclasses.replace(sweep, points=tuple(
+        p for p in sweep.points
+        if (at_snr_db is None or _same(_grid_value(p, "phy.snr_db"), at_snr_db))
+        and _same(_grid_value(p, "privacy.target_epsilon"), at_epsilon)))
 
 
 def _pick_point(sweep: Sweep, label, at_epsilon, at_snr_db, loader) -> tuple[SweepPoint, str] | None:
@@ -50,6 +62,14 @@ def _pick_point(sweep: Sweep, label, at_epsilon, at_snr_db, loader) -> tuple[Swe
     return (candidates[0], "as in the sweep") if candidates and _grid_value(candidates[0], "privacy.target_epsilon") is None else None
 
 
+def check_tuning_grid(lr_grid, validation_fraction: float) -> None:
+    """Refuse a learning-rate grid or validation fraction :func:`tune_sweep` cannot use, in one line."""
+    if not lr_grid or any(not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0) for x in lr_grid):
+        raise ValueError(f"lr-grid must be a non-empty list of finite numbers > 0 (got {lr_grid!r})")
+    if not 0.0 < validation_fraction < 1.0:
+        raise ValueError(f"validation-fraction must be in (0, 1) (got {validation_fraction})")
+
+
 def tune_sweep(sweep: Sweep, *, lr_grid: list[float], at_epsilon: float | str = 8, at_snr_db: float | None = 20.0,
                seeds: tuple[int, ...] = (0,), rounds: int | None = None, validation_fraction: float = 0.1,
                loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, dict]:
@@ -57,10 +77,7 @@ def tune_sweep(sweep: Sweep, *, lr_grid: list[float], at_epsilon: float | str = 
     from scenarios.experiments.matched import default_loader
 
     loader = loader or default_loader
-    if not lr_grid or any(not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0) for x in lr_grid):
-        raise ValueError(f"lr-grid must be a non-empty list of finite numbers > 0 (got {lr_grid!r})")
-    if not 0.0 < validation_fraction < 1.0:
-        raise ValueError(f"validation-fraction must be in (0, 1) (got {validation_fraction})")
+    check_tuning_grid(lr_grid, validation_fraction)
     labels = []
     for p in sweep.points:
         if p.label not in labels:
