@@ -3,7 +3,8 @@
 test accuracy against N_r, one curve per scheme and receiver (the cases ``floras-none-nr2``, ``-nr4`` join
 ``floras-none``, ``floras-none-capped-nr2`` joins ``floras-none-capped``; each case holds one N_r), and its
 ``.table.md``. The same module draws ``scenarios/cell_antennas_tightest_snr.toml`` (its directory's name picks it):
-accuracy against the SNR, one curve per case (scheme, receiver and N_r), stem :data:`SNR_STEM`."""
+accuracy against the SNR, one curve per case (scheme, receiver and N_r), stem :data:`SNR_STEM`; and
+``scenarios/cell_antennas_tightest_radius.toml``: accuracy against the cell radius at 0 dB, stem :data:`RADIUS_STEM`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ STEM = "cell_accuracy_vs_antennas_tightest"
 KEY = "phy.rx_antennas"
 SNR_SWEEP = "cell_antennas_tightest_snr"
 SNR_STEM = "cell_accuracy_vs_snr_antennas_tightest"
+RADIUS_SWEEP = "cell_antennas_tightest_radius"
+RADIUS_STEM = "cell_accuracy_vs_radius_antennas_tightest"
 
 
 def curve_of(label: str) -> str:
@@ -47,7 +50,22 @@ def _snr_caption(res, record, cfg) -> str:
             f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
 
 
+def _radius_caption(res, record, cfg) -> str:
+    phy = cfg.get("phy", {})
+    return (f"Final test accuracy against the cell radius (cell {phy.get('pathloss')}, SNR {phy.get('snr_db')} dB "
+            f"referred to the {phy.get('snr_reference')}: the radius changes the spread of the drop, not its median), "
+            f"one curve per scheme, receiver and number of receive antennas N_r, each at its η tuned at 20 dB and "
+            f"250 m (not retuned); the 250 m points are {SNR_STEM}'s. FLORAS's ε (PLD over the maximum-ratio noise law, "
+            f"model §9.5 'Several antennas') does not depend on the cell; analog Gaussian's counts its receiver noise at "
+            f"N_r = 1 only (model §5.2). {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
+
+
 def make(results_dir: Path, out_dir: Path) -> list[Path]:
+    if Path(results_dir).name == RADIUS_SWEEP:
+        return accuracy_figure(results_dir, out_dir, stem=RADIUS_STEM, key="phy.cell_radius",
+                               xlabel="cell radius R [m]",
+                               title="Accuracy against the cell radius with receive antennas at 0 dB, tightest ε",
+                               caption=_radius_caption, unit=" m")
     if Path(results_dir).name == SNR_SWEEP:
         return accuracy_figure(results_dir, out_dir, stem=SNR_STEM, key="phy.snr_db",
                                xlabel="SNR at the median distance [dB]",

@@ -36,6 +36,7 @@ FIGURES = (
     ("cell_antennas", "cell_antennas"),
     ("cell_antennas_tightest", "cell_antennas_tightest"),
     ("cell_antennas_tightest", "cell_antennas_tightest_snr"),  # its own stem, see the module
+    ("cell_antennas_tightest", "cell_antennas_tightest_radius"),  # its own stem, see the module
     ("cell_aging", "cell_aging"),
     ("cell_noniid", "cell_noniid"),
     ("cell_timing", "cell_timing"),

@@ -119,3 +119,27 @@ def test_the_snr_sweep_draws_one_curve_per_case_against_the_snr(tmp_path):
         lo = 100 * (scheme + 0.05 * n_rx)
         want = f"{lo + 0.5:.1f} [{lo:.1f}, {lo + 1:.1f}]"
         assert sum(all(c.strip(" |") == want for c in r) for r in rows) == 2, (n_rx, rows)
+
+
+def test_the_radius_sweep_draws_one_curve_per_case_against_the_radius(tmp_path):
+    """scenarios/cell_antennas_tightest_radius.toml (the directory's name picks the figure): accuracy against the cell
+    radius, one row per case, the cells the fake runner's accuracies."""
+    from figures.cell_antennas_tightest import RADIUS_STEM, make
+    from figures.registry import FIGURES
+
+    assert ("cell_antennas_tightest", "cell_antennas_tightest_radius") in FIGURES
+    sweep = load_sweep(ROOT / "scenarios" / "cell_antennas_tightest_radius.toml", quick=True)
+    points = tuple(replace(p, overrides={k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"})
+                   if p.overrides["phy.scheme"] == "floras" else p for p in sweep.points)
+    sweep = replace(sweep, seeds=(0, 1), points=points)
+    out = tmp_path / "res" / sweep.name
+    run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
+    make(out, tmp_path / "figs")
+    table = (tmp_path / "figs" / f"{RADIUS_STEM}.table.md").read_text().splitlines()
+    assert table[2].endswith("| cell_radius = 100 m | cell_radius = 1000 m |")
+    rows = [line.split(" | ")[1:] for line in table[4:] if line.startswith("| ")]
+    assert len(rows) == 6
+    for scheme, n_rx in ((0.5, 1), (0.5, 2), (0.5, 4)):  # capped FLORAS and analog Gaussian share accuracy()
+        lo = 100 * (scheme + 0.05 * n_rx)
+        want = f"{lo + 0.5:.1f} [{lo:.1f}, {lo + 1:.1f}]"
+        assert sum(all(c.strip(" |") == want for c in r) for r in rows) == 2, (n_rx, rows)

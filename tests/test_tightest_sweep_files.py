@@ -50,6 +50,21 @@ def test_antenna_snr_sweep_is_the_20_db_sweep_at_other_snrs():
     assert seen == {(label, s) for label in labels for s in (0.0, 10.0)}
 
 
+def test_antenna_radius_sweep_is_the_0_db_sweep_in_other_cells():
+    """scenarios/cell_antennas_tightest_radius.toml: the 0 dB points of cell_antennas_tightest_snr.toml, override for
+    override, with phy.cell_radius ∈ {100, 1000} m the only change (250 m is that sweep's)."""
+    radius, snr = _sweep("cell_antennas_tightest_radius"), _sweep("cell_antennas_tightest_snr")
+    assert radius.base == snr.base and radius.seeds == snr.seeds == (0, 1, 2)
+    theirs = {p.label: p for p in snr.points if p.grid["phy.snr_db"] == 0.0}
+    assert {p.label for p in radius.points} == set(theirs) and len(radius.points) == 2 * len(theirs) == 12
+    seen = set()
+    for point in radius.points:
+        mine = radius.run_overrides(point, 2)
+        seen.add((point.label, mine["phy.cell_radius"]))
+        assert mine == {**snr.run_overrides(theirs[point.label], 2), "phy.cell_radius": mine["phy.cell_radius"]}
+    assert seen == {(label, r) for label in theirs for r in (100.0, 1000.0)}
+
+
 def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_holds_its_cases():
     """scenarios/cell_antennas_tightest.toml: analog Gaussian's points are cell_antennas.toml's of the same N_r with
     the accountant the only change; the FLORAS cases differ from one another only in rx_antennas (and the capped
