@@ -7,6 +7,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from scenarios.experiments.sweep import load_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,46 +99,27 @@ def test_an_infeasible_case_is_placed_at_its_own_antenna_count(tmp_path):
     assert row.rstrip(" |").endswith("infeasible (1)") and f"(1) {reason}" in table
 
 
-def test_the_snr_sweep_draws_one_curve_per_case_against_the_snr(tmp_path):
-    """scenarios/cell_antennas_tightest_snr.toml (the directory's name picks the figure): accuracy against the SNR,
-    one row per case (each holds one N_r), the cells the fake runner's accuracies."""
-    from figures.cell_antennas_tightest import SNR_STEM, make
+@pytest.mark.parametrize("sweep_name, stem, header", [
+    ("cell_antennas_tightest_snr", "SNR_STEM", "| snr_db = 0 dB | snr_db = 10 dB |"),
+    ("cell_antennas_tightest_radius", "RADIUS_STEM", "| cell_radius = 100 m | cell_radius = 1000 m |"),
+])
+def test_the_snr_and_radius_sweeps_draw_one_curve_per_case_against_their_key(tmp_path, sweep_name, stem, header):
+    """scenarios/cell_antennas_tightest_snr.toml and _radius.toml (the directory's name picks the figure): accuracy
+    against the SNR or the cell radius, one row per case (each holds one N_r), the cells the fake runner's
+    accuracies."""
+    import figures.cell_antennas_tightest as module
     from figures.registry import FIGURES
 
-    assert ("cell_antennas_tightest", "cell_antennas_tightest_snr") in FIGURES
-    sweep = load_sweep(ROOT / "scenarios" / "cell_antennas_tightest_snr.toml", quick=True)
+    assert ("cell_antennas_tightest", sweep_name) in FIGURES
+    sweep = load_sweep(ROOT / "scenarios" / f"{sweep_name}.toml", quick=True)
     points = tuple(replace(p, overrides={k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"})
                    if p.overrides["phy.scheme"] == "floras" else p for p in sweep.points)
     sweep = replace(sweep, seeds=(0, 1), points=points)
     out = tmp_path / "res" / sweep.name
     run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
-    make(out, tmp_path / "figs")
-    table = (tmp_path / "figs" / f"{SNR_STEM}.table.md").read_text().splitlines()
-    assert table[2].endswith("| snr_db = 0 dB | snr_db = 10 dB |")
-    rows = [line.split(" | ")[1:] for line in table[4:] if line.startswith("| ")]
-    assert len(rows) == 6
-    for scheme, n_rx in ((0.5, 1), (0.5, 2), (0.5, 4)):  # capped FLORAS and analog Gaussian share accuracy()
-        lo = 100 * (scheme + 0.05 * n_rx)
-        want = f"{lo + 0.5:.1f} [{lo:.1f}, {lo + 1:.1f}]"
-        assert sum(all(c.strip(" |") == want for c in r) for r in rows) == 2, (n_rx, rows)
-
-
-def test_the_radius_sweep_draws_one_curve_per_case_against_the_radius(tmp_path):
-    """scenarios/cell_antennas_tightest_radius.toml (the directory's name picks the figure): accuracy against the cell
-    radius, one row per case, the cells the fake runner's accuracies."""
-    from figures.cell_antennas_tightest import RADIUS_STEM, make
-    from figures.registry import FIGURES
-
-    assert ("cell_antennas_tightest", "cell_antennas_tightest_radius") in FIGURES
-    sweep = load_sweep(ROOT / "scenarios" / "cell_antennas_tightest_radius.toml", quick=True)
-    points = tuple(replace(p, overrides={k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"})
-                   if p.overrides["phy.scheme"] == "floras" else p for p in sweep.points)
-    sweep = replace(sweep, seeds=(0, 1), points=points)
-    out = tmp_path / "res" / sweep.name
-    run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
-    make(out, tmp_path / "figs")
-    table = (tmp_path / "figs" / f"{RADIUS_STEM}.table.md").read_text().splitlines()
-    assert table[2].endswith("| cell_radius = 100 m | cell_radius = 1000 m |")
+    module.make(out, tmp_path / "figs")
+    table = (tmp_path / "figs" / f"{getattr(module, stem)}.table.md").read_text().splitlines()
+    assert table[2].endswith(header)
     rows = [line.split(" | ")[1:] for line in table[4:] if line.startswith("| ")]
     assert len(rows) == 6
     for scheme, n_rx in ((0.5, 1), (0.5, 2), (0.5, 4)):  # capped FLORAS and analog Gaussian share accuracy()
