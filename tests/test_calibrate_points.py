@@ -315,3 +315,19 @@ def test_floras_tune_refuses_a_bad_grid_before_calibrating(tmp_path, fresh_cache
                                       "--lr-grid", "0.03,-1"])
     with pytest.raises(ValueError, match="lr-grid must be a non-empty list of finite numbers > 0"):
         tune.run(args)
+
+
+def test_the_validation_split_shares_a_key_at_client_level_only(fresh_cache):
+    """The held-out share cannot change a client-level ε (one key for the tuning runs and their case), but at item
+    level it sets D, the examples per client, and with it the sampling rate: two keys there."""
+    from scenarios.config.loading import build_scenario_file
+
+    def request(level: str, fraction: float | None):
+        over = {"phy.scheme": "central-gaussian", "privacy.target_epsilon": 8, "privacy.level": level,
+                "run.rounds": 4, "phy.normalization": "clip", "phy.clip_norm": 1.0}
+        if fraction is not None:
+            over |= {"data.evaluate_on": "validation", "data.validation_fraction": fraction}
+        return calibration_request(build_scenario_file(DIGITS, over))
+
+    assert request("client", None) == request("client", 0.2) == request("client", 0.4)
+    assert len({request("item", None), request("item", 0.2), request("item", 0.4)}) == 3
