@@ -48,11 +48,11 @@ def test_each_scheme_is_one_curve_against_the_antennas_and_the_table_holds_every
     sweep = replace(sweep, seeds=(0, 1), points=points)
     out = tmp_path / "res" / sweep.name
     run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
-    assert len(list(out.glob("*/DONE"))) == 2 * len(sweep.points) == 24
+    assert len(list(out.glob("*/DONE"))) == 2 * len(sweep.points) == 28
     paths = make(out, tmp_path / "figs")
     assert all(p.stat().st_size > 10_000 for p in paths if p.suffix in (".png", ".pdf"))
     table = (tmp_path / "figs" / f"{STEM}.table.md").read_text().splitlines()
-    assert table[2].endswith("| rx_antennas = 1 | rx_antennas = 2 | rx_antennas = 4 |")
+    assert table[2].endswith("| rx_antennas = 1 | rx_antennas = 2 | rx_antennas = 4 | rx_antennas = 8 |")
     rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:] for line in table[4:] if line.startswith("| ")}
     assert len(rows) == 4  # FLORAS plain, capped, inverse-variance, analog Gaussian: not twelve one-point rows
 
@@ -63,12 +63,12 @@ def test_each_scheme_is_one_curve_against_the_antennas_and_the_table_holds_every
     by_start = {name.split(" [")[0]: cells for name, cells in rows.items()}
     plain = next(c for n, c in by_start.items() if "FLORAS" in n and "capped" not in n and "inverse" not in n)
     inverse = next(c for n, c in by_start.items() if "inverse" in n)
-    assert [c.strip(" |") for c in inverse] == [cell(0.2, 1), cell(0.2, 2), cell(0.2, 4)]
+    assert [c.strip(" |") for c in inverse] == [cell(0.2, 1), cell(0.2, 2), cell(0.2, 4), "—"]  # no N_r = 8 case
     capped = next(c for n, c in by_start.items() if "capped" in n)
     analog = next(c for n, c in by_start.items() if "analog" in n)
-    assert [c.strip(" |") for c in plain] == [cell(0.2, 1), cell(0.2, 2), cell(0.2, 4)]
-    assert [c.strip(" |") for c in analog] == [cell(0.5, 1), cell(0.5, 2), cell(0.5, 4)]
-    assert [c.strip(" |") for c in capped] == [cell(0.5, 1), cell(0.5, 2), cell(0.5, 4)]
+    assert [c.strip(" |") for c in plain] == [cell(0.2, 1), cell(0.2, 2), cell(0.2, 4), "—"]
+    assert [c.strip(" |") for c in analog] == [cell(0.5, 1), cell(0.5, 2), cell(0.5, 4), cell(0.5, 8)]
+    assert [c.strip(" |") for c in capped] == [cell(0.5, 1), cell(0.5, 2), cell(0.5, 4), cell(0.5, 8)]
     # each curve's threat model changes with N_r: the table gives it per point
     text = "\n".join(table)
     assert "rx_antennas = 4: T1 (fake, N_r = 4)" in text
@@ -96,7 +96,7 @@ def test_an_infeasible_case_is_placed_at_its_own_antenna_count(tmp_path):
     make(out, tmp_path / "figs")
     table = (tmp_path / "figs" / f"{STEM}.table.md").read_text()
     row = next(line for line in table.splitlines() if "capped" in line and line.startswith("| "))
-    assert row.rstrip(" |").endswith("infeasible (1)") and f"(1) {reason}" in table
+    assert row.split(" | ")[3] == "infeasible (1)" and f"(1) {reason}" in table  # the N_r = 4 column of 1, 2, 4, 8
 
 
 @pytest.mark.parametrize("sweep_name, stem, header", [
@@ -121,8 +121,9 @@ def test_the_snr_and_radius_sweeps_draw_one_curve_per_case_against_their_key(tmp
     table = (tmp_path / "figs" / f"{getattr(module, stem)}.table.md").read_text().splitlines()
     assert table[2].endswith(header)
     rows = [line.split(" | ")[1:] for line in table[4:] if line.startswith("| ")]
-    assert len(rows) == 6
-    for scheme, n_rx in ((0.5, 1), (0.5, 2), (0.5, 4)):  # capped FLORAS and analog Gaussian share accuracy()
+    antennas = (1, 2, 4, 8) if sweep_name.endswith("_snr") else (1, 2, 4)
+    assert len(rows) == 2 * len(antennas)
+    for scheme, n_rx in ((0.5, n) for n in antennas):  # capped FLORAS and analog Gaussian share accuracy()
         lo = 100 * (scheme + 0.05 * n_rx)
         want = f"{lo + 0.5:.1f} [{lo:.1f}, {lo + 1:.1f}]"
         assert sum(all(c.strip(" |") == want for c in r) for r in rows) == 2, (n_rx, rows)

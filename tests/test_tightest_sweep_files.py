@@ -39,8 +39,8 @@ def test_antenna_snr_sweep_is_the_20_db_sweep_at_other_snrs():
     snr, ref = _sweep("cell_antennas_tightest_snr"), _sweep("cell_antennas_tightest")
     assert snr.base == ref.base and snr.seeds == ref.seeds == (0, 1, 2)
     theirs = {p.label: p for p in ref.points}
-    labels = {"floras-none-capped", "floras-none-capped-nr2", "floras-none-capped-nr4",
-              "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4"}
+    labels = {"floras-none-capped", "floras-none-capped-nr2", "floras-none-capped-nr4", "floras-none-capped-nr8",
+              "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4", "analog-gaussian-nr8"}
     assert {p.label for p in snr.points} == labels and len(snr.points) == 2 * len(labels)
     seen = set()
     for point in snr.points:
@@ -51,11 +51,11 @@ def test_antenna_snr_sweep_is_the_20_db_sweep_at_other_snrs():
 
 
 def test_antenna_radius_sweep_is_the_0_db_sweep_in_other_cells():
-    """scenarios/cell_antennas_tightest_radius.toml: the 0 dB points of cell_antennas_tightest_snr.toml, override for
-    override, with phy.cell_radius ∈ {100, 1000} m the only change (250 m is that sweep's)."""
+    """scenarios/cell_antennas_tightest_radius.toml: the 0 dB points of cell_antennas_tightest_snr.toml with N_r ≤ 4,
+    override for override, with phy.cell_radius ∈ {100, 1000} m the only change (250 m is that sweep's)."""
     radius, snr = _sweep("cell_antennas_tightest_radius"), _sweep("cell_antennas_tightest_snr")
     assert radius.base == snr.base and radius.seeds == snr.seeds == (0, 1, 2)
-    theirs = {p.label: p for p in snr.points if p.grid["phy.snr_db"] == 0.0}
+    theirs = {p.label: p for p in snr.points if p.grid["phy.snr_db"] == 0.0 and not p.label.endswith("-nr8")}
     assert {p.label for p in radius.points} == set(theirs) and len(radius.points) == 2 * len(theirs) == 12
     seen = set()
     for point in radius.points:
@@ -76,27 +76,32 @@ def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_
     assert set(points) == {"floras-none", "floras-none-nr2", "floras-none-nr4", "floras-none-capped",
                            "floras-none-capped-nr2", "floras-none-capped-nr4", "floras-none-inverse-variance",
                            "floras-none-inverse-variance-nr2", "floras-none-inverse-variance-nr4",
-                           "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4"}
+                           "floras-none-capped-nr8", "analog-gaussian", "analog-gaussian-nr2", "analog-gaussian-nr4",
+                           "analog-gaussian-nr8"}
     for label, n_rx in (("analog-gaussian", 1), ("analog-gaussian-nr2", 2), ("analog-gaussian-nr4", 4)):
         mine = {k: v for k, v in sweep.run_overrides(points[label], 0).items() if k != "phy.rx_antennas"}
         want = {k: v for k, v in cell.run_overrides(ref[n_rx], 0).items() if k != "phy.rx_antennas"}
         assert mine == {**want, "privacy.accountant": "tightest"}, label
         assert int(points[label].overrides.get("phy.rx_antennas", 1)) == n_rx
+    analog4 = sweep.run_overrides(points["analog-gaussian-nr4"], 0)  # no N_r = 8 in cell_antennas.toml
+    assert sweep.run_overrides(points["analog-gaussian-nr8"], 0) == {**analog4, "phy.rx_antennas": 8}
     plain, capped = sweep.run_overrides(points["floras-none"], 0), sweep.run_overrides(points["floras-none-capped"], 0)
     assert capped == {**plain, "phy.floras.receiver": "capped", "phy.floras.receiver_cap": 4.0}
     inverse = sweep.run_overrides(points["floras-none-inverse-variance"], 0)
     assert inverse == {**plain, "phy.floras.receiver": "inverse-variance"}
     (twin,) = [p for p in tune.points if p.label == "floras-none-inverse-variance"]
     assert tune.run_overrides(twin, 0) == inverse
-    for ref, suffix in ((plain, ""), (capped, "-capped"), (inverse, "-inverse-variance")):
-        for n_rx in (2, 4):
+    for ref, suffix, antennas in ((plain, "", (2, 4)), (capped, "-capped", (2, 4, 8)),
+                                  (inverse, "-inverse-variance", (2, 4))):
+        for n_rx in antennas:
             label = f"floras-none{suffix}-nr{n_rx}"
             assert sweep.run_overrides(points[label], 0) == {**ref, "phy.rx_antennas": n_rx}
             (twin,) = [p for p in tune.points if p.label == label]
             assert tune.run_overrides(twin, 0) == sweep.run_overrides(points[label], 0)
     assert {p.label for p in tune.points} == {"floras-none-nr2", "floras-none-nr4", "floras-none-capped-nr2",
                                               "floras-none-capped-nr4", "floras-none-inverse-variance",
-                                              "floras-none-inverse-variance-nr2", "floras-none-inverse-variance-nr4"}
+                                              "floras-none-inverse-variance-nr2", "floras-none-inverse-variance-nr4",
+                                              "floras-none-capped-nr8"}
     # the tuned record the header names gives FLORAS with antennas its own choice (no prefix fallback to N_r = 1)
     record = json.loads((ROOT / "docs" / "figures" / "cell" / "tune_antennas_tightest.json").read_text())["choices"]
     tuned = {label: c["lr"] for label, c in record.items()}
