@@ -105,7 +105,9 @@ def test_antenna_sweep_reads_against_the_cell_antenna_sweep_and_its_tuning_file_
     # the tuned record the header names gives FLORAS with antennas its own choice (no prefix fallback to N_r = 1)
     record = json.loads((ROOT / "docs" / "figures" / "cell" / "tune_antennas_tightest.json").read_text())["choices"]
     tuned = {label: c["lr"] for label, c in record.items()}
-    assert {"floras-none-nr2", "floras-none-nr4", "floras-none-capped-nr2", "floras-none-capped-nr4"} <= set(tuned)
+    assert {"floras-none-nr2", "floras-none-nr4", "floras-none-capped-nr2", "floras-none-capped-nr4",
+            "floras-none-capped-nr8", "floras-none-inverse-variance", "floras-none-inverse-variance-nr2",
+            "floras-none-inverse-variance-nr4"} <= set(tuned)
     for label in points:
         assert tuned_for(label, tuned) is not None, label
 
