@@ -23,6 +23,17 @@ def accuracy(cfg) -> float:
     return base + capped + 0.05 * phy.rx_antennas + 0.01 * cfg.run.seed
 
 
+def _uncalibrated(sweep):
+    """The sweep's points without a target ε (analog Gaussian at a fixed noise multiplier): the runs are fake, so the
+    minutes of calibrating FLORAS's PLD per N_r and analog Gaussian's per N_r, SNR and radius would buy nothing."""
+    def strip(p):
+        over = {k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"}
+        if over["phy.scheme"] == "analog-gaussian":
+            over["phy.analog-gaussian.noise_multiplier"] = 1.0
+        return replace(p, overrides=over)
+    return tuple(strip(p) for p in sweep.points)
+
+
 def fake_runner(cfg, out_dir, *, resume, progress):
     out_dir = Path(out_dir)
     report = {"assumptions": ["fake accountant for figure tests"], "warnings": [],
@@ -42,9 +53,7 @@ def test_each_scheme_is_one_curve_against_the_antennas_and_the_table_holds_every
     assert curve_of("floras-none-capped") == curve_of("floras-none-capped-nr2") == "floras-none-capped"
     assert curve_of("floras-none") == "floras-none"
     sweep = load_sweep(ROOT / "scenarios" / "cell_antennas_tightest.toml", quick=True)  # validated by the real loader
-    # FLORAS without a target ε: the runs are fake, so the minutes of calibrating its PLD per N_r would buy nothing
-    points = tuple(replace(p, overrides={k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"})
-                   if p.overrides["phy.scheme"] == "floras" else p for p in sweep.points)
+    points = _uncalibrated(sweep)
     sweep = replace(sweep, seeds=(0, 1), points=points)
     out = tmp_path / "res" / sweep.name
     run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
@@ -82,8 +91,7 @@ def test_an_infeasible_case_is_placed_at_its_own_antenna_count(tmp_path):
     from figures.cell_antennas_tightest import STEM, make
 
     sweep = load_sweep(ROOT / "scenarios" / "cell_antennas_tightest.toml", quick=True)
-    points = tuple(replace(p, overrides={k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"})
-                   if p.overrides["phy.scheme"] == "floras" else p for p in sweep.points)
+    points = _uncalibrated(sweep)
     sweep = replace(sweep, seeds=(0,), points=points)
     out = tmp_path / "res" / sweep.name
     run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
@@ -112,8 +120,7 @@ def test_the_snr_and_radius_sweeps_draw_one_curve_per_case_against_their_key(tmp
 
     assert ("cell_antennas_tightest", sweep_name) in FIGURES
     sweep = load_sweep(ROOT / "scenarios" / f"{sweep_name}.toml", quick=True)
-    points = tuple(replace(p, overrides={k: v for k, v in p.overrides.items() if k != "privacy.target_epsilon"})
-                   if p.overrides["phy.scheme"] == "floras" else p for p in sweep.points)
+    points = _uncalibrated(sweep)
     sweep = replace(sweep, seeds=(0, 1), points=points)
     out = tmp_path / "res" / sweep.name
     run_sweep([(sweep, out)], runner=fake_runner, progress=False, echo=None)
