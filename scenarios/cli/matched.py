@@ -89,16 +89,11 @@ def _floats(text: str, what: str) -> list[float]:
         raise ValueError(f"{what} must be a comma-separated list of numbers (got {text!r})") from None
 
 
-def prefetch_tuning_calibrations(args, sweep, executor, *, picks: bool = True) -> int:
-    """The calibrations of the points ``floras tune`` loads to pick each case's tuning point (``picks``; one per
-    case: η cannot change ε), or of every point of the tuning grid ``sweep`` (not ``picks``), on ``executor``'s
-    workers, a line each; loading then finds them in the loader's cache. Returns how many were computed (none when
-    they are cached already)."""
+def prefetch_tuning_calibrations(sweep, executor) -> int:
+    """The calibrations of ``sweep``'s points on ``executor``'s workers, a line each, so that loading them finds them in
+    the loader's cache; returns how many were computed (none when they are cached already)."""
     from scenarios.experiments.calibrate_points import prefetch_calibrations
-    from scenarios.experiments.tune import tuning_points
 
-    if picks:
-        sweep = tuning_points(sweep, at_epsilon=args.tune_at_epsilon, at_snr_db=args.tune_snr_db)
     threads_now = getattr(executor, "worker_threads", None)  # a dask cluster's worker threads; in process: none
     return prefetch_calibrations([sweep], executor=lambda: executor, workers=threads_now() if threads_now else 0,
                                  prefix="floras tune")
@@ -108,19 +103,21 @@ def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) 
     """Run the learning-rate grid of ``sweep``'s cases; write and return the choices (``runner``: tests)."""
     from scenarios.store import atomic_write_json, summarize
     from scenarios.experiments.sweep import run_sweep
-    from scenarios.experiments.tune import TUNE_RECORD, check_tuning_grid, choose_lr, tune_record, tune_sweep
+    from scenarios.experiments.tune import (TUNE_RECORD, check_tuning_grid, choose_lr, tune_record, tune_sweep,
+                                            tuning_points)
 
     grid = _floats(args.lr_grid, "lr-grid") if args.lr_grid else ([0.03, 0.1, 0.3] if args.quick else [0.01, 0.03, 0.1, 0.3])
     seeds = tuple(int(s) for s in _floats(args.tune_seeds, "tune-seeds"))
     at_eps = args.tune_at_epsilon
     check_tuning_grid(grid, args.validation_fraction)  # before any calibration
-    prefetch_tuning_calibrations(args, sweep, executor)
+    # each case's point at --tune-at-epsilon (picking it loads it; η cannot change ε) on the workers
+    prefetch_tuning_calibrations(tuning_points(sweep, at_epsilon=at_eps, at_snr_db=args.tune_snr_db), executor)
     tune, tuned_at = tune_sweep(sweep, lr_grid=grid, at_epsilon=at_eps, at_snr_db=args.tune_snr_db, seeds=seeds,
                                 rounds=args.tune_rounds, validation_fraction=args.validation_fraction)
     out = root / tune.name
     print(f"floras tune: {len(tune.points)} case × η point(s) × {len(seeds)} seed(s) = {tune.n_runs} runs; output {out}")
     # the runs share their case's calibration unless --tune-rounds changes ε: those on the workers too
-    prefetch_tuning_calibrations(args, tune, executor, picks=False)
+    prefetch_tuning_calibrations(tune, executor)
     run_sweep([(tune, out)], executor=executor, runner=runner, progress=not args.no_progress, threads=threads, echo=None)
     choices = choose_lr(summarize(out))
     atomic_write_json(out / TUNE_RECORD, tune_record(tune, choices, tuned_at, at_snr_db=args.tune_snr_db,
