@@ -331,3 +331,30 @@ def test_the_validation_split_shares_a_key_at_client_level_only(fresh_cache):
 
     assert request("client", None) == request("client", 0.2) == request("client", 0.4)
     assert len({request("item", None), request("item", 0.2), request("item", 0.4)}) == 3
+
+
+def test_floras_receiver_rules_share_a_key_and_calibrate_alike(fresh_cache):
+    """FLORAS's receiver weight w·x̂ is post-processing (model §6.4): plain, capped (any cap) and inverse-variance, with
+    either noise estimate, are one calibration; calibrated apart (each request's own scenario) they give the same C.
+    Receive antennas change V's law and so ε: another key."""
+    import json
+
+    from scenarios.config.loading import build_scenario_file
+    from scenarios.config.targets import _cache_key, _searchable
+
+    over = {"phy.scheme": "floras", "privacy.target_epsilon": 8, "run.rounds": 4, "partition.clients": 100,
+            "training.clients_per_round": 20, "phy.floras.N": 32, "phy.L": 32}
+    rules = [{}, {"phy.floras.receiver": "capped"}, {"phy.floras.receiver": "capped", "phy.floras.receiver_cap": 2.0},
+             {"phy.floras.receiver": "inverse-variance", "phy.floras.noise_estimate": "energy"}]
+    configs = [_searchable(build_scenario_file(DIGITS, {**over, **rule})) for rule in rules]
+    assert len({calibration_request(c) for c in configs}) == 1
+    assert {c.phy.of("floras").receiver for c in configs} == {"plain", "capped", "inverse-variance"}
+    answers = []
+    for config in configs:  # each rule's own scenario, receiver keys kept: the accountant must not read them
+        full = json.dumps(config.to_dict(), sort_keys=True)
+        assert full != _cache_key(config)
+        answers.append(compute_calibration((full, 8.0)))
+    assert all(isinstance(a, Calibration) for a in answers)
+    assert len({(a.parameter, a.value, a.achieved_epsilon) for a in answers}) == 1
+    antennas = calibration_request(build_scenario_file(DIGITS, {**over, "phy.rx_antennas": 2}))
+    assert antennas is not None and antennas != calibration_request(configs[0])

@@ -23,6 +23,9 @@ __all__ = ["CalibrationCrashed", "resolve_privacy_target", "clear_calibration_ca
            "compute_calibration", "store_calibration"]
 
 CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
+#: FLORAS's receiver weight w·x̂ (phy.receiver_rules, model §6.4): a function of the release and the pilot outputs the
+#: base station holds, so post-processing; plain, capped and inverse-variance FLORAS share one calibration
+FLORAS_SERVER_RULE = ("receiver", "receiver_cap", "receiver_scope", "noise_estimate")
 
 
 class CalibrationCrashed(ValueError):
@@ -74,9 +77,9 @@ def clear_calibration_cache() -> None:
 
 
 def _cache_key(config) -> str:
-    """The scenario without the keys that cannot change ε (seed, learning rate, server momentum: the server's use
-    of the released aggregate is post-processing; SNR of digital schemes; at client level the validation split, so
-    that ``floras tune``'s validation runs share their case's calibration)."""
+    """The scenario without the keys that cannot change ε (seed, learning rate, server momentum and FLORAS's receiver
+    rule: the server's use of the released aggregate is post-processing, model §6.4; SNR of digital schemes; at client
+    level the validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
     data = config.to_dict()
     data["run"].pop("seed", None)
     data["training"].pop("lr", None)
@@ -84,7 +87,7 @@ def _cache_key(config) -> str:
     if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
         for key in ("snr_db", "chunk_size", "g_th", "rho_rule", "resource"):
             data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
-        for key in ("csit", "path", "sequences"):
+        for key in ("csit", "path", "sequences", *FLORAS_SERVER_RULE):
             data["phy"].get("floras", {}).pop(key, None)
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)
