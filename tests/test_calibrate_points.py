@@ -204,11 +204,16 @@ seeds = [0]
         want = load_scenario(sweep.base, sweep.run_overrides(point, 0)).phy.of("central-gaussian").noise_multiplier
         run = next(p["runs"][0]["dir"] for p in read_manifest(out / "two")["points"] if p["slug"] == point.slug)
         assert f'"noise_multiplier": {json.dumps(want)}' in (out / "two" / run / "config.json").read_text(), point.slug
+    clear_calibration_cache()  # a rerun (a new process): the finished runs' stored calibrations, none computed
+    assert main(["sweep", str(path), "--workers", "2", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "floras sweep: 2 noise key(s) taken from the config.json of finished runs" in text
+    assert "calibrating" not in text and "0 run(s) finished" in text
     bad = tmp_path / "bad.toml"
     bad.write_text(path.read_text().replace('name = "two"', 'name = "bad"').replace('"run.rounds"', '"run.roundz"'))
     assert main(["sweep", str(bad), "--workers", "2", "--out", str(tmp_path / "nothing")]) == 2
     assert "unknown key run.roundz" in capsys.readouterr().err
-    assert starts == [(2, 2)] and not (tmp_path / "nothing").exists()
+    assert starts == [(2, 2), (2, 2)] and not (tmp_path / "nothing").exists()  # the rerun: for its (no) runs
 
 
 @pytest.mark.faults
@@ -358,3 +363,93 @@ def test_floras_receiver_rules_share_a_key_and_calibrate_alike(fresh_cache):
     assert len({(a.parameter, a.value, a.achieved_epsilon) for a in answers}) == 1
     antennas = calibration_request(build_scenario_file(DIGITS, {**over, "phy.rx_antennas": 2}))
     assert antennas is not None and antennas != calibration_request(configs[0])
+
+
+def RUNS_OF(sweep, point, config) -> bool:
+    """As `floras matched` says which points have runs of their own: not those reused from the first SNR."""
+    from scenarios.experiments.matched import reused_at_snr
+
+    return not reused_at_snr(sweep, point, config.phy.scheme)
+
+
+def _finished_sweep(tmp_path: Path):
+    """The calibration sweep, its feasible runs finished by a fake runner (config.json with the run's calibration)."""
+    from scenarios.experiments.sweep import run_sweep
+    from test_matched import fake_runner
+
+    sweep = load_sweep(_sweep(tmp_path))
+    feasible, _ = plan_sweep(sweep)
+    out = tmp_path / "res" / sweep.name
+    run_sweep([(feasible, out)], runner=fake_runner, progress=False, echo=None)
+    return sweep, out
+
+
+def test_a_rerun_takes_finished_runs_calibrations_from_their_config(tmp_path, fresh_cache, monkeypatch):
+    """A request whose points have finished every seed is answered from the runs' config.json: no calibration, the
+    plan and the finished tasks carry the stored record. Where one seed is missing, or the seeds' records disagree,
+    the request is computed (a run still to execute never gets a stored record)."""
+    import json
+    import shutil
+
+    import scenarios.config.targets as targets
+    from scenarios.experiments.calibrate_points import seed_from_finished_runs
+    from scenarios.store import read_config
+
+    sweep, out = _finished_sweep(tmp_path)
+    _, reference = plan_sweep(sweep)
+    central = {p.slug: p for p in reference if p.status == "feasible"}
+    assert len(central) == 2  # central Gaussian at ε = 4 and 8 (20 dB; 0 dB reuses them)
+    eps4, eps8 = sorted(central, key=lambda slug: "epsilon-8" in slug)
+    shutil.rmtree(out / sweep.run_name(next(p for p in sweep.points if p.slug == eps4), 1))  # ε = 4: one seed lost
+    stored = read_config(out / sweep.run_name(next(p for p in sweep.points if p.slug == eps8), 0))
+    clear_calibration_cache()
+
+    lines = []
+    assert seed_from_finished_runs([(sweep, out)], echo=None) == 0  # the reused 0 dB points have no runs of their own
+    assert seed_from_finished_runs([(sweep, out)], runs_of=RUNS_OF, echo=lines.append) == 1
+    assert lines == ["floras matched: 1 noise key(s) taken from the config.json of finished runs (every point that "
+                     "needs them has finished every seed), not calibrated again"]
+    left = point_requests([sweep])
+    assert len(left) == 3 and not any(eps8.replace("snr-db-20", "") in names[0] for _, names in left)
+    calibrated = []
+    real = targets.calibrate_config
+    monkeypatch.setattr(targets, "calibrate_config", lambda config, target: calibrated.append(target) or real(config, target))
+    _, planned = plan_sweep(sweep)
+    assert sorted(calibrated) == [4.0, 4.0, 8.0]  # ε = 4 (lost seed) and channel inversion at 4 and 8 (infeasible)
+    p8 = next(p for p in planned if p.slug == eps8)
+    assert p8.calibration == stored["config"]["privacy"]["calibrated"] == central[eps8].calibration
+
+    # the seeds' records disagree (a run of another version): computed afresh
+    clear_calibration_cache()
+    path = out / sweep.run_name(next(p for p in sweep.points if p.slug == eps8), 1) / "config.json"
+    data = json.loads(path.read_text())
+    data["config"]["privacy"]["calibrated"]["value"] *= 1.5
+    path.write_text(json.dumps(data))
+    assert seed_from_finished_runs([(sweep, out)], runs_of=RUNS_OF, echo=None) == 0
+    assert len(point_requests([sweep])) == 4
+
+
+def test_floras_matched_rerun_does_not_recalibrate_finished_points(tmp_path, fresh_cache, monkeypatch, capsys):
+    """The command: a second `floras matched` over the finished sweep calibrates only the infeasible points (they
+    have no runs) and skips every run."""
+    import scenarios.config.targets as targets
+    import scenarios.experiments.run_task as run_task
+    from scenarios.cli.main import main
+    from test_matched import fake_runner
+
+    monkeypatch.setattr(run_task, "_default_runner", lambda: fake_runner)
+    path = _sweep(tmp_path)
+    root = tmp_path / "res"
+    assert main(["matched", str(path), "--workers", "0", "--out", str(root), "--no-progress"]) == 0
+    capsys.readouterr()
+    clear_calibration_cache()
+    calibrated = []
+    real = targets.calibrate_config
+    monkeypatch.setattr(targets, "calibrate_config", lambda config, target: calibrated.append(config.phy.scheme)
+                        or real(config, target))
+    assert main(["matched", str(path), "--workers", "0", "--out", str(root), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "1 noise key(s) taken from the config.json of finished runs" not in text
+    assert "2 noise key(s) taken from the config.json of finished runs" in text
+    assert calibrated == ["channel-inversion", "channel-inversion"]
+    assert "0 run(s) finished, 0 copied from identical runs, 4 already done, 0 failed" in text

@@ -209,9 +209,13 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
             precheck_sweep_dir(with_tuned_lr(s, tuned), root / s.name, runs_named=not args.tune)
     if args.tune and not args.predict_only:
         tuned = run_tuning(args, sweeps[0], root, executor(), threads)
-    from scenarios.experiments.calibrate_points import prefetch_calibrations
+    from scenarios.experiments.calibrate_points import prefetch_calibrations, seed_from_finished_runs
+    from scenarios.experiments.matched import reused_at_snr, with_tuned_lr
 
-    # the points' calibrations at once on the workers, a line each; planning then finds them cached
+    # points whose runs have all finished: their stored calibrations; the others' at once on the workers, a line
+    # each; planning then finds them cached
+    seed_from_finished_runs([(with_tuned_lr(s, tuned), root / s.name) for s in sweeps],
+                            runs_of=lambda s, point, config: not reused_at_snr(s, point, config.phy.scheme))
     prefetch_calibrations(sweeps, executor=executor, workers=None if args.scheduler else workers)
     plans = []
     for s in sweeps:

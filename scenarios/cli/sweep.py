@@ -90,8 +90,10 @@ def run(args) -> int:
         from scenarios.config.resources import MEMORY_LIMIT_ENV, parse_size
 
         os.environ[MEMORY_LIMIT_ENV] = str(parse_size(args.memory_limit))  # the runs check it again
-    from scenarios.experiments.calibrate_points import prefetch_calibrations
+    from scenarios.experiments.calibrate_points import prefetch_calibrations, seed_from_finished_runs
     from scenarios.experiments.sweep import lock_sweep_dirs, validate_sweep
+
+    seed_from_finished_runs(jobs, prefix="floras sweep")  # a rerun: finished points' stored calibrations
 
     if args.dry_run:  # start nothing: the calibrations here, a line each
         prefetch_calibrations(sweeps, prefix="floras sweep --dry-run")

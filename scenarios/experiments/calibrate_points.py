@@ -12,6 +12,12 @@ computes it here and reports its error with the grid point's name; one whose cal
 it (dask's ``KilledWorker``, most often memory) is not: its answer is a
 :class:`~scenarios.config.targets.CalibrationCrashed` that loading the point raises, rather than a calculation that
 would kill this process too.
+
+A rerun of a sweep skips its finished runs, but loading their points would calibrate them again (minutes each under
+``pld``). :func:`seed_from_finished_runs` first hands the cache the calibration each finished run recorded in its
+``config.json`` (``privacy.calibrated``), for a request only when every point that needs it has finished every seed
+and their records agree: no run still to execute is ever given a stored record, and the finished runs' configurations
+are the ones they ran.
 """
 
 from __future__ import annotations
@@ -19,22 +25,27 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-__all__ = ["point_requests", "prefetch_calibrations"]
+__all__ = ["point_requests", "prefetch_calibrations", "seed_from_finished_runs"]
+
+
+def _built(sweep, point):
+    """The point's scenario at the sweep's first seed, built, not resolved (no calibration); ValueError: bad input."""
+    from scenarios.config.loading import build_scenario_file
+
+    return build_scenario_file(sweep.base, {**point.overrides, "run.seed": sweep.seeds[0]})
 
 
 def point_requests(sweeps) -> list[tuple[tuple[str, float], list[str]]]:
     """The distinct calibrations the sweeps' points need and are not yet cached, in point order, each with the
     ``sweep/slug`` names of the points that share it (a tuned η is not applied: it cannot change the request). A
     point that does not build is skipped (planning reports it)."""
-    from scenarios.config.loading import build_scenario_file
     from scenarios.config.targets import calibration_request
 
     requests: dict[tuple[str, float], list[str]] = {}
     for sweep in sweeps:
         for point in sweep.points:
             try:
-                request = calibration_request(build_scenario_file(sweep.base, {**point.overrides,
-                                                                               "run.seed": sweep.seeds[0]}))
+                request = calibration_request(_built(sweep, point))
             except ValueError:
                 continue
             if request is not None:
@@ -99,3 +110,70 @@ def prefetch_calibrations(sweeps, *, executor: Callable[[], object] | None = Non
         shared = f" (and {len(names) - 1} more point(s))" if len(names) > 1 else ""
         say(f"  [{done}/{len(requests)}] {names[0]}{shared}: {_describe(answer)}; {time.monotonic() - t0:.0f} s")
     return stored
+
+
+def _stored_calibration(record: dict, request: tuple[str, float], where: str):
+    """The :class:`Calibration` of a run's ``privacy.calibrated`` record, or None if it is not one for ``request``."""
+    from scenarios.config.calibration import Calibration
+
+    def num(x):
+        return float("inf") if x == "inf" else x
+
+    try:
+        cal = Calibration(**{k: num(record[k]) for k in ("scheme", "parameter", "value", "target_epsilon",
+                                                          "achieved_epsilon", "accountant", "threat_model", "delta",
+                                                          "rounds")},
+                          noise_multiplier=num(record.get("noise_multiplier")),
+                          assumptions=(f"stored calibration of the finished run {where} (config.json)",))
+    except (KeyError, TypeError):
+        return None
+    return cal if float(cal.target_epsilon) == float(request[1]) else None
+
+
+def seed_from_finished_runs(jobs, *, runs_of: Callable[..., bool] | None = None,
+                            echo: Callable[[str], None] | None = print, prefix: str = "floras matched") -> int:
+    """Hand the loader's cache the calibrations of finished runs (module text); returns how many requests it answered.
+
+    ``jobs``: (sweep, output directory) pairs, each sweep with its points' overrides as its runs are named (a tuned η
+    applied). A request is answered only when every point of every job that needs it has every seed's run finished
+    (``run_status == "done"``) and all their stored records are one and the same. ``runs_of(sweep, point, config)``
+    is False for a point that never has runs of its own (a matched sweep's point reused from another SNR; ``config``
+    built, not resolved): it is left out."""
+    import json
+    from pathlib import Path
+
+    from scenarios.config.targets import calibration_request, store_calibration
+    from scenarios.store import StorageError, read_config, run_status
+
+    runs: dict[tuple[str, float], list[Path] | None] = {}
+    for sweep, out in jobs:
+        for point in sweep.points:
+            try:
+                config = _built(sweep, point)
+                request = calibration_request(config)
+            except ValueError:
+                continue
+            if request is None or (request in runs and runs[request] is None):
+                continue
+            if runs_of is not None and not runs_of(sweep, point, config):
+                continue
+            dirs = [Path(out) / sweep.run_name(point, seed) for seed in sweep.seeds]
+            done = all(run_status(Path(out), d.name) == "done" for d in dirs)
+            runs[request] = (runs.get(request, []) + dirs) if done else None
+    answered = 0
+    for request, dirs in runs.items():
+        if not dirs:
+            continue
+        try:
+            records = {json.dumps(read_config(d).get("config", {}).get("privacy", {}).get("calibrated"), sort_keys=True)
+                       for d in dirs}
+        except StorageError:
+            continue
+        cal = _stored_calibration(json.loads(records.pop()), request, dirs[0].name) if len(records) == 1 else None
+        if cal is not None:
+            store_calibration(request, cal)
+            answered += 1
+    if answered and echo:
+        echo(f"{prefix}: {answered} noise key(s) taken from the config.json of finished runs (every point that needs "
+             "them has finished every seed), not calibrated again")
+    return answered

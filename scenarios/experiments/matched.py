@@ -32,13 +32,19 @@ from scenarios.experiments.sweep_file import Sweep
 from scenarios.config.schemes import wiring, wirings
 from scenarios.store.records import MATCHED_RECORD
 
-__all__ = ["MATCHED_RECORD", "snr_independent", "threat_model_of", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
+__all__ = ["MATCHED_RECORD", "snr_independent", "reused_at_snr", "threat_model_of", "PlannedPoint", "plan_sweep", "predict", "Prediction", "matched_record",
            "format_plan", "count_identical"]
 
 #: schemes whose final accuracy does not depend on phy.snr_db (ideal channel or error-free digital uplink)
 def snr_independent(scheme: str) -> bool:
     """The scheme's wiring row says its learning does not depend on phy.snr_db."""
     return any(w.scheme == scheme and w.snr_independent for w in wirings())
+
+
+def reused_at_snr(sweep: Sweep, point, scheme: str) -> bool:
+    """The point only reuses the runs at the sweep's first SNR (an SNR-independent scheme at another SNR)."""
+    snrs = [float(v) for v in sweep_grid(sweep).get("phy.snr_db", [])]
+    return bool(snrs) and snr_independent(scheme) and float(point.grid["phy.snr_db"]) != snrs[0]
 
 
 def threat_model_of(scheme: str) -> str:
@@ -106,17 +112,12 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
                loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, list[PlannedPoint]]:
     """(the sweep restricted to its feasible points, every point planned).
 
-    ``tuned_lr`` maps a case label to its chosen learning rate (``training.lr`` override; see
-    :func:`tuned_for`);
-    other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error).
-    """
+    ``tuned_lr`` maps a case label to its chosen learning rate (``training.lr`` override; see :func:`tuned_for`);
+    other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error)."""
     loader = loader or default_loader
     planned, feasible = [], []
-    snr_grid = [float(v) for v in sweep_grid(sweep).get("phy.snr_db", [])]
-    anchors = {}  # (label, other grid values) → slug of the point at the first SNR
-    for point in sweep.points:
-        if snr_grid and float(point.grid["phy.snr_db"]) == snr_grid[0]:
-            anchors[_without_snr(point)] = point.slug
+    snr_grid = [float(v) for v in sweep_grid(sweep).get("phy.snr_db", [])]  # anchors: points at the first SNR
+    anchors = {_without_snr(p): p.slug for p in sweep.points if snr_grid and float(p.grid["phy.snr_db"]) == snr_grid[0]}
     for point in with_tuned_lr(sweep, tuned_lr).points:
         over = dict(point.overrides)
         scheme = str(over.get("phy.scheme", ""))
@@ -130,7 +131,7 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
         except ValueError as exc:
             raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
         status, reuses, reason = "feasible", "", ""
-        if snr_independent(cfg.phy.scheme) and snr_grid and float(point.grid["phy.snr_db"]) != snr_grid[0]:
+        if reused_at_snr(sweep, point, cfg.phy.scheme):
             status, reuses = "reused", anchors[_without_snr(point)]
             reason = f"{cfg.phy.scheme} learns the same at every SNR: the runs at {snr_grid[0]:g} dB stand for this point"
         else:
