@@ -128,3 +128,15 @@ def test_central_gaussian_rerun_differs_from_its_matched_point_only_in_the_tuned
     combined = json.loads((MATCHED / "tune_combined.json").read_text())["choices"]
     assert tuned_for("central-gaussian", {k: c["lr"] for k, c in tightest.items()}) == 0.01
     assert tuned_for("central-gaussian", {k: c["lr"] for k, c in combined.items()}) == 0.03
+
+
+def test_zero_db_tuning_file_holds_the_snr_sweeps_capped_floras_points_at_zero_db():
+    """scenarios/cell_antennas_tightest_tune_0db.toml: its cases are cell_antennas_tightest_snr.toml's capped FLORAS
+    points at 0 dB (N_r = 1, 2, 4, 8), override for override, one seed; no analog Gaussian case."""
+    snr, tune = _sweep("cell_antennas_tightest_snr"), _sweep("cell_antennas_tightest_tune_0db")
+    assert tune.base == snr.base and tune.seeds == (0,)
+    at0 = {p.label: p for p in snr.points if float(p.grid["phy.snr_db"]) == 0.0 and p.label.startswith("floras")}
+    assert set(at0) == {"floras-none-capped", "floras-none-capped-nr2", "floras-none-capped-nr4", "floras-none-capped-nr8"}
+    assert sorted(p.label for p in tune.points) == sorted(at0)
+    for point in tune.points:
+        assert tune.run_overrides(point, 0) == snr.run_overrides(at0[point.label], 0), point.label
