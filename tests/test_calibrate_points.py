@@ -213,7 +213,7 @@ seeds = [0]
     bad.write_text(path.read_text().replace('name = "two"', 'name = "bad"').replace('"run.rounds"', '"run.roundz"'))
     assert main(["sweep", str(bad), "--workers", "2", "--out", str(tmp_path / "nothing")]) == 2
     assert "unknown key run.roundz" in capsys.readouterr().err
-    assert starts == [(2, 2), (2, 2)] and not (tmp_path / "nothing").exists()  # the rerun: for its (no) runs
+    assert starts == [(2, 2)] and not (tmp_path / "nothing").exists()  # the rerun has nothing to run: no executor
 
 
 @pytest.mark.faults
@@ -430,15 +430,16 @@ def test_a_rerun_takes_finished_runs_calibrations_from_their_config(tmp_path, fr
 
 
 def test_floras_matched_rerun_does_not_recalibrate_finished_points(tmp_path, fresh_cache, monkeypatch, capsys):
-    """The command: a second `floras matched` over the finished sweep calibrates only the infeasible points (they
-    have no runs) and skips every run."""
+    """The command: a second `floras matched` over the finished sweep calibrates nothing, skips every run and starts
+    no cluster (2 workers asked)."""
     import scenarios.config.targets as targets
     import scenarios.experiments.run_task as run_task
     from scenarios.cli.main import main
     from test_matched import fake_runner
 
     monkeypatch.setattr(run_task, "_default_runner", lambda: fake_runner)
-    path = _sweep(tmp_path)
+    path = _sweep(tmp_path)  # central Gaussian only (4 points, 2 of them reused from 20 dB; 2 seeds)
+    path.write_text(path.read_text().split("[[cases]]\nlabel = \"channel-inversion\"")[0])
     root = tmp_path / "res"
     assert main(["matched", str(path), "--workers", "0", "--out", str(root), "--no-progress"]) == 0
     capsys.readouterr()
@@ -447,9 +448,15 @@ def test_floras_matched_rerun_does_not_recalibrate_finished_points(tmp_path, fre
     real = targets.calibrate_config
     monkeypatch.setattr(targets, "calibrate_config", lambda config, target: calibrated.append(config.phy.scheme)
                         or real(config, target))
-    assert main(["matched", str(path), "--workers", "0", "--out", str(root), "--no-progress"]) == 0
+    import scenarios.cli.matched as matched_cli
+
+    def no_cluster(*a, **k):
+        raise AssertionError("a cluster started for a sweep with nothing to run")
+
+    monkeypatch.setattr(matched_cli, "make_executor", no_cluster)  # 2 workers asked; nothing to calibrate or run
+    assert main(["matched", str(path), "--workers", "2", "--out", str(root), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "1 noise key(s) taken from the config.json of finished runs" not in text
     assert "2 noise key(s) taken from the config.json of finished runs" in text
-    assert calibrated == ["channel-inversion", "channel-inversion"]
+    assert calibrated == []
     assert "0 run(s) finished, 0 copied from identical runs, 4 already done, 0 failed" in text

@@ -183,6 +183,7 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
         predict,
     )
     from scenarios.store import atomic_write_json
+    from scenarios.experiments.executors import InProcessExecutor
     from scenarios.experiments.sweep import lock_sweep_dirs, run_sweep
     from scenarios.experiments.sweep_file import load_sweep
 
@@ -241,7 +242,9 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
     try:
         for (s, feasible, planned, pred), (_, out) in zip(plans, jobs):
             atomic_write_json(out / MATCHED_RECORD, matched_record(s, planned, tuned=tuned, prediction=pred))
-        ex = executor()
+        # nothing left to run (every run finished or copied): no cluster to start for the summary
+        pending = sum(p[3].runs - p[3].copied - p[3].finished for p in plans)
+        ex = executor() if pending or cluster.get("executor") is not None else InProcessExecutor()
     except BaseException:
         for lock in locks:
             lock.release()

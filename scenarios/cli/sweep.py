@@ -91,7 +91,9 @@ def run(args) -> int:
 
         os.environ[MEMORY_LIMIT_ENV] = str(parse_size(args.memory_limit))  # the runs check it again
     from scenarios.experiments.calibrate_points import prefetch_calibrations, seed_from_finished_runs
+    from scenarios.experiments.executors import InProcessExecutor
     from scenarios.experiments.sweep import lock_sweep_dirs, validate_sweep
+    from scenarios.store import run_status
 
     seed_from_finished_runs(jobs, prefix="floras sweep")  # a rerun: finished points' stored calibrations
 
@@ -121,8 +123,10 @@ def run(args) -> int:
         if started:
             started[0].close()
         raise
-    try:
-        executor = executor_once()
+    try:  # nothing left to run (a rerun of a finished sweep): no cluster to start for the summary
+        pending = started or any(run_status(out, s.run_name(p, seed)) != "done"
+                                 for s, out in jobs for p in s.points for seed in s.seeds)
+        executor = executor_once() if pending else InProcessExecutor()
     except BaseException:
         for lock in locks:
             lock.release(remove_directory_if_empty=True)
