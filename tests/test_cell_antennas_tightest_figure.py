@@ -128,7 +128,7 @@ def test_the_snr_and_radius_sweeps_draw_one_curve_per_case_against_their_key(tmp
     table = (tmp_path / "figs" / f"{getattr(module, stem)}.table.md").read_text().splitlines()
     assert table[2].endswith(header)
     rows = [line.split(" | ")[1:] for line in table[4:] if line.startswith("| ")]
-    antennas = (1, 2, 4, 8) if sweep_name.endswith("_snr") else (1, 2, 4)
+    antennas = (1, 2, 4, 8)
     assert len(rows) == 2 * len(antennas)
     for scheme, n_rx in ((0.5, n) for n in antennas):  # capped FLORAS and analog Gaussian share accuracy()
         lo = 100 * (scheme + 0.05 * n_rx)

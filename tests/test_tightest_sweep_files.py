@@ -51,12 +51,12 @@ def test_antenna_snr_sweep_is_the_20_db_sweep_at_other_snrs():
 
 
 def test_antenna_radius_sweep_is_the_0_db_sweep_in_other_cells():
-    """scenarios/cell_antennas_tightest_radius.toml: the 0 dB points of cell_antennas_tightest_snr.toml with N_r ≤ 4,
-    override for override, with phy.cell_radius ∈ {100, 1000} m the only change (250 m is that sweep's)."""
+    """scenarios/cell_antennas_tightest_radius.toml: the 0 dB points of cell_antennas_tightest_snr.toml (N_r = 1, 2, 4,
+    8), override for override, with phy.cell_radius ∈ {100, 1000} m the only change (250 m is that sweep's)."""
     radius, snr = _sweep("cell_antennas_tightest_radius"), _sweep("cell_antennas_tightest_snr")
     assert radius.base == snr.base and radius.seeds == snr.seeds == (0, 1, 2)
-    theirs = {p.label: p for p in snr.points if p.grid["phy.snr_db"] == 0.0 and not p.label.endswith("-nr8")}
-    assert {p.label for p in radius.points} == set(theirs) and len(radius.points) == 2 * len(theirs) == 12
+    theirs = {p.label: p for p in snr.points if p.grid["phy.snr_db"] == 0.0}
+    assert {p.label for p in radius.points} == set(theirs) and len(radius.points) == 2 * len(theirs) == 16
     seen = set()
     for point in radius.points:
         mine = radius.run_overrides(point, 2)
