@@ -140,3 +140,17 @@ def test_zero_db_tuning_file_holds_the_snr_sweeps_capped_floras_points_at_zero_d
     assert sorted(p.label for p in tune.points) == sorted(at0)
     for point in tune.points:
         assert tune.run_overrides(point, 0) == snr.run_overrides(at0[point.label], 0), point.label
+
+
+def test_zero_db_tuning_chose_the_20_db_eta_for_every_capped_case():
+    """docs/figures/cell/tune_antennas_tightest_0db.json (the 0 dB tuning file's record): every case's choice is the
+    20 dB record's and inside the grid, so cell_antennas_tightest_snr.toml's 0 dB points run at their tuned η."""
+    cell = ROOT / "docs" / "figures" / "cell"
+    at0 = json.loads((cell / "tune_antennas_tightest_0db.json").read_text())
+    at20 = json.loads((cell / "tune_antennas_tightest.json").read_text())["choices"]
+    assert at0["at_snr_db"] == 0.0 and at0["sweep"] == "cell_antennas_tightest_tune_0db_tune"
+    assert set(at0["choices"]) == {"floras-none-capped", "floras-none-capped-nr2", "floras-none-capped-nr4",
+                                   "floras-none-capped-nr8"}
+    for label, choice in at0["choices"].items():
+        assert choice["lr"] == at20[label]["lr"] and not choice["at_edge"], label
+        assert [g["lr"] for g in choice["grid"]] == [0.003, 0.01, 0.03, 0.1], label
