@@ -29,6 +29,7 @@ FIGURES = (
     ("cell", "cell"),
     ("cell_snr", "cell_snr"),
     ("cell_snr", "cell_noniid_snr"),  # its own stem, see the module
+    ("cell_snr", "cell_edge_snr"),  # its own stem, see the module
     ("cell_exponent", "cell_exponent"),
     ("cell_truncation", "cell_truncation"),
     ("cell_placement", "cell_placement"),
