@@ -300,6 +300,20 @@ def test_floras_tune_calibrates_each_cases_point_on_the_workers_before_picking_i
     assert out.splitlines()[0].startswith("floras tune: predicted ")  # the estimate first, before any calibration
     record = json.loads((tmp_path / "res" / "cal_tune" / "tune.json").read_text())
     assert record["tuned_at_epsilon"] == {"central-gaussian": "8"}
+    # a rerun into the same folder: central Gaussian's tuning runs have all finished, so its key is read from them;
+    # only channel inversion's (infeasible at ε = 8: no runs under that name) is computed again
+    clear_calibration_cache()
+    schemes = []
+    monkeypatch.setattr(targets, "compute_calibration", lambda r: schemes.append(json.loads(r[0])["phy"]["scheme"])
+                        or real(r))
+    args = build_parser().parse_args(["tune", str(_sweep(tmp_path)), "--workers", "2", "--out", str(tmp_path / "res"),
+                                      "--no-progress", "--lr-grid", "0.03,0.3"])
+    assert tune.run(args, runner=rigged_runner) == 0
+    out = capsys.readouterr().out
+    assert "floras tune: 1 noise key(s) taken from the config.json of finished runs" in out
+    assert schemes == ["channel-inversion"], schemes
+    assert json.loads((tmp_path / "res" / "cal_tune" / "tune.json").read_text()) == record
+    monkeypatch.setattr(targets, "compute_calibration", spy)
     # --tune-rounds changes ε: the tuning runs' own key (one: η cannot change it) is announced and computed once
     # before planning (a single key runs here: no pool for one), not once per run
     on_workers["items"] = 0

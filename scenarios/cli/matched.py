@@ -101,6 +101,7 @@ def prefetch_tuning_calibrations(sweep, executor) -> int:
 
 def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) -> dict[str, float]:
     """Run the learning-rate grid of ``sweep``'s cases; write and return the choices (``runner``: tests)."""
+    from scenarios.experiments.calibrate_points import seed_from_finished_runs
     from scenarios.store import atomic_write_json, summarize
     from scenarios.experiments.sweep import run_sweep
     from scenarios.experiments.tune import (TUNE_RECORD, check_tuning_grid, choose_lr, tune_record, tune_sweep,
@@ -110,6 +111,11 @@ def run_tuning(args, sweep, root: Path, executor, threads: int, *, runner=None) 
     seeds = tuple(int(s) for s in _floats(args.tune_seeds, "tune-seeds"))
     at_eps = args.tune_at_epsilon
     check_tuning_grid(grid, args.validation_fraction)  # before any calibration
+    # a rerun: a case whose tuning runs have all finished takes their stored calibration (its runs as named when its
+    # point at --tune-at-epsilon is feasible; nothing is loaded to name them)
+    named, _ = tune_sweep(sweep, lr_grid=grid, at_epsilon=at_eps, at_snr_db=args.tune_snr_db, seeds=seeds,
+                          rounds=args.tune_rounds, validation_fraction=args.validation_fraction, loader=lambda *a: None)
+    seed_from_finished_runs([(named, root / named.name)], prefix="floras tune")
     # each case's point at --tune-at-epsilon (picking it loads it; η cannot change ε) on the workers
     prefetch_tuning_calibrations(tuning_points(sweep, at_epsilon=at_eps, at_snr_db=args.tune_snr_db), executor)
     tune, tuned_at = tune_sweep(sweep, lr_grid=grid, at_epsilon=at_eps, at_snr_db=args.tune_snr_db, seeds=seeds,
