@@ -576,21 +576,22 @@ def test_noniid_low_snr_cell_sweep_is_the_low_snr_sweep_with_label_shards():
             assert {k: v for k, v in ov.items() if k not in changed} == {k: v for k, v in ref.items() if k not in changed}
 
 
-def test_cell_edge_sweep_is_the_low_snr_sweep_with_the_snr_at_the_cell_edge():
-    """scenarios/cell_edge_snr.toml: every point is scenarios/cell_snr.toml's with phy.snr_reference = "cell-edge" the
-    only change (same cases, scenarios, seeds, base and quick variant)."""
+@pytest.mark.parametrize("name, key, before, after", [("cell_edge_snr", "phy.snr_reference", "median-distance", "cell-edge"),
+                                                       ("cell_snr_m10", "phy.snr_db", 0.0, -10.0)])
+def test_cell_snr_variants_change_one_key_of_the_low_snr_sweep(name, key, before, after):
+    """scenarios/cell_edge_snr.toml and cell_snr_m10.toml: every point is scenarios/cell_snr.toml's with one key changed
+    (the SNR reference, the SNR); same cases, scenarios, seeds, base and quick variant."""
     from scenarios.experiments.sweep_file import load_sweep
 
     for quick in (False, True):
         median = load_sweep(ROOT / "scenarios" / "cell_snr.toml", quick=quick)
-        edge = load_sweep(ROOT / "scenarios" / "cell_edge_snr.toml", quick=quick)
-        assert edge.base == median.base and edge.seeds == median.seeds
+        other = load_sweep(ROOT / "scenarios" / f"{name}.toml", quick=quick)
+        assert other.base == median.base and other.seeds == median.seeds
         ref = {(p.label, p.grid["phy.pathloss"]): p for p in median.points}
-        assert sorted(ref) == sorted((p.label, p.grid["phy.pathloss"]) for p in edge.points) and len(ref) == 9
-        for p in edge.points:
+        assert sorted(ref) == sorted((p.label, p.grid["phy.pathloss"]) for p in other.points) and len(ref) == 9
+        for p in other.points:
             theirs = median.run_overrides(ref[(p.label, p.grid["phy.pathloss"])], 0)
-            assert edge.run_overrides(p, 0) == {**theirs, "phy.snr_reference": "cell-edge"}
-            assert theirs["phy.snr_reference"] == "median-distance"
+            assert other.run_overrides(p, 0) == {**theirs, key: after} and theirs[key] == before
 
 
 @pytest.mark.parametrize("name, of, labels, epsilons", [
