@@ -44,8 +44,9 @@ def _snr_caption(res, record, cfg) -> str:
     phy = cfg.get("phy", {})
     return (f"Final test accuracy against the SNR referred to the {phy.get('snr_reference')} (cell {phy.get('pathloss')} "
             f"R = {phy.get('cell_radius')} m), one curve per scheme, receiver and number of receive antennas N_r, each "
-            f"at its η tuned at 20 dB (tuned again at 0 dB, capped FLORAS chose the same η); FLORAS's ε (PLD over the maximum-ratio noise law, model "
-            f"§9.5 'Several antennas') does not depend on the SNR, analog Gaussian's counts its receiver noise at "
+            f"at its η tuned at 20 dB (tuned again at 0 dB, capped FLORAS chose the same η); FLORAS's ε (PLD over the "
+            f"maximum-ratio noise law, model §9.5 'Several antennas') does not depend on the SNR, analog Gaussian's "
+            f"counts its receiver noise at "
             f"N_r = 1 only (model §5.2). The 20 dB points are {STEM}'s. "
             f"{privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
 
