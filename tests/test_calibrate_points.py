@@ -379,6 +379,42 @@ def test_floras_receiver_rules_share_a_key_and_calibrate_alike(fresh_cache):
     assert antennas is not None and antennas != calibration_request(configs[0])
 
 
+@pytest.mark.parametrize("scheme, extra", [
+    ("floras", {"phy.floras.N": 32, "phy.L": 32, "phy.normalization": "clip", "phy.clip_norm": 1.0}),
+    ("analog-gaussian", {"phy.normalization": "clip", "phy.clip_norm": 1.0, "phy.L": 32}),
+])
+def test_cells_share_a_key_and_calibrate_alike(fresh_cache, scheme, extra):
+    """No scheme's ε reads the cell (model §5.1: FLORAS's idealised release, analog Gaussian's guaranteed noise referred
+    to the reference SNR), so points that differ only in it (path-loss model, radius, SNR reference, power control,
+    re-drops) are one calibration; calibrated apart, each with its whole scenario, they give the same value and ε. The
+    SNR stays in analog Gaussian's key (its receiver noise counts) and receive antennas in FLORAS's."""
+    import json
+
+    from scenarios.config.loading import build_scenario_file
+    from scenarios.config.targets import _cache_key, _searchable
+
+    over = {"phy.scheme": scheme, "privacy.target_epsilon": 8, "run.rounds": 4, "partition.clients": 100,
+            "training.clients_per_round": 20, "phy.snr_db": 0.0, **extra}
+    cells = [{}, {"phy.pathloss": "log-distance", "phy.cell_radius": 300.0, "phy.pathloss_exponent": 3.5,
+                  "phy.shadowing_db": 8.0},
+             {"phy.pathloss": "umi", "phy.cell_radius": 500.0, "phy.snr_reference": "median-distance"},
+             {"phy.pathloss": "rma", "phy.cell_radius": 1000.0, "phy.redrop": True,
+              "phy.power_control": "pathloss-inversion"}]
+    configs = [_searchable(build_scenario_file(DIGITS, {**over, **cell})) for cell in cells]
+    assert [c.phy.pathloss for c in configs] == ["none", "log-distance", "umi", "rma"]
+    assert len({calibration_request(c) for c in configs}) == 1
+    answers = []
+    for config in configs:  # each cell's own scenario, cell keys kept: the accountant must not read them
+        full = json.dumps(config.to_dict(), sort_keys=True)
+        assert full != _cache_key(config)
+        answers.append(compute_calibration((full, 8.0)))
+    assert all(isinstance(a, Calibration) for a in answers), answers
+    assert len({(a.parameter, a.value, a.achieved_epsilon) for a in answers}) == 1
+    other = {"floras": {"phy.rx_antennas": 2}, "analog-gaussian": {"phy.snr_db": -10.0}}[scheme]
+    moved = calibration_request(build_scenario_file(DIGITS, {**over, **cells[2], **other}))
+    assert moved is not None and moved != calibration_request(configs[0])
+
+
 def RUNS_OF(sweep, point, config) -> bool:
     """As `floras matched` says which points have runs of their own: not those reused from the first SNR."""
     from scenarios.experiments.matched import reused_at_snr

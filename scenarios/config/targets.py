@@ -26,6 +26,11 @@ CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
 #: FLORAS's receiver weight w·x̂ (phy.receiver_rules, model §6.4): a function of the release and the pilot outputs the
 #: base station holds, so post-processing; plain, capped and inverse-variance FLORAS share one calibration
 FLORAS_SERVER_RULE = ("receiver", "receiver_cap", "receiver_scope", "noise_estimate")
+#: the cell's large-scale keys (model §5.1): no scheme's ε reads them (analog Gaussian's guaranteed noise is referred to
+#: the SNR at the reference distance); FLORAS's ε_link does, which each run's report computes from the run's own
+#: configuration (the cached record keeps no assumption lines)
+CELL_KEYS = ("pathloss", "cell_radius", "cell_min_distance", "redrop", "carrier_ghz", "bs_height", "ut_height",
+             "pathloss_exponent", "shadowing_db", "snr_reference", "power_control", "pc_target_db")
 
 
 class CalibrationCrashed(ValueError):
@@ -78,8 +83,9 @@ def clear_calibration_cache() -> None:
 
 def _cache_key(config) -> str:
     """The scenario without the keys that cannot change ε (seed, learning rate, server momentum and FLORAS's receiver
-    rule: the server's use of the released aggregate is post-processing, model §6.4; SNR of digital schemes; at client
-    level the validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
+    rule: the server's use of the released aggregate is post-processing, model §6.4; the cell of every scheme, model
+    §5.1; the SNR of every scheme but analog Gaussian, whose guaranteed noise counts the receiver's; at client level the
+    validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
     data = config.to_dict()
     data["run"].pop("seed", None)
     data["training"].pop("lr", None)
@@ -89,6 +95,8 @@ def _cache_key(config) -> str:
             data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
         for key in ("csit", "path", "sequences", *FLORAS_SERVER_RULE):
             data["phy"].get("floras", {}).pop(key, None)
+    for key in CELL_KEYS:
+        data["phy"].pop(key, None)
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)
     if config.privacy.level == "client":  # which examples a client holds out cannot change a client-level ε
