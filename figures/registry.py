@@ -31,6 +31,7 @@ FIGURES = (
     ("cell_snr", "cell_noniid_snr"),  # its own stem, see the module
     ("cell_snr", "cell_edge_snr"),  # its own stem, see the module
     ("cell_snr", "cell_snr_m10"),  # its own stem, see the module
+    ("cell_snr", "cell_edge_snr_m10"),  # its own stem, see the module
     ("cell_exponent", "cell_exponent"),
     ("cell_truncation", "cell_truncation"),
     ("cell_placement", "cell_placement"),

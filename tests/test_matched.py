@@ -588,15 +588,19 @@ def test_noniid_low_snr_cell_sweep_is_the_low_snr_sweep_with_label_shards():
             assert {k: v for k, v in ov.items() if k not in changed} == {k: v for k, v in ref.items() if k not in changed}
 
 
-@pytest.mark.parametrize("name, key, before, after", [("cell_edge_snr", "phy.snr_reference", "median-distance", "cell-edge"),
-                                                       ("cell_snr_m10", "phy.snr_db", 0.0, -10.0)])
-def test_cell_snr_variants_change_one_key_of_the_low_snr_sweep(name, key, before, after):
+@pytest.mark.parametrize("name, of, key, before, after", [
+    ("cell_edge_snr", "cell_snr", "phy.snr_reference", "median-distance", "cell-edge"),
+    ("cell_snr_m10", "cell_snr", "phy.snr_db", 0.0, -10.0),
+    ("cell_edge_snr_m10", "cell_snr_m10", "phy.snr_reference", "median-distance", "cell-edge"),
+])
+def test_cell_snr_variants_change_one_key_of_the_low_snr_sweep(name, of, key, before, after):
     """scenarios/cell_edge_snr.toml and cell_snr_m10.toml: every point is scenarios/cell_snr.toml's with one key changed
-    (the SNR reference, the SNR); same cases, scenarios, seeds, base and quick variant."""
+    (the SNR reference, the SNR); cell_edge_snr_m10.toml is cell_snr_m10.toml's with the reference changed; same
+    cases, scenarios, seeds, base and quick variant."""
     from scenarios.experiments.sweep_file import load_sweep
 
     for quick in (False, True):
-        median = load_sweep(ROOT / "scenarios" / "cell_snr.toml", quick=quick)
+        median = load_sweep(ROOT / "scenarios" / f"{of}.toml", quick=quick)
         other = load_sweep(ROOT / "scenarios" / f"{name}.toml", quick=quick)
         assert other.base == median.base and other.seeds == median.seeds
         ref = {(p.label, p.grid["phy.pathloss"]): p for p in median.points}
