@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from scenarios.experiments.matched import tuned_for
 from scenarios.experiments.sweep_file import load_sweep
 
@@ -140,6 +142,20 @@ def test_zero_db_tuning_file_holds_the_snr_sweeps_capped_floras_points_at_zero_d
     assert sorted(p.label for p in tune.points) == sorted(at0)
     for point in tune.points:
         assert tune.run_overrides(point, 0) == snr.run_overrides(at0[point.label], 0), point.label
+
+
+@pytest.mark.parametrize("radius", [100, 1000])
+def test_radius_tuning_files_hold_the_radius_sweeps_capped_floras_points(radius):
+    """scenarios/cell_antennas_tightest_tune_r100.toml and _r1000.toml: their cases are cell_antennas_tightest_radius.toml's
+    capped FLORAS points at that radius (N_r = 1, 2, 4, 8), override for override, one seed; no analog Gaussian case."""
+    whole, tune = _sweep("cell_antennas_tightest_radius"), _sweep(f"cell_antennas_tightest_tune_r{radius}")
+    assert tune.base == whole.base and tune.seeds == (0,)
+    mine = {p.label: p for p in whole.points
+            if float(p.grid["phy.cell_radius"]) == float(radius) and p.label.startswith("floras")}
+    assert set(mine) == {"floras-none-capped", "floras-none-capped-nr2", "floras-none-capped-nr4", "floras-none-capped-nr8"}
+    assert sorted(p.label for p in tune.points) == sorted(mine)
+    for point in tune.points:
+        assert tune.run_overrides(point, 0) == whole.run_overrides(mine[point.label], 0), point.label
 
 
 def test_zero_db_tuning_chose_the_20_db_eta_for_every_capped_case():
