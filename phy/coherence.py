@@ -50,7 +50,7 @@ from .fading import draw_rayleigh
 from .randomness import stream
 
 __all__ = ["CORRELATIONS", "PILOT_MODES", "MAX_EXACT_BLOCKS", "CoherencePlan", "coherence_plan", "block_correlation",
-           "lag_step", "check_exact_blocks", "clarke_factors", "draw_blocks"]
+           "lag_step", "check_exact_blocks", "clarke_factors", "draw_blocks", "block0_correlations"]
 
 CORRELATIONS = ("iid", "jakes", "jakes-exact", "tdl")
 MAX_EXACT_BLOCKS = 4096  # "jakes-exact" holds a B×B factor: 128 MB at this size
@@ -127,6 +127,37 @@ def lag_step(config) -> float:
     if config.coherence_symbols is None:
         return 0.0
     return 2.0 * math.pi * float(config.doppler) * int(config.coherence_symbols)
+
+
+def block0_correlations(config, n_blocks: int) -> np.ndarray:
+    """r [B] complex128, r_m = E[h̃_{k,m}·h̃*_{k,0}]: each block's correlation with block 0 under the law
+    :func:`draw_blocks` draws (module doc; the scattered part, unit power): 1, 0, 0, … ("iid", or no coherence
+    blocks); ρ^m ("jakes", the AR(1)); J₀(x·m) ("jakes-exact", x = :func:`lag_step`); with "tdl", block m on
+    subcarrier ⌊m/B_t⌋ and in time block m mod B_t, Σ_l p_l·exp(−j2π·⌊m/B_t⌋·Δf·τ_l)·J₀(x·(m mod B_t)) (independent
+    taps, each a Clarke process in time; the NLoS profiles' taps, :func:`phy.channels.tdl.tdl_profile`). What a
+    stale pilot's factor law needs (model §5.1, §7.2 "Link level")."""
+    from scipy.special import j0
+
+    B = int(n_blocks)
+    if B < 1:
+        raise ValueError(f"n_blocks must be ≥ 1 (got {n_blocks!r})")
+    m = np.arange(B, dtype=np.float64)
+    if config.fading_correlation == "iid" or config.coherence_symbols is None:
+        return (m == 0).astype(np.complex128)
+    if config.fading_correlation == "jakes":
+        return (block_correlation(config) ** m).astype(np.complex128)
+    if config.fading_correlation == "jakes-exact":
+        return j0(lag_step(config) * m).astype(np.complex128)
+    if config.fading_correlation == "tdl":
+        from .channels.tdl import tdl_profile
+
+        tau, p = tdl_profile(config.tdl_model, float(config.delay_spread))
+        bt = int(config.tdl_time_blocks)
+        sub, tim = np.floor_divide(m, bt), np.mod(m, bt)
+        x = lag_step(config) if bt > 1 else 0.0
+        freq = np.exp(-2j * math.pi * float(config.subcarrier_spacing) * sub[:, None] * tau[None, :]) @ p
+        return freq * j0(x * tim)
+    raise ValueError(f"fading_correlation must be one of {{{', '.join(CORRELATIONS)}}} (got {config.fading_correlation!r})")
 
 
 def check_exact_blocks(config, d: int) -> None:

@@ -62,6 +62,11 @@ P(|u_k| > c) = P(T > (c(1 + q) − q)√(N_r/q)) + P(T > (c(1 + q) + q)√(N_r/q
 and with it ε_link, shrinks with N_r. The release given the pilots and the factors is again a Gaussian mixture with
 the inactive sequences' V of N_r antennas, so the base curve is that of :mod:`privacy.antenna_rdp` at sensitivity
 c_max·S.
+
+A stale pilot (``stale``: one reference slot for B coherence blocks, model §5.1): block m's factor is
+g_m b/(g_0 b + w), a ratio of zero-mean jointly Gaussian variables with the closed form of :mod:`privacy.link_stale`;
+the blocks share the one pilot and its V, so the base curve is the one-block curve at sensitivity c_max·S, and
+P(Gᶜ) ≤ T·K·Σ_m mean_c P_(m,c) = T·K·B·(the mean over blocks), the union bound over every block's factor.
 """
 
 from __future__ import annotations
@@ -92,7 +97,9 @@ class LinkModel:
     cell, every β_eff = 1). blocks: pilot blocks B per round (per-block pilots, model §5.1; 1 otherwise).
     cell_note: how the scales were obtained (stated in the report). rician_k: κ of the Rician gains (0: Rayleigh;
     `phy.rician_k` or TDL-D/E's K-factor, model §5.1). antennas: N_r receive antennas combined by maximum ratio on
-    the pilots (model §5.2; N_r > 1 needs csit "none", Rayleigh gains and one pilot block). drop_rounds: with a cell re-dropped every
+    the pilots (model §5.2; N_r > 1 needs csit "none", Rayleigh gains and one pilot block). stale: with one stale pilot
+    for B = ``blocks`` coherence blocks, ρ_m = Re E[h̃_m·h̃*_0] of each block (ρ_0 = 1; :mod:`privacy.link_stale`, csit
+    "none", Rayleigh gains, one antenna), or None (a pilot per block). drop_rounds: with a cell re-dropped every
     round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
     None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
     that reason), or None.
@@ -108,6 +115,7 @@ class LinkModel:
     drop_rounds: int | None = None
     rician_k: float = 0.0
     antennas: int = 1
+    stale: tuple | None = None
 
     def __post_init__(self):
         if isinstance(self.snr_db, bool) or not isinstance(self.snr_db, (int, float)) or not math.isfinite(self.snr_db):
@@ -127,6 +135,15 @@ class LinkModel:
         if self.antennas > 1 and (self.csit != "none" or self.rician_k or self.blocks > 1):
             raise ValueError(f"antennas = {self.antennas} is derived for csit 'none', Rayleigh gains and one pilot block "
                              f"(got csit = {self.csit!r}, rician_k = {self.rician_k:g}, blocks = {self.blocks})")
+        if self.stale is not None:
+            r = np.asarray(self.stale, dtype=float)
+            if r.ndim != 1 or r.size != self.blocks or not np.all(np.abs(r) <= 1.0) or r[0] != 1.0:
+                raise ValueError(f"stale must hold ρ_m in [−1, 1] for each of the blocks = {self.blocks} blocks, ρ_0 = 1 "
+                                 f"(got {self.stale!r:.80})")
+            if self.csit != "none" or self.rician_k or self.antennas > 1:
+                raise ValueError("stale pilots are derived for csit 'none', Rayleigh gains and one antenna (got csit = "
+                                 f"{self.csit!r}, rician_k = {self.rician_k:g}, antennas = {self.antennas})")
+            object.__setattr__(self, "stale", tuple(float(x) for x in r))
         if self.gain_scales is not None:
             g = np.asarray(self.gain_scales, dtype=float)
             if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
@@ -157,8 +174,9 @@ class LinkModel:
         if vals.size <= EXACT_SCALES:
             return np.sqrt(vals), counts / M, f"exact mean over {who}"
         # P(a) ≤ (a_hi/a)^k·exp(κ(a_hi − a)/(a_hi + a))·P(a_hi), a ≤ a_hi; k the power of r in the density of the
-        # gain's norm near 0: 1 without CSIT, 2 with phase CSIT (Rayleigh), N_r with N_r antennas (r^{N_r−1}·dr)
-        k = self.antennas if self.antennas > 1 else (1 if self.csit == "none" else 2)
+        # gain's norm near 0: 1 without CSIT, 2 with phase CSIT (Rayleigh), N_r with N_r antennas (r^{N_r−1}·dr); with
+        # a stale pilot the pair (g_0, g_m) at scale a, a zero-mean Gaussian in 2 dimensions: (a_up/a)²
+        k = 2 if self.stale is not None else self.antennas if self.antennas > 1 else (1 if self.csit == "none" else 2)
         idx = np.ceil(10.0 * np.log10(g) / GRID_DB)
         hi = 10.0 ** (idx * GRID_DB / 10.0)  # β rounded UP onto the grid
         bins, inv = np.unique(idx, return_inverse=True)
@@ -206,7 +224,8 @@ def gain_density(csit: str, kappa: float = 0.0):
 
 
 def exceed_probability(c_max: float, link: LinkModel) -> float:
-    """P(|c_k| > c_max) for one active slot, averaged over the population's gain scales (see the module doc)."""
+    """P(|c_k| > c_max) for one active slot, averaged over the population's gain scales (see the module doc), and with
+    a stale pilot over the B blocks too (T·K·B times it bounds P(Gᶜ))."""
     c = float(c_max)
     if not (c > 0 and math.isfinite(c)):
         raise ValueError(f"c_max must be a finite number > 0 (got {c_max!r})")
@@ -215,6 +234,10 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     a = a0 * amp
     if link.antennas > 1:  # the gain averaged in closed form (module doc)
         return min(1.0, max(0.0, float(np.dot(weights, antenna_exceed_probability(c, a, link.antennas)))))
+    if link.stale is not None:  # the mean over the blocks of the stale factor's closed form
+        from privacy.link_stale import mean_stale_exceed_probability
+
+        return min(1.0, max(0.0, mean_stale_exceed_probability(c, a, weights, np.asarray(link.stale))))
 
     dens = gain_density(link.csit, link.rician_k)
     given = _given_gain(c)
@@ -315,20 +338,27 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
         snr += f"; cell: per-client SNR·β_eff,c ({link.cell_note}; {link.scale_weights()[2]})"
     if link.drop_rounds is not None:
         snr += f"; the mean runs over the drops of rounds 1..{link.drop_rounds}, conditioned on"
-    if link.blocks > 1:
+    if link.stale is not None:
+        snr += (f"; one stale pilot for B = {link.blocks} coherence blocks per round: factors c_(k,m) = g_(k,m) b/(g_(k,0) b "
+                f"+ w_k), ρ_m = Re r_m of block m with block 0 from {min(link.stale):.4g} to 1 (privacy/link_stale.py); ε is the "
+                "one-pilot release's with every factor 1, which aging keeps the link from at any SNR: ε_link bounds it")
+    elif link.blocks > 1:
         snr += f"; B = {link.blocks} pilot blocks per round, one factor c_(k,m) per block"
     if link.antennas > 1:
         snr += (f"; {link.antennas} receive antennas, maximum ratio on the pilots: factors u_k = ⟨x, v⟩/‖x‖² "
                 "(x the pilots, v their noiseless part; model §5.2), P(|u_k| > c) from the noncentral χ² law")
     events = "T·K·B" if link.blocks > 1 else "T·K"
-    prob = ("mean_(t,c) P_(t,c)(|c| > c_max)" if link.drop_rounds is not None
+    prob = ("mean_(m,t,c) P(|c| > c_max)" if link.stale is not None and link.drop_rounds is not None
+            else "mean_(m,c) P_(m,c)(|c| > c_max)" if link.stale is not None
+            else "mean_(t,c) P_(t,c)(|c| > c_max)" if link.drop_rounds is not None
             else "mean_c P_c(|c| > c_max)" if link.gain_scales is not None else "P(|c_k| > c_max)")
     if c is None:
         text = f"link level ({snr}): no truncation level c_max gives {events}·{prob} below δ; ε_link = ∞"
         return math.inf, {"c_max": None, "exceed_probability": None, "delta_truncation": None, "assumptions": [text]}
     text = (
         f"link level ({snr}): active-client factors "
-        + ("u_k" if link.antennas > 1 else "c_k = g_k b/(g_k b + w_k)") + f" truncated at c_max = {c:.6g}; "
+        + ("u_k" if link.antennas > 1 else "c_(k,m)" if link.stale is not None else "c_k = g_k b/(g_k b + w_k)")
+        + f" truncated at c_max = {c:.6g}; "
         f"{prob} = {p:.3g} exactly from the fading and pilot-noise distributions, {events}·P = {slots * p:.3g} "
         f"folded into δ; the rest accounted with sensitivity c_max·S = {c * acc.sensitivity:.6g} and the generic sampling "
         "bounds (privacy/link.py); ε_link = "
@@ -336,4 +366,5 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
     )
     return eps, {"c_max": c, "exceed_probability": p, "delta_truncation": slots * p, "snr_db": link.snr_db,
                  "L": link.L, "csit": link.csit, "blocks": link.blocks, "cell": link.gain_scales is not None,
+                 "stale": link.stale is not None,
                  "assumptions": [text]}

@@ -37,17 +37,19 @@ def _floras(config, *, d: int, D: int):
     from privacy import FlorasRunAccountant
 
     t, phy, p = config.training, config.phy, config.phy.of("floras")
-    blocks = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
+    pilots, blocks, stale = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
     return FlorasRunAccountant(
-        link=_floras_link_model(config, blocks=blocks), pilot_blocks=blocks, antennas=int(phy.rx_antennas), N=p.N, d=d,
+        link=_floras_link_model(config, blocks=blocks, stale=stale), pilot_blocks=pilots, antennas=int(phy.rx_antennas),
+        N=p.N, d=d,
         normalization=phy.normalization, C=phy.C if phy.C is None else float(phy.C), power=float(phy.power),
         clip_norm=phy.clip_norm, local_steps=t.local_steps, batch_size=t.batch_size, local_dataset_size=D,
         **_common(config))
 
 
-def _floras_link_model(config, *, blocks: int):
+def _floras_link_model(config, *, blocks: int, stale: tuple | None = None):
     """The :class:`privacy.link.LinkModel` of the run: with a cell the β_eff of clients 0..M−1 of the run's drop
-    (:class:`phy.cell.CellChannel` at ``run.seed``, the cell the run's link uses; model §5.1)."""
+    (:class:`phy.cell.CellChannel` at ``run.seed``, the cell the run's link uses; model §5.1); ``stale``: the blocks'
+    correlations with block 0 under one stale pilot."""
     import numpy as np
 
     from phy.cell import CellChannel
@@ -55,7 +57,7 @@ def _floras_link_model(config, *, blocks: int):
 
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
-                  rician_k=float(phy.los_k), antennas=int(phy.rx_antennas))
+                  rician_k=float(phy.los_k), antennas=int(phy.rx_antennas), stale=stale)
     if not phy.has_cell:
         return LinkModel(**common)
     M, seed = int(config.partition.clients), int(config.run.seed)
@@ -84,10 +86,12 @@ def _floras_link_model(config, *, blocks: int):
     return LinkModel(**common, gain_scales=_DROPS[key], cell_note=f"{note}, the fixed drop of run.seed = {seed}")
 
 
-def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
-    """The pilot blocks B per round for FLORAS's ε (privacy.link, model §5.1, §7.2): no timing offsets, one pilot per
-    block (a stale pilot only when the update fits one block); a cell (fixed or re-dropped every round) and Rician
-    gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed. B > 1 needs the Rényi accountants or the PLD.
+def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> tuple[int, int, tuple | None]:
+    """(pilot blocks of FLORAS's ε, coherence blocks B of its ε_link, the stale pilot's block correlations or None)
+    per round (privacy.link, model §5.1, §7.2): no timing offsets; one pilot per block (B pilots: the Rényi
+    accountants or the PLD), or one stale pilot for B blocks (ε the one-pilot release's; ε_link over the factors
+    g_(k,m)/g_(k,0) with pilot noise, privacy.link_stale: csit "none" and Rayleigh gains only); a cell (fixed or
+    re-dropped every round) and Rician gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed.
     Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and an
     ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive
     sequence, no privacy noise, ε = ∞ whatever the link; model §5.1)."""
@@ -101,15 +105,24 @@ def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> int:
                          "offsets run with floras.N = K, γ = 0, ε = ∞)")
     pilots = phy.of("floras").pilots
     plan = coherence_plan(d, phy.coherence_symbols, pilots)
-    if plan.n_pilots != plan.n_blocks:
-        raise ValueError(f"phy.floras.pilots: FLORAS's ε is not derived for a stale pilot over {plan.n_blocks} coherence "
-                         "blocks (the active coefficients g_(k,m)/g_(k,0) have an unbounded ratio, model §5.1); use "
-                         "pilots = \"per-block\" or remove phy.coherence_symbols for a FLORAS run")
+    if plan.n_pilots != plan.n_blocks:  # one stale pilot for B > 1 blocks
+        if phy.of("floras").csit != "none" or phy.los_k > 0:
+            raise ValueError(f"phy.floras.pilots = \"stale\" over {plan.n_blocks} coherence blocks: FLORAS's ε_link is derived "
+                             "for csit = \"none\" and Rayleigh blocks (the factors g_(k,m)/g_(k,0) are then a ratio of "
+                             "zero-mean jointly Gaussian variables, model §7.2 \"Link level\"); got csit = "
+                             f"{phy.of('floras').csit!r}, K-factor {phy.los_k:g}: use csit = \"none\" without a line of "
+                             "sight, or pilots = \"per-block\"")
+        import numpy as np
+
+        from phy.coherence import block0_correlations
+
+        rho = np.clip(block0_correlations(phy, plan.n_blocks).real, -1.0, 1.0)
+        return 1, plan.n_blocks, tuple(float(x) for x in rho)
     if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic", "pld", "tightest"):
         raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
                          "ε is derived under the Rényi bounds and the PLD over V_min (model §9.5, \"Several pilots\"); "
                          f"got accountant = {accountant!r}, use \"rdp\", \"rdp-generic\", \"pld\" or \"tightest\"")
-    return plan.n_blocks
+    return plan.n_blocks, plan.n_blocks, None
 
 
 def _floras_defaults(phy: dict, *, K: int) -> dict:

@@ -1,0 +1,147 @@
+"""FLORAS's ε_link with one stale pilot over B coherence blocks (model §5.1, §7.2 "Link level"; privacy/link_stale.py):
+the factor law against Monte Carlo, its one-pilot limit against the quadrature of privacy/link.py, each block's
+correlation with block 0 against the blocks the link draws, and the union bound over the blocks."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy.special import j0
+
+from privacy.link import LinkModel, exceed_probability, floras_link_epsilon
+from privacy.link_stale import stale_exceed_probability
+
+
+def _cauchy_tail(t):
+    return 0.5 - np.arctan(t) / math.pi
+
+
+@pytest.mark.parametrize("a, r, c_max", [(3.0, 0.9, 2.0), (10.0, 0.5, 5.0), (30.0, 0.999, 1.2), (2.0, 0.0, 3.0),
+                                         (4.0, -0.6, 2.5), (6.0, 0.6 * np.exp(0.9j), 2.0)])
+def test_the_stale_factor_law_matches_monte_carlo(a, r, c_max):
+    """c = a·Re(h_m)/(a·Re(h_0) + n), h_m = r·h_0 + √(1 − |r|²)·w (circular, unit power), n ~ N(0, 1): P(|c| > c_max)
+    within 5 binomial standard deviations of 2·10⁶ draws; a complex r enters through Re r only."""
+    n = 2_000_000
+    rng = np.random.default_rng(21)
+    h0 = (rng.standard_normal(n) + 1j * rng.standard_normal(n)) / math.sqrt(2.0)
+    w = (rng.standard_normal(n) + 1j * rng.standard_normal(n)) / math.sqrt(2.0)
+    hm = r * h0 + math.sqrt(1.0 - abs(r) ** 2) * w
+    c = a * hm.real / (a * h0.real + rng.standard_normal(n))
+    mc = np.mean(np.abs(c) > c_max)
+    p = float(stale_exceed_probability(c_max, a, np.real(r)))
+    assert abs(p - mc) < 5 * math.sqrt(p * (1 - p) / n), (p, mc)
+
+
+@pytest.mark.parametrize("c_max", [0.7, 3.0, 1e3])
+@pytest.mark.parametrize("scales", [None, (1.0, 0.05, 3.0)])
+def test_a_block_correlated_one_with_block_0_has_the_one_pilot_law(c_max, scales):
+    """ρ = 1: the closed form equals privacy/link.py's quadrature of c = u/(u + n) over the gain (an independent
+    computation), with and without a cell."""
+    plain = exceed_probability(c_max, LinkModel(12.0, L=16, gain_scales=scales))
+    stale = exceed_probability(c_max, LinkModel(12.0, L=16, gain_scales=scales, blocks=1, stale=(1.0,)))
+    assert stale == pytest.approx(plain, rel=1e-7)
+
+
+def _phy(**kw):
+    base = dict(fading_correlation="iid", coherence_symbols=10, doppler=0.0, tdl_model="A", delay_spread=300e-9,
+                subcarrier_spacing=30e3, tdl_time_blocks=1)
+    return SimpleNamespace(**{**base, **kw})
+
+
+def _expected(phy, B):
+    """Re E[h̃_m·h̃*_0] of the laws of model §5.1, written out here."""
+    m = np.arange(B)
+    x = 2 * math.pi * phy.doppler * phy.coherence_symbols
+    if phy.fading_correlation == "iid":
+        return (m == 0).astype(float)
+    if phy.fading_correlation == "jakes":
+        return j0(x) ** m
+    if phy.fading_correlation == "jakes-exact":
+        return j0(x * m)
+    from phy.channels.tdl import tdl_profile
+
+    tau, p = tdl_profile(phy.tdl_model, phy.delay_spread)
+    bt = phy.tdl_time_blocks
+    sub, tim = m // bt, m % bt
+    return np.real(np.array([np.sum(p * np.exp(-2j * math.pi * s * phy.subcarrier_spacing * tau)) for s in sub])
+                   * j0((x if bt > 1 else 0.0) * tim))
+
+
+@pytest.mark.parametrize("phy", [_phy(), _phy(fading_correlation="jakes", doppler=0.01),
+                                 _phy(fading_correlation="jakes-exact", doppler=0.01),
+                                 _phy(fading_correlation="tdl"),
+                                 _phy(fading_correlation="tdl", tdl_time_blocks=3, doppler=0.01)],
+                         ids=["iid", "jakes", "jakes-exact", "tdl", "tdl-time"])
+def test_block_correlations_with_block_0_are_those_of_the_drawn_blocks(phy):
+    """phy.coherence.block0_correlations against the formula of each law and against 40 000 clients' blocks drawn by
+    the link (2·mean Re h_m·Re h_0, standard deviation √((1 + ρ²)/K); 5 of them)."""
+    from phy.coherence import block0_correlations, draw_blocks, lag_step
+
+    B, K = 7, 40_000
+    rho = block0_correlations(phy, B).real
+    assert np.allclose(rho, _expected(phy, B), rtol=0, atol=1e-12)
+    tdl = None
+    if phy.fading_correlation == "tdl":
+        tdl = (phy.tdl_model, phy.delay_spread, phy.subcarrier_spacing, phy.tdl_time_blocks, lag_step(phy))
+    h = draw_blocks(5, 0, K=K, n_blocks=B, correlation=phy.fading_correlation, rho=float(j0(lag_step(phy))),
+                    lag_x=lag_step(phy), tdl=tdl)
+    mc = 2.0 * np.mean(h.real * h[:, :1].real, axis=0)
+    assert np.all(np.abs(mc - rho) < 5 * np.sqrt((1 + rho**2) / K)), (mc, rho)
+
+
+def _accountant(phy: dict, *, snr_db: float = 20.0, C: float = 0.05):
+    from scenarios.config import scenario_from_dict
+    from scenarios.config.schemes import scheme_accountant
+
+    cfg = scenario_from_dict({"partition": {"clients": 10}, "training": {"clients_per_round": 4},
+                              "phy": {"scheme": "floras", "snr_db": snr_db, "C": C, "L": 8, "floras": {"N": 8}, **phy},
+                              "privacy": {"delta": 1e-5, "accountant": "rdp"}, "run": {"rounds": 3, "seed": 0}},
+                             resolve=False)
+    return scheme_accountant(cfg, d=40, D=1)
+
+
+def test_the_truncation_event_is_the_union_over_every_blocks_factor():
+    """i.i.d. blocks, n_c = 11, d = 40: B = ⌈41/11⌉ = 4, ρ = (1, 0, 0, 0). The reported truncation probability is
+    T·K·Σ_m P_m(c_max) with P_m from the Cauchy law written out here (a = √(L·SNR), q = a²/2), and ε is the one-pilot
+    release's (the scenario without blocks)."""
+    stale = {"coherence_symbols": 11, "floras": {"N": 8, "pilots": "stale"}}
+    acc = _accountant(stale, snr_db=40.0)
+    assert acc.pilot_blocks == 1 and acc.link.stale == (1.0, 0.0, 0.0, 0.0)
+    assert acc.epsilon(rounds=3) == _accountant({}, snr_db=40.0).epsilon(rounds=3)
+    eps_link, info = floras_link_epsilon(acc, rounds=3)
+    c = info["c_max"]
+    q = 0.5 * 8 * 10 ** 4.0
+    total = 0.0
+    for rho in (1.0, 0.0, 0.0, 0.0):
+        mu, s = q * rho / (1 + q), math.sqrt(q * (1 + q) - (q * rho) ** 2) / (1 + q)
+        total += _cauchy_tail((c - mu) / s) + _cauchy_tail((c + mu) / s)
+    assert info["delta_truncation"] == pytest.approx(3 * 4 * total, rel=1e-9)
+    assert info["delta_truncation"] < 1e-5 and eps_link > acc.epsilon(rounds=3)
+    text = "\n".join(info["assumptions"])
+    assert "one stale pilot for B = 4 coherence blocks" in text and "aging keeps the link from" in text
+
+
+def test_aging_sets_a_floor_that_the_snr_does_not_lower():
+    """Slow Clarke fading (f_D·T_s = 10⁻⁴, n_c = 11): the stale factor's scale tends to √(1 − ρ²) as q → ∞, so
+    c_max barely moves from 50 to 80 dB, while with a pilot per block it falls with the pilots' noise (~ 1/√SNR)."""
+    def c_max(pilots, snr):
+        phy = {"coherence_symbols": 11, "fading_correlation": "jakes-exact", "doppler": 1e-4,
+               "floras": {"N": 8, "pilots": pilots}}
+        return floras_link_epsilon(_accountant(phy, snr_db=snr, C=0.001), rounds=3)[1]["c_max"]
+
+    assert c_max("stale", 50.0) / c_max("stale", 80.0) < 1.2
+    assert c_max("per-block", 50.0) / c_max("per-block", 80.0) > 10.0
+
+
+def test_stale_options_the_law_does_not_cover_are_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"stale must hold ρ_m in \[−1, 1\] for each of the blocks = 2 blocks"):
+        LinkModel(20.0, blocks=2, stale=(1.0,))
+    with pytest.raises(ValueError, match=r"stale must hold .* ρ_0 = 1"):
+        LinkModel(20.0, blocks=2, stale=(0.5, 1.0))
+    with pytest.raises(ValueError, match=r"stale pilots are derived for csit 'none', Rayleigh gains and one antenna"):
+        LinkModel(20.0, blocks=2, stale=(1.0, 0.5), csit="phase")
+    with pytest.raises(ValueError, match=r"stale pilots are derived .* rician_k = 2"):
+        LinkModel(20.0, blocks=2, stale=(1.0, 0.5), rician_k=2.0)
