@@ -158,6 +158,32 @@ def test_radius_tuning_files_hold_the_radius_sweeps_capped_floras_points(radius)
         assert tune.run_overrides(point, 0) == whole.run_overrides(mine[point.label], 0), point.label
 
 
+def test_radius_tunings_chose_the_250_m_eta_but_for_one_antenna_at_100_m():
+    """docs/figures/cell/tune_antennas_tightest_r100.json and _r1000.json (the radius tuning files' records): at 1000 m
+    every choice is the 20 dB record's; at 100 m every one but one antenna's (0.01 against 0.03); all inside the grid.
+    cell_antennas_tightest_r100_retuned.toml runs that point at its own η, override for override the radius sweep's."""
+    cell = ROOT / "docs" / "figures" / "cell"
+    at20 = json.loads((cell / "tune_antennas_tightest.json").read_text())["choices"]
+    labels = {"floras-none-capped", "floras-none-capped-nr2", "floras-none-capped-nr4", "floras-none-capped-nr8"}
+    moved = {}
+    for radius in (100, 1000):
+        rec = json.loads((cell / f"tune_antennas_tightest_r{radius}.json").read_text())
+        assert rec["at_snr_db"] == 0.0 and rec["sweep"] == f"cell_antennas_tightest_tune_r{radius}_tune"
+        assert set(rec["choices"]) == labels
+        for label, choice in rec["choices"].items():
+            assert not choice["at_edge"] and [g["lr"] for g in choice["grid"]] == [0.003, 0.01, 0.03, 0.1], label
+            if choice["lr"] != at20[label]["lr"]:
+                moved[(radius, label)] = (at20[label]["lr"], choice["lr"])
+    assert moved == {(100, "floras-none-capped"): (0.03, 0.01)}
+    whole, again = _sweep("cell_antennas_tightest_radius"), _sweep("cell_antennas_tightest_r100_retuned")
+    assert again.seeds == whole.seeds == (0, 1, 2) and again.base == whole.base
+    (point,) = again.points
+    mine = next(p for p in whole.points if p.label == point.label == "floras-none-capped"
+                and float(p.grid["phy.cell_radius"]) == 100.0)
+    for seed in again.seeds:
+        assert again.run_overrides(point, seed) == whole.run_overrides(mine, seed)
+
+
 def test_zero_db_tuning_chose_the_20_db_eta_for_every_capped_case():
     """docs/figures/cell/tune_antennas_tightest_0db.json (the 0 dB tuning file's record): every case's choice is the
     20 dB record's and inside the grid, so cell_antennas_tightest_snr.toml's 0 dB points run at their tuned η."""
