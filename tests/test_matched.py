@@ -588,6 +588,26 @@ def test_noniid_low_snr_cell_sweep_is_the_low_snr_sweep_with_label_shards():
             assert {k: v for k, v in ov.items() if k not in changed} == {k: v for k, v in ref.items() if k not in changed}
 
 
+def test_the_stale_pilot_sweep_is_the_aging_sweeps_one_pilot_floras_with_stale_blocks():
+    """scenarios/cell_aging_stale.toml: each case is scenarios/cell_aging.toml's tight-rdp `floras-none-capped` with
+    one stale pilot over the blocks of that file's stale channel-inversion case at the same speed (n_c, law, f_D·T_s);
+    same base, seeds and quick variant."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    for quick in (False, True):
+        aging = load_sweep(ROOT / "scenarios" / "cell_aging.toml", quick=quick)
+        stale = load_sweep(ROOT / "scenarios" / "cell_aging_stale.toml", quick=quick)
+        assert stale.base == aging.base and stale.seeds == aging.seeds
+        ref = {p.label: p for p in aging.points}
+        one = aging.run_overrides(ref["floras-none-capped"], 0)
+        assert sorted(p.label for p in stale.points) == [f"floras-none-capped-stale-{v}kmh" for v in ("0.03", "0.3", "3")]
+        for p in stale.points:
+            speed = p.label.rsplit("-", 1)[1]
+            inversion = aging.run_overrides(ref[f"channel-inversion-aging-{speed}"], 0)
+            blocks = {k: inversion[k] for k in ("phy.coherence_symbols", "phy.fading_correlation", "phy.doppler")}
+            assert stale.run_overrides(p, 0) == {**one, **blocks, "phy.floras.pilots": "stale"}, p.label
+
+
 @pytest.mark.parametrize("name, of, key, before, after", [
     ("cell_edge_snr", "cell_snr", "phy.snr_reference", "median-distance", "cell-edge"),
     ("cell_snr_m10", "cell_snr", "phy.snr_db", 0.0, -10.0),
