@@ -386,8 +386,9 @@ def test_floras_receiver_rules_share_a_key_and_calibrate_alike(fresh_cache):
 def test_cells_share_a_key_and_calibrate_alike(fresh_cache, scheme, extra):
     """No scheme's ε reads the cell (model §5.1: FLORAS's idealised release, analog Gaussian's guaranteed noise referred
     to the reference SNR), so points that differ only in it (path-loss model, radius, SNR reference, power control,
-    re-drops) are one calibration; calibrated apart, each with its whole scenario, they give the same value and ε. The
-    SNR stays in analog Gaussian's key (its receiver noise counts) and receive antennas in FLORAS's."""
+    re-drops) are one calibration, computed on the canonical cell (so that labels placed by distance still validate);
+    no cell is another key. Calibrated apart, each with its whole scenario, all give the same value and ε. The SNR
+    stays in analog Gaussian's key (its receiver noise counts) and receive antennas in FLORAS's."""
     import json
 
     from scenarios.config.loading import build_scenario_file
@@ -402,7 +403,8 @@ def test_cells_share_a_key_and_calibrate_alike(fresh_cache, scheme, extra):
               "phy.power_control": "pathloss-inversion"}]
     configs = [_searchable(build_scenario_file(DIGITS, {**over, **cell})) for cell in cells]
     assert [c.phy.pathloss for c in configs] == ["none", "log-distance", "umi", "rma"]
-    assert len({calibration_request(c) for c in configs}) == 1
+    assert len({calibration_request(c) for c in configs[1:]}) == 1
+    assert calibration_request(configs[0]) not in {calibration_request(c) for c in configs[1:]}
     answers = []
     for config in configs:  # each cell's own scenario, cell keys kept: the accountant must not read them
         full = json.dumps(config.to_dict(), sort_keys=True)
@@ -410,6 +412,8 @@ def test_cells_share_a_key_and_calibrate_alike(fresh_cache, scheme, extra):
         answers.append(compute_calibration((full, 8.0)))
     assert all(isinstance(a, Calibration) for a in answers), answers
     assert len({(a.parameter, a.value, a.achieved_epsilon) for a in answers}) == 1
+    placed = _searchable(build_scenario_file(DIGITS, {**over, **cells[2], "partition.placement": "by-distance"}))
+    assert isinstance(compute_calibration(calibration_request(placed)), Calibration)  # validates on the canonical cell
     other = {"floras": {"phy.rx_antennas": 2}, "analog-gaussian": {"phy.snr_db": -10.0}}[scheme]
     moved = calibration_request(build_scenario_file(DIGITS, {**over, **cells[2], **other}))
     assert moved is not None and moved != calibration_request(configs[0])

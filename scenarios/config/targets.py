@@ -28,9 +28,11 @@ CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
 FLORAS_SERVER_RULE = ("receiver", "receiver_cap", "receiver_scope", "noise_estimate")
 #: the cell's large-scale keys (model §5.1): no scheme's ε reads them (analog Gaussian's guaranteed noise is referred to
 #: the SNR at the reference distance); FLORAS's ε_link does, which each run's report computes from the run's own
-#: configuration (the cached record keeps no assumption lines)
-CELL_KEYS = ("pathloss", "cell_radius", "cell_min_distance", "redrop", "carrier_ghz", "bs_height", "ut_height",
+#: configuration (the cached record keeps no assumption lines). A cell becomes the canonical one, CANONICAL_CELL, so
+#: that what needs a cell (labels placed by distance) still validates when the key is calibrated
+CELL_KEYS = ("cell_radius", "cell_min_distance", "redrop", "carrier_ghz", "bs_height", "ut_height",
              "pathloss_exponent", "shadowing_db", "snr_reference", "power_control", "pc_target_db")
+CANONICAL_CELL = "log-distance"
 
 
 class CalibrationCrashed(ValueError):
@@ -83,8 +85,8 @@ def clear_calibration_cache() -> None:
 
 def _cache_key(config) -> str:
     """The scenario without the keys that cannot change ε (seed, learning rate, server momentum and FLORAS's receiver
-    rule: the server's use of the released aggregate is post-processing, model §6.4; the cell of every scheme, model
-    §5.1; the SNR of every scheme but analog Gaussian, whose guaranteed noise counts the receiver's; at client level the
+    rule: the server's use of the released aggregate is post-processing, model §6.4; which cell, for every scheme,
+    model §5.1; the SNR of every scheme but analog Gaussian, whose guaranteed noise counts the receiver's; at client level the
     validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
     data = config.to_dict()
     data["run"].pop("seed", None)
@@ -97,6 +99,8 @@ def _cache_key(config) -> str:
             data["phy"].get("floras", {}).pop(key, None)
     for key in CELL_KEYS:
         data["phy"].pop(key, None)
+    if config.phy.has_cell:  # any cell calibrates as the canonical one; no cell stays without one
+        data["phy"]["pathloss"] = CANONICAL_CELL
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)
     if config.privacy.level == "client":  # which examples a client holds out cannot change a client-level ε
