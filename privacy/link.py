@@ -340,7 +340,7 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
         snr += f"; the mean runs over the drops of rounds 1..{link.drop_rounds}, conditioned on"
     if link.stale is not None:
         snr += (f"; one stale pilot for B = {link.blocks} coherence blocks per round: factors c_(k,m) = g_(k,m) b/(g_(k,0) b "
-                f"+ w_k), ρ_m = Re r_m of block m with block 0 from {min(link.stale):.4g} to 1 (privacy/link_stale.py); ε is the "
+                f"+ w_k), ρ_m = Re r_m of block m with block 0, 1 − ρ_m up to {1.0 - min(link.stale):.3g} (privacy/link_stale.py); ε is the "
                 "one-pilot release's with every factor 1, which aging keeps the link from at any SNR: ε_link bounds it")
     elif link.blocks > 1:
         snr += f"; B = {link.blocks} pilot blocks per round, one factor c_(k,m) per block"

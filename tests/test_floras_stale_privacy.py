@@ -174,3 +174,54 @@ def test_a_cells_mean_over_clients_and_blocks_matches_monte_carlo_and_its_grid_b
         direct = np.mean([np.mean(stale_exceed_probability(c, amp, x)) for x in rho])
         bound = exceed_probability(c, link)
         assert direct <= bound <= 1.02 * direct, (c, direct, bound)
+
+
+def _cli_report(tmp_path, *extra):
+    import json
+
+    from scenarios.cli.main import main
+
+    out = tmp_path / "r.json"
+    argv = ["privacy", "--K", "10", "--N", "16", "--M", "10", "--rounds", "1", "--d", "1000", "--normalization", "clip",
+            "--clip-norm", "1", "--C", "0.001", "--snr-db", "80", "--L", "16", *extra, "--json", str(out)]
+    assert main(argv) == 0
+    return json.loads(out.read_text())
+
+
+def test_floras_privacy_takes_coherence_blocks_and_a_stale_pilot(tmp_path):
+    """`floras privacy --coherence-symbols` against the accountant built here from model §5.1's layout: a stale pilot
+    over ⌈1001/100⌉ = 11 Clarke blocks (ρ_m = J₀(2π·10⁻⁶·100·m)) keeps the one-pilot ε; a pilot per block has
+    ⌈1000/99⌉ = 11 pilots for ε and ε_link."""
+    from privacy import FlorasRunAccountant
+
+    kw = dict(K=10, N=16, M=10, d=1000, normalization="clip", clip_norm=1.0, C=0.001, delta=1e-5)
+    rho = tuple(float(x) for x in j0(2 * math.pi * 1e-6 * 100 * np.arange(11)))
+    stale = _cli_report(tmp_path, "--coherence-symbols", "100", "--pilots", "stale", "--fading-correlation",
+                        "jakes-exact", "--doppler", "1e-6")
+    want = FlorasRunAccountant(**kw, link=LinkModel(80.0, L=16, blocks=11, stale=rho)).report(rounds=1)
+    assert stale["epsilon"] == pytest.approx(want.epsilon, rel=1e-12)
+    assert stale["epsilon_link"] == pytest.approx(want.epsilon_link, rel=1e-9) and math.isfinite(want.epsilon_link)
+    assert stale["epsilon"] == _cli_report(tmp_path)["epsilon"]  # the one-pilot ε
+    per = _cli_report(tmp_path, "--coherence-symbols", "100")
+    want = FlorasRunAccountant(**kw, pilot_blocks=11, link=LinkModel(80.0, L=16, blocks=11)).report(rounds=1)
+    assert (per["epsilon"], per["epsilon_link"]) == (pytest.approx(want.epsilon, rel=1e-12),
+                                                     pytest.approx(want.epsilon_link, rel=1e-9))
+    assert stale["epsilon_link"] > 100 * per["epsilon_link"]  # the aging floor at 10⁻⁶ (docs/cell.md)
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--doppler", "1e-6"], "--fading-correlation, --doppler and --pilots describe coherence blocks"),
+    (["--coherence-symbols", "1"], "--coherence-symbols must be an integer ≥ 2 with --pilots per-block"),
+    (["--coherence-symbols", "10", "--fading-correlation", "tdl"], "--fading-correlation must be one of {iid, jakes"),
+    (["--coherence-symbols", "10", "--fading-correlation", "jakes", "--doppler", "-1"], "--doppler must be a finite"),
+    (["--coherence-symbols", "10", "--doppler", "1e-3"], "and 0 with --fading-correlation iid"),
+    (["--coherence-symbols", "2", "--pilots", "stale", "--fading-correlation", "jakes-exact", "--d", "100000"],
+     "--fading-correlation jakes-exact takes at most 4096 blocks"),
+    (["--coherence-symbols", "10", "--pilots", "stale", "--csit", "phase"], "is derived for csit = \"none\""),
+])
+def test_floras_privacy_rejects_bad_coherence_options_in_one_line(extra, message, capsys):
+    from scenarios.cli.main import main
+
+    assert main(["privacy", "--d", "1000", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err, err

@@ -5,7 +5,8 @@ Usage::
     floras privacy --K 20 --N 30 --M 100 --rounds 200 --delta 1e-5 --level client --d 100000 \
         [--normalization {paper,clip}] [--C C] [--sensitivity S] [--sampling {without-replacement,poisson}] \
         [--accountant {rdp,rdp-generic,pld,gdp,fdp}] [--snr-db DB --L L --csit {none,phase} --rician-k K]
-        [--rx-antennas N_r] [--json FILE|-]
+        [--rx-antennas N_r] [--coherence-symbols N_C --pilots {per-block,stale} --fading-correlation L --doppler F]
+        [--json FILE|-]
     floras privacy --mechanism gaussian --noise-multiplier Z [--K --M --rounds --delta --relation --sampling]
     floras privacy --mechanism ddgauss --d D --clip-norm C --local-std S (--grid G | --bits B) [--beta --k-stddevs]
     floras privacy --mechanism ldp --epsilon0 E0 [--epsilon-s ES]
@@ -18,6 +19,7 @@ ddgauss, the smallest local noise scale; for ldp, the largest ε₀ meeting the 
 takes Rician gains of that K-factor (model §5.1; 0, the default: Rayleigh). ``--rx-antennas N_r`` accounts for a
 base station combining N_r antennas by maximum ratio (model §5.2; the ε of the combined aggregate under every
 accountant, model §9.5 "Several antennas", and its ε_link, model §7.2 "Link level"; --csit none, Rayleigh).
+``--coherence-symbols`` cuts the update into coherence blocks with a pilot per block or one stale pilot (model §5.1).
 
 The first form prints ε with every assumption (model §7.4); ``--sensitivity`` overrides the S
 derived from the normalization. ``plan`` prints the smallest N that reaches the target ε, or says
@@ -38,6 +40,8 @@ ACTIONS = ("report", "plan", "curves")
 
 
 def register(subparsers) -> None:
+    from scenarios.cli.privacy_link import add_coherence_options
+
     p = subparsers.add_parser(
         "privacy",
         help="ε of a FLORAS run (threat model T1), planning N, privacy curves",
@@ -90,6 +94,7 @@ def register(subparsers) -> None:
                    help="floras: receive antennas N_r ≥ 1, combined by maximum ratio (model §5.2, §9.5; default 1)")
     p.add_argument("--rician-k", type=float, default=0.0,
                    help="floras link: Rician K-factor κ of the gains (linear, ≥ 0; default 0: Rayleigh; model §5.1)")
+    add_coherence_options(p)
     p.add_argument("--target-epsilon", type=float, default=None, help="plan: the ε to reach")
     p.add_argument("--n-max", type=int, default=10**9, help="plan: largest N searched (default 1e9)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR", help="curves: output directory")
@@ -160,17 +165,18 @@ def _scheme_params(args, *, override=None) -> dict:
 
 
 def _config(args) -> dict:
-    from scenarios.cli.privacy_link import link_model
+    from scenarios.cli.privacy_link import coherence_blocks, link_model
 
     if args.d is None:
         raise ValueError("d must be given with --d (the model dimension, an integer ≥ 1)")
     relation = _relation(args)
+    blocks = coherence_blocks(args)
     return dict(
         K=args.K, M=args.M, d=args.d, normalization=args.normalization, C=args.C, power=args.power,
         clip_norm=args.clip_norm, level=args.level, relation=relation, sampling=args.sampling, delta=args.delta,
         local_steps=args.local_steps, batch_size=args.batch_size, local_dataset_size=args.local_dataset_size,
-        sensitivity=args.sensitivity, conversion=args.conversion, accountant=args.accountant, link=link_model(args),
-        antennas=args.rx_antennas,
+        sensitivity=args.sensitivity, conversion=args.conversion, accountant=args.accountant,
+        link=link_model(args, blocks), antennas=args.rx_antennas, pilot_blocks=blocks[0],
     )
 
 

@@ -37,7 +37,7 @@ def _floras(config, *, d: int, D: int):
     from privacy import FlorasRunAccountant
 
     t, phy, p = config.training, config.phy, config.phy.of("floras")
-    pilots, blocks, stale = _floras_link_of_model_5(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
+    pilots, blocks, stale = floras_pilot_blocks(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
     return FlorasRunAccountant(
         link=_floras_link_model(config, blocks=blocks, stale=stale), pilot_blocks=pilots, antennas=int(phy.rx_antennas),
         N=p.N, d=d,
@@ -86,7 +86,7 @@ def _floras_link_model(config, *, blocks: int, stale: tuple | None = None):
     return LinkModel(**common, gain_scales=_DROPS[key], cell_note=f"{note}, the fixed drop of run.seed = {seed}")
 
 
-def _floras_link_of_model_5(phy, *, d: int, accountant: str, K: int) -> tuple[int, int, tuple | None]:
+def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, int, tuple | None]:
     """(pilot blocks of FLORAS's ε, coherence blocks B of its ε_link, the stale pilot's block correlations or None)
     per round (privacy.link, model §5.1, §7.2): no timing offsets; one pilot per block (B pilots: the Rényi
     accountants or the PLD), or one stale pilot for B blocks (ε the one-pilot release's; ε_link over the factors
