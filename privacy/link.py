@@ -157,12 +157,22 @@ class LinkModel:
                 raise ValueError(f"drop_rounds = {self.drop_rounds} needs gain_scales holding the same number of clients "
                                  "for each of those rounds (T·M values)")
         object.__setattr__(self, "_weights", None)
+        object.__setattr__(self, "_blocks", None)
 
     def scale_weights(self) -> tuple[np.ndarray, np.ndarray, str]:
         """(amplitude factors √β [n], weights [n], how): mean_c P_c ≤ Σ_n weight_n·P(√β_n·a) (see the module doc)."""
         if self._weights is None:
             object.__setattr__(self, "_weights", self._scale_weights())
         return self._weights
+
+    def stale_blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct ρ_m, their shares of the B blocks) of a stale pilot (:func:`privacy.link_stale.distinct_blocks`),
+        computed once per link."""
+        if self._blocks is None:
+            from privacy.link_stale import distinct_blocks
+
+            object.__setattr__(self, "_blocks", distinct_blocks(self.stale))
+        return self._blocks
 
     def _scale_weights(self):
         if self.gain_scales is None:
@@ -237,7 +247,7 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     if link.stale is not None:  # the mean over the blocks of the stale factor's closed form
         from privacy.link_stale import mean_stale_exceed_probability
 
-        return min(1.0, max(0.0, mean_stale_exceed_probability(c, a, weights, np.asarray(link.stale))))
+        return min(1.0, max(0.0, mean_stale_exceed_probability(c, a, weights, link.stale_blocks())))
 
     dens = gain_density(link.csit, link.rician_k)
     given = _given_gain(c)

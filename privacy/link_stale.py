@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import stdtr
 
-__all__ = ["stale_exceed_probability", "mean_stale_exceed_probability"]
+__all__ = ["stale_exceed_probability", "distinct_blocks", "mean_stale_exceed_probability"]
 
 CHUNK = 1 << 20  # (block correlation, scale) pairs evaluated at once
 
@@ -43,14 +43,23 @@ def stale_exceed_probability(c_max: float, a, rho) -> np.ndarray:
     return stdtr(1, -(c - mu) / s) + stdtr(1, -(c + mu) / s)
 
 
-def mean_stale_exceed_probability(c_max: float, a: np.ndarray, weights: np.ndarray, rho: np.ndarray) -> float:
-    """(1/B)·Σ_m Σ_n weights_n·P(|c| > c_max; a_n, ρ_m): the mean over the B blocks of the population's weighted
-    probability (:meth:`privacy.link.LinkModel.scale_weights`), the distinct ρ_m evaluated once each."""
+def distinct_blocks(rho) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct ρ_m, the share of the B blocks holding each): what :func:`mean_stale_exceed_probability` averages
+    over, computed once per link (:meth:`privacy.link.LinkModel.stale_blocks`)."""
     vals, counts = np.unique(np.asarray(rho, dtype=np.float64), return_counts=True)
+    return vals, counts / float(counts.sum())
+
+
+def mean_stale_exceed_probability(c_max: float, a: np.ndarray, weights: np.ndarray,
+                                  blocks: tuple[np.ndarray, np.ndarray]) -> float:
+    """Σ_v share_v·Σ_n weights_n·P(|c| > c_max; a_n, ρ = v): the mean over the B blocks (``blocks`` from
+    :func:`distinct_blocks`, each distinct ρ_m evaluated once) of the population's weighted probability
+    (:meth:`privacy.link.LinkModel.scale_weights`)."""
+    vals, shares = blocks
     a, weights = np.asarray(a, dtype=np.float64), np.asarray(weights, dtype=np.float64)
     step = max(1, CHUNK // max(1, a.size))
     total = 0.0
     for i in range(0, vals.size, step):
         p = stale_exceed_probability(c_max, a[None, :], vals[i:i + step, None])
-        total += float(counts[i:i + step] @ (p @ weights))
-    return total / float(counts.sum())
+        total += float(shares[i:i + step] @ (p @ weights))
+    return total

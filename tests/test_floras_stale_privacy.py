@@ -13,6 +13,7 @@ from scipy.special import j0
 
 from privacy.link import LinkModel, exceed_probability, floras_link_epsilon
 from privacy.link_stale import stale_exceed_probability
+from test_floras_cell_privacy import _accountant  # K = 4 of 10, T = 3, d = 40, L = 8, N = 8; snr_db and C in phy
 
 
 def _cauchy_tail(t):
@@ -92,25 +93,14 @@ def test_block_correlations_with_block_0_are_those_of_the_drawn_blocks(phy):
     assert np.all(np.abs(mc - rho) < 5 * np.sqrt((1 + rho**2) / K)), (mc, rho)
 
 
-def _accountant(phy: dict, *, snr_db: float = 20.0, C: float = 0.05):
-    from scenarios.config import scenario_from_dict
-    from scenarios.config.schemes import scheme_accountant
-
-    cfg = scenario_from_dict({"partition": {"clients": 10}, "training": {"clients_per_round": 4},
-                              "phy": {"scheme": "floras", "snr_db": snr_db, "C": C, "L": 8, "floras": {"N": 8}, **phy},
-                              "privacy": {"delta": 1e-5, "accountant": "rdp"}, "run": {"rounds": 3, "seed": 0}},
-                             resolve=False)
-    return scheme_accountant(cfg, d=40, D=1)
-
-
 def test_the_truncation_event_is_the_union_over_every_blocks_factor():
     """i.i.d. blocks, n_c = 11, d = 40: B = ⌈41/11⌉ = 4, ρ = (1, 0, 0, 0). The reported truncation probability is
     T·K·Σ_m P_m(c_max) with P_m from the Cauchy law written out here (a = √(L·SNR), q = a²/2), and ε is the one-pilot
     release's (the scenario without blocks)."""
     stale = {"coherence_symbols": 11, "floras": {"N": 8, "pilots": "stale"}}
-    acc = _accountant(stale, snr_db=40.0)
+    acc = _accountant({**stale, "snr_db": 40.0})
     assert acc.pilot_blocks == 1 and acc.link.stale == (1.0, 0.0, 0.0, 0.0)
-    assert acc.epsilon(rounds=3) == _accountant({}, snr_db=40.0).epsilon(rounds=3)
+    assert acc.epsilon(rounds=3) == _accountant({"snr_db": 40.0}).epsilon(rounds=3)
     eps_link, info = floras_link_epsilon(acc, rounds=3)
     c = info["c_max"]
     q = 0.5 * 8 * 10 ** 4.0
@@ -130,7 +120,7 @@ def test_aging_sets_a_floor_that_the_snr_does_not_lower():
     def c_max(pilots, snr):
         phy = {"coherence_symbols": 11, "fading_correlation": "jakes-exact", "doppler": 1e-4,
                "floras": {"N": 8, "pilots": pilots}}
-        return floras_link_epsilon(_accountant(phy, snr_db=snr, C=0.001), rounds=3)[1]["c_max"]
+        return floras_link_epsilon(_accountant({**phy, "snr_db": snr, "C": 0.001}), rounds=3)[1]["c_max"]
 
     assert c_max("stale", 50.0) / c_max("stale", 80.0) < 1.2
     assert c_max("per-block", 50.0) / c_max("per-block", 80.0) > 10.0
