@@ -46,15 +46,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..aggregation import AggregationResult, add_rows, check_updates, noise_metrics, relative_error, stream_chunks
+from ..aggregation import AggregationResult, check_updates, noise_metrics, relative_error, stream_chunks
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
-from ..normalization import normalize
+from ..normalization import clipped_rows
 from ..randomness import check_seed, stream
 from .rotation import fwht, padded_dimension
 from .piecewise import pm_dimensions, piecewise_vector
 from .privquant import best_kappa, check_mechanism, level_bits, privquant, quantization_levels, stochastic_quantize, unbiasing_constant
 from .scalardp import scalardp
+from .sqsgd_coder import SqsgdCoder
 from .sqsgd_link import SqsgdLinkRecord
 from .sqsgd_params import SQ_ESTIMATORS, SqsgdParams
 from .sqsgd_state import ClientAccumulators
@@ -226,7 +227,8 @@ class SqsgdAggregator:
         """:meth:`aggregate` over the round's chunks (:mod:`phy.aggregation`, streaming): each admitted client's
         decoded vector enters ŝ as its chunk arrives, in client order, so the result is the same bit for bit
         whatever the chunks; memory O(c·d)."""
-        return self._aggregate(stream_chunks(chunks, K=self.K, d=self.d), round_index=round_index, clients=clients)[0]
+        return self._aggregate(stream_chunks(chunks, K=self.K, d=self.d, finite=False), round_index=round_index,
+                               clients=clients)[0]
 
     def _aggregate(self, chunks, *, round_index: int, clients=None):
         """One round over ``chunks`` ((rows, x_rows) in client order; every chunk is consumed)."""
@@ -240,32 +242,33 @@ class SqsgdAggregator:
         grid = self.grid if bound_t == self.bound else quantization_levels(p.levels, bound_t)
         s_hat, reports = np.zeros(self.d), []
         s_adm, raw, mu, scale = np.zeros(self.d), np.zeros(self.d), np.empty(self.K), 0.0
+        coder = None if p.mechanism == "pm" else SqsgdCoder(
+            seed=self.seed, round_index=t, d=self.d, d_tilde=self.d_tilde, n=self.n, levels=p.levels,
+            epsilon0=float(p.epsilon0), kappa=self.kappa, m=self.m, grid=grid)
         for rows, x in chunks:
             held = x if self.accumulators is None else self.accumulators.accumulate(ids[rows], x)
-            nz = normalize(held, rule=cfg.normalization, C=self.bound, clip_norm=cfg.clip_norm)  # clip: per client
-            mu[rows], scale = nz.mu, nz.scale
-            local = adm[rows]
-            for j in (int(i) for i in np.flatnonzero(local)):
+            # clip normalization (required) row by row, each admitted row's s_k formed while it is in cache; the same
+            # numbers as normalize(held, rule="clip") bit for bit (phy.normalization.clipped_rows)
+            nz = clipped_rows(held, C=self.bound, clip_norm=cfg.clip_norm, rows=np.flatnonzero(adm[rows]))
+            for j, s_j in nz:
                 k = int(rows[j])
-                if p.mechanism == "pm":
+                if coder is None:  # the piecewise mechanism
                     coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.pm_k)
-                    s_hat += self.bound * piecewise_vector(nz.s[j] / self.bound, epsilon=float(p.epsilon0), coords=coords,
+                    s_hat += self.bound * piecewise_vector(s_j / self.bound, epsilon=float(p.epsilon0), coords=coords,
                                                            rng=stream(self.seed, "sqsgd-pm", t, k))
-                    continue
-                coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.d_tilde)
-                signs = client_signs(self.seed, t, k, n=self.n)
-                y = sqsgd_rotated(nz.s[j], coords=coords, signs=signs, radius=self.bound)
-                if p.adaptive:
-                    reports.append(float(scalardp(np.max(np.abs(y)), epsilon=float(p.epsilon_s), levels=p.norm_levels,
-                                                  r_max=self.bound, rng=stream(self.seed, "sqsgd-norm", t, k))))
-                u = sqsgd_privatize(y, levels=p.levels, bound=bound_t, epsilon0=float(p.epsilon0), kappa=self.kappa,
-                                    rng_quantize=stream(self.seed, "sqsgd-quantize", t, k),
-                                    rng_privatize=stream(self.seed, "sqsgd-privquant", t, k))
-                s_hat += sqsgd_decode(u, coords=coords, signs=signs, grid=grid, m=self.m, d=self.d)
-                if self.accumulators is not None:
-                    self.accumulators.mask(int(ids[k]), coords, float(nz.mu[j]))
-            add_rows(s_adm, nz.s[local])  # Σ_adm s_k and Σ_adm x_k in client order (the diagnostics)
-            add_rows(raw, x[local])
+                else:
+                    coords, signs = coder.coordinates(k), coder.signs(k)
+                    y = coder.rotated(s_j, coords, signs, self.bound)
+                    if p.adaptive:
+                        reports.append(float(scalardp(np.max(np.abs(y)), epsilon=float(p.epsilon_s),
+                                                      levels=p.norm_levels, r_max=self.bound,
+                                                      rng=stream(self.seed, "sqsgd-norm", t, k))))
+                    coder.add_decoded(s_hat, coder.privatize(y, bound_t, k=k), coords, signs, grid)
+                    if self.accumulators is not None:
+                        self.accumulators.mask(int(ids[k]), coords, float(nz.mu[j]))
+                s_adm += s_j  # Σ_adm s_k and Σ_adm x_k in client order (the diagnostics)
+                raw += x[j]
+            mu[rows], scale = nz.mu, nz.scale
         if reports:  # the server's next bound: the largest report, never above U_t, never below one step C/k
             self.bound_t = min(bound_t, max(max(reports), self.bound / p.norm_levels))
         k_adm = int(adm.sum())
