@@ -2,6 +2,9 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# no test reads a calibration another command stored on disk (scenarios/store/calibrations.py); the store's own tests
+# point it at a temporary directory
+os.environ["FLORAS_CALIBRATION_CACHE"] = "off"
 
 try:  # property-based tests (tests/test_properties.py): bounded, deterministic by default
     from hypothesis import HealthCheck, settings

@@ -6,7 +6,9 @@ both the target and the resolved key appear in the run's ``config.json``, with t
 record under ``privacy.calibrated``. Calibrations are cached per scenario less the keys that cannot
 change ε. A sweep asks for its points' calibrations first (:func:`calibration_request`), computes them on its
 workers (:func:`compute_calibration`, a pure function of the request) and hands them in (:func:`store_calibration`),
-so that loading its points finds them here instead of calibrating one point after another.
+so that loading its points finds them here instead of calibrating one point after another. Computed answers are
+also kept on disk between commands (:mod:`scenarios.store.calibrations`): a request stored there by an earlier
+command run with the same code is read instead of calibrated.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class CalibrationCrashed(ValueError):
 
 
 _CACHE: dict[tuple[str, float], Calibration | InfeasibleTarget | CalibrationCrashed] = {}
+#: the requests this process answered from the store on disk (``floras matched`` reports how many of its points')
+READ_FROM_DISK: set[tuple[str, float]] = set()
 
 
 def compute_calibration(request: tuple[str, float]) -> Calibration | InfeasibleTarget:
@@ -56,22 +60,39 @@ def compute_calibration(request: tuple[str, float]) -> Calibration | InfeasibleT
         return exc
 
 
-def store_calibration(request: tuple[str, float], answer: Calibration | InfeasibleTarget | CalibrationCrashed) -> None:
+def store_calibration(request: tuple[str, float], answer: Calibration | InfeasibleTarget | CalibrationCrashed, *,
+                      persist: bool = False) -> None:
     """Keep ``answer`` (from :func:`compute_calibration`, wherever it ran, or the crash that stopped it) for
-    ``request``."""
+    ``request``; ``persist``: a computed answer is also written to the store on disk (never a crash, nor a record
+    read back from a finished run's configuration)."""
     if not isinstance(answer, (Calibration, InfeasibleTarget, CalibrationCrashed)):
         raise TypeError("a calibration answer is a Calibration, an InfeasibleTarget or a CalibrationCrashed (got "
                         f"{type(answer).__name__})")
+    if persist and not isinstance(answer, CalibrationCrashed):
+        from scenarios.store import calibrations
+
+        calibrations.save(request, answer)
     _CACHE.pop(request, None)
     _CACHE[request] = answer
     while len(_CACHE) > CACHE_SIZE:
         del _CACHE[next(iter(_CACHE))]
 
 
+def _from_disk(request: tuple[str, float]) -> bool:
+    """Hand the in-process cache the answer an earlier command stored on disk, if any; True when it did."""
+    from scenarios.store import calibrations
+
+    answer = calibrations.load(request)
+    if answer is not None:
+        store_calibration(request, answer)
+        READ_FROM_DISK.add(request)
+    return answer is not None
+
+
 def _cached(config_json: str, target: float) -> Calibration:
     request = (config_json, target)
-    if request not in _CACHE:
-        store_calibration(request, compute_calibration(request))
+    if request not in _CACHE and not _from_disk(request):
+        store_calibration(request, compute_calibration(request), persist=True)
     answer = _CACHE[request]
     if isinstance(answer, (InfeasibleTarget, CalibrationCrashed)):  # an answer that is an error: raised afresh
         raise type(answer)(str(answer))
@@ -121,14 +142,17 @@ def _searchable(config):
         return with_phy(config, key.key, 1.0).validate()
 
 
-def calibration_request(config) -> tuple[str, float] | None:
+def calibration_request(config, *, cached: bool = False) -> tuple[str, float] | None:
     """What resolving ``config`` (built, not yet resolved) would calibrate, or None: no finite target, or its
-    calibration is already here. Bad input raises the error loading would raise."""
+    calibration is already here (in this process, or stored on disk by an earlier command; ``cached``: the request
+    all the same, answered or not). Bad input raises the error loading would raise."""
     target = parse_target(config.privacy.target_epsilon)
     if target is None:
         return None
     request = (_cache_key(_searchable(config)), target)
-    return None if request in _CACHE else request
+    if cached:
+        return request
+    return None if request in _CACHE or _from_disk(request) else request
 
 
 def resolve_privacy_target(config):

@@ -39,18 +39,27 @@ def point_requests(sweeps) -> list[tuple[tuple[str, float], list[str]]]:
     """The distinct calibrations the sweeps' points need and are not yet cached, in point order, each with the
     ``sweep/slug`` names of the points that share it (a tuned η is not applied: it cannot change the request). A
     point that does not build is skipped (planning reports it)."""
-    from scenarios.config.targets import calibration_request
+    return _requests(sweeps)[0]
+
+
+def _requests(sweeps):
+    """(:func:`point_requests`, the distinct requests of the points that the store on disk answered)."""
+    from scenarios.config.targets import READ_FROM_DISK, calibration_request
 
     requests: dict[tuple[str, float], list[str]] = {}
+    stored: set[tuple[str, float]] = set()
     for sweep in sweeps:
         for point in sweep.points:
             try:
-                request = calibration_request(_built(sweep, point))
+                built = _built(sweep, point)
+                request = calibration_request(built)
+                if request is None and calibration_request(built, cached=True) in READ_FROM_DISK:
+                    stored.add(calibration_request(built, cached=True))
             except ValueError:
                 continue
             if request is not None:
                 requests.setdefault(request, []).append(f"{sweep.name}/{point.slug}")
-    return list(requests.items())
+    return list(requests.items()), stored
 
 
 def _describe(answer) -> str:
@@ -85,7 +94,12 @@ def prefetch_calibrations(sweeps, *, executor: Callable[[], object] | None = Non
     from scenarios.config.targets import CalibrationCrashed, compute_calibration, store_calibration
     from scenarios.experiments.executors import InProcessExecutor
 
-    requests = point_requests(sweeps)
+    from scenarios.store.calibrations import cache_dir
+
+    requests, stored = _requests(sweeps)
+    if stored and echo is not None:
+        echo(f"{prefix}: {len(stored)} noise key(s) read from the calibration store {cache_dir()} (computed by an "
+             "earlier command with this code; FLORAS_CALIBRATION_CACHE=off calibrates afresh)")
     if not requests:
         return 0
     parallel = executor is not None and (workers is None or workers >= 2) and len(requests) >= 2
@@ -105,7 +119,7 @@ def prefetch_calibrations(sweeps, *, executor: Callable[[], object] | None = Non
                 "kill too. Calibrate that point alone with `floras calibrate` to see where it fails, or use another "
                 "privacy.accountant (e.g. \"rdp\")")
         if isinstance(answer, (Calibration, InfeasibleTarget, CalibrationCrashed)):
-            store_calibration(request, answer)
+            store_calibration(request, answer, persist=True)
             stored += not isinstance(answer, CalibrationCrashed)  # computed answers only
         shared = f" (and {len(names) - 1} more point(s))" if len(names) > 1 else ""
         say(f"  [{done}/{len(requests)}] {names[0]}{shared}: {_describe(answer)}; {time.monotonic() - t0:.0f} s")
