@@ -104,28 +104,35 @@ def _write(path: Path, out: dict) -> None:
     os.replace(tmp, path)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse(argv, *, description: str, flag: str, choices, d_min: int = 1):
+    """The floor benchmarks' common command line: --d, --K, --chunk, --repeats, ``--{flag}`` (comma-separated, of
+    ``choices``) and --json, checked (one-line errors); returns (args, the chosen names, the chunk's c, the chunk
+    [c, d] with ‖x_k‖ ≈ 2, so that every update is clipped at R = 1)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--d", type=int, default=159_010)
     ap.add_argument("--K", type=int, nargs="+", default=[20, 100, 1000])
     ap.add_argument("--chunk", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--schemes", default=",".join(FLOOR_WORK), help=f"comma-separated, of {', '.join(FLOOR_WORK)}")
+    ap.add_argument(f"--{flag}", default=",".join(choices), help=f"comma-separated, of {', '.join(choices)}")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    schemes = [s for s in args.schemes.split(",") if s]
-    for s in schemes:
-        if s not in FLOOR_WORK:
-            ap.error(f"--schemes: {s!r} is not one of {', '.join(FLOOR_WORK)}")
-    for name, value, low in (("--d", args.d, 1), ("--chunk", args.chunk, 1), ("--repeats", args.repeats, 1)):
+    chosen = [s for s in getattr(args, flag).split(",") if s]
+    for s in chosen:
+        if s not in choices:
+            ap.error(f"--{flag}: {s!r} is not one of {', '.join(choices)}")
+    for name, value, low in (("--d", args.d, d_min), ("--chunk", args.chunk, 1), ("--repeats", args.repeats, 1)):
         if value < low:
             ap.error(f"{name} must be ≥ {low} (got {value})")
     if any(k < 1 for k in args.K):
         ap.error(f"--K must be ≥ 1 (got {args.K})")
-
-    rng = np.random.default_rng(0)
     c = min(args.chunk, max(args.K))
-    x = rng.standard_normal((c, args.d)) * (2.0 / np.sqrt(args.d))  # ‖x_k‖ ≈ 2: every update clipped at R = 1
+    x = np.random.default_rng(0).standard_normal((c, args.d)) * (2.0 / np.sqrt(args.d))
+    return args, chosen, c, x
+
+
+def main(argv=None) -> int:
+    args, schemes, c, x = parse(argv, description=__doc__.split("\n\n")[0], flag="schemes", choices=FLOOR_WORK)
+    rng = np.random.default_rng(1)
     from phy.row_pass import row_threads
 
     out = {"d": args.d, "chunk": c, "repeats": args.repeats, "K": args.K, "cpus": os.cpu_count(),
@@ -154,23 +161,29 @@ def main(argv=None) -> int:
             except Exception as exc:  # noqa: BLE001
                 row["error"] = f"{type(exc).__name__}: {exc}"
         print(f"repetition {rep}/{args.repeats} done", flush=True)
-    for name, row in rows.items():
+    finish(out, args.json, width=26)
+    return 0
+
+
+def finish(out: dict, json_path: Path | None, *, width: int) -> None:
+    """Medians, minima and ratios of every row of ``out["rows"]`` with timings (``aggregate_s``, ``floor_s``), a line
+    each, the load average after and the peak RSS; the JSON written atomically when ``json_path`` is given."""
+    for name, row in out["rows"].items():
         if row["aggregate_s"] and row["floor_s"]:
             for key in ("aggregate_s", "floor_s"):
                 row[key.replace("_s", "_median_s")] = statistics.median(row[key])
                 row[key.replace("_s", "_min_s")] = min(row[key])
             row["over_floor_median"] = row["aggregate_median_s"] / row["floor_median_s"]
             row["over_floor_min"] = row["aggregate_min_s"] / row["floor_min_s"]
-            print(f"{name:<26} aggregate {row['aggregate_median_s']:.3f} s (min {row['aggregate_min_s']:.3f}), floor "
-                  f"{row['floor_median_s']:.3f} s (min {row['floor_min_s']:.3f}): {row['over_floor_median']:.2f}× "
+            print(f"{name:<{width}} aggregate {row['aggregate_median_s']:.3f} s (min {row['aggregate_min_s']:.3f}), "
+                  f"floor {row['floor_median_s']:.3f} s (min {row['floor_min_s']:.3f}): {row['over_floor_median']:.2f}× "
                   f"(minima {row['over_floor_min']:.2f}×)", flush=True)
     out["loadavg_1_5_15_after"] = list(os.getloadavg())
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print(f"load average before {out['loadavg_1_5_15_before']}, after {out['loadavg_1_5_15_after']}; "
           f"peak RSS {out['peak_rss_mb']:.0f} MB", flush=True)
-    if args.json:
-        _write(args.json, out)
-    return 0
+    if json_path:
+        _write(json_path, out)
 
 
 if __name__ == "__main__":

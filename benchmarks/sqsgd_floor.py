@@ -27,10 +27,7 @@ Usage: ``python benchmarks/sqsgd_floor.py [--K 20 100 1000] [--configs populatio
 
 from __future__ import annotations
 
-import argparse
 import os
-import resource
-import statistics
 import sys
 from pathlib import Path
 
@@ -38,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.aggregation_floor import _chunks, _floor, _timed, _write  # noqa: E402
+from benchmarks.aggregation_floor import _chunks, _floor, _timed, finish, parse  # noqa: E402
 
 CONFIGS = {"population": {"levels": 2, "ratio": 0.1, "epsilon0": 4.0},
            "full": {"levels": 4, "ratio": 1.0, "epsilon0": 4.0}}
@@ -82,27 +79,8 @@ def _client_floor(x: np.ndarray, *, admitted: int, d_tilde: int, n: int, levels:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--d", type=int, default=159_010)
-    ap.add_argument("--K", type=int, nargs="+", default=[20, 100, 1000])
-    ap.add_argument("--chunk", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}")
-    ap.add_argument("--json", type=Path, default=None)
-    args = ap.parse_args(argv)
-    configs = [c for c in args.configs.split(",") if c]
-    for c in configs:
-        if c not in CONFIGS:
-            ap.error(f"--configs: {c!r} is not one of {', '.join(CONFIGS)}")
-    for name, value, low in (("--d", args.d, 2), ("--chunk", args.chunk, 1), ("--repeats", args.repeats, 1)):
-        if value < low:
-            ap.error(f"--{name.lstrip('-')} must be ≥ {low} (got {value})")
-    if any(k < 1 for k in args.K):
-        ap.error(f"--K must be ≥ 1 (got {args.K})")
-
-    rng = np.random.default_rng(0)
-    c = min(args.chunk, max(args.K))
-    x = rng.standard_normal((c, args.d)) * (2.0 / np.sqrt(args.d))  # ‖x_k‖ ≈ 2: every update clipped at R = 1
+    args, configs, c, x = parse(argv, description=__doc__.split("\n\n")[0], flag="configs", choices=CONFIGS, d_min=2)
+    rng = np.random.default_rng(1)
     out = {"d": args.d, "chunk": c, "repeats": args.repeats, "K": args.K, "configs": {k: CONFIGS[k] for k in configs},
            "cpus": os.cpu_count(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
            "loadavg_1_5_15_before": list(os.getloadavg()), "rows": {}}
@@ -138,22 +116,7 @@ def main(argv=None) -> int:
             except Exception as exc:  # noqa: BLE001
                 row["error"] = f"{type(exc).__name__}: {exc}"
         print(f"repetition {rep}/{args.repeats} done", flush=True)
-    for name, row in rows.items():
-        if row["aggregate_s"] and row["floor_s"]:
-            for key in ("aggregate_s", "floor_s"):
-                row[key.replace("_s", "_median_s")] = statistics.median(row[key])
-                row[key.replace("_s", "_min_s")] = min(row[key])
-            row["over_floor_median"] = row["aggregate_median_s"] / row["floor_median_s"]
-            row["over_floor_min"] = row["aggregate_min_s"] / row["floor_min_s"]
-            print(f"{name:<20} aggregate {row['aggregate_median_s']:.3f} s (min {row['aggregate_min_s']:.3f}), floor "
-                  f"{row['floor_median_s']:.3f} s (min {row['floor_min_s']:.3f}): {row['over_floor_median']:.2f}× "
-                  f"(minima {row['over_floor_min']:.2f}×)", flush=True)
-    out["loadavg_1_5_15_after"] = list(os.getloadavg())
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(f"load average before {out['loadavg_1_5_15_before']}, after {out['loadavg_1_5_15_after']}; "
-          f"peak RSS {out['peak_rss_mb']:.0f} MB", flush=True)
-    if args.json:
-        _write(args.json, out)
+    finish(out, args.json, width=20)
     return 0 if all("error" not in r for r in rows.values()) else 1
 
 

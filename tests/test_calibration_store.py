@@ -20,6 +20,7 @@ from scenarios.config.targets import clear_calibration_cache, resolve_privacy_ta
 from scenarios.experiments.calibrate_points import prefetch_calibrations
 from scenarios.experiments.sweep_file import load_sweep
 from scenarios.store import calibrations
+from test_calibrate_points import _sweep  # central Gaussian and channel inversion, ε = 4, 8, two SNRs
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "scenarios" / "base" / "digits_mlp.toml"
@@ -123,26 +124,12 @@ def test_a_directory_that_cannot_be_written_costs_the_store_not_the_run(tmp_path
 
 
 def test_the_prefetch_says_how_many_keys_came_from_the_store(store, tmp_path):
-    path = tmp_path / "cal.toml"
-    path.write_text(f'''name = "cal"
-base = "{DIGITS.as_posix()}"
-seeds = [0, 1]
-[overrides]
-"partition.clients" = 100
-"training.clients_per_round" = 20
-"run.rounds" = 4
-"phy.normalization" = "clip"
-"phy.clip_norm" = 1.0
-"phy.scheme" = "central-gaussian"
-[grid]
-"privacy.target_epsilon" = [4, 8]
-"phy.snr_db" = [20.0, 0.0]
-''')
+    path = _sweep(tmp_path)  # central Gaussian at ε = 4, 8 (two keys), channel inversion at both (two infeasible)
     lines = []
-    assert prefetch_calibrations([load_sweep(path)], echo=lines.append) == 2  # two keys: the SNR does not count
+    assert prefetch_calibrations([load_sweep(path)], echo=lines.append) == 4
     assert not any("calibration store" in line for line in lines)
     clear_calibration_cache()
     lines.clear()
     assert prefetch_calibrations([load_sweep(path)], echo=lines.append) == 0
-    assert lines == [f"floras matched: 2 noise key(s) read from the calibration store {store} (computed by an earlier "
+    assert lines == [f"floras matched: 4 noise key(s) read from the calibration store {store} (computed by an earlier "
                      "command with this code; FLORAS_CALIBRATION_CACHE=off calibrates afresh)"]
