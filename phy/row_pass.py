@@ -95,16 +95,19 @@ def add_clipped_rows(cr, add: Callable[[int, float, slice, np.ndarray], None]) -
         fut.result()
 
 
-def clipped_and_raw(x: np.ndarray, cr, s_sum: np.ndarray, raw: np.ndarray):
+def clipped_and_raw(x: np.ndarray, cr, s_sum: np.ndarray, raw: np.ndarray, raw_x: np.ndarray | None = None):
     """The ``add`` of :func:`add_clipped_rows` for Σ s_k and Σ x_k: s_j = (x_j − μ_j·1)·f_j formed in ``buf`` (the
-    operations of ``ClippedRows.__iter__``), added to ``s_sum``, and x_j to ``raw``, on the columns ``cols``."""
+    operations of ``ClippedRows.__iter__``), added to ``s_sum``, and x_j to ``raw``, on the columns ``cols``.
+    ``raw_x``: the rows added to ``raw`` when they are not the clipped ones (sqSGD's accumulators clip v_k and
+    report the error against x_k)."""
     mu = cr.mu
+    src = x if raw_x is None else raw_x
 
     def add(j: int, f: float, cols: slice, buf: np.ndarray) -> None:
         row = x[j, cols]
         np.subtract(row, mu[j], out=buf)
         buf *= f
         s_sum[cols] += buf
-        raw[cols] += row
+        raw[cols] += src[j, cols]
 
     return add

@@ -50,6 +50,7 @@ from ..aggregation import AggregationResult, check_updates, noise_metrics, relat
 from ..config import PhyConfig
 from ..fading import draw_rayleigh
 from ..normalization import clipped_rows
+from ..row_pass import add_clipped_rows, clipped_and_raw
 from ..randomness import check_seed, stream
 from .rotation import fwht, padded_dimension
 from .piecewise import pm_dimensions, piecewise_vector
@@ -242,32 +243,35 @@ class SqsgdAggregator:
         grid = self.grid if bound_t == self.bound else quantization_levels(p.levels, bound_t)
         s_hat, reports = np.zeros(self.d), []
         s_adm, raw, mu, scale = np.zeros(self.d), np.zeros(self.d), np.empty(self.K), 0.0
+        s_buf = np.empty(self.d)
         coder = None if p.mechanism == "pm" else SqsgdCoder(
             seed=self.seed, round_index=t, d=self.d, d_tilde=self.d_tilde, n=self.n, levels=p.levels,
             epsilon0=float(p.epsilon0), kappa=self.kappa, m=self.m, grid=grid)
         for rows, x in chunks:
             held = x if self.accumulators is None else self.accumulators.accumulate(ids[rows], x)
-            # clip normalization (required) row by row, each admitted row's s_k formed while it is in cache; the same
-            # numbers as normalize(held, rule="clip") bit for bit (phy.normalization.clipped_rows)
+            # clip normalization (required): every admitted row's factor and the diagnostics' Σ_adm s_k and Σ_adm x_k
+            # in client order on the receiver's threads, then each admitted s_k formed again for its message; the same
+            # numbers as normalize(held, rule="clip") bit for bit (phy.normalization.clipped_rows, phy.row_pass)
             nz = clipped_rows(held, C=self.bound, clip_norm=cfg.clip_norm, rows=np.flatnonzero(adm[rows]))
-            for j, s_j in nz:
+            add_clipped_rows(nz, clipped_and_raw(held, nz, s_adm, raw, raw_x=x))
+            for i, j in enumerate(nz.rows.tolist()):
                 k = int(rows[j])
+                s_j = np.subtract(held[j], nz.mu[j], out=s_buf)
+                s_j *= nz.factor[i]
                 if coder is None:  # the piecewise mechanism
                     coords = client_coordinates(self.seed, t, k, d=self.d, d_tilde=self.pm_k)
                     s_hat += self.bound * piecewise_vector(s_j / self.bound, epsilon=float(p.epsilon0), coords=coords,
                                                            rng=stream(self.seed, "sqsgd-pm", t, k))
-                else:
-                    coords, signs = coder.coordinates(k), coder.signs(k)
-                    y = coder.rotated(s_j, coords, signs, self.bound)
-                    if p.adaptive:
-                        reports.append(float(scalardp(np.max(np.abs(y)), epsilon=float(p.epsilon_s),
-                                                      levels=p.norm_levels, r_max=self.bound,
-                                                      rng=stream(self.seed, "sqsgd-norm", t, k))))
-                    coder.add_decoded(s_hat, coder.privatize(y, bound_t, k=k), coords, signs, grid)
-                    if self.accumulators is not None:
-                        self.accumulators.mask(int(ids[k]), coords, float(nz.mu[j]))
-                s_adm += s_j  # Σ_adm s_k and Σ_adm x_k in client order (the diagnostics)
-                raw += x[j]
+                    continue
+                coords, signs = coder.coordinates(k), coder.signs(k)
+                y = coder.rotated(s_j, coords, signs, self.bound)
+                if p.adaptive:
+                    reports.append(float(scalardp(np.max(np.abs(y)), epsilon=float(p.epsilon_s),
+                                                  levels=p.norm_levels, r_max=self.bound,
+                                                  rng=stream(self.seed, "sqsgd-norm", t, k))))
+                coder.add_decoded(s_hat, coder.privatize(y, bound_t, k=k), coords, signs, grid)
+                if self.accumulators is not None:
+                    self.accumulators.mask(int(ids[k]), coords, float(nz.mu[j]))
             mu[rows], scale = nz.mu, nz.scale
         if reports:  # the server's next bound: the largest report, never above U_t, never below one step C/k
             self.bound_t = min(bound_t, max(max(reports), self.bound / p.norm_levels))
