@@ -96,3 +96,22 @@ def test_a_streamed_round_is_the_reference_round_bit_for_bit(sq):
     assert result.contributors == int(trace.admitted.sum())
     raw = x[trace.admitted].sum(axis=0)
     assert result.error == pytest.approx(float(np.sum((expected - raw) ** 2) / np.sum(raw**2)), rel=1e-12)
+
+
+def test_with_accumulation_the_error_is_measured_against_the_raw_updates():
+    """The clip acts on the accumulated v_k, the reported error on Σ_adm x_k (the round's raw updates): a row pass that
+    summed v_k instead would report another error from the second round on (v_k carries the unsent coordinates)."""
+    d, K, seed = 300, 6, 2
+    cfg = PhyConfig.make(scheme="sqsgd", normalization="clip", clip_norm=0.5, snr_db=10.0,
+                         sqsgd=dict(levels=2, ratio=0.5, epsilon0=3.0, accumulation=True, momentum=0.5,
+                                    estimator="sparse"))
+    agg = make_aggregator(cfg, K=K, d=d, seed=seed, key=None)
+    rng = np.random.default_rng(8)
+    ids = np.arange(10, 10 + K)
+    for t in range(3):
+        x = rng.standard_normal((K, d)) * 0.6 / math.sqrt(d) + 0.01
+        result, trace = agg.aggregate_traced(x, round_index=t, clients=ids)
+        raw = x[trace.admitted].sum(axis=0)
+        expected = float(np.sum((result.sum_estimate - raw) ** 2) / np.sum(raw**2))
+        assert result.error == pytest.approx(expected, rel=1e-9)
+        assert trace.admitted.any()
