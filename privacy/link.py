@@ -66,7 +66,11 @@ c_max·S.
 A stale pilot (``stale``: one reference slot for B coherence blocks, model §5.1): block m's factor is
 g_m b/(g_0 b + w), a ratio of zero-mean jointly Gaussian variables with the closed form of :mod:`privacy.link_stale`;
 the blocks share the one pilot and its V, so the base curve is the one-block curve at sensitivity c_max·S, and
-P(Gᶜ) ≤ T·K·Σ_m mean_c P_(m,c) = T·K·B·(the mean over blocks), the union bound over every block's factor.
+P(Gᶜ) ≤ T·K·Σ_m mean_c P_(m,c) = T·K·B·(the mean over blocks), the union bound over every block's factor. With
+phase CSIT the factor is |h_m| b/(|h_0| b + w) and each P_(m,c) is replaced by an upper bound (module
+:mod:`privacy.link_stale`: |h_m| ≤ ρ_m|h_0| + √(1 − ρ_m²)|w|, the larger event computed exactly); the union bound only needs upper
+bounds, and above EXACT_SCALES the grid factor (a_up/a)⁴ of the pair (h_0, h_m) applies to the exact probability
+before the bound is taken at a_up.
 """
 
 from __future__ import annotations
@@ -137,12 +141,13 @@ class LinkModel:
                              f"(got csit = {self.csit!r}, rician_k = {self.rician_k:g}, blocks = {self.blocks})")
         if self.stale is not None:
             r = np.asarray(self.stale, dtype=float)
-            if r.ndim != 1 or r.size != self.blocks or not np.all(np.abs(r) <= 1.0) or r[0] != 1.0:
-                raise ValueError(f"stale must hold ρ_m in [−1, 1] for each of the blocks = {self.blocks} blocks, ρ_0 = 1 "
-                                 f"(got {self.stale!r:.80})")
-            if self.csit != "none" or self.rician_k or self.antennas > 1:
-                raise ValueError("stale pilots are derived for csit 'none', Rayleigh gains and one antenna (got csit = "
-                                 f"{self.csit!r}, rician_k = {self.rician_k:g}, antennas = {self.antennas})")
+            low, what = (-1.0, "Re r_m in [−1, 1]") if self.csit == "none" else (0.0, "|r_m| in [0, 1]")
+            if r.ndim != 1 or r.size != self.blocks or not np.all((r >= low) & (r <= 1.0)) or r[0] != 1.0:
+                raise ValueError(f"stale must hold ρ_m = {what} for each of the blocks = {self.blocks} blocks, ρ_0 = 1 "
+                                 f"(csit {self.csit!r}; got {self.stale!r:.80})")
+            if self.rician_k or self.antennas > 1:
+                raise ValueError("stale pilots are derived for Rayleigh gains and one antenna (got rician_k = "
+                                 f"{self.rician_k:g}, antennas = {self.antennas})")
             object.__setattr__(self, "stale", tuple(float(x) for x in r))
         if self.gain_scales is not None:
             g = np.asarray(self.gain_scales, dtype=float)
@@ -185,8 +190,10 @@ class LinkModel:
             return np.sqrt(vals), counts / M, f"exact mean over {who}"
         # P(a) ≤ (a_hi/a)^k·exp(κ(a_hi − a)/(a_hi + a))·P(a_hi), a ≤ a_hi; k the power of r in the density of the
         # gain's norm near 0: 1 without CSIT, 2 with phase CSIT (Rayleigh), N_r with N_r antennas (r^{N_r−1}·dr); with
-        # a stale pilot the pair (g_0, g_m) at scale a, a zero-mean Gaussian in 2 dimensions: (a_up/a)²
-        k = 2 if self.stale is not None else self.antennas if self.antennas > 1 else (1 if self.csit == "none" else 2)
+        # a stale pilot the pair (g_0, g_m) at scale a, a zero-mean Gaussian in 2 dimensions: (a_up/a)²; with phase
+        # CSIT the pair (h_0, h_m), 4 real dimensions: (a_up/a)⁴ (the exact probability, which the bound is then taken of)
+        k = ((2 if self.csit == "none" else 4) if self.stale is not None
+             else self.antennas if self.antennas > 1 else (1 if self.csit == "none" else 2))
         idx = np.ceil(10.0 * np.log10(g) / GRID_DB)
         hi = 10.0 ** (idx * GRID_DB / 10.0)  # β rounded UP onto the grid
         bins, inv = np.unique(idx, return_inverse=True)
@@ -244,11 +251,20 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     a = a0 * amp
     if link.antennas > 1:  # the gain averaged in closed form (module doc)
         return min(1.0, max(0.0, float(np.dot(weights, antenna_exceed_probability(c, a, link.antennas)))))
-    if link.stale is not None:  # the mean over the blocks of the stale factor's closed form
+    if link.stale is not None and link.csit == "none":  # the mean over the blocks of the stale factor's closed form
         from privacy.link_stale import mean_stale_exceed_probability
 
         return min(1.0, max(0.0, mean_stale_exceed_probability(c, a, weights, link.stale_blocks())))
+    if link.stale is not None:  # phase CSIT: the bound over the blocks (privacy.link_stale)
+        from privacy.link_stale import mean_stale_phase_bound
 
+        return min(1.0, max(0.0, mean_stale_phase_bound(c, a, weights, link.stale_blocks())))
+    return _one_block_mean(c, a, weights, link)
+
+
+def _one_block_mean(c: float, a: np.ndarray, weights: np.ndarray, link: LinkModel) -> float:
+    """Σ_n weights_n·P(|c_k| > c) of the one-block factor c_k = u/(u + n), u = a_n·g, g of the link's CSIT and
+    Rician law (one quadrature over |g|, the clients' terms vectorised)."""
     dens = gain_density(link.csit, link.rician_k)
     given = _given_gain(c)
 
@@ -349,8 +365,11 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
     if link.drop_rounds is not None:
         snr += f"; the mean runs over the drops of rounds 1..{link.drop_rounds}, conditioned on"
     if link.stale is not None:
-        snr += (f"; one stale pilot for B = {link.blocks} coherence blocks per round: factors c_(k,m) = g_(k,m) b/(g_(k,0) b "
-                f"+ w_k), ρ_m = Re r_m of block m with block 0, 1 − ρ_m up to {1.0 - min(link.stale):.3g} (privacy/link_stale.py); ε is the "
+        law = ("g_(k,m) b/(g_(k,0) b + w_k), ρ_m = Re r_m of block m with block 0" if link.csit == "none" else
+               "|h_(k,m)| b/(|h_(k,0)| b + w_k), ρ_m = |r_m| of block m with block 0, P bounded by that of "
+               "ρ_m·a|h_0| + √(1 − ρ_m²)·a|w| > c|a|h_0| + n| (triangle inequality; exact for ρ_m = 0 and 1)")
+        snr += (f"; one stale pilot for B = {link.blocks} coherence blocks per round: factors c_(k,m) = {law}, 1 − ρ_m up "
+                f"to {1.0 - min(link.stale):.3g} (privacy/link_stale.py); ε is the "
                 "one-pilot release's with every factor 1, which aging keeps the link from at any SNR: ε_link bounds it")
     elif link.blocks > 1:
         snr += f"; B = {link.blocks} pilot blocks per round, one factor c_(k,m) per block"
@@ -369,7 +388,8 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
         f"link level ({snr}): active-client factors "
         + ("u_k" if link.antennas > 1 else "c_(k,m)" if link.stale is not None else "c_k = g_k b/(g_k b + w_k)")
         + f" truncated at c_max = {c:.6g}; "
-        f"{prob} = {p:.3g} exactly from the fading and pilot-noise distributions, {events}·P = {slots * p:.3g} "
+        f"{prob} = {p:.3g} " + ("bounded" if link.stale is not None and link.csit == "phase" else "exactly")
+        + f" from the fading and pilot-noise distributions, {events}·P = {slots * p:.3g} "
         f"folded into δ; the rest accounted with sensitivity c_max·S = {c * acc.sensitivity:.6g} and the generic sampling "
         "bounds (privacy/link.py); ε_link = "
         + ("∞" if eps == math.inf else f"{eps:.6g}") + " is what the simulated link guarantees, ε the idealised release"

@@ -90,7 +90,7 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     """(pilot blocks of FLORAS's ε, coherence blocks B of its ε_link, the stale pilot's block correlations or None)
     per round (privacy.link, model §5.1, §7.2): no timing offsets; one pilot per block (B pilots: the Rényi
     accountants or the PLD), or one stale pilot for B blocks (ε the one-pilot release's; ε_link over the factors
-    g_(k,m)/g_(k,0) with pilot noise, privacy.link_stale: csit "none" and Rayleigh gains only); a cell (fixed or
+    g_(k,m)/g_(k,0) with pilot noise, privacy.link_stale: Rayleigh gains only; with phase CSIT a bound); a cell (fixed or
     re-dropped every round) and Rician gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed.
     Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and an
     ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive
@@ -106,17 +106,17 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     pilots = phy.of("floras").pilots
     plan = coherence_plan(d, phy.coherence_symbols, pilots)
     if plan.n_pilots != plan.n_blocks:  # one stale pilot for B > 1 blocks
-        if phy.of("floras").csit != "none" or phy.los_k > 0:
+        if phy.los_k > 0:
             raise ValueError(f"phy.floras.pilots = \"stale\" over {plan.n_blocks} coherence blocks: FLORAS's ε_link is derived "
-                             "for csit = \"none\" and Rayleigh blocks (the factors g_(k,m)/g_(k,0) are then a ratio of "
-                             "zero-mean jointly Gaussian variables, model §7.2 \"Link level\"); got csit = "
-                             f"{phy.of('floras').csit!r}, K-factor {phy.los_k:g}: use csit = \"none\" without a line of "
-                             "sight, or pilots = \"per-block\"")
+                             "for Rayleigh blocks (model §7.2 \"Link level\"); got the K-factor "
+                             f"{phy.los_k:g} of a line of sight: remove it (rician_k, or a NLoS TDL profile), or use "
+                             "pilots = \"per-block\"")
         import numpy as np
 
         from phy.coherence import block0_correlations
 
-        rho = np.clip(block0_correlations(phy, plan.n_blocks).real, -1.0, 1.0)
+        r = block0_correlations(phy, plan.n_blocks)  # Re r_m without CSIT (the real gains), |r_m| with phase CSIT
+        rho = np.clip(r.real, -1.0, 1.0) if phy.of("floras").csit == "none" else np.clip(np.abs(r), 0.0, 1.0)
         return 1, plan.n_blocks, tuple(float(x) for x in rho)
     if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic", "pld", "tightest"):
         raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
