@@ -608,6 +608,26 @@ def test_the_stale_pilot_sweep_is_the_aging_sweeps_one_pilot_floras_with_stale_b
             assert stale.run_overrides(p, 0) == {**one, **blocks, "phy.floras.pilots": "stale"}, p.label
 
 
+def test_the_phase_csit_stale_pilot_sweep_is_the_stale_sweep_with_phase_csit():
+    """scenarios/cell_aging_stale_phase.toml: every case is scenarios/cell_aging_stale.toml's at the same speed with
+    phy.floras.csit = "phase" and the capped receiver's tuned η (0.03, which --tuned gave the stale cases without CSIT)
+    written out; nothing else changed; same base, seeds and quick variant."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    for quick in (False, True):
+        stale = load_sweep(ROOT / "scenarios" / "cell_aging_stale.toml", quick=quick)
+        phase = load_sweep(ROOT / "scenarios" / "cell_aging_stale_phase.toml", quick=quick)
+        assert phase.base == stale.base and phase.seeds == stale.seeds
+        ref = {p.label: p for p in stale.points}
+        assert len(phase.points) == len(stale.points) == 3
+        for p in phase.points:
+            twin = ref[p.label.replace("floras-phase-", "floras-none-")]
+            want = {**stale.run_overrides(twin, 0), "phy.floras.csit": "phase"}
+            if not quick:  # the quick variant keeps its own η, as the stale file's does
+                want["training.lr"] = 0.03
+            assert phase.run_overrides(p, 0) == want, p.label
+
+
 @pytest.mark.parametrize("name, of, key, before, after", [
     ("cell_edge_snr", "cell_snr", "phy.snr_reference", "median-distance", "cell-edge"),
     ("cell_snr_m10", "cell_snr", "phy.snr_db", 0.0, -10.0),
