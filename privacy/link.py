@@ -102,8 +102,8 @@ class LinkModel:
     cell_note: how the scales were obtained (stated in the report). rician_k: κ of the Rician gains (0: Rayleigh;
     `phy.rician_k` or TDL-D/E's K-factor, model §5.1). antennas: N_r receive antennas combined by maximum ratio on
     the pilots (model §5.2; N_r > 1 needs csit "none", Rayleigh gains and one pilot block). stale: with one stale pilot
-    for B = ``blocks`` coherence blocks, ρ_m = Re E[h̃_m·h̃*_0] of each block (ρ_0 = 1; :mod:`privacy.link_stale`, csit
-    "none", Rayleigh gains, one antenna), or None (a pilot per block). drop_rounds: with a cell re-dropped every
+    for B = ``blocks`` coherence blocks, ρ_m = Re E[h̃_m·h̃*_0] of each block without CSIT, |E[h̃_m·h̃*_0]| with phase
+    CSIT (ρ_0 = 1; :mod:`privacy.link_stale`, Rayleigh gains, one antenna), or None (a pilot per block). drop_rounds: with a cell re-dropped every
     round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
     None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
     that reason), or None.
