@@ -609,20 +609,23 @@ def test_the_stale_pilot_sweep_is_the_aging_sweeps_one_pilot_floras_with_stale_b
 
 
 def test_the_phase_csit_stale_pilot_sweep_is_the_stale_sweep_with_phase_csit():
-    """scenarios/cell_aging_stale_phase.toml: every case is scenarios/cell_aging_stale.toml's at the same speed with
-    phy.floras.csit = "phase" and the capped receiver's tuned η (0.03, which --tuned gave the stale cases without CSIT)
-    written out; nothing else changed; same base, seeds and quick variant."""
+    """scenarios/cell_aging_stale_phase.toml: every stale case is scenarios/cell_aging_stale.toml's at the same speed,
+    and its pilot-per-block case scenarios/cell_aging.toml's at 3 km/h, with phy.floras.csit = "phase" and the capped
+    receiver's tuned η (0.03, which --tuned gave the cases without CSIT) written out; nothing else changed; same
+    base, seeds and quick variant."""
     from scenarios.experiments.sweep_file import load_sweep
 
     for quick in (False, True):
         stale = load_sweep(ROOT / "scenarios" / "cell_aging_stale.toml", quick=quick)
         phase = load_sweep(ROOT / "scenarios" / "cell_aging_stale_phase.toml", quick=quick)
         assert phase.base == stale.base and phase.seeds == stale.seeds
-        ref = {p.label: p for p in stale.points}
-        assert len(phase.points) == len(stale.points) == 3
+        aging = load_sweep(ROOT / "scenarios" / "cell_aging.toml", quick=quick)
+        ref = {p.label: (stale, p) for p in stale.points} | {p.label: (aging, p) for p in aging.points}
+        assert len(phase.points) == 4 and len(stale.points) == 3
+        assert phase.points[-1].label == "floras-phase-capped-blocks1000-block"
         for p in phase.points:
-            twin = ref[p.label.replace("floras-phase-", "floras-none-")]
-            want = {**stale.run_overrides(twin, 0), "phy.floras.csit": "phase"}
+            sweep, twin = ref[p.label.replace("floras-phase-", "floras-none-")]
+            want = {**sweep.run_overrides(twin, 0), "phy.floras.csit": "phase"}
             if not quick:  # the quick variant keeps its own η, as the stale file's does
                 want["training.lr"] = 0.03
             assert phase.run_overrides(p, 0) == want, p.label
