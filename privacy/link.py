@@ -278,10 +278,9 @@ def _one_block_mean(c: float, a: np.ndarray, weights: np.ndarray, link: LinkMode
             return dens(r) * float(np.dot(weights, given(a * r)))
 
     # the conditional probability changes on the scale |g| ~ 1/a: breakpoints cover every client's scale
-    lo, hi = 1.0 / float(a.max()), 1.0 / float(a.min())
-    n = max(1, int(math.ceil(2.0 * math.log10(hi / lo))) + 1)
-    base = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
-    pts = {float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0}
+    from privacy.link_stale import scale_breakpoints
+
+    pts = scale_breakpoints(a)
     if link.rician_k:  # the Rice law's peak near |g| = A, width σ = 1/√(2(κ+1))
         A, sd = math.sqrt(link.rician_k / (link.rician_k + 1.0)), math.sqrt(0.5 / (link.rician_k + 1.0))
         pts |= {A + j * sd for j in (-3, -1, 0, 1, 3) if 0.0 < A + j * sd < 8.0}

@@ -85,6 +85,16 @@ def mean_stale_exceed_probability(c_max: float, a: np.ndarray, weights: np.ndarr
 # --- phase CSIT: a bound (model §7.2 "Link level", "A stale pilot with phase CSIT") ---------------------------------
 
 
+def scale_breakpoints(a: np.ndarray) -> set[float]:
+    """Breakpoints in |h| ∈ (0, 8) for a quadrature over the gain of a population with pilot amplitudes ``a``: the
+    conditional probability changes on the scale |h| ~ 1/a, so 0.1, 1 and 10 times 1/a over the spread of a (two
+    points per decade)."""
+    lo, hi = 1.0 / float(np.max(a)), 1.0 / float(np.min(a))
+    n = max(1, int(math.ceil(2.0 * math.log10(hi / lo))) + 1)
+    base = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
+    return {float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0}
+
+
 def phase_event_probability(c: float, u, rho, a) -> np.ndarray:
     """P(ρ·u + √(1 − ρ²)·a|w| > c·|u + n| given u = a|h₀|) (broadcast over u ≥ 0, ρ = |r| ∈ [0, 1], a > 0), n ~ N(0, 1),
     |w|² ~ Exp(1): with y₀ = ρu/c, λ = 2c²/((1 − ρ²)a²) and Y = u + n,
@@ -131,10 +141,7 @@ def mean_stale_phase_bound(c_max: float, a: np.ndarray, weights: np.ndarray,
     def integrand(r: float) -> float:
         return 2.0 * r * math.exp(-r * r) * float(np.sum(coef * _phase_terms(c, a[None, :] * r, rho, lam)))
 
-    lo, hi = 1.0 / float(a.max()), 1.0 / float(a.min())
-    n = max(1, int(math.ceil(2.0 * math.log10(hi / lo))) + 1)
-    base = np.geomspace(lo, hi, n) if n > 1 else np.array([lo])
-    pts = sorted({float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0})
+    pts = sorted(scale_breakpoints(a))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         val, _ = integrate.quad(integrand, 0.0, 8.0, points=pts or None, epsabs=0.0, epsrel=1e-10,
