@@ -129,6 +129,19 @@ def lag_step(config) -> float:
     return 2.0 * math.pi * float(config.doppler) * int(config.coherence_symbols)
 
 
+def los_block_phases(config, n_blocks: int) -> np.ndarray:
+    """ψ·b_m [B] [rad]: the line of sight's phase turn from block 0 to block m (module doc: ψ = ``los_doppler``·x per
+    block in time, b_m the block's index in time; 0 without a line of sight or without blocks in time), as
+    :class:`phy.link_channel.LinkChannel` draws it."""
+    m = np.arange(int(n_blocks), dtype=np.float64)
+    if not float(config.los_k) or not config.blocks_in_time:
+        return np.zeros(m.size)
+    psi = float(config.los_doppler_ratio) * lag_step(config)
+    if config.fading_correlation == "tdl":
+        return psi * np.mod(m, int(config.tdl_time_blocks))
+    return psi * m
+
+
 def block0_correlations(config, n_blocks: int) -> np.ndarray:
     """r [B] complex128, r_m = E[h̃_{k,m}·h̃*_{k,0}]: each block's correlation with block 0 under the law
     :func:`draw_blocks` draws (module doc; the scattered part, unit power): 1, 0, 0, … ("iid", or no coherence

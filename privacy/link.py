@@ -139,15 +139,23 @@ class LinkModel:
         if self.antennas > 1 and (self.csit != "none" or self.rician_k or self.blocks > 1):
             raise ValueError(f"antennas = {self.antennas} is derived for csit 'none', Rayleigh gains and one pilot block "
                              f"(got csit = {self.csit!r}, rician_k = {self.rician_k:g}, blocks = {self.blocks})")
+        object.__setattr__(self, "_los", None)
         if self.stale is not None:
             r = np.asarray(self.stale, dtype=float)
+            if r.ndim == 2 and r.shape[1:] == (2,):  # (ρ_m, D_m) pairs: phase CSIT with a line of sight
+                dist, r = r[:, 1], r[:, 0]
+                if self.csit != "phase" or not self.rician_k or not np.all((dist >= 0) & (dist <= 2)) or dist[0] != 0:
+                    raise ValueError("stale (ρ_m, D_m) pairs describe Rician blocks with phase CSIT: D_m = |e^{jψb_m} − r_m| "
+                                     f"in [0, 2], D_0 = 0 (got csit = {self.csit!r}, rician_k = {self.rician_k:g})")
+                object.__setattr__(self, "_los", tuple(float(x) for x in dist))
             low, what = (-1.0, "Re r_m in [−1, 1]") if self.csit == "none" else (0.0, "|r_m| in [0, 1]")
             if r.ndim != 1 or r.size != self.blocks or not np.all((r >= low) & (r <= 1.0)) or r[0] != 1.0:
                 raise ValueError(f"stale must hold ρ_m = {what} for each of the blocks = {self.blocks} blocks, ρ_0 = 1 "
                                  f"(csit {self.csit!r}; got {self.stale!r:.80})")
-            if self.rician_k or self.antennas > 1:
-                raise ValueError("stale pilots are derived for Rayleigh gains and one antenna (got rician_k = "
-                                 f"{self.rician_k:g}, antennas = {self.antennas})")
+            if (self.rician_k and self._los is None) or self.antennas > 1:
+                raise ValueError("stale pilots are derived for Rayleigh gains, or Rician gains with phase CSIT given as "
+                                 f"(ρ_m, D_m) pairs, and one antenna (got rician_k = {self.rician_k:g}, antennas = "
+                                 f"{self.antennas})")
             object.__setattr__(self, "stale", tuple(float(x) for x in r))
         if self.gain_scales is not None:
             g = np.asarray(self.gain_scales, dtype=float)
@@ -176,7 +184,7 @@ class LinkModel:
         if self._blocks is None:
             from privacy.link_stale import distinct_blocks
 
-            object.__setattr__(self, "_blocks", distinct_blocks(self.stale))
+            object.__setattr__(self, "_blocks", distinct_blocks(self.stale, self._los))
         return self._blocks
 
     def _scale_weights(self):
@@ -258,7 +266,7 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     if link.stale is not None:  # phase CSIT: the bound over the blocks (privacy.link_stale)
         from privacy.link_stale import mean_stale_phase_bound
 
-        return min(1.0, max(0.0, mean_stale_phase_bound(c, a, weights, link.stale_blocks())))
+        return min(1.0, max(0.0, mean_stale_phase_bound(c, a, weights, link.stale_blocks(), kappa=link.rician_k)))
     return _one_block_mean(c, a, weights, link)
 
 
@@ -366,7 +374,9 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
     if link.stale is not None:
         law = ("g_(k,m) b/(g_(k,0) b + w_k), ρ_m = Re r_m of block m with block 0" if link.csit == "none" else
                "|h_(k,m)| b/(|h_(k,0)| b + w_k), ρ_m = |r_m| of block m with block 0, P bounded by that of "
-               "ρ_m·a|h_0| + √(1 − ρ_m²)·a|w| > c|a|h_0| + n| (triangle inequality; exact for ρ_m = 0 and 1)")
+               + ("ρ_m·a|h_0| + a·A·D_m + √(1 − ρ_m²)·σ·a|w| > c|a|h_0| + n| with the line of sight's D_m = "
+                  f"|e^(jψ·b_m) − r_m| up to {max(link._los):.3g} (triangle inequality)" if link._los is not None else
+                  "ρ_m·a|h_0| + √(1 − ρ_m²)·a|w| > c|a|h_0| + n| (triangle inequality; exact for ρ_m = 0 and 1)"))
         snr += (f"; one stale pilot for B = {link.blocks} coherence blocks per round: factors c_(k,m) = {law}, 1 − ρ_m up "
                 f"to {1.0 - min(link.stale):.3g} (privacy/link_stale.py); ε is the "
                 "one-pilot release's with every factor 1, which aging keeps the link from at any SNR: ε_link bounds it")

@@ -31,7 +31,12 @@ whose right side is computed exactly: given |h₀| a closed form in Φ (:func:`p
 holds where c_max|Y| ≤ ρa|h₀|, and elsewhere with probability e^{−t²} of the exponential |w|², a Gaussian in Y on each
 half-line), then one quadrature over the Rayleigh |h₀|. It is exact at ρ = 0 (independent blocks) and at ρ = 1 (the
 one-block law); between, the triangle inequality costs a factor 1.03–1.5 in P at the levels measured
-(tests/test_floras_stale_privacy.py). Rician blocks and several antennas are not derived.
+(tests/test_floras_stale_privacy.py).
+
+With a line of sight (Rician blocks, phase CSIT): h = A·e^{j(φ + ψb_m)} + σ·h̃, A² = κ/(κ+1), σ² = 1/(κ+1), so
+h_m = r·h₀ + A·e^{jφ}(e^{jψb_m} − r) + √(1 − ρ²)·σ·w and |h_m| ≤ ρ|h₀| + A·D_m + √(1 − ρ²)·σ|w|, D_m = |e^{jψb_m} − r_m|:
+the same computation with the offset a·A·D_m, the scattered power σ² and the Rice law of |h₀|. Without CSIT (the real
+parts of Rician blocks) and with several antennas nothing is derived.
 """
 
 from __future__ import annotations
@@ -60,10 +65,15 @@ def stale_exceed_probability(c_max: float, a, rho) -> np.ndarray:
     return stdtr(1, -(c - mu) / s) + stdtr(1, -(c + mu) / s)
 
 
-def distinct_blocks(rho) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct ρ_m, the share of the B blocks holding each): what :func:`mean_stale_exceed_probability` averages
-    over, computed once per link (:meth:`privacy.link.LinkModel.stale_blocks`)."""
-    vals, counts = np.unique(np.asarray(rho, dtype=np.float64), return_counts=True)
+def distinct_blocks(rho, los=None) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct ρ_m — or (ρ_m, D_m) rows with a line of sight's distances ``los`` —, the share of the B blocks
+    holding each): what the means over the blocks average over, computed once per link
+    (:meth:`privacy.link.LinkModel.stale_blocks`)."""
+    rho = np.asarray(rho, dtype=np.float64)
+    if los is not None:
+        vals, counts = np.unique(np.stack([rho, np.asarray(los, dtype=np.float64)], axis=1), axis=0, return_counts=True)
+    else:
+        vals, counts = np.unique(rho, return_counts=True)
     return vals, counts / float(counts.sum())
 
 
@@ -95,24 +105,25 @@ def scale_breakpoints(a: np.ndarray) -> set[float]:
     return {float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0}
 
 
-def phase_event_probability(c: float, u, rho, a) -> np.ndarray:
-    """P(ρ·u + √(1 − ρ²)·a|w| > c·|u + n| given u = a|h₀|) (broadcast over u ≥ 0, ρ = |r| ∈ [0, 1], a > 0), n ~ N(0, 1),
-    |w|² ~ Exp(1): with y₀ = ρu/c, λ = 2c²/((1 − ρ²)a²) and Y = u + n,
+def phase_event_probability(c: float, u, rho, a, *, offset=0.0, scatter: float = 1.0) -> np.ndarray:
+    """P(ρ·u + D′ + √(1 − ρ²)·σ·a|w| > c·|u + n| given u = a|h₀|) (broadcast over u ≥ 0, ρ = |r| ∈ [0, 1], a > 0 and
+    the offset D′ = a·A·D ≥ 0 of a line of sight), n ~ N(0, 1), |w|² ~ Exp(1), σ² = ``scatter`` the scattered power
+    (1 for Rayleigh, 1/(κ + 1) with a line of sight): with y₀ = (ρu + D′)/c, λ = 2c²/((1 − ρ²)σ²a²) and Y = u + n,
 
         P = [Φ(y₀ − u) − Φ(−y₀ − u)] + e^{−λ(u − y₀)²/(2(1+λ))}·Φ̄((y₀ − m₊)√(1+λ))/√(1+λ)
                                      + e^{−λ(u + y₀)²/(2(1+λ))}·Φ((−y₀ − m₋)√(1+λ))/√(1+λ),
 
-    m± = (u ± λy₀)/(1 + λ): where c|Y| ≤ ρu the event holds whatever w; elsewhere P(|w| > t) = e^{−t²}, t =
-    (c|Y| − ρu)/(√(1 − ρ²)a), whose product with the normal density of Y is a Gaussian in Y on each half-line. ρ = 1
-    (λ = ∞) leaves the first term, the one-block law at c; ρ = 0 gives P(a|w| > c|Y|) exactly."""
-    u, rho, a = (np.asarray(x, dtype=np.float64) for x in (u, rho, a))
+    m± = (u ± λy₀)/(1 + λ): where c|Y| ≤ ρu + D′ the event holds whatever w; elsewhere P(|w| > t) = e^{−t²}, t =
+    (c|Y| − ρu − D′)/(√(1 − ρ²)σa), whose product with the normal density of Y is a Gaussian in Y on each half-line.
+    ρ = 1 (λ = ∞) leaves the first term (the one-block law at c when D′ = 0); ρ = 0, D′ = 0 gives P(a|w| > c|Y|)."""
+    u, rho, a, offset = (np.asarray(x, dtype=np.float64) for x in (u, rho, a, offset))
     with np.errstate(divide="ignore"):
-        lam = np.where(rho >= 1.0, np.inf, 2.0 * c * c / (np.square(a) * (1.0 - np.square(rho))))
-    return _phase_terms(float(c), u, rho, lam)
+        lam = np.where(rho >= 1.0, np.inf, 2.0 * c * c / (np.square(a) * float(scatter) * (1.0 - np.square(rho))))
+    return _phase_terms(float(c), u, rho, lam, offset)
 
 
-def _phase_terms(c: float, u: np.ndarray, rho: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    y0 = rho * u / c
+def _phase_terms(c: float, u: np.ndarray, rho: np.ndarray, lam: np.ndarray, offset=0.0) -> np.ndarray:
+    y0 = (rho * u + offset) / c
     inside = ndtr(y0 - u) - ndtr(-y0 - u)
     root = np.sqrt(1.0 + lam)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -122,26 +133,38 @@ def _phase_terms(c: float, u: np.ndarray, rho: np.ndarray, lam: np.ndarray) -> n
     return inside + np.where(np.isinf(lam), 0.0, np.nan_to_num(tails, nan=0.0))
 
 
-def mean_stale_phase_bound(c_max: float, a: np.ndarray, weights: np.ndarray,
-                           blocks: tuple[np.ndarray, np.ndarray]) -> float:
-    """An upper bound on Σ_v share_v·Σ_n weights_n·P(|c| > c_max; a_n, |r| = v) for the phase-CSIT stale factor
-    c = a|h_m|/(a|h₀| + n) (module text): the exact probability of the larger event ρ·a|h₀| + √(1 − ρ²)·a|w| >
-    c_max·|a|h₀| + n| (triangle inequality on h_m = r·h₀ + √(1 − ρ²)·w), by one quadrature over |h₀| (Rayleigh) of
-    the closed form given it, summed over the blocks and the population's scales. Exact for ρ = 0 and ρ = 1."""
+def mean_stale_phase_bound(c_max: float, a: np.ndarray, weights: np.ndarray, blocks: tuple[np.ndarray, np.ndarray],
+                           *, kappa: float = 0.0) -> float:
+    """An upper bound on the mean over the blocks (``blocks``: distinct ρ_m, or (ρ_m, D_m) rows with a line of sight,
+    and their shares) and the population (scales ``a``, ``weights``) of P(|c| > c_max) for the phase-CSIT stale factor
+    c = a|h_m|/(a|h₀| + n) (module text): the exact probability of the larger event ρ·a|h₀| + a·A·D + √(1 − ρ²)·σ·a|w| >
+    c_max·|a|h₀| + n| (triangle inequality on h_m = r·h₀ + A·e^{jφ}(e^{jψb_m} − r) + √(1 − ρ²)·σ·w, A = √(κ/(κ+1)),
+    σ² = 1/(κ+1)), by one quadrature over |h₀| (Rayleigh, or Rice with κ > 0) of :func:`phase_event_probability`.
+    Exact for Rayleigh blocks with ρ = 0 and ρ = 1."""
+    from privacy.link import gain_density
+
     vals, shares = blocks
+    vals = np.asarray(vals, dtype=np.float64)
+    rho, dist = (vals[:, :1], vals[:, 1:]) if vals.ndim == 2 else (vals[:, None], np.zeros((vals.size, 1)))
     a = np.asarray(a, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
-    c = float(c_max)
-    rho = np.asarray(vals, dtype=np.float64)[:, None]
+    c, kappa = float(c_max), float(kappa)
+    amp, scatter = math.sqrt(kappa / (kappa + 1.0)), 1.0 / (kappa + 1.0)
     with np.errstate(divide="ignore"):
-        lam = (2.0 * c * c / np.square(a))[None, :] / (1.0 - np.square(rho))
+        lam = (2.0 * c * c / (np.square(a) * scatter))[None, :] / (1.0 - np.square(rho))
     lam = np.where(rho >= 1.0, np.inf, lam)
+    offset = amp * dist * a[None, :]
     coef = np.asarray(shares, dtype=np.float64)[:, None] * weights[None, :]
+    dens = gain_density("phase", kappa)
 
     def integrand(r: float) -> float:
-        return 2.0 * r * math.exp(-r * r) * float(np.sum(coef * _phase_terms(c, a[None, :] * r, rho, lam)))
+        return dens(r) * float(np.sum(coef * _phase_terms(c, a[None, :] * r, rho, lam, offset)))
 
-    pts = sorted(scale_breakpoints(a))
+    pts = scale_breakpoints(a)
+    if kappa:  # the Rice law's peak near |h| = A, width 1/√(2(κ+1))
+        sd = math.sqrt(0.5 / (kappa + 1.0))
+        pts |= {amp + j * sd for j in (-3, -1, 0, 1, 3) if 0.0 < amp + j * sd < 8.0}
+    pts = sorted(pts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         val, _ = integrate.quad(integrand, 0.0, 8.0, points=pts or None, epsabs=0.0, epsrel=1e-10,

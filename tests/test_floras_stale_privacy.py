@@ -336,3 +336,58 @@ def test_a_phase_csit_cells_grid_bound_holds_above_the_exact_scales():
         direct = mean_stale_phase_bound(c, amp, np.full(amp.size, 1 / amp.size), blocks)
         grid = exceed_probability(c, link)
         assert direct <= grid <= 1.04 * direct, (c, direct, grid)
+
+
+@pytest.mark.parametrize("kappa, r, theta, a, c_max", [(2.0, 0.9, 0.3, math.sqrt(80.0), 3.0),
+                                                       (7.9, 0.95 * np.exp(0.4j), 1.0, math.sqrt(80.0), 5.0),
+                                                       (1.0, 0.5, 2.0, math.sqrt(8.0), 2.0)])
+def test_the_phase_csit_bound_with_a_line_of_sight_is_its_triangle_event_and_holds(kappa, r, theta, a, c_max):
+    """Rician blocks, h = A·e^{j(φ + θ_m)} + σ·h̃ (A² = κ/(κ+1), σ² = 1/(κ+1), φ uniform, the line of sight turned by
+    θ_m = ψ·b_m in block m, h̃_m = r·h̃_0 + √(1 − |r|²)·w): against 2·10⁶ draws, the bound equals the probability of
+    |r|·a|h_0| + a·A·|e^{jθ} − r| + √(1 − |r|²)·σ·a|w| > c|a|h_0| + n| (5 σ) and is at least the factor's own (5 σ)."""
+    from privacy.link_stale import mean_stale_phase_bound
+
+    n = 2_000_000
+    rng = np.random.default_rng(37)
+    A, sig, rho = math.sqrt(kappa / (kappa + 1)), math.sqrt(1 / (kappa + 1)), abs(r)
+    phi = rng.uniform(0, 2 * math.pi, n)
+    g0 = (rng.standard_normal(n) + 1j * rng.standard_normal(n)) / math.sqrt(2.0)
+    w = (rng.standard_normal(n) + 1j * rng.standard_normal(n)) / math.sqrt(2.0)
+    h0 = A * np.exp(1j * phi) + sig * g0
+    hm = A * np.exp(1j * (phi + theta)) + sig * (r * g0 + math.sqrt(1 - rho**2) * w)
+    y = np.abs(a * np.abs(h0) + rng.standard_normal(n))
+    dist = abs(np.exp(1j * theta) - r)
+    true = np.mean(a * np.abs(hm) > c_max * y)
+    larger = np.mean(rho * a * np.abs(h0) + a * A * dist + a * sig * math.sqrt(1 - rho**2) * np.abs(w) > c_max * y)
+    p = mean_stale_phase_bound(c_max, np.array([a]), np.ones(1), (np.array([[rho, dist]]), np.ones(1)), kappa=kappa)
+    sd = math.sqrt(p * (1 - p) / n)
+    assert abs(p - larger) < 5 * sd and p > true - 5 * sd, (p, larger, true)
+
+
+def test_a_rician_phase_csit_stale_scenario_takes_the_line_of_sights_distances():
+    """rician_k = 2 with Clarke blocks, phase CSIT and one stale pilot: the link holds (|J₀(x·m)|, |e^{j·0.7·x·m} −
+    J₀(x·m)|) for every block (TR 38.901's f_S = 0.7·f_D, written out here), ε is the Rayleigh scenario's one-pilot ε,
+    ε_link is finite at 60 dB (below the Rayleigh blocks' here: the line of sight removes deep pilot fades, more than
+    its turn adds), and the distances count (the same link with every D_m = 0 has a smaller probability at the
+    reported c_max); without CSIT the line of sight stays refused, and (ρ, D) pairs without phase CSIT are refused."""
+    phy = {"coherence_symbols": 11, "fading_correlation": "jakes-exact", "doppler": 1e-4, "snr_db": 60.0}
+    los = _accountant({**phy, "rician_k": 2.0, "floras": {"N": 8, "pilots": "stale", "csit": "phase"}})
+    ray = _accountant({**phy, "floras": {"N": 8, "pilots": "stale", "csit": "phase"}})
+    x = 2 * math.pi * 1e-4 * 11
+    m = np.arange(4)
+    assert los.link.stale == pytest.approx(tuple(np.abs(j0(x * m))), abs=1e-15)
+    want = np.abs(np.exp(1j * 0.7 * x * m) - j0(x * m))
+    want[0] = 0.0
+    assert los.link._los == pytest.approx(tuple(want), abs=1e-12)
+    rep, ray_rep = los.report(rounds=3), ray.report(rounds=3)
+    assert rep.epsilon == ray_rep.epsilon
+    assert math.isfinite(rep.epsilon_link) and rep.epsilon_link < ray_rep.epsilon_link
+    c = rep.link["c_max"]
+    flat = LinkModel(los.link.snr_db, L=los.link.L, csit="phase", rician_k=2.0, blocks=4,
+                     stale=tuple((r, 0.0) for r in los.link.stale))
+    assert exceed_probability(c, flat) < 0.9 * exceed_probability(c, los.link)
+    assert "line of sight's D_m" in next(s for s in rep.assumptions if s.startswith("link level"))
+    with pytest.raises(ValueError, match=r"set phy\.floras\.csit = \"phase\""):
+        _accountant({**phy, "rician_k": 2.0, "floras": {"N": 8, "pilots": "stale"}})
+    with pytest.raises(ValueError, match=r"\(ρ_m, D_m\) pairs describe Rician blocks with phase CSIT"):
+        LinkModel(20.0, blocks=2, stale=((1.0, 0.0), (0.5, 0.3)), rician_k=2.0)

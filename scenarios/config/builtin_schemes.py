@@ -106,18 +106,27 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     pilots = phy.of("floras").pilots
     plan = coherence_plan(d, phy.coherence_symbols, pilots)
     if plan.n_pilots != plan.n_blocks:  # one stale pilot for B > 1 blocks
-        if phy.los_k > 0:
+        phase = phy.of("floras").csit == "phase"
+        if phy.los_k > 0 and not phase:
             raise ValueError(f"phy.floras.pilots = \"stale\" over {plan.n_blocks} coherence blocks: FLORAS's ε_link is derived "
-                             "for Rayleigh blocks (model §7.2 \"Link level\"); got the K-factor "
-                             f"{phy.los_k:g} of a line of sight: remove it (rician_k, or a NLoS TDL profile), or use "
+                             "for Rayleigh blocks without CSIT, and for Rayleigh or Rician blocks with phase CSIT (model §7.2 "
+                             f"\"Link level\"); got csit = \"none\" and the K-factor {phy.los_k:g} of a line of sight: set "
+                             "phy.floras.csit = \"phase\", remove the line of sight (rician_k, or a NLoS TDL profile), or use "
                              "pilots = \"per-block\"")
         import numpy as np
 
-        from phy.coherence import block0_correlations
+        from phy.coherence import block0_correlations, los_block_phases
 
-        r = block0_correlations(phy, plan.n_blocks)  # Re r_m without CSIT (the real gains), |r_m| with phase CSIT
-        rho = np.clip(r.real, -1.0, 1.0) if phy.of("floras").csit == "none" else np.clip(np.abs(r), 0.0, 1.0)
-        return 1, plan.n_blocks, tuple(float(x) for x in rho)
+        r = block0_correlations(phy, plan.n_blocks)  # the scattered part's: Re r_m without CSIT, |r_m| with phase CSIT
+        if not phase:
+            return 1, plan.n_blocks, tuple(float(x) for x in np.clip(r.real, -1.0, 1.0))
+        rho = np.clip(np.abs(r), 0.0, 1.0)
+        if phy.los_k == 0:
+            return 1, plan.n_blocks, tuple(float(x) for x in rho)
+        # with a line of sight: (|r_m|, D_m = |e^{jψ·b_m} − r_m|), the specular part's distance (privacy.link_stale)
+        dist = np.abs(np.exp(1j * los_block_phases(phy, plan.n_blocks)) - r)
+        dist[0] = 0.0
+        return 1, plan.n_blocks, tuple((float(x), float(y)) for x, y in zip(rho, dist))
     if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic", "pld", "tightest"):
         raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
                          "ε is derived under the Rényi bounds and the PLD over V_min (model §9.5, \"Several pilots\"); "
