@@ -76,11 +76,9 @@ before the bound is taken at a_up.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import integrate
 from scipy.optimize import brentq
 from scipy.special import i0e, ndtr, stdtr
 
@@ -285,20 +283,9 @@ def _one_block_mean(c: float, a: np.ndarray, weights: np.ndarray, link: LinkMode
         def integrand(r: float) -> float:
             return dens(r) * float(np.dot(weights, given(a * r)))
 
-    # the conditional probability changes on the scale |g| ~ 1/a: breakpoints cover every client's scale
-    from privacy.link_stale import scale_breakpoints
+    from privacy.link_stale import gain_quadrature  # breakpoints at every client's scale |g| ~ 1/a and the Rice peak
 
-    pts = scale_breakpoints(a)
-    if link.rician_k:  # the Rice law's peak near |g| = A, width σ = 1/√(2(κ+1))
-        A, sd = math.sqrt(link.rician_k / (link.rician_k + 1.0)), math.sqrt(0.5 / (link.rician_k + 1.0))
-        pts |= {A + j * sd for j in (-3, -1, 0, 1, 3) if 0.0 < A + j * sd < 8.0}
-    pts = sorted(pts)
-    with warnings.catch_warnings():
-        # roundoff flags when the probability is far below the integrand's peak; the tests check
-        # the value against Monte Carlo
-        warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        val, _ = integrate.quad(integrand, 0.0, 8.0, points=pts or None, epsabs=0.0, epsrel=1e-10,
-                                limit=max(400, 4 * len(pts)))
+    val = gain_quadrature(integrand, a, link.rician_k)
     return min(1.0, max(0.0, val))
 
 
