@@ -90,7 +90,8 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     """(pilot blocks of FLORAS's ε, coherence blocks B of its ε_link, the stale pilot's block correlations or None)
     per round (privacy.link, model §5.1, §7.2): no timing offsets; one pilot per block (B pilots: the Rényi
     accountants or the PLD), or one stale pilot for B blocks (ε the one-pilot release's; ε_link over the factors
-    g_(k,m)/g_(k,0) with pilot noise, privacy.link_stale: Rayleigh gains only; with phase CSIT a bound); a cell (fixed or
+    g_(k,m)/g_(k,0) with pilot noise, privacy.link_stale: Rayleigh gains, exact; with phase CSIT a bound, and then Rician
+    gains too, given as (|r_m|, D_m) pairs with the line of sight's distance D_m); a cell (fixed or
     re-dropped every round) and Rician gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed.
     Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and an
     ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive
