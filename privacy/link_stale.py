@@ -105,10 +105,11 @@ def scale_breakpoints(a: np.ndarray) -> set[float]:
     return {float(x * f) for x in base for f in (0.1, 1.0, 10.0) if 0.0 < x * f < 8.0}
 
 
-def phase_event_probability(c: float, u, rho, a, *, offset=0.0, scatter: float = 1.0) -> np.ndarray:
-    """P(ρ·u + D′ + √(1 − ρ²)·σ·a|w| > c·|u + n| given u = a|h₀|) (broadcast over u ≥ 0, ρ = |r| ∈ [0, 1], a > 0 and
-    the offset D′ = a·A·D ≥ 0 of a line of sight), n ~ N(0, 1), |w|² ~ Exp(1), σ² = ``scatter`` the scattered power
-    (1 for Rayleigh, 1/(κ + 1) with a line of sight): with y₀ = (ρu + D′)/c, λ = 2c²/((1 − ρ²)σ²a²) and Y = u + n,
+def phase_event_probability(c: float, u: np.ndarray, rho: np.ndarray, lam: np.ndarray, offset=0.0) -> np.ndarray:
+    """P(ρ·u + D′ + √(1 − ρ²)·σ·a|w| > c·|u + n| given u = a|h₀|) (broadcast over u ≥ 0, ρ = |r| ∈ [0, 1], λ and the
+    offset D′ = a·A·D ≥ 0 of a line of sight), n ~ N(0, 1), |w|² ~ Exp(1), σ² the scattered power (1 for Rayleigh,
+    1/(κ + 1) with a line of sight): with λ = 2c²/((1 − ρ²)σ²a²) (∞ where ρ = 1; given, since it does not depend on
+    u and a quadrature over u computes it once), y₀ = (ρu + D′)/c and Y = u + n,
 
         P = [Φ(y₀ − u) − Φ(−y₀ − u)] + e^{−λ(u − y₀)²/(2(1+λ))}·Φ̄((y₀ − m₊)√(1+λ))/√(1+λ)
                                      + e^{−λ(u + y₀)²/(2(1+λ))}·Φ((−y₀ − m₋)√(1+λ))/√(1+λ),
@@ -116,13 +117,6 @@ def phase_event_probability(c: float, u, rho, a, *, offset=0.0, scatter: float =
     m± = (u ± λy₀)/(1 + λ): where c|Y| ≤ ρu + D′ the event holds whatever w; elsewhere P(|w| > t) = e^{−t²}, t =
     (c|Y| − ρu − D′)/(√(1 − ρ²)σa), whose product with the normal density of Y is a Gaussian in Y on each half-line.
     ρ = 1 (λ = ∞) leaves the first term (the one-block law at c when D′ = 0); ρ = 0, D′ = 0 gives P(a|w| > c|Y|)."""
-    u, rho, a, offset = (np.asarray(x, dtype=np.float64) for x in (u, rho, a, offset))
-    with np.errstate(divide="ignore"):
-        lam = np.where(rho >= 1.0, np.inf, 2.0 * c * c / (np.square(a) * float(scatter) * (1.0 - np.square(rho))))
-    return _phase_terms(float(c), u, rho, lam, offset)
-
-
-def _phase_terms(c: float, u: np.ndarray, rho: np.ndarray, lam: np.ndarray, offset=0.0) -> np.ndarray:
     y0 = (rho * u + offset) / c
     inside = ndtr(y0 - u) - ndtr(-y0 - u)
     root = np.sqrt(1.0 + lam)
@@ -158,7 +152,7 @@ def mean_stale_phase_bound(c_max: float, a: np.ndarray, weights: np.ndarray, blo
     dens = gain_density("phase", kappa)
 
     def integrand(r: float) -> float:
-        return dens(r) * float(np.sum(coef * _phase_terms(c, a[None, :] * r, rho, lam, offset)))
+        return dens(r) * float(np.sum(coef * phase_event_probability(c, a[None, :] * r, rho, lam, offset)))
 
     return gain_quadrature(integrand, a, kappa)
 

@@ -57,12 +57,15 @@ class SqsgdCoder:
         """I_k: every index (a slice) when d̃ = d, else :func:`~phy.digital.sqsgd.client_coordinates`'s draw."""
         if self.full:
             return slice(None)
-        rng = stream(self.seed, "sqsgd-coordinates", self.t, k)
-        return np.sort(rng.choice(self.d, size=self.d_tilde, replace=False))
+        from .sqsgd import client_coordinates  # the module imports this one
+
+        return client_coordinates(self.seed, self.t, k, d=self.d, d_tilde=self.d_tilde)
 
     def signs(self, k: int) -> np.ndarray:
         """A's diagonal, :func:`~phy.digital.sqsgd.client_signs`."""
-        return stream(self.seed, "sqsgd-rotation", self.t, k).integers(0, 2, size=self.n) * 2.0 - 1.0
+        from .sqsgd import client_signs
+
+        return client_signs(self.seed, self.t, k, n=self.n)
 
     def rotated(self, s: np.ndarray, coords, signs: np.ndarray, radius: float) -> np.ndarray:
         """y = R·pad(P_radius(s[I])) [n] (:func:`~phy.digital.sqsgd.sqsgd_rotated`), in a buffer of the coder

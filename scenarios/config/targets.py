@@ -21,8 +21,8 @@ from scenarios.config.schemes import get_phy_key
 from scenarios.config.scenario import build_scenario
 from scenarios.config.tables import parse_target
 
-__all__ = ["CalibrationCrashed", "resolve_privacy_target", "clear_calibration_cache", "calibration_request",
-           "compute_calibration", "store_calibration"]
+__all__ = ["CalibrationCrashed", "resolve_privacy_target", "clear_calibration_cache", "calibration_request", "request_of",
+           "answered", "compute_calibration", "store_calibration"]
 
 CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
 #: FLORAS's receiver weight w·x̂ (phy.receiver_rules, model §6.4): a function of the release and the pilot outputs the
@@ -142,17 +142,24 @@ def _searchable(config):
         return with_phy(config, key.key, 1.0).validate()
 
 
-def calibration_request(config, *, cached: bool = False) -> tuple[str, float] | None:
-    """What resolving ``config`` (built, not yet resolved) would calibrate, or None: no finite target, or its
-    calibration is already here (in this process, or stored on disk by an earlier command; ``cached``: the request
-    all the same, answered or not). Bad input raises the error loading would raise."""
+def request_of(config) -> tuple[str, float] | None:
+    """The calibration request of ``config`` (built, not yet resolved), answered or not, or None without a finite
+    target. Bad input raises the error loading would raise."""
     target = parse_target(config.privacy.target_epsilon)
-    if target is None:
-        return None
-    request = (_cache_key(_searchable(config)), target)
-    if cached:
-        return request
-    return None if request in _CACHE or _from_disk(request) else request
+    return None if target is None else (_cache_key(_searchable(config)), target)
+
+
+def answered(request: tuple[str, float]) -> bool:
+    """True when ``request``'s calibration is here: in this process, or stored on disk by an earlier command (then
+    handed to this process's cache)."""
+    return request in _CACHE or _from_disk(request)
+
+
+def calibration_request(config) -> tuple[str, float] | None:
+    """What resolving ``config`` (built, not yet resolved) would calibrate, or None: no finite target, or its
+    calibration is already here (:func:`answered`). Bad input raises the error loading would raise."""
+    request = request_of(config)
+    return None if request is None or answered(request) else request
 
 
 def resolve_privacy_target(config):

@@ -44,21 +44,23 @@ def point_requests(sweeps) -> list[tuple[tuple[str, float], list[str]]]:
 
 def _requests(sweeps):
     """(:func:`point_requests`, the distinct requests of the points that the store on disk answered)."""
-    from scenarios.config.targets import READ_FROM_DISK, calibration_request
+    from scenarios.config.targets import READ_FROM_DISK, answered, request_of
 
     requests: dict[tuple[str, float], list[str]] = {}
     stored: set[tuple[str, float]] = set()
     for sweep in sweeps:
         for point in sweep.points:
             try:
-                built = _built(sweep, point)
-                request = calibration_request(built)
-                if request is None and calibration_request(built, cached=True) in READ_FROM_DISK:
-                    stored.add(calibration_request(built, cached=True))
+                request = request_of(_built(sweep, point))
+                if request is None:
+                    continue
+                if answered(request):
+                    if request in READ_FROM_DISK:
+                        stored.add(request)
+                    continue
             except ValueError:
                 continue
-            if request is not None:
-                requests.setdefault(request, []).append(f"{sweep.name}/{point.slug}")
+            requests.setdefault(request, []).append(f"{sweep.name}/{point.slug}")
     return list(requests.items()), stored
 
 
