@@ -57,7 +57,10 @@ class DaskExecutor:
     it), so the others go on. While the cluster has no worker for ``no_workers_timeout``
     seconds, the pending runs are cancelled and :class:`NoWorkersError` is raised; finished
     runs stay. A local cluster is closed on exit, on an exception and on SIGTERM (the handler
-    raises :class:`scenarios.errors.Terminated`, a ``SystemExit(143)``, so that ``close`` runs).
+    raises :class:`scenarios.errors.Terminated`, a ``SystemExit(143)``, so that ``close`` runs). A signal handler runs
+    wherever the main thread is, and an exception raised inside a garbage-collector callback or a ``__del__`` is
+    printed and dropped (measured: distributed's GC diagnosis swallowed it and the sweep went on to exit 0), so the
+    handler also sets a flag that every poll of the futures and ``close`` check, raising it again there.
     """
 
     def __init__(self, client, *, cluster=None, no_workers_timeout: float = NO_WORKERS_TIMEOUT, address: str = ""):
@@ -66,6 +69,7 @@ class DaskExecutor:
         self.no_workers_timeout = no_workers_timeout
         self.address = address or "the local cluster"
         self._old_sigterm = None
+        self.terminated = False  # set by the SIGTERM handler; raised again at the next poll if the raise was lost
 
     @classmethod
     def local(cls, workers: int, *, no_workers_timeout: float = NO_WORKERS_TIMEOUT,
@@ -96,6 +100,7 @@ class DaskExecutor:
             return
 
         def on_sigterm(signum, frame):
+            self.terminated = True
             raise Terminated()
 
         self._old_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
@@ -189,6 +194,9 @@ class DaskExecutor:
                 "(and its workers) and rerun the same command to do the rest")
 
         while pending:
+            if self.terminated:  # the handler's raise was dropped where it landed (class doc)
+                self.terminated = False
+                raise Terminated()
             if self.client.status in ("closing", "closed"):  # it gave up reconnecting while a call waited
                 raise lost()
             try:
@@ -230,4 +238,7 @@ class DaskExecutor:
 
                 signal.signal(signal.SIGTERM, self._old_sigterm)
                 self._old_sigterm = None
+        if self.terminated:  # a SIGTERM whose raise was dropped: the command still ends with 143
+            self.terminated = False
+            raise Terminated()
 
