@@ -211,8 +211,20 @@ def test_a_scheduler_that_dies_mid_sweep_is_one_connect_error_naming_it(tmp_path
     address = f"tcp://127.0.0.1:{port}"
     sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", str(port),
                               "--no-dashboard"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ex = None
     try:
-        ex = DaskExecutor.connect(address, timeout=30)
+        import socket
+
+        deadline = time.monotonic() + 60  # the scheduler process starting; then the command's own connect timeout
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the scheduler did not start"
+                time.sleep(0.2)
+        # the client tries to reconnect for its connect timeout before it gives up: the default 5 s, not 30
+        ex = DaskExecutor.connect(address)
         items = [Item(f"r{i}", str(tmp_path), {}) for i in range(3)]  # no worker: every run stays pending
         runs = ex.map_unordered(sleep_then_done, items)
         time.sleep(1)
@@ -220,14 +232,15 @@ def test_a_scheduler_that_dies_mid_sweep_is_one_connect_error_naming_it(tmp_path
         t0 = time.perf_counter()
         with pytest.raises(ConnectError) as info:
             next(runs)
-        assert time.perf_counter() - t0 < 60
+        assert time.perf_counter() - t0 < 30
         msg = str(info.value)
         assert "\n" not in msg and f"lost the dask scheduler at {address}" in msg and "3 run(s) unfinished" in msg
     finally:
         sched.kill()
         sched.wait()
         try:
-            ex.close()
+            if ex is not None:
+                ex.close()
         except Exception:
             pass
 
