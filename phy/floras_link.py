@@ -159,9 +159,7 @@ class FlorasLink:
         if path in ("fast", "sufficient"):
             active, inactive, g, r_ref, w = self.pilots(t, clients=clients)
         else:
-            active = self._clients.active_set(t, K=self.K)
-            inactive = np.setdiff1d(np.arange(self.params.N), active)
-            g = effective_gain(self.channel.draw(t, clients=clients)[:, 0], csit=self.params.csit)
+            active, inactive, g, A_act, tail, r_ref, w = self.chip_pilots(t, clients=clients)
         gs = g[:, None]
         if path == "sufficient":
             np.einsum("k,kd->d", w[active] * g, s, out=s_hat)  # not BLAS: steady under CPU contention
@@ -178,15 +176,6 @@ class FlorasLink:
                     r[active] += gs * s[:, a:z]
                     s_hat[a:z] = self.receiver.combine(w, r)
         else:
-            A_act = self.A[:, active]
-            tail = None
-            if self.timing_offset > 0:  # fractional-chip offsets (phy.chip_timing): Ã and the inter-slot tail
-                A_act, tail = received_chips(A_act, draw_offsets(seed, t, K=self.K, max_offset=self.timing_offset))
-                tail = tail * g
-            n_ref = self.noise_std * stream(seed, "floras-chip-reference-noise", t).standard_normal(cfg.L)
-            y_ref = A_act @ (g * self.b) + n_ref
-            r_ref = self.receiver.despread(y_ref)
-            w = self.receiver.weights(r_ref)
             w_in = w[inactive] / self.b
             A_in_T = np.ascontiguousarray(self.A[:, inactive].T)
             for c0, c1 in chunk_ranges(d, cfg.chunk_size):
@@ -203,6 +192,26 @@ class FlorasLink:
                 s_hat[c0:c1] = self.receiver.combine(w, self.receiver.despread(y))
         V = self.conditional_variance(r_ref, inactive)
         return FlorasRound(s_hat, active, g, r_ref, V, path, e)
+
+    def chip_pilots(self, round_index: int, *, clients=None):
+        """The round's assignment, gains, received chips and despread reference slot on the chip path (one block).
+
+        Returns (active [K], inactive [N−K], g [K], Ã [L, K], tail [K] or None, r^s [N], c [N]): Ã = A[:, π] without
+        timing offsets, else (1 − τ)·a + τ·S·a per client with τ from ``(seed, "timing-offset", t)`` and tail_k =
+        g_k·τ_k·a_k[L−1] the share of symbol i − 1 in chip 0 of slot i (:func:`phy.chip_timing.received_chips`);
+        r^s = Aᵀ(Ã·g·b + n), n from ``(seed, "floras-chip-reference-noise", t)``; c_j = b/r_j^s.
+        """
+        t = int(round_index)
+        active = self._clients.active_set(t, K=self.K)
+        inactive = np.setdiff1d(np.arange(self.params.N), active)
+        g = effective_gain(self.channel.draw(t, clients=clients)[:, 0], csit=self.params.csit)
+        A_act, tail = self.A[:, active], None
+        if self.timing_offset > 0:  # fractional-chip offsets (phy.chip_timing): Ã and the inter-slot tail
+            A_act, tail = received_chips(A_act, draw_offsets(self.seed, t, K=self.K, max_offset=self.timing_offset))
+            tail = tail * g
+        n_ref = self.noise_std * stream(self.seed, "floras-chip-reference-noise", t).standard_normal(self.config.L)
+        r_ref = self.receiver.despread(A_act @ (g * self.b) + n_ref)
+        return active, inactive, g, A_act, tail, r_ref, self.receiver.weights(r_ref)
 
     def pilots(self, round_index: int, *, clients=None):
         """The round's assignment, gains and despread reference slot (fast and sufficient paths, AᵀA = I).
