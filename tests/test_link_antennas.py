@@ -50,14 +50,16 @@ def test_closed_form_is_the_two_ball_integral(n_rx):
             assert got == pytest.approx(want, rel=1e-7, abs=1e-300), (n_rx, a, c)
 
 
-def _simulated_factors(n_rx: int, *, snr_db: float, L: int, rounds: int) -> np.ndarray:
-    """|u_k| of every active slot over ``rounds`` rounds of the simulator's FLORAS link with N_r antennas."""
+def _simulated_factors(n_rx: int, *, snr_db: float, L: int, rounds: int, K: int = 4) -> np.ndarray:
+    """|u_k| of every active slot over ``rounds`` rounds of the simulator's FLORAS link with N_r antennas (N = L
+    sequences, K of them active: with AᵀA = I each factor depends on its own pilot alone, so K sets only how many
+    factors a round gives)."""
     from phy.config import PhyConfig
     from phy.floras_antennas import antenna_pilots
     from phy.schemes import make_aggregator
 
-    cfg = PhyConfig.make(scheme="floras", L=L, snr_db=snr_db, rx_antennas=n_rx, floras={"N": 8, "csit": "none"})
-    link = make_aggregator(cfg, K=4, d=1, seed=3, key=bytes(16)).link
+    cfg = PhyConfig.make(scheme="floras", L=L, snr_db=snr_db, rx_antennas=n_rx, floras={"N": L, "csit": "none"})
+    link = make_aggregator(cfg, K=K, d=1, seed=3, key=bytes(16)).link
     out = []
     for t in range(rounds):
         active, _, G, _, W = antenna_pilots(link, t)
@@ -67,8 +69,9 @@ def _simulated_factors(n_rx: int, *, snr_db: float, L: int, rounds: int) -> np.n
 
 @pytest.mark.parametrize("n_rx", [2, 3])
 def test_exceed_probability_against_the_simulated_maximum_ratio_factors(n_rx):
-    u = _simulated_factors(n_rx, snr_db=-3.0, L=8, rounds=5_000)  # 20 000 factors at L·SNR ≈ 4
-    link = LinkModel(snr_db=-3.0, L=8, antennas=n_rx)
+    snr_db = -3.0 - 10.0 * math.log10(4.0)  # L·SNR ≈ 4 with L = 32
+    u = _simulated_factors(n_rx, snr_db=snr_db, L=32, rounds=1_250, K=16)  # 20 000 factors
+    link = LinkModel(snr_db=snr_db, L=32, antennas=n_rx)
     for c in (1.5, 3.0):
         p = exceed_probability(c, link)
         hits = float(np.mean(u > c))
