@@ -101,7 +101,9 @@ class LinkModel:
     `phy.rician_k` or TDL-D/E's K-factor, model §5.1). antennas: N_r receive antennas combined by maximum ratio on
     the pilots (model §5.2; N_r > 1 needs csit "none", Rayleigh gains and one pilot block). stale: with one stale pilot
     for B = ``blocks`` coherence blocks, ρ_m = Re E[h̃_m·h̃*_0] of each block without CSIT, |E[h̃_m·h̃*_0]| with phase
-    CSIT (ρ_0 = 1; :mod:`privacy.link_stale`, Rayleigh gains, one antenna), or None (a pilot per block). drop_rounds: with a cell re-dropped every
+    CSIT (ρ_0 = 1; :mod:`privacy.link_stale`, one antenna); with Rician gains (ρ_m, θ_m) pairs without CSIT (θ_m the
+    line of sight's rotation, :mod:`privacy.link_stale_los`) and (ρ_m, D_m) pairs with phase CSIT; or None (a pilot
+    per block). drop_rounds: with a cell re-dropped every
     round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
     None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
     that reason), or None.
@@ -140,9 +142,15 @@ class LinkModel:
         object.__setattr__(self, "_los", None)
         if self.stale is not None:
             r = np.asarray(self.stale, dtype=float)
-            if r.ndim == 2 and r.shape[1:] == (2,):  # (ρ_m, D_m) pairs: phase CSIT with a line of sight
+            if r.ndim == 2 and r.shape[1:] == (2,) and self.csit == "none":  # (Re r_m, θ_m): Rician, no CSIT
+                theta, r = r[:, 1], r[:, 0]
+                if not self.rician_k or not np.all(np.isfinite(theta)) or theta[0] != 0:
+                    raise ValueError("stale (ρ_m, θ_m) pairs without CSIT describe Rician blocks: θ_m the line of sight's "
+                                     f"phase rotation from block 0 (finite, θ_0 = 0; got rician_k = {self.rician_k:g})")
+                object.__setattr__(self, "_los", tuple(float(x) for x in theta))
+            elif r.ndim == 2 and r.shape[1:] == (2,):  # (ρ_m, D_m) pairs: phase CSIT with a line of sight
                 dist, r = r[:, 1], r[:, 0]
-                if self.csit != "phase" or not self.rician_k or not np.all((dist >= 0) & (dist <= 2)) or dist[0] != 0:
+                if not self.rician_k or not np.all((dist >= 0) & (dist <= 2)) or dist[0] != 0:
                     raise ValueError("stale (ρ_m, D_m) pairs describe Rician blocks with phase CSIT: D_m = |e^{jψb_m} − r_m| "
                                      f"in [0, 2], D_0 = 0 (got csit = {self.csit!r}, rician_k = {self.rician_k:g})")
                 object.__setattr__(self, "_los", tuple(float(x) for x in dist))
@@ -151,9 +159,9 @@ class LinkModel:
                 raise ValueError(f"stale must hold ρ_m = {what} for each of the blocks = {self.blocks} blocks, ρ_0 = 1 "
                                  f"(csit {self.csit!r}; got {self.stale!r:.80})")
             if (self.rician_k and self._los is None) or self.antennas > 1:
-                raise ValueError("stale pilots are derived for Rayleigh gains, or Rician gains with phase CSIT given as "
-                                 f"(ρ_m, D_m) pairs, and one antenna (got rician_k = {self.rician_k:g}, antennas = "
-                                 f"{self.antennas})")
+                raise ValueError("stale pilots are derived for Rayleigh gains, or Rician gains given as (ρ_m, θ_m) pairs "
+                                 "without CSIT and (ρ_m, D_m) pairs with phase CSIT, and one antenna (got rician_k = "
+                                 f"{self.rician_k:g}, antennas = {self.antennas})")
             object.__setattr__(self, "stale", tuple(float(x) for x in r))
         if self.gain_scales is not None:
             g = np.asarray(self.gain_scales, dtype=float)
@@ -167,6 +175,12 @@ class LinkModel:
             if self.gain_scales is None or len(self.gain_scales) % self.drop_rounds:
                 raise ValueError(f"drop_rounds = {self.drop_rounds} needs gain_scales holding the same number of clients "
                                  "for each of those rounds (T·M values)")
+        if (self.stale is not None and self.csit == "none" and self.rician_k and self.gain_scales is not None
+                and np.unique(self.gain_scales).size > EXACT_SCALES):
+            raise ValueError(f"a stale pilot over Rician blocks without CSIT has ε_link over at most {EXACT_SCALES} distinct "
+                             f"β_eff (the exact mean; got {np.unique(self.gain_scales).size}; the grid bound is not derived "
+                             "for this pair, privacy.link_stale_los): use a fixed drop of fewer clients, "
+                             "phy.floras.csit = \"phase\" or pilots = \"per-block\"")
         object.__setattr__(self, "_weights", None)
         object.__setattr__(self, "_blocks", None)
 
@@ -257,6 +271,10 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
     a = a0 * amp
     if link.antennas > 1:  # the gain averaged in closed form (module doc)
         return min(1.0, max(0.0, float(np.dot(weights, antenna_exceed_probability(c, a, link.antennas)))))
+    if link.stale is not None and link.csit == "none" and link.rician_k:  # Rician blocks: exact given the LOS phase
+        from privacy.link_stale_los import mean_los_stale_exceed_probability
+
+        return min(1.0, max(0.0, mean_los_stale_exceed_probability(c, a, weights, link.stale_blocks(), link.rician_k)))
     if link.stale is not None and link.csit == "none":  # the mean over the blocks of the stale factor's closed form
         from privacy.link_stale import mean_stale_exceed_probability
 
@@ -359,7 +377,9 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
     if link.drop_rounds is not None:
         snr += f"; the mean runs over the drops of rounds 1..{link.drop_rounds}, conditioned on"
     if link.stale is not None:
-        law = ("g_(k,m) b/(g_(k,0) b + w_k), ρ_m = Re r_m of block m with block 0" if link.csit == "none" else
+        law = ("g_(k,m) b/(g_(k,0) b + w_k), ρ_m = Re r_m of block m with block 0"
+               + (f", the line of sight turning by θ_m up to {max(map(abs, link._los)):.3g} rad, P exact given its phase "
+                  "(privacy/link_stale_los.py)" if link._los is not None else "") if link.csit == "none" else
                "|h_(k,m)| b/(|h_(k,0)| b + w_k), ρ_m = |r_m| of block m with block 0, P bounded by that of "
                + ("ρ_m·a|h_0| + a·A·D_m + √(1 − ρ_m²)·σ·a|w| > c|a|h_0| + n| with the line of sight's D_m = "
                   f"|e^(jψ·b_m) − r_m| up to {max(link._los):.3g} (triangle inequality)" if link._los is not None else

@@ -236,13 +236,11 @@ def test_a_redropped_population_too_large_to_draw_is_stated_with_its_count():
 
 def test_refusals_kept_for_stale_pilots_timing_and_antennas():
     # a stale pilot over B > 1 blocks: the one-pilot ε and an ε_link over B blocks (tests/test_floras_stale_privacy.py),
-    # with phase CSIT too (a bound); refused with a line of sight (not derived)
+    # with phase CSIT too (a bound), and with a line of sight (tests/test_floras_stale_los.py)
     stale = _accountant({"coherence_symbols": 11, "floras": {"N": 8, "pilots": "stale"}})
     assert (stale.pilot_blocks, stale.link.blocks, len(stale.link.stale)) == (1, 4, 4)
     phase = _accountant({"coherence_symbols": 11, "floras": {"N": 8, "pilots": "stale", "csit": "phase"}})
     assert (phase.pilot_blocks, phase.link.blocks, phase.link.csit) == (1, 4, "phase")
-    with pytest.raises(ValueError, match=r"phy\.floras\.pilots = \"stale\" over 4 coherence blocks: .*K-factor 2"):
-        _accountant({"coherence_symbols": 11, "rician_k": 2.0, "floras": {"N": 8, "pilots": "stale"}})
     # a stale pilot over one block (n_c ≥ d + 1) is the link of §5
     assert _accountant({"coherence_symbols": 41, "floras": {"N": 8, "pilots": "stale"}}).link.blocks == 1
     with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε"):  # Rician: tests/test_floras_rician_privacy.py

@@ -207,7 +207,7 @@ def test_floras_privacy_takes_coherence_blocks_and_a_stale_pilot(tmp_path):
     (["--coherence-symbols", "10", "--doppler", "1e-3"], "and 0 with --fading-correlation iid"),
     (["--coherence-symbols", "2", "--pilots", "stale", "--fading-correlation", "jakes-exact", "--d", "100000"],
      "--fading-correlation jakes-exact takes at most 4096 blocks"),
-    (["--coherence-symbols", "10", "--pilots", "stale", "--rician-k", "2"], "is derived for Rayleigh blocks"),
+    (["--coherence-symbols", "10", "--pilots", "stale", "--rician-k", "2"], "--rician-k sets the gains of the link-level bound"),
 ])
 def test_floras_privacy_rejects_bad_coherence_options_in_one_line(extra, message, capsys):
     from scenarios.cli.main import main
@@ -369,7 +369,7 @@ def test_a_rician_phase_csit_stale_scenario_takes_the_line_of_sights_distances()
     J₀(x·m)|) for every block (TR 38.901's f_S = 0.7·f_D, written out here), ε is the Rayleigh scenario's one-pilot ε,
     ε_link is finite at 60 dB (below the Rayleigh blocks' here: the line of sight removes deep pilot fades, more than
     its turn adds), and the distances count (the same link with every D_m = 0 has a smaller probability at the
-    reported c_max); without CSIT the line of sight stays refused, and (ρ, D) pairs without phase CSIT are refused."""
+    reported c_max); (ρ, D) pairs need a line of sight (without CSIT: tests/test_floras_stale_los.py)."""
     phy = {"coherence_symbols": 11, "fading_correlation": "jakes-exact", "doppler": 1e-4, "snr_db": 60.0}
     los = _accountant({**phy, "rician_k": 2.0, "floras": {"N": 8, "pilots": "stale", "csit": "phase"}})
     ray = _accountant({**phy, "floras": {"N": 8, "pilots": "stale", "csit": "phase"}})
@@ -387,7 +387,5 @@ def test_a_rician_phase_csit_stale_scenario_takes_the_line_of_sights_distances()
                      stale=tuple((r, 0.0) for r in los.link.stale))
     assert exceed_probability(c, flat) < 0.9 * exceed_probability(c, los.link)
     assert "line of sight's D_m" in next(s for s in rep.assumptions if s.startswith("link level"))
-    with pytest.raises(ValueError, match=r"set phy\.floras\.csit = \"phase\""):
-        _accountant({**phy, "rician_k": 2.0, "floras": {"N": 8, "pilots": "stale"}})
     with pytest.raises(ValueError, match=r"\(ρ_m, D_m\) pairs describe Rician blocks with phase CSIT"):
-        LinkModel(20.0, blocks=2, stale=((1.0, 0.0), (0.5, 0.3)), rician_k=2.0)
+        LinkModel(20.0, blocks=2, csit="phase", stale=((1.0, 0.0), (0.5, 0.3)))

@@ -90,8 +90,9 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     """(pilot blocks of FLORAS's ε, coherence blocks B of its ε_link, the stale pilot's block correlations or None)
     per round (privacy.link, model §5.1, §7.2): no timing offsets; one pilot per block (B pilots: the Rényi
     accountants or the PLD), or one stale pilot for B blocks (ε the one-pilot release's; ε_link over the factors
-    g_(k,m)/g_(k,0) with pilot noise, privacy.link_stale: Rayleigh gains, exact; with phase CSIT a bound, and then Rician
-    gains too, given as (|r_m|, D_m) pairs with the line of sight's distance D_m); a cell (fixed or
+    g_(k,m)/g_(k,0) with pilot noise, privacy.link_stale: Rayleigh gains, exact; Rician gains without CSIT exact given
+    the line of sight's phase, as (Re r_m, θ_m) pairs with its rotation θ_m, privacy.link_stale_los; with phase CSIT a
+    bound, Rician gains given as (|r_m|, D_m) pairs with the line of sight's distance D_m); a cell (fixed or
     re-dropped every round) and Rician gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed.
     Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and an
     ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive
@@ -108,17 +109,14 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     plan = coherence_plan(d, phy.coherence_symbols, pilots)
     if plan.n_pilots != plan.n_blocks:  # one stale pilot for B > 1 blocks
         phase = phy.of("floras").csit == "phase"
-        if phy.los_k > 0 and not phase:
-            raise ValueError(f"phy.floras.pilots = \"stale\" over {plan.n_blocks} coherence blocks: FLORAS's ε_link is derived "
-                             "for Rayleigh blocks without CSIT, and for Rayleigh or Rician blocks with phase CSIT (model §7.2 "
-                             f"\"Link level\"); got csit = \"none\" and the K-factor {phy.los_k:g} of a line of sight: set "
-                             "phy.floras.csit = \"phase\", remove the line of sight (rician_k, or a NLoS TDL profile), or use "
-                             "pilots = \"per-block\"")
         import numpy as np
 
         from phy.coherence import block0_correlations, los_block_phases
 
         r = block0_correlations(phy, plan.n_blocks)  # the scattered part's: Re r_m without CSIT, |r_m| with phase CSIT
+        if not phase and phy.los_k > 0:  # (Re r_m, θ_m): the line of sight's rotation too (privacy.link_stale_los)
+            theta = los_block_phases(phy, plan.n_blocks)
+            return 1, plan.n_blocks, tuple((float(x), float(y)) for x, y in zip(np.clip(r.real, -1.0, 1.0), theta))
         if not phase:
             return 1, plan.n_blocks, tuple(float(x) for x in np.clip(r.real, -1.0, 1.0))
         rho = np.clip(np.abs(r), 0.0, 1.0)
