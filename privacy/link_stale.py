@@ -135,7 +135,7 @@ def mean_stale_phase_bound(c_max: float, a: np.ndarray, weights: np.ndarray, blo
     c_max·|a|h₀| + n| (triangle inequality on h_m = r·h₀ + A·e^{jφ}(e^{jψb_m} − r) + √(1 − ρ²)·σ·w, A = √(κ/(κ+1)),
     σ² = 1/(κ+1)), by one quadrature over |h₀| (Rayleigh, or Rice with κ > 0) of :func:`phase_event_probability`.
     Exact for Rayleigh blocks with ρ = 0 and ρ = 1."""
-    from privacy.link import gain_density
+    from privacy.gain_laws import gain_density
 
     vals, shares = blocks
     vals = np.asarray(vals, dtype=np.float64)

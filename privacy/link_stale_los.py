@@ -87,7 +87,7 @@ def ratio_exceed_probability(c: float, mz, sz, my, sy, beta) -> np.ndarray:
 
 def _phases(kappa: float) -> np.ndarray:
     """Midpoint nodes over one period [0, π) of the line of sight's phase: twice the one-block rule's count."""
-    from privacy.link import los_phase_cosines
+    from privacy.gain_laws import los_phase_cosines
 
     n = 2 * los_phase_cosines(kappa).size
     return (np.arange(n) + 0.5) * math.pi / n

@@ -29,7 +29,7 @@ stay NP-optimal (derived): without CSIT, given φ, active r ~ N(A·b·cos φ, b�
 E_φ[N(r; ±m_φ, v₁)]/N(r; 0, v₀), v₁ > v₀, is exp(r²(1/v₀ − 1/v₁)/2)·E_φ cosh(r·m_φ/v₁) up to a constant, increasing in
 |r|; with phase pre-rotation every g = |h| > 0. So P_D(τ) = E_φ[noncentral χ²₁ survival at τ/v₁, non-centrality
 m_φ²/v₁] (no CSIT; the φ-average by the midpoint rule) and ∫ f_Rice(x)·Q((τ − x b)/(σ/√L)) dx (phase,
-f_Rice from :func:`privacy.link.gain_density`).
+f_Rice from :func:`privacy.gain_laws.gain_density`).
 
 N_r receive antennas (model §5.2, csit "none"): r_{j,r}^s = g_{k,r}·b + m_{j,r}, i.i.d. over r, so the
 likelihood ratio depends on the pilot vector only through ‖r_j^s‖² and the NP test is the **energy
@@ -137,7 +137,7 @@ def theoretical_detection_probability(*, threshold: float, b: float, noise_var: 
         raise ValueError(f"kappa > 0 is modelled at one antenna only (got n_rx = {n_rx})")
     if csit == "none":
         if kappa:
-            from privacy.link import los_phase_cosines
+            from privacy.gain_laws import los_phase_cosines
 
             m = math.sqrt(kappa / (kappa + 1.0)) * b * los_phase_cosines(kappa)
             v1 = b * b / (2.0 * (kappa + 1.0)) + noise_var
@@ -148,7 +148,7 @@ def theoretical_detection_probability(*, threshold: float, b: float, noise_var: 
     if csit == "phase":
         s = np.sqrt(noise_var)
         if kappa:
-            from privacy.link import gain_density
+            from privacy.gain_laws import gain_density
 
             f = gain_density("phase", kappa)
             A = math.sqrt(kappa / (kappa + 1.0))
