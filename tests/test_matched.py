@@ -631,6 +631,23 @@ def test_the_phase_csit_stale_pilot_sweep_is_the_stale_sweep_with_phase_csit():
             assert phase.run_overrides(p, 0) == want, p.label
 
 
+def test_the_line_of_sight_stale_pilot_sweep_is_the_phase_sweep_without_csit_and_with_a_k_factor():
+    """scenarios/cell_aging_stale_los.toml: every case is scenarios/cell_aging_stale_phase.toml's at the same speed (or
+    its pilot per block) with phy.floras.csit = "none" and phy.rician_k = 2; nothing else changed; same base, seeds and
+    quick variant (the accountant these cases build: tests/test_floras_stale_los.py)."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    for quick in (False, True):
+        phase = load_sweep(ROOT / "scenarios" / "cell_aging_stale_phase.toml", quick=quick)
+        los = load_sweep(ROOT / "scenarios" / "cell_aging_stale_los.toml", quick=quick)
+        assert los.base == phase.base and los.seeds == phase.seeds and len(los.points) == len(phase.points) == 4
+        ref = {p.label: p for p in phase.points}
+        for p in los.points:
+            twin = ref[p.label.replace("floras-none-capped-los-", "floras-phase-capped-")]
+            want = {**phase.run_overrides(twin, 0), "phy.floras.csit": "none", "phy.rician_k": 2.0}
+            assert los.run_overrides(p, 0) == want, p.label
+
+
 @pytest.mark.parametrize("name, of, key, before, after", [
     ("cell_edge_snr", "cell_snr", "phy.snr_reference", "median-distance", "cell-edge"),
     ("cell_snr_m10", "cell_snr", "phy.snr_db", 0.0, -10.0),
