@@ -176,12 +176,6 @@ class LinkModel:
             if self.gain_scales is None or len(self.gain_scales) % self.drop_rounds:
                 raise ValueError(f"drop_rounds = {self.drop_rounds} needs gain_scales holding the same number of clients "
                                  "for each of those rounds (T·M values)")
-        if (self.stale is not None and self.csit == "none" and self.rician_k and self.gain_scales is not None
-                and np.unique(self.gain_scales).size > EXACT_SCALES):
-            raise ValueError(f"a stale pilot over Rician blocks without CSIT has ε_link over at most {EXACT_SCALES} distinct "
-                             f"β_eff (the exact mean; got {np.unique(self.gain_scales).size}; the grid bound is not derived "
-                             "for this pair, privacy.link_stale_los): use a fixed drop of fewer clients, "
-                             "phy.floras.csit = \"phase\" or pilots = \"per-block\"")
         object.__setattr__(self, "_weights", None)
         object.__setattr__(self, "_blocks", None)
 
@@ -219,6 +213,18 @@ class LinkModel:
         hi = 10.0 ** (idx * GRID_DB / 10.0)  # β rounded UP onto the grid
         bins, inv = np.unique(idx, return_inverse=True)
         ratio = np.sqrt(hi / g)  # a_up/a ≥ 1; the factor exp(·) is 1.0 exactly at κ = 0
+        if self.stale is not None and self.csit == "none" and self.rician_k:  # a weight per block: [V, bins]
+            from privacy.link_stale_los import pair_exponent
+
+            vals, _ = self.stale_blocks()
+            kap = pair_exponent(vals[:, 0], vals[:, 1], self.rician_k)
+            with np.errstate(over="ignore", invalid="ignore"):
+                per = (hi / g)[None, :] * np.exp(kap[:, None] * ((ratio - 1.0) / (ratio + 1.0))[None, :])
+            w = np.stack([np.bincount(inv, weights=row, minlength=bins.size) for row in per]) / M
+            return np.sqrt(10.0 ** (bins * GRID_DB / 10.0)), w, (
+                f"mean over {who} bounded on a {GRID_DB:g} dB grid (β rounded up, weight (β_up/β)·exp(κ'_m(a_up − a)/"
+                f"(a_up + a)) per block, κ'_m up to {float(np.max(kap)):.4g} for κ = {self.rician_k:g}: the pair "
+                "(Re h_m, Re h_0) given the line of sight's phase, privacy/link_stale_los.py; an upper bound)")
         w = np.bincount(inv, weights=(hi / g) ** (k / 2.0) * np.exp(self.rician_k * (ratio - 1.0) / (ratio + 1.0))) / M
         los = f"·exp(κ(a_up − a)/(a_up + a)), κ = {self.rician_k:g}" if self.rician_k else ""
         return np.sqrt(10.0 ** (bins * GRID_DB / 10.0)), w, (

@@ -17,7 +17,7 @@ The probability is π-periodic in φ ((X, Y) → (−X, −Y)) and analytic, so 
 converges geometrically; the node count grows with κ as for the one-block law (:func:`privacy.link.los_phase_cosines`).
 κ = 0 gives the Rayleigh closed form of :mod:`privacy.link_stale`, ρ = 1 and θ = 0 the one-block Rician law
 (tests/test_floras_stale_los.py). The population's mean is exact over at most ``EXACT_SCALES`` distinct β_eff; above,
-the grid bound of :mod:`privacy.link` is not derived for this pair (refused by :class:`privacy.link.LinkModel`).
+the grid bound of :mod:`privacy.link` holds with a weight per block (:func:`pair_exponent`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import ndtr, owens_t
 
 __all__ = ["bivariate_normal_cdf", "ratio_exceed_probability", "los_stale_exceed_probability",
-           "mean_los_stale_exceed_probability"]
+           "mean_los_stale_exceed_probability", "pair_exponent"]
 
 
 
@@ -117,6 +117,24 @@ def mean_los_stale_exceed_probability(c_max: float, a: np.ndarray, weights: np.n
     vals, shares = blocks
     a, weights = np.asarray(a, dtype=np.float64), np.asarray(weights, dtype=np.float64)
     total = 0.0
-    for (rho, theta), share in zip(np.asarray(vals, dtype=np.float64), np.asarray(shares, dtype=np.float64)):
-        total += float(share) * float(weights @ los_stale_exceed_probability(c_max, a, rho, theta, kappa))
+    for v, ((rho, theta), share) in enumerate(zip(np.asarray(vals, dtype=np.float64), np.asarray(shares, dtype=np.float64))):
+        w = weights[v] if weights.ndim == 2 else weights  # per-block weights of the cell grid (:func:`pair_exponent`)
+        total += float(share) * float(w @ los_stale_exceed_probability(c_max, a, rho, theta, kappa))
     return total
+
+
+def pair_exponent(rho, theta, kappa: float) -> np.ndarray:
+    """κ'_m of the cell grid's weight (a_up/a)²·exp(κ'_m·(a_up − a)/(a_up + a)) for block m (derived; model §5.1): the
+    pair u = a·(Re h_m, Re h_0) given φ has mean a·A·(cos(φ + θ), cos φ) and covariance a²(σ²/2)[[1, ρ], [ρ, 1]], so for
+    a ≤ a_up, t = a_up/a, the ratio of its densities at a and a_up is at most t²·exp(½·((t − 1)/(t + 1))·mᵀΣ⁻¹m) (the
+    quadratic in v = u/a_up is least at v = m/(t + 1)), and max_φ ½mᵀΣ⁻¹m = κ·λ_max(B)/(1 − ρ²), B = [[1 − 2ρc + c²,
+    s(ρ − c)], [s(ρ − c), s²]], c = cos θ, s = sin θ: λ_max = (1 − ρc) + √((1 − ρc)² − s²(1 − ρ²)). θ = 0 gives
+    2κ/(1 + ρ), κ at ρ = 1 (the one-block factor of privacy/link.py, whose power t ≤ t²); ρ = 1 with θ ≠ 0 (a pair on a
+    line off its mean) has no density ratio: ∞."""
+    rho, theta = np.asarray(rho, dtype=np.float64), np.asarray(theta, dtype=np.float64)
+    one_minus = (1.0 - rho) + 2.0 * rho * np.square(np.sin(0.5 * theta))  # 1 − ρ·cos θ without cancellation
+    s2, q = np.square(np.sin(theta)), (1.0 - rho) * (1.0 + rho)
+    lam = one_minus + np.sqrt(np.maximum(np.square(one_minus) - s2 * q, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = float(kappa) * lam / q
+    return np.where(q > 0.0, out, np.where(theta == 0.0, float(kappa), np.inf))
