@@ -14,7 +14,7 @@ so X = β·Y + Z with β = qρ_m/(q + 1) and Z independent of Y, and {|X| > c|Y|
 function (:func:`ratio_exceed_probability`), in a form whose arguments do not cancel as the orthants' correlation
 tends to −1 (large c) or as the blocks become alike (ρ → 1, θ → 0).
 The probability is π-periodic in φ ((X, Y) → (−X, −Y)) and analytic, so the midpoint rule over one period
-converges geometrically; the node count grows with κ as for the one-block law (:func:`privacy.link.los_phase_cosines`).
+converges geometrically; the node count grows with κ as for the one-block law (:func:`privacy.gain_laws.los_phase_cosines`).
 κ = 0 gives the Rayleigh closed form of :mod:`privacy.link_stale`, ρ = 1 and θ = 0 the one-block Rician law
 (tests/test_floras_stale_los.py). The population's mean is exact over at most ``EXACT_SCALES`` distinct β_eff; above,
 the grid bound of :mod:`privacy.link` holds with a weight per block (:func:`pair_exponent`).
@@ -29,7 +29,6 @@ from scipy.special import ndtr, owens_t
 
 __all__ = ["bivariate_normal_cdf", "ratio_exceed_probability", "los_stale_exceed_probability",
            "mean_los_stale_exceed_probability", "pair_exponent"]
-
 
 
 def bivariate_normal_cdf(h, k, r, s) -> np.ndarray:
