@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PilotRelease", "release_given_pilots"]
+__all__ = ["PilotRelease", "pilot_weights", "release_given_pilots"]
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,16 @@ def release_given_pilots(link, round_index: int, *, clients=None) -> PilotReleas
                          f"rx_antennas = {cfg.rx_antennas}, coherence_symbols = {cfg.coherence_symbols}); "
                          "set phy.rx_antennas = 1 and leave phy.coherence_symbols unset")
     active, inactive, g, A_rx, tail, r_ref, c = link.chip_pilots(round_index, clients=clients)
-    combiner = link.A @ c  # ŝ^i = (A c)ᵀ y^i
+    C, D, noise_var = pilot_weights(link.A, A_rx, g, tail, c, link.noise_std)
+    return PilotRelease(C, D, noise_var, link.b, link.conditional_variance(r_ref, inactive), active)
+
+
+def pilot_weights(A: np.ndarray, A_rx: np.ndarray, g: np.ndarray, tail, c: np.ndarray,
+                  noise_std: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """(C [K], D [K], Var ν) of the module doc from the sequences A [L, N], the received chips Ã [L, K], the gains g,
+    the inter-slot tail (g_k·τ_k·a_k[L−1], or None without offsets), the receiver's weights c [N] and the chip noise's
+    standard deviation σ_n."""
+    combiner = A @ c  # ŝ^i = (A c)ᵀ y^i
     C = g * (combiner @ A_rx)
     D = np.zeros_like(C) if tail is None else tail * combiner[0]
-    noise_var = link.noise_std**2 * float(combiner @ combiner)
-    return PilotRelease(C, D, noise_var, link.b, link.conditional_variance(r_ref, inactive), active)
+    return C, D, noise_std**2 * float(combiner @ combiner)

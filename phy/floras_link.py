@@ -70,6 +70,8 @@ class FlorasRound:
     pilot_share : [P] or None      fraction of the d entries equalised with each pilot.
     r_ref_antennas : [N_r, N] or None   the pilots of every receive antenna (model §5.2; None: one antenna).
     gain_antennas : [K, N_r] or None    g_{k,r} per receive antenna (None: one antenna, ``gains``).
+    pilot_loss : [K] or None       Λ_k, the privacy loss per unit S² given the pilots (chip path with timing offsets
+                                   and γ > 0 only; :mod:`phy.floras_leakage`).
     """
 
     s_hat: np.ndarray
@@ -84,6 +86,7 @@ class FlorasRound:
     pilot_share: np.ndarray | None = None
     r_ref_antennas: np.ndarray | None = None
     gain_antennas: np.ndarray | None = None
+    pilot_loss: np.ndarray | None = None
 
 
 class FlorasLink:
@@ -191,7 +194,13 @@ class FlorasLink:
                     y[:, a - c0 : z - c0] += n
                 s_hat[c0:c1] = self.receiver.combine(w, self.receiver.despread(y))
         V = self.conditional_variance(r_ref, inactive)
-        return FlorasRound(s_hat, active, g, r_ref, V, path, e)
+        loss = None
+        if path == "chip" and self.timing_offset > 0 and self.gamma > 0:  # what the offsets cost in privacy (measured)
+            from .floras_leakage import pilot_weights
+
+            C, D, var = pilot_weights(self.A, A_act, g, tail, w, self.noise_std)
+            loss = np.square(np.abs(C) + np.abs(D)) * self.b**2 / var
+        return FlorasRound(s_hat, active, g, r_ref, V, path, e, pilot_loss=loss)
 
     def chip_pilots(self, round_index: int, *, clients=None):
         """The round's assignment, gains, received chips and despread reference slot on the chip path (one block).

@@ -33,6 +33,7 @@ class FlorasLinkRecord(LinkRecord):
         self.kurt: list[float] = []
         self.weights: list[float] = []
         self.keep = min(self.d, POOLED_ENTRIES_PER_ROUND)
+        self.loss: list[np.ndarray] = []  # γ²·Λ_k given the pilots, with timing offsets (phy.floras_leakage)
 
     def record(self, result, trace, x: np.ndarray) -> None:
         from .statistics import excess_kurtosis  # scipy: loaded by a link study, not by every command line
@@ -40,6 +41,8 @@ class FlorasLinkRecord(LinkRecord):
         self.errors.append(result.error)
         self.V.append(trace.V)
         self.weights.append(result.diagnostics["weight"])
+        if getattr(trace, "pilot_loss", None) is not None:
+            self.loss.append(float(self.aggregator.link.gamma) ** 2 * trace.pilot_loss)
         if self.aggregator.link.gamma > 0 and trace.inactive_noise is not None:
             self.pooled.append(trace.inactive_noise[:self.keep].copy())
             if self.d >= 2:
@@ -95,6 +98,15 @@ class FlorasLinkRecord(LinkRecord):
                 "within_round_excess_kurtosis": None,
                 "note": "gamma = N - K = 0: no inactive sequences, no privacy noise",
             }
+        if self.loss:  # chip-timing offsets with γ > 0: the loss given the pilots (model §5.1, docs/cell.md)
+            q = np.concatenate(self.loss)
+            out["loss_given_pilots"] = {
+                "units": "gamma^2 * Lambda_k per client and round: the order-alpha Renyi divergence given the pilots is "
+                         "at most alpha * Lambda_k * S^2 / 2 (phy/floras_leakage.py); no epsilon is derived with offsets",
+                "quantiles": {str(p): float(np.percentile(q, p)) for p in (50, 90, 99)},
+                "synchronous_reference": {"50": 0.455, "90": 2.706, "99": 6.635,
+                                          "law": "chi-square with 1 degree of freedom: c_k^2 * gamma^2 / V at c_k = 1"},
+                "values": int(q.size)}
         return out
 
     @staticmethod
@@ -106,6 +118,9 @@ class FlorasLinkRecord(LinkRecord):
                f"within-round excess kurtosis={fmt(inn['within_round_excess_kurtosis'])}")
         if inn.get("rx_antennas"):
             out += f" rx_antennas={inn['rx_antennas']} V mean={fmt(inn['v_mean'])} (expected {fmt(inn['v_mean_expected'])})"
+        if s.get("loss_given_pilots"):
+            lq = s["loss_given_pilots"]["quantiles"]
+            out += f" loss given pilots gamma^2*Lambda median={fmt(lq['50'])} p99={fmt(lq['99'])} (synchronous 0.455, 6.63)"
         if s.get("estimator_biased"):
             out += " [non-orthogonal sequences: estimator biased]"
         return out

@@ -62,3 +62,29 @@ def test_several_antennas_and_coherence_blocks_are_refused_naming_the_key():
         release_given_pilots(_link(0.0, path="auto", rx_antennas=2), 0)
     with pytest.raises(ValueError, match="coherence_symbols = 64"):
         release_given_pilots(_link(0.0, path="auto", coherence_symbols=64), 0)
+
+
+def test_chip_rounds_with_offsets_carry_the_loss_and_floras_link_reports_it(tmp_path, capsys):
+    """A chip-path round with offsets and γ > 0 carries Λ_k (the release_given_pilots of its own pilots); without
+    offsets it carries none. `floras link` reports the median and 99th percentile of γ²·Λ over every client and round
+    in its table and the 50/90/99 % quantiles in its JSON, beside the synchronous χ²₁ reference."""
+    import json
+
+    from scenarios.cli.main import main
+
+    link = _link(0.2)
+    for t in range(3):
+        rnd = link.run_round(np.zeros((K, 5)), round_index=t)
+        np.testing.assert_allclose(rnd.pilot_loss, release_given_pilots(link, t).loss, rtol=1e-12)
+    assert _link(0.0).run_round(np.zeros((K, 5)), round_index=0).pilot_loss is None
+
+    args = ["link", "--K", str(K), "--N", str(N), "--L", str(L), "--d", "20", "--rounds", "30", "--seed", "0",
+            "--scheme", "floras", "--snr-db", "30", "--path", "chip"]
+    assert main([*args, "--set", "phy.timing_offset=0.2", "--json", str(tmp_path / "t.json")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("floras "))
+    assert "loss given pilots gamma^2*Lambda median=" in row and "(synchronous 0.455, 6.63)" in row
+    text = json.dumps(json.loads((tmp_path / "t.json").read_text()))
+    assert '"loss_given_pilots"' in text and '"values": 300' in text  # K = 10 clients × 30 rounds
+    assert main([*args, "--json", str(tmp_path / "s.json")]) == 0
+    assert "loss given pilots" not in capsys.readouterr().out
+    assert '"loss_given_pilots"' not in (tmp_path / "s.json").read_text()
