@@ -196,10 +196,9 @@ class FlorasLink:
         V = self.conditional_variance(r_ref, inactive)
         loss = None
         if path == "chip" and self.timing_offset > 0 and self.gamma > 0:  # what the offsets cost in privacy (measured)
-            from .floras_leakage import pilot_weights
+            from .floras_leakage import PilotRelease, pilot_weights
 
-            C, D, var = pilot_weights(self.A, A_act, g, tail, w, self.noise_std)
-            loss = np.square(np.abs(C) + np.abs(D)) * self.b**2 / var
+            loss = PilotRelease(*pilot_weights(self.A, A_act, g, tail, w, self.noise_std), self.b, V, active).loss
         return FlorasRound(s_hat, active, g, r_ref, V, path, e, pilot_loss=loss)
 
     def chip_pilots(self, round_index: int, *, clients=None):
