@@ -41,7 +41,7 @@ class FlorasLinkRecord(LinkRecord):
         self.errors.append(result.error)
         self.V.append(trace.V)
         self.weights.append(result.diagnostics["weight"])
-        if getattr(trace, "pilot_loss", None) is not None:
+        if trace.pilot_loss is not None:
             self.loss.append(float(self.aggregator.link.gamma) ** 2 * trace.pilot_loss)
         if self.aggregator.link.gamma > 0 and trace.inactive_noise is not None:
             self.pooled.append(trace.inactive_noise[:self.keep].copy())

@@ -35,8 +35,9 @@ one-block law); between, the triangle inequality costs a factor 1.03–1.5 in P 
 
 With a line of sight (Rician blocks, phase CSIT): h = A·e^{j(φ + ψb_m)} + σ·h̃, A² = κ/(κ+1), σ² = 1/(κ+1), so
 h_m = r·h₀ + A·e^{jφ}(e^{jψb_m} − r) + √(1 − ρ²)·σ·w and |h_m| ≤ ρ|h₀| + A·D_m + √(1 − ρ²)·σ|w|, D_m = |e^{jψb_m} − r_m|:
-the same computation with the offset a·A·D_m, the scattered power σ² and the Rice law of |h₀|. Without CSIT (the real
-parts of Rician blocks) and with several antennas nothing is derived.
+the same computation with the offset a·A·D_m, the scattered power σ² and the Rice law of |h₀|. Without CSIT the real
+parts of Rician blocks have their own exact computation (:mod:`privacy.link_stale_los`); with several antennas
+nothing is derived.
 """
 
 from __future__ import annotations

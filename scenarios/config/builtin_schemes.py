@@ -114,18 +114,15 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
         from phy.coherence import block0_correlations, los_block_phases
 
         r = block0_correlations(phy, plan.n_blocks)  # the scattered part's: Re r_m without CSIT, |r_m| with phase CSIT
-        if not phase and phy.los_k > 0:  # (Re r_m, θ_m): the line of sight's rotation too (privacy.link_stale_los)
-            theta = los_block_phases(phy, plan.n_blocks)
-            return 1, plan.n_blocks, tuple((float(x), float(y)) for x, y in zip(np.clip(r.real, -1.0, 1.0), theta))
-        if not phase:
-            return 1, plan.n_blocks, tuple(float(x) for x in np.clip(r.real, -1.0, 1.0))
-        rho = np.clip(np.abs(r), 0.0, 1.0)
+        rho = np.clip(np.abs(r), 0.0, 1.0) if phase else np.clip(r.real, -1.0, 1.0)
         if phy.los_k == 0:
             return 1, plan.n_blocks, tuple(float(x) for x in rho)
-        # with a line of sight: (|r_m|, D_m = |e^{jψ·b_m} − r_m|), the specular part's distance (privacy.link_stale)
-        dist = np.abs(np.exp(1j * los_block_phases(phy, plan.n_blocks)) - r)
-        dist[0] = 0.0
-        return 1, plan.n_blocks, tuple((float(x), float(y)) for x, y in zip(rho, dist))
+        # with a line of sight, each block's second number: without CSIT the specular part's turn θ_m
+        # (privacy.link_stale_los), with phase CSIT its distance D_m = |e^{jθ_m} − r_m| (privacy.link_stale)
+        theta = los_block_phases(phy, plan.n_blocks)
+        second = np.abs(np.exp(1j * theta) - r) if phase else theta
+        second[0] = 0.0
+        return 1, plan.n_blocks, tuple((float(x), float(y)) for x, y in zip(rho, second))
     if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic", "pld", "tightest"):
         raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
                          "ε is derived under the Rényi bounds and the PLD over V_min (model §9.5, \"Several pilots\"); "
