@@ -48,6 +48,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
 
+import phy  # noqa: E402,F401  (TensorFlow's process defaults, phy/tf_runtime.py, before TensorFlow starts)
+
 
 def _onednn():
     from tensorflow.python.util import _pywrap_util_port
@@ -323,6 +325,7 @@ def main() -> None:
             "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads() or "default",
             "thread_env": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")},
             "onednn": _onednn(), "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+            "TF_CPU_ALLOCATOR_USE_BFC": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC"),
             "load_before": list(os.getloadavg())}
     print(json.dumps(head))
     results, failed = [], []

@@ -9,5 +9,10 @@ clients' local SGD as batched TensorFlow computations, in chunks; evaluation), :
 sampling and the FedAvg step over any :class:`phy.aggregation.Aggregator`).
 
 ``fl`` uses the physical layer only through :mod:`phy.aggregation` and :mod:`phy.randomness`;
-TensorFlow is imported inside the functions that need it.
+TensorFlow is imported inside the functions that need it, after :mod:`phy.tf_runtime` has set its process-wide
+defaults (the host-memory allocator).
 """
+
+from phy.tf_runtime import set_tensorflow_defaults
+
+set_tensorflow_defaults()  # before any TensorFlow allocation in this process (phy/tf_runtime.py)

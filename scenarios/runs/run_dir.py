@@ -22,6 +22,7 @@ from scenarios.config.keys import REDACTED
 from scenarios.store import CHECKPOINT, DONE, read_config, read_metric_rows, verify_run
 
 from phy.floras_params import FlorasParams
+from phy.tf_runtime import host_allocator
 from scenarios.config import ScenarioConfig
 
 __all__ = ["METRICS_HEADER", "SNR_DEFINITION", "TRAIN_LOSS_DEFINITION", "read_metrics"]
@@ -82,6 +83,7 @@ def package_versions() -> dict:
         except metadata.PackageNotFoundError:
             out[dist] = "not installed"
     out["tensorflow_onednn"] = _onednn_state()
+    out["tensorflow_host_allocator"] = host_allocator()  # phy/tf_runtime.py: results do not depend on it
     return out
 
 
