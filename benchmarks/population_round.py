@@ -24,12 +24,14 @@ skips it when the round's own peak is wanted. One scheme per process (peak RSS i
         --json docs/bench/population_round_streaming.json
 
 ``--floor-reps R`` adds the trainer against its compute floor at this K (model §8): R interleaved repetitions of
-(the round's training alone, ``VectorizedTrainer.train``; the same clients' data generation alone; the floor,
+(the round's training alone, ``VectorizedTrainer.train_chunks`` as a streaming round consumes it; the same
+clients' data generation alone; the floor,
 ``benchmarks/fl_round.py``'s five batched matrix products per local step on fixed tensors, run once per chunk at
 the chunk's size), medians reported with ``(training − generation)/floor``, the trainer's overhead above the
 products it cannot avoid, and that overhead broken into layers (``breakdown_s``): the SGD update of the weight
 matrices; biases, loss, GradientTape and tiling on a fixed batch; the per-step batch gathers (the trainer's own
-graph on inputs converted beforehand); the host side (conversion in, float64 copy out). Generation (FedProx's
+graph on inputs converted beforehand); the host side (conversion in, each chunk's float64 copy out); and, apart,
+``train`` gathering every chunk into one [K, d] float64 array. Generation (FedProx's
 per-client draws) is the population's cost, not the trainer's::
 
     python benchmarks/population_round.py --chunk 100 --floor-reps 3 --json docs/bench/population_round_floor.json
@@ -128,18 +130,25 @@ def _versus_floor(trainer, spec, w, clients, args) -> dict:
     graph()
     cached = _Pregenerated(trainer.clients, trainer, clients, chunks)
 
-    def pregenerated():  # trainer.train with the chunks' data generated beforehand: graph + host side
-        real, trainer.clients = trainer.clients, cached
-        try:
-            trainer.train(w, clients, 0)
-        finally:
-            trainer.clients = real
+    def streamed():  # the round's path with a streaming aggregator: each chunk's float64 updates, then dropped
+        for _ in trainer.train_chunks(w, clients, 0):
+            pass
 
-    contenders = {"training_s": lambda: trainer.train(w, clients, 0), "generation_s": generation,
+    def pregenerated(fn):  # fn with the chunks' data generated beforehand: graph + host side
+        def run():
+            real, trainer.clients = trainer.clients, cached
+            try:
+                fn()
+            finally:
+                trainer.clients = real
+        return run
+
+    contenders = {"training_s": streamed, "generation_s": generation,
                   "floor_s": lambda: [float(floors[c]()) for c in chunks],
                   "floor_with_update_s": lambda: [float(updating[c]()) for c in chunks],
                   "model_step_fixed_batch_s": lambda: [fixed[c]().numpy() for c in chunks],
-                  "trainer_graph_s": graph, "training_pregenerated_s": pregenerated}
+                  "trainer_graph_s": graph, "training_pregenerated_s": pregenerated(streamed),
+                  "gathered_pregenerated_s": pregenerated(lambda: trainer.train(w, clients, 0))}
     times = {k: [] for k in contenders}
     for _ in range(args.floor_reps):
         for name, fn in contenders.items():
@@ -162,9 +171,11 @@ def _versus_floor(trainer, spec, w, clients, args) -> dict:
             "matrices (floor_with_update_s); + biases, softmax cross-entropy, GradientTape and the update of every "
             "parameter, the model tiled from w and the update flattened, on a fixed batch (model_step_fixed_batch_s); + "
             "the per-step batch gathers (trainer_graph_s: the trainer's own graph on inputs converted beforehand); + "
-            "the host side, numpy → tensor conversion and the float32 → float64 copy out (training_pregenerated_s: "
-            "trainer.train with the chunks' data generated beforehand); breakdown_s from the medians, breakdown_min_s "
-            "from the minima over the repetitions",
+            "the host side, numpy → tensor conversion and each chunk's float32 → float64 copy out "
+            "(training_pregenerated_s: trainer.train_chunks, the round's path with a streaming aggregator, with the "
+            "chunks' data generated beforehand); breakdown_s from the medians, breakdown_min_s from the minima over "
+            "the repetitions; gathered_pregenerated_s: trainer.train (every chunk written into one [K, d] float64 "
+            "array, the path of an aggregator that needs all K updates at once), for comparison",
             "minima": low, "breakdown_s": _layers(med), "breakdown_min_s": _layers(low),
             "load_after": os.getloadavg()}
 
@@ -318,7 +329,7 @@ def main(argv=None) -> int:
            "peak_rss_after_setup_mb": rss_setup, "peak_rss_after_warm_up_mb": rss_warm,
            "peak_rss_after_training_mb": rss_train, "peak_rss_mb": _rss_mb(), "mean_client_size": float(np.mean(population.sizes(outcome.clients))),
            "finite": bool(np.all(np.isfinite(w_next))), "load_before": load_before, "load_after": os.getloadavg(),
-           "cpus": os.cpu_count()}
+           "cpus": os.cpu_count(), "tf_cpu_allocator_use_bfc": os.environ.get("TF_CPU_ALLOCATOR_USE_BFC")}
     if args.floor_reps > 0:  # after the memory figures above: it gathers [K, d] updates
         out["floor"] = _versus_floor(trainer, spec, w, clients, args)
     if args.compare_unchunked:  # after the memory figures above: it holds a second [K, d] array

@@ -95,7 +95,7 @@ def batch_indices(*, seed: int, round_index: int, clients: np.ndarray, D, batch_
 
 
 class ClientChunk(NamedTuple):
-    """One chunk of a round's clients: ids ``[c] int64``, updates ``[c, d] float64``, local loss ``[c] float64``."""
+    """One chunk of a round's clients: ids ``[c] int64``, updates ``[c, d] float64`` (read-only), local loss ``[c] float64``."""
 
     clients: np.ndarray
     updates: np.ndarray
@@ -242,7 +242,8 @@ class VectorizedTrainer:
         """Train ``clients`` (global ids, ``[K]``) from ``w`` (``[d]``), one chunk after another, in order.
 
         Yields :class:`ClientChunk` ``(clients [c], updates [c, d] float64, local_loss [c] float64)``;
-        only one chunk's updates are held at a time. A client's update does not depend on the chunk
+        only one chunk's updates are held at a time. The updates are a read-only view of a TensorFlow tensor (the
+        float32 result widened exactly): copy them to modify them. A client's update does not depend on the chunk
         it is trained in beyond float32 kernel rounding (module docstring): its batches come from its
         own stream and the batched graph computes every client independently.
         """
@@ -254,7 +255,9 @@ class VectorizedTrainer:
         for c in self.chunks(clients.size):
             ids = clients[start : start + c]
             upd, loss = self._run(w32, ids, round_index)
-            yield ClientChunk(ids, upd.numpy().astype(np.float64), loss.numpy().astype(np.float64))
+            # widened inside TensorFlow (exact) and viewed, not copied: the float64 chunk lives in the allocator's
+            # reused memory (phy/tf_runtime.py) instead of fresh pages per chunk; read-only
+            yield ClientChunk(ids, np.asarray(tf.cast(upd, tf.float64)), loss.numpy().astype(np.float64))
             start += c
 
     def train(self, w: np.ndarray, clients: np.ndarray, round_index: int) -> tuple[np.ndarray, np.ndarray]:
