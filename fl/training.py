@@ -277,7 +277,7 @@ class VectorizedTrainer:
         start = 0
         for c in self.chunks(clients.size):
             upd, loss = self._run(w32, clients[start : start + c], round_index)
-            updates[start : start + c] = upd.numpy()  # float32 → float64 in place: no second K×d copy
+            updates[start : start + c] = np.asarray(upd)  # float32 → float64 in place, read from the tensor: no copy
             local_loss[start : start + c] = loss.numpy()
             del upd
             start += c
