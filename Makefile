@@ -26,8 +26,12 @@ link: $(STAMP)
 	$(BIN)/floras link --scheme floras channel-inversion ideal central-gaussian analog-gaussian ddgauss sqsgd \
 		--normalization clip --clip-norm 1 --noise-multiplier 1
 
+# The suite in TEST_PROCESSES pytest processes (pytest-xdist): a single process keeps about 0.75 of a core busy, so
+# two take 2 cores (1 204 s → 667 s on a 2-core AVX2 machine, docs/testing.md); TEST_PROCESSES=0 runs it in this process.
+TEST_PROCESSES ?= 2
+
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest -rs
+	TF_CPP_MIN_LOG_LEVEL=2 $(BIN)/python -m pytest -rs -n $(TEST_PROCESSES)
 
 # The fault-injection tests only (pytest marker `faults`; the table in docs/reliability.md): locks,
 # atomic writes, damaged runs, keys never on disk, umask, the dask executor's timeouts and dead
