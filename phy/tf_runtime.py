@@ -1,7 +1,9 @@
-"""TensorFlow's process-wide settings the simulator runs with, set before TensorFlow allocates (docs/fl.md, "Wall time").
+"""TensorFlow's process-wide settings the simulator runs with, set before TensorFlow allocates (docs/fl.md,
+"TensorFlow's host allocator").
 
 TensorFlow reads these from the environment once, when it first allocates on the CPU, so they are set as
-defaults when :mod:`phy` or :mod:`fl` is imported (both import TensorFlow only inside the functions that need it).
+defaults when :mod:`phy`, :mod:`fl` or :mod:`scenarios` is imported (all three import TensorFlow only inside the
+functions that need it).
 A value the user has already set is kept (``os.environ.setdefault``): ``TF_CPU_ALLOCATOR_USE_BFC=0`` restores
 TensorFlow's default allocator.
 

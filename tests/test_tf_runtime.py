@@ -50,10 +50,15 @@ print(h.hexdigest())
 """
 
 
-def _run(code: str, **env) -> str:
+def _env(**env) -> dict:
+    """This process's environment without the allocator variable (which importing the simulator here has set)."""
     base = {k: v for k, v in os.environ.items() if k != "TF_CPU_ALLOCATOR_USE_BFC"}
-    out = subprocess.run([sys.executable, "-c", code], env={**base, "TF_CPP_MIN_LOG_LEVEL": "3", **env}, cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    return {**base, "TF_CPP_MIN_LOG_LEVEL": "3", **env}
+
+
+def _run(code: str, **env) -> str:
+    out = subprocess.run([sys.executable, "-c", code], env=_env(**env), cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     return out.stdout.strip().splitlines()[-1]
 
@@ -75,10 +80,9 @@ def test_trained_updates_do_not_depend_on_the_allocator():
 
 
 def test_a_run_started_from_the_command_line_records_the_bfc_allocator(tmp_path):
-    base = {k: v for k, v in os.environ.items() if k != "TF_CPU_ALLOCATOR_USE_BFC"}
     out = tmp_path / "run"
     res = subprocess.run([sys.executable, "-m", "scenarios", "train", "scenarios/examples/digits_quick.toml", "--rounds",
-                          "1", "--no-progress", "--out", str(out)], env=base, cwd=ROOT, capture_output=True, text=True,
+                          "1", "--no-progress", "--out", str(out)], env=_env(), cwd=ROOT, capture_output=True, text=True,
                          timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     versions = json.loads((out / "config.json").read_text())["versions"]
