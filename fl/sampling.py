@@ -18,7 +18,7 @@ import numpy as np
 
 from phy.randomness import stream
 
-__all__ = ["SAMPLINGS", "sample_clients", "poisson_clients", "round_clients"]
+__all__ = ["SAMPLINGS", "sample_clients", "poisson_clients", "round_clients", "participation_counts"]
 
 SAMPLINGS = ("without-replacement", "poisson")
 
@@ -49,3 +49,16 @@ def round_clients(sampling: str, *, seed: int, round_index: int, M: int, K: int)
     if sampling == "poisson":
         return poisson_clients(seed=seed, round_index=round_index, M=M, q=K / M)
     raise ValueError(f"training.sampling must be one of {SAMPLINGS} (got {sampling!r})")
+
+
+def participation_counts(sampling: str, *, seed: int, M: int, K: int, rounds: int) -> np.ndarray:
+    """``[M] int64``: in how many of rounds 0 … ``rounds`` − 1 each client is sampled, replaying
+    :func:`round_clients` (the streams are keyed per round, so this is the run's own sampling, known before it
+    trains). Under either sampling each count is Binomial(rounds, K/M) (model §1); an observer that learns who
+    was sampled sees these counts (model §7.3, "Without sampling amplification")."""
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 0:
+        raise ValueError(f"rounds must be an integer ≥ 0 (got {rounds!r})")
+    counts = np.zeros(int(M), dtype=np.int64)
+    for t in range(int(rounds)):
+        counts[round_clients(sampling, seed=seed, round_index=t, M=M, K=K)] += 1
+    return counts

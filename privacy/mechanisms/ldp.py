@@ -13,7 +13,8 @@ THREAT_MODEL = (
     "any observer (T1 and T2): each client's message of a round is epsilon0-LDP on its own (model §9.3); the "
     "composed epsilon uses client-sampling amplification, which assumes the observer does not learn which clients "
     "were sampled (true for T1); an observer that sees who transmits (T2) gets the unamplified composition, "
-    "the same accountant with K = M; the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
+    "the same accountant with K = M over the rounds a client takes part in (a run reports it for its most-sampled "
+    "client, privacy_report.without_amplification, model §7.3); the guarantee covers the centred, clipped update s_k, not its mean mu_k, "
     "which the clip normalization sends unprotected on the control channel (model §2)"
 )
 

@@ -93,12 +93,24 @@ def privacy_line(*, epsilon, delta, threat_model, accountant, where: str | Path 
 
 
 def run_privacy_line(record: dict, run_dir: str | Path) -> str:
-    """The privacy line of a finished run from its ``config.json`` record."""
+    """The privacy line of a finished run from its ``config.json`` record, and where the run sampled its clients a
+    second line: ε if the sampled clients are known (``privacy_report.without_amplification``)."""
     rep = record.get("privacy_report") if isinstance(record.get("privacy_report"), dict) else {}
     config = record.get("config") if isinstance(record.get("config"), dict) else {}
     delta = rep.get("delta", (config.get("privacy") or {}).get("delta", math.nan))
-    return privacy_line(epsilon=rep.get("epsilon"), delta=delta, threat_model=rep.get("threat_model"),
+    line = privacy_line(epsilon=rep.get("epsilon"), delta=delta, threat_model=rep.get("threat_model"),
                         accountant=rep.get("accountant"), where=Path(run_dir) / "config.json")
+    bare = rep.get("without_amplification")
+    if isinstance(bare, dict) and bare.get("epsilon_most_sampled") is None:
+        line += "\n" + shorten("privacy if the sampled clients are known (no amplification): not computed, see "
+                                "privacy_report.without_amplification", MAX_LINE)
+    elif isinstance(bare, dict):  # the same run against an observer that learns who was sampled (model §7.3)
+        line += "\n" + shorten(
+            f"privacy if the sampled clients are known (no amplification): ε = {_eps(bare.get('epsilon_most_sampled'))} "
+            f"for the most-sampled client ({bare.get('participations_max')} of {bare.get('rounds')} rounds), "
+            f"{_eps(bare.get('epsilon_every_round'))} for one in every round; see privacy_report.without_amplification",
+            MAX_LINE)
+    return line
 
 
 def terse_summary(text: str, *, where: str | Path, privacy: str = "") -> str:

@@ -47,6 +47,7 @@ class EpsilonColumn:
 
     def __init__(self, config: ScenarioConfig, *, d: int, D: int):
         phy, pr = config.phy, config.privacy
+        self._config, self._sizes = config, {"d": d, "D": D}
         self.accountant = config.privacy_accountant(d=d, D=D)
         if self.accountant is None:  # the scheme's wiring row declares no privacy noise
             self.assumptions = (
@@ -62,10 +63,18 @@ class EpsilonColumn:
             self.assumptions += "; " + poisson_assumption(config)
 
     def final_report(self, rounds: int) -> dict:
-        """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf."""
+        """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf; with client sampling
+        also ``without_amplification``, ε against an observer that learns who was sampled
+        (:func:`scenarios.runs.amplification.without_amplification`)."""
         if self.accountant is None:
             return {"epsilon": "inf", "assumptions": [self.assumptions], "rounds": rounds}
-        return self.accountant.report(rounds=rounds).to_dict()
+        from scenarios.runs.amplification import without_amplification
+
+        report = self.accountant.report(rounds=rounds).to_dict()
+        unamplified = without_amplification(self._config, rounds=rounds, **self._sizes)
+        if unamplified is not None:
+            report["without_amplification"] = unamplified
+        return report
 
     def __call__(self, rounds: int) -> float:
         if self.accountant is None:
