@@ -54,7 +54,7 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
     rows = []
     for point in manifest["points"]:
         finals: dict[str, list[float]] = {k: [] for k, _ in SUMMARY_METRICS}
-        walls = []
+        walls, bare = [], []
         counts = {"done": 0, "failed": 0, "unfinished": 0, "missing": 0, "corrupt": 0, "damaged": 0}
         for run in point["runs"]:
             status = run_status(out, run["dir"])
@@ -66,6 +66,7 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
                 finals[key].append(m[col][-1] if m.get(col) else math.nan)
             if m.get("wall_time_s"):
                 walls.append(m["wall_time_s"][-1])
+            bare.append(_unamplified(read_config(out / run["dir"])))
         row: dict[str, Any] = {"point": point["slug"], "label": point["label"] or ""}
         for key, value in point["grid"].items():
             row[key] = value
@@ -77,6 +78,8 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
             row[f"{key}_mean"] = mean
             row[f"{key}_std"] = std
         row["wall_time_s_mean"] = _mean_std(walls)[0]
+        if any(not math.isnan(v) for v in bare):  # ε without sampling amplification, most-sampled client (model §7.3)
+            row["epsilon_unamplified_mean"] = _mean_std(bare)[0]
         st = _run_statement(out, point)
         row["epsilon_alpha"] = st["alpha"] if st else math.nan
         row["epsilon_assumptions"] = "; ".join(st["clauses"]) if st else ""
@@ -141,6 +144,14 @@ def split_statements(statements: list[dict]) -> tuple[list[str], list[list[str]]
     common = [c for c in statements[0]["clauses"] if all(c in st["clauses"] for st in statements[1:])]
     rest = [[c for c in st["clauses"] if c not in common] for st in statements]
     return common, rest
+
+
+def _unamplified(config: dict) -> float:
+    """ε of the run's most-sampled client without sampling amplification (``privacy_report.without_amplification``;
+    NaN where the run has none)."""
+    report = config.get("privacy_report")
+    bare = report.get("without_amplification") if isinstance(report, dict) else None
+    return to_float(bare.get("epsilon_most_sampled")) if isinstance(bare, dict) else math.nan
 
 
 def _run_statement(out: Path, point: dict) -> dict | None:
