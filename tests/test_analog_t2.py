@@ -107,3 +107,96 @@ def test_the_t2_bound_with_timing_offsets_counts_the_inflated_share_or_nothing()
     low = scheme_accountant(_config(timing_offset=tau, g_th=g_th, snr_db=-10.0,
                                     **{"analog-gaussian": {"noise_multiplier": 0.01}}), d=1000, D=1)
     assert "no T2 guarantee" in low.threat_model and "ε_T2" not in low.threat_model
+
+
+def _gdp_epsilon(mu: float, delta: float) -> float:
+    """ε of μ-GDP at δ: δ(ε) = Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2) (Dong, Roth & Su, Cor. 2.13), solved here."""
+    from scipy import optimize
+    from scipy.special import ndtr
+
+    return optimize.brentq(lambda e: ndtr(-e / mu + mu / 2) - math.exp(e) * ndtr(-e / mu - mu / 2) - delta, 0.0, 500.0,
+                           xtol=1e-12)
+
+
+def _scenario(tmp_path, *, n_rx: int, z: float, rounds: int, M: int = 30, K: int = 10):
+    from scenarios.config import load_scenario
+
+    path = tmp_path / f"analog{n_rx}.toml"
+    path.write_text(f"""
+[data]
+name = "digits"
+[partition]
+clients = {M}
+[model]
+hidden = [8]
+[training]
+clients_per_round = {K}
+lr = 0.1
+batch_size = 10
+[phy]
+scheme = "analog-gaussian"
+normalization = "clip"
+clip_norm = 1.0
+L = 8
+snr_db = 10.0
+g_th = 0.3
+rx_antennas = {n_rx}
+[phy.analog-gaussian]
+noise_multiplier = {z}
+[run]
+rounds = {rounds}
+seed = 4
+""")
+    return load_scenario(path, {})
+
+
+def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism(tmp_path):
+    """Given the sampled sets and channels client k is μ_k-GDP, z²μ_k² = Σ_t K′_t·ℓ_{k,t} over its admitted rounds
+    (model §5.2): recomputed here from the sampler, the fading draws, the centroid combiner's admission
+    |aᴴh_k|² ≥ g_th and the pseudo-inverse leverage, and converted by the GDP closed form. Plausible bugs: the
+    aggregate's 1/K′ instead of ℓ (T2 = the aggregate), ℓ without K′ (K′ times too little), every sampled client
+    counted although not admitted, another stream than the run's."""
+    from fl.sampling import sample_clients
+    from scenarios.config.analog_exposure import scheduled_separating
+
+    z, T, M, Kr = 2.0, 25, 30, 10
+    config = _scenario(tmp_path, n_rx=2, z=z, rounds=T, M=M, K=Kr)
+    got = scheduled_separating(config, d=100, rounds=T)
+    expo, adm_seen = np.zeros(M), 0
+    for t in range(T):
+        clients = sample_clients(seed=4, round_index=t, M=M, K=Kr)
+        h = draw_rayleigh_antennas(4, t, K=Kr, n_rx=2)
+        u = h / np.linalg.norm(h, axis=1, keepdims=True)
+        w, V = np.linalg.eig(u.T @ u.conj())
+        adm = np.abs(h @ V[:, np.argmax(w.real)].conj()) ** 2 >= 0.3
+        adm_seen += int((~adm).sum())
+        expo[clients[adm]] += adm.sum() * _leverage_by_pseudoinverse(h[adm])
+    assert adm_seen > 0  # the threshold drops some clients, so admission is exercised
+    mu = math.sqrt(expo.max()) / z
+    assert got["mu_most_exposed"] == pytest.approx(mu, rel=1e-9)
+    assert got["epsilon_most_exposed"] == pytest.approx(_gdp_epsilon(mu, 1e-5), rel=1e-6)
+    assert got["antennas"] == 2 and "seed 4" in got["text"] and "Σ_t K′_t·ℓ_{k,t}/z²" in got["text"]
+    assert scheduled_separating(_scenario(tmp_path, n_rx=1, z=z, rounds=T), d=100, rounds=T) is None
+    assert scheduled_separating(_scenario(tmp_path, n_rx=2, z=0.0, rounds=T), d=100, rounds=T)["epsilon_most_exposed"] == "inf"
+
+
+def test_the_replayed_admission_is_the_runs_and_the_run_reports_it(tmp_path, capsys):
+    """A run's own admitted count per round (metrics.csv) equals the replay's, and the run states the figure in
+    config.json and on a third privacy line."""
+    import csv
+    import json
+
+    from scenarios.cli.main import main
+    from scenarios.config.analog_exposure import replay_exposure
+
+    config = _scenario(tmp_path, n_rx=2, z=1.0, rounds=4)
+    assert main(["train", str(tmp_path / "analog2.toml"), "--out", str(tmp_path / "run"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    with open(tmp_path / "run" / "metrics.csv") as fh:
+        admitted = [int(float(r["admitted"])) for r in csv.DictReader(fh)]
+    _, replayed = replay_exposure(config, rounds=4)
+    assert admitted == replayed.tolist() and min(admitted) < 10
+    beyond = json.loads((tmp_path / "run" / "config.json").read_text())["privacy_report"]["beyond_threat_model"]
+    line = [x for x in out.splitlines() if x.startswith("privacy against a base station that schedules")]
+    assert len(line) == 1 and "separates its 2 antennas" in line[0]
+    assert f"ε = {beyond['epsilon_most_exposed']:.4g} for the most exposed client" in line[0]

@@ -110,6 +110,12 @@ def run_privacy_line(record: dict, run_dir: str | Path) -> str:
             f"for the most-sampled client ({bare.get('participations_max')} of {bare.get('rounds')} rounds), "
             f"{_eps(bare.get('epsilon_every_round'))} for one in every round; see privacy_report.without_amplification",
             MAX_LINE)
+    beyond = rep.get("beyond_threat_model")
+    if isinstance(beyond, dict) and "epsilon_most_exposed" in beyond:  # the scheme's wiring row names the observer
+        line += "\n" + shorten(
+            f"privacy against {beyond.get('observer', 'an observer beyond the threat model')}: ε = "
+            f"{_eps(beyond.get('epsilon_most_exposed'))} for the most exposed client; see "
+            "privacy_report.beyond_threat_model", MAX_LINE)
     return line
 
 

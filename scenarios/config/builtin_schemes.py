@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from scenarios.config.analog_exposure import scheduled_separating
 from scenarios.config.schemes import Calibrated, SchemeWiring, register_wiring
 
 
@@ -223,7 +224,7 @@ ANALOG = register_wiring(SchemeWiring(
                   "as privacy noise; client-sampling amplification assumes it does not learn who was sampled)"),
     calibrated={"noise_multiplier": Calibrated("analog-gaussian.noise_multiplier", increasing=False,
                                                bracket=(1e-4, 1e5), noiseless=("analog-gaussian.noise_multiplier", 0.0))},
-    style={"color": "tab:olive"},
+    style={"color": "tab:olive"}, exposure=scheduled_separating,
 ))
 
 

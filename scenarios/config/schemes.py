@@ -56,7 +56,9 @@ class SchemeWiring:
     first is the default); ``snr_independent``: its learning does not depend on ``phy.snr_db``;
     ``depends_on_d``: its ε depends on the model dimension d (``floras calibrate`` then needs ``--d``);
     ``scenario_defaults(phy, K=)`` fills the scheme's keys a command line left out (the ``[phy]`` mapping
-    in, the completed mapping out)."""
+    in, the completed mapping out); ``exposure(config, d=, rounds=)`` states, from the run's replayed draws, ε against
+    an observer the accountant's threat model leaves out (a JSON-ready dict with a ``text``, or None where none
+    applies; analog Gaussian: a scheduling base station that separates its antennas, model §5.2)."""
 
     scheme: str
     label: str
@@ -67,6 +69,7 @@ class SchemeWiring:
     snr_independent: bool = False
     depends_on_d: bool = False
     scenario_defaults: Callable[..., dict] | None = field(default=None, compare=False)
+    exposure: Callable[..., dict | None] | None = field(default=None, compare=False)
     style: Mapping[str, Any] = field(default_factory=dict)
 
 

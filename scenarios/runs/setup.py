@@ -65,15 +65,22 @@ class EpsilonColumn:
     def final_report(self, rounds: int) -> dict:
         """The accountant's full report after ``rounds`` rounds (JSON-ready), or ε = inf; with client sampling
         also ``without_amplification``, ε against an observer that learns who was sampled
-        (:func:`scenarios.runs.amplification.without_amplification`)."""
+        (:func:`scenarios.runs.amplification.without_amplification`), and ``beyond_threat_model`` where the scheme's
+        wiring row states an ε against an observer its threat model leaves out (``SchemeWiring.exposure``)."""
         if self.accountant is None:
             return {"epsilon": "inf", "assumptions": [self.assumptions], "rounds": rounds}
         from scenarios.runs.amplification import without_amplification
+
+        from scenarios.config.schemes import wiring
 
         report = self.accountant.report(rounds=rounds).to_dict()
         unamplified = without_amplification(self._config, rounds=rounds, **self._sizes)
         if unamplified is not None:
             report["without_amplification"] = unamplified
+        exposure = wiring(self._config.phy.scheme).exposure
+        beyond = None if exposure is None else exposure(self._config, d=self._sizes["d"], rounds=rounds)
+        if beyond is not None:  # an observer the threat model leaves out (the scheme's wiring row says which)
+            report["beyond_threat_model"] = beyond
         return report
 
     def __call__(self, rounds: int) -> float:
