@@ -99,14 +99,13 @@ seed = 5
     return load_scenario(scenario, {})
 
 
-@pytest.mark.parametrize("sampling, relation", [("without-replacement", "replace"), ("poisson", "add-remove")])
-def test_unsampled_epsilon_is_the_composed_gaussian_mechanism(tmp_path, sampling, relation):
-    # replace-one: S = 2R and the noise std z·S (add/remove: S = R, std z·R), so each round a client takes part in
-    # is μ = 1/z GDP whatever R, and n rounds compose to μ = √n/z exactly; the PLD accountant at sampling rate 1 must
-    # give that ε (pessimistic discretization: at most slightly above), not the amplified one, not T rounds for the
-    # most-sampled client
+def test_unsampled_epsilon_is_the_composed_gaussian_mechanism(tmp_path):
+    # replace-one: S = 2R and the noise std z·S, so each round a client takes part in is μ = 1/z GDP whatever R, and
+    # n rounds compose to μ = √n/z exactly; the PLD accountant at sampling rate 1 must give that ε (pessimistic
+    # discretization: at most slightly above), not the amplified one, not T rounds for the most-sampled client
     z, T, M, K = 2.0, 30, 50, 10
-    config = _central(tmp_path, accountant="pld", z=z, M=M, K=K, rounds=T, sampling=sampling, relation=relation)
+    sampling = "without-replacement"
+    config = _central(tmp_path, accountant="pld", z=z, M=M, K=K, rounds=T)
     got = without_amplification(config, d=100, D=20, rounds=T)
     n = int(participation_counts(sampling, seed=5, M=M, K=K, rounds=T).max())
     assert got["participations_max"] == n and got["participations_mean"] == pytest.approx(T * K / M)
@@ -118,6 +117,21 @@ def test_unsampled_epsilon_is_the_composed_gaussian_mechanism(tmp_path, sampling
     assert amplified < got["epsilon_most_sampled"] < got["epsilon_every_round"]
     assert f"{n} of {T} rounds" in got["text"] and "sampling rate 1" in got["text"] and "seed 5" in got["text"]
     assert f"this run's {sampling} sampling" in got["text"]
+
+
+def test_add_remove_neighbours_get_no_guarantee_once_the_sample_is_known(tmp_path, capsys):
+    # Poisson sampling, add/remove: a client sampled in any round (probability 1 − (1 − q)^T) is seen to exist
+    from scenarios.cli.output import run_privacy_line
+
+    config = _central(tmp_path, accountant="pld", z=2.0, M=50, K=10, rounds=30, sampling="poisson",
+                      relation="add-remove")
+    got = without_amplification(config, d=100, D=20, rounds=30)
+    assert got["epsilon_most_sampled"] is None and got["participations_max"] is None
+    assert "no guarantee under add/remove neighbours" in got["text"]
+    assert f"{1 - (1 - 0.2) ** 30:.4g}" in got["text"]  # 0.9988
+    line = run_privacy_line({"privacy_report": {"epsilon": 1.0, "delta": 1e-5, "threat_model": "T1",
+                                                "accountant": "pld", "without_amplification": got}}, tmp_path)
+    assert "no add/remove guarantee (the sample reveals membership)" in line.splitlines()[1]
 
 
 def test_unsampled_epsilon_under_rdp_is_the_composed_gaussian_curve(tmp_path):

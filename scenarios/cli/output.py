@@ -102,7 +102,9 @@ def run_privacy_line(record: dict, run_dir: str | Path) -> str:
                         accountant=rep.get("accountant"), where=Path(run_dir) / "config.json")
     bare = rep.get("without_amplification")
     if isinstance(bare, dict) and bare.get("epsilon_most_sampled") is None:
-        line += "\n" + shorten("privacy if the sampled clients are known (no amplification): not computed, see "
+        why = ("no add/remove guarantee (the sample reveals membership)" if bare.get("participations_max") is None
+               else "not computed")
+        line += "\n" + shorten(f"privacy if the sampled clients are known (no amplification): {why}, see "
                                 "privacy_report.without_amplification", MAX_LINE)
     elif isinstance(bare, dict):  # the same run against an observer that learns who was sampled (model §7.3)
         line += "\n" + shorten(

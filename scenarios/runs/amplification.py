@@ -6,7 +6,9 @@ station or server that schedules the clients does; so does anyone who sees who t
 sets, which do not depend on the data, client k's view is the composition of the unsampled round over the n_k
 rounds it took part in (a round without it does not depend on its data), so ε(n_k) of the same mechanism and
 accountant at sampling rate 1 bounds it, and ε(max_k n_k) bounds every client. The run's sampling is keyed per
-round (:func:`fl.sampling.participation_counts`), so the counts are known before it trains.
+round (:func:`fl.sampling.participation_counts`), so the counts are known before it trains. This needs replace-one
+neighbours: under add/remove the sampled set itself reveals whether a client exists, so an observer that learns it
+gets no add/remove guarantee at all, and the record says so.
 """
 
 from __future__ import annotations
@@ -35,6 +37,15 @@ def without_amplification(config: ScenarioConfig, *, d: int, D: int, rounds: int
     K, M = int(t.clients_per_round), int(config.partition.clients)
     if t.mode == "prifedsync" or K >= M:
         return None
+    if pr.relation != "replace":  # add/remove: the sampled set itself says whether the client exists
+        return {"participations_max": None, "participations_mean": rounds * K / M, "rounds": int(rounds),
+                "delta": float(pr.delta), "epsilon_most_sampled": None, "epsilon_every_round": None,
+                "text": ("without client-sampling amplification (an observer that learns which clients were sampled; "
+                         f"model §7.3): no guarantee under add/remove neighbours, whose sampled set itself reveals "
+                         f"whether a client takes part at all (its membership; it is sampled in some round with "
+                         f"probability 1 − (1 − K/M)^T = {-math.expm1(int(rounds) * math.log1p(-K / M)):.4g}); the "
+                         "figure is defined for replace-one neighbours (privacy.relation = \"replace\", sampling "
+                         "without replacement)")}
     # the same scheme, accountant and relation with every client in every round: sampling rate 1
     unsampled = dataclasses.replace(config, partition=dataclasses.replace(config.partition, clients=K))
     counts = participation_counts(t.sampling, seed=config.run.seed, M=M, K=K, rounds=int(rounds))
