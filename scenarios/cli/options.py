@@ -203,3 +203,25 @@ def make_executor(args, workers: int, threads: int):
         os.environ[var] = str(threads)
     os.environ["TF_NUM_INTEROP_THREADS"] = "1"
     return DaskExecutor.local(workers, no_workers_timeout=args.no_workers_timeout)
+
+
+def write_json(path: str | None, payload: dict) -> None:
+    """``payload`` as indented JSON to ``path`` (atomically; parents created), to stdout for ``"-"``, nowhere for None."""
+    if path is None:
+        return
+    import json
+    import sys
+    from pathlib import Path
+
+    text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    from scenarios.store import atomic_write_text, storage_error
+
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(exc, "create", path.parent) from None
+    atomic_write_text(path, text)

@@ -108,10 +108,10 @@ def run_privacy_line(record: dict, run_dir: str | Path) -> str:
                                 "privacy_report.without_amplification", MAX_LINE)
     elif isinstance(bare, dict):  # the same run against an observer that learns who was sampled (model §7.3)
         line += "\n" + shorten(
-            f"privacy if the sampled clients are known (no amplification): ε = {_eps(bare.get('epsilon_most_sampled'))} "
-            f"for the most-sampled client ({bare.get('participations_max')} of {bare.get('rounds')} rounds), "
-            f"{_eps(bare.get('epsilon_every_round'))} for one in every round; see privacy_report.without_amplification",
-            MAX_LINE)
+            f"privacy if the sampled clients are known (no amplification): ε = {_eps(bare.get('epsilon_ex_ante'))} over "
+            f"the sampling, {_eps(bare.get('epsilon_most_sampled'))} for this run's most-sampled client "
+            f"({bare.get('participations_max')} of {bare.get('rounds')} rounds), {_eps(bare.get('epsilon_every_round'))} "
+            "in every round; see privacy_report", MAX_LINE)
     beyond = rep.get("beyond_threat_model")
     if isinstance(beyond, dict) and "epsilon_most_exposed" in beyond:  # the scheme's wiring row names the observer
         line += "\n" + shorten(

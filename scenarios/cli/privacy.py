@@ -30,13 +30,14 @@ accountant, stores them as JSON and draws the figures (PNG and PDF).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from pathlib import Path
+
+from scenarios.cli.options import write_json
 
 
 ACTIONS = ("report", "plan", "curves")
+_write_json = write_json
 
 
 def register(subparsers) -> None:
@@ -70,6 +71,8 @@ def register(subparsers) -> None:
     p.add_argument("--local-dataset-size", type=int, default=None, help="item level with --local-steps: records D")
     p.add_argument("--conversion", choices=("tight", "standard"), default="tight", help="RDP → (ε, δ) conversion")
     p.add_argument("--json", type=str, default=None, metavar="FILE", help="also write the report as JSON ('-': stdout only)")
+    p.add_argument("--sample-known", action="store_true", help="report: also ε against an observer that learns who was "
+                   "sampled (model §7.3; replace-one)")
     p.add_argument("--mechanism", default="floras",
                    help="a registered privacy mechanism (floras, gaussian, ddgauss, ldp, ...; privacy.mechanisms); one "
                         "without flags of its own takes --param")
@@ -180,23 +183,6 @@ def _config(args) -> dict:
     )
 
 
-def _write_json(path: str | None, payload: dict) -> None:
-    if path is None:
-        return
-    text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    from scenarios.store import atomic_write_text, storage_error
-
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise storage_error(exc, "create", path.parent) from None
-    atomic_write_text(path, text)
-
-
 def run(args) -> int:
     from privacy import FlorasRunAccountant, plan_smallest_N
 
@@ -248,10 +234,20 @@ def run(args) -> int:
         _write_json(args.json, result.to_dict())
         return 0
     report = FlorasRunAccountant(N=args.N, **config).report(rounds=args.rounds)
+    out = report.to_dict()
+    if args.sample_known:
+        out["sample_known"] = _known(args, lambda M: FlorasRunAccountant(N=args.N, **{**config, "M": M}), config)
     if not quiet:
-        print(report)
-    _write_json(args.json, report.to_dict())
+        print(report if not args.sample_known else f"{report}\n{out['sample_known']['text']}")
+    _write_json(args.json, out)
     return 0
+
+
+def _known(args, make, kw: dict) -> dict:
+    from scenarios.cli.privacy_known import known_sample_figure
+
+    return known_sample_figure(make, K=kw["K"], M=kw["M"], rounds=args.rounds, delta=kw["delta"],
+                               relation=kw["relation"])
 
 
 def _run_scheme(args, quiet: bool) -> int:
@@ -267,8 +263,10 @@ def _run_scheme(args, quiet: bool) -> int:
             out["noise_multiplier"] = kw["noise_std"] / (2.0 if kw["relation"] == "replace" else 1.0)
         if args.mechanism == "ddgauss":
             out.update(delta2=acc.event.delta2 if hasattr(acc.event, "delta2") else acc.event.event.delta2, grid=kw["grid"])
+        if args.sample_known:
+            out["sample_known"] = _known(args, lambda M: RunAccountant(args.mechanism, **{**kw, "M": M}), kw)
         if not quiet:
-            print(rep)
+            print(rep if not args.sample_known else f"{rep}\n{out['sample_known']['text']}")
         _write_json(args.json, out)
         return 0
     searched = {

@@ -28,9 +28,11 @@ def without_amplification(config: ScenarioConfig, *, d: int, D: int, rounds: int
 
     Keys: ``participations_max`` (the run's most-sampled client, n_max of ``rounds``), ``participations_mean``
     (rounds·K/M), ``epsilon_most_sampled`` = ε(n_max), ``epsilon_every_round`` = ε(rounds) (a scheduler that
-    picks a client every round), ``delta``, ``text`` (the assumptions, one sentence).
+    picks a client every round), ``epsilon_ex_ante`` (over the sampling, any client: its rounds are Binomial(T, K/M),
+    :func:`privacy.known_sample.known_sample_epsilon`), ``delta``, ``text`` (the assumptions, one sentence).
     """
     from fl.sampling import participation_counts
+    from privacy.known_sample import known_sample_epsilon
     from scenarios.config.schemes import scheme_accountant
 
     t, pr = config.training, config.privacy
@@ -63,12 +65,17 @@ def without_amplification(config: ScenarioConfig, *, d: int, D: int, rounds: int
             return None
         eps_max = _epsilon(accountant, n_max)
         eps_all = _epsilon(accountant, int(rounds))
+        eps_ante = known_sample_epsilon(lambda n, e: accountant.delta_at(rounds=n, epsilon=e), rounds=int(rounds),
+                                        rate=K / M, delta=float(pr.delta), epsilon_hi=eps_all)
     except ValueError as exc:  # e.g. a PLD too large at rate 1: say so, never fail the run for this figure
-        return {**out, "epsilon_most_sampled": None, "epsilon_every_round": None,
+        return {**out, "epsilon_most_sampled": None, "epsilon_every_round": None, "epsilon_ex_ante": None,
                 "text": f"{head}: ε not computed ({exc})"}
     text = (f"{head}: ε ≤ {_fmt(eps_max)}; a client in every round (a scheduler that chooses it): ε ≤ "
-            f"{_fmt(eps_all)}, at δ = {float(pr.delta):g}, the idealised release (no link-level figure)")
-    return {**out, "epsilon_most_sampled": _json(eps_max), "epsilon_every_round": _json(eps_all), "text": text}
+            f"{_fmt(eps_all)}; over the sampling, for any client, whose rounds n ~ Binomial(T, K/M) the observer "
+            f"learns: ε ≤ {_fmt(eps_ante)} (δ(ε) = Σ_n P(n)·δ_n(ε), privacy.known_sample); at δ = {float(pr.delta):g}, "
+            "the idealised release (no link-level figure)")
+    return {**out, "epsilon_most_sampled": _json(eps_max), "epsilon_every_round": _json(eps_all),
+            "epsilon_ex_ante": _json(eps_ante), "text": text}
 
 
 def _epsilon(accountant, rounds: int) -> float:
