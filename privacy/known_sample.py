@@ -10,8 +10,8 @@ rounds composed:
     δ(ε) = Σ_n P(n)·δ_n(ε),   δ_n(ε) the unsampled round's δ after n rounds (0 for n = 0),
 
 exact up to the accountant's own bound on each δ_n. The ε reported is the smallest grid point with δ(ε) ≤ δ (a
-geometric then a linear grid, so never below the root); the n beyond a range holding all but a 10⁻³ share of δ are
-counted with δ_n = 1. Every n is composed once (the engines cache the last composition), so the cost is one
+geometric grid up to ε_hi, where δ(ε_hi) ≤ δ is checked, then a linear grid, so never below the root); the n beyond
+a range holding all but a 10⁻³ share of δ are counted with δ_n = 1. Every n is composed once (the engines cache the last composition), so the cost is one
 composition per n in the range.
 """
 
@@ -56,10 +56,15 @@ def known_sample_epsilon(delta_at: Callable[[int, float], float], *, rounds: int
             total += w * np.array([delta_at(int(n), float(e)) for e in grid])
         return total
 
-    grid = np.geomspace(epsilon_hi * 1e-3, epsilon_hi, POINTS)
-    ok = profile(grid) <= delta
-    if not ok.any():
-        return float(epsilon_hi)
+    hi = float(epsilon_hi)
+    for _ in range(30):  # the tails counted as δ_n = 1 may push δ(ε_hi) a little above δ: widen until it holds
+        grid = np.geomspace(hi * 1e-3, hi, POINTS)
+        ok = profile(grid) <= delta
+        if ok[-1]:
+            break
+        hi *= 2.0
+    else:
+        return math.inf
     j = int(np.argmax(ok))
     if j == 0:
         return float(grid[0])

@@ -200,3 +200,14 @@ def test_the_replayed_admission_is_the_runs_and_the_run_reports_it(tmp_path, cap
     line = [x for x in out.splitlines() if x.startswith("privacy against a base station that schedules")]
     assert len(line) == 1 and "separates its 2 antennas" in line[0]
     assert f"ε = {beyond['epsilon_most_exposed']:.4g} for the most exposed client" in line[0]
+
+
+def test_a_scheduling_base_station_under_add_remove_gets_no_guarantee(tmp_path):
+    import dataclasses
+
+    from scenarios.config.analog_exposure import scheduled_separating
+
+    config = _scenario(tmp_path, n_rx=2, z=1.0, rounds=3)
+    config = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, relation="add-remove"))
+    got = scheduled_separating(config, d=100, rounds=3)
+    assert got["epsilon_most_exposed"] == "inf" and "no guarantee under add/remove" in got["text"]

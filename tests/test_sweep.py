@@ -75,7 +75,7 @@ class FakeRunner:
             self.resumed.append(out_dir.name)
         else:
             (out_dir / "metrics.csv").write_text(HEADER + "\n")
-            bare = {"epsilon_most_sampled": 20.0 + config["run.seed"]}  # ε without amplification (model §7.3)
+            bare = {"epsilon_most_sampled": 20.0 + config["run.seed"], "epsilon_ex_ante": 15.0}  # model §7.3
             (out_dir / "config.json").write_text(json.dumps({"config": config, "epsilon_assumptions": "fake T1",
                                                              "privacy_report": {"without_amplification": bare}}))
         rounds = config["run.rounds"]
@@ -278,7 +278,8 @@ def test_summary_mean_and_std_over_seeds(tmp_path):
         assert row["final_test_accuracy_std"] == pytest.approx(std, rel=1e-9)
         assert row["epsilon_mean"] == pytest.approx(10.0 / 4)
         seeds = [run["seed"] for run in point["runs"]]
-        assert row["epsilon_unamplified_mean"] == pytest.approx(20.0 + sum(seeds) / len(seeds))
+        assert row["epsilon_most_sampled_mean"] == pytest.approx(20.0 + sum(seeds) / len(seeds))
+        assert row["epsilon_unamplified_mean"] == 15.0
     text = "\n".join(lines)
     assert "ε assumptions (all grid points): fake T1" in text and "iid_scheme-floras_snr-db-15" in text
 

@@ -234,6 +234,8 @@ def test_known_sample_epsilon_at_rate_one_is_every_round_and_checks_its_input():
     exact = _gdp_epsilon(math.sqrt(40) * mu1, 1e-5)
     got = known_sample_epsilon(delta_at, rounds=40, rate=1.0, delta=1e-5, epsilon_hi=2 * exact)
     assert exact <= got <= exact * 1.005
+    # an upper end below the root is widened until δ(ε_hi) ≤ δ holds: the answer is still the root, never below
+    assert exact <= known_sample_epsilon(delta_at, rounds=40, rate=1.0, delta=1e-5, epsilon_hi=exact / 10) <= exact * 1.005
     assert known_sample_epsilon(delta_at, rounds=0, rate=0.3, delta=1e-5, epsilon_hi=1.0) == 0.0
     with pytest.raises(ValueError, match="rate in \\(0, 1\\]"):
         known_sample_epsilon(delta_at, rounds=10, rate=1.5, delta=1e-5, epsilon_hi=1.0)

@@ -37,7 +37,9 @@ def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
         n = int(clients.size)
         if n == 0:
             continue
-        link = links.setdefault(n, ChannelInversionLink(phy, K=n, seed=seed))  # a Poisson cohort's own link
+        if n not in links:  # a Poisson cohort's own link, as the run builds it
+            links[n] = ChannelInversionLink(phy, K=n, seed=seed)
+        link = links[n]
         _, adm, _ = link.admission(t, clients=clients)  # the aggregator's admission of round t
         admitted[t] = int(adm.sum())
         if adm.any():
@@ -57,6 +59,11 @@ def scheduled_separating(config, *, d: int, rounds: int) -> dict | None:
     if n_rx == 1:
         return None
     seed = int(config.run.seed)
+    observer = f"a base station that schedules the clients and separates its {n_rx} antennas"
+    if config.privacy.relation != "replace":  # add/remove: scheduling a client shows that it exists
+        return {"observer": observer, "antennas": n_rx, "mu_most_exposed": "inf", "epsilon_most_exposed": "inf",
+                "text": (f"{observer} (T2, model §5.2): no guarantee under add/remove neighbours, since the clients it "
+                         "schedules reveal which exist (model §7.3); defined for replace-one neighbours")}
     z = float(phy.of("analog-gaussian").noise_multiplier)
     exposure, _ = replay_exposure(config, rounds=rounds)
     top = float(exposure.max()) if exposure.size else 0.0
@@ -68,6 +75,5 @@ def scheduled_separating(config, *, d: int, rounds: int) -> dict | None:
             f"over the rounds it is admitted in (ℓ its leverage, z = {z:.6g}, the receiver noise not counted); this "
             f"run's draws (seed {seed}, replayed before training) give the most exposed client μ = {mu:.6g}: "
             f"ε = {'∞' if math.isinf(eps) else f'{eps:.4g}'} at δ = {delta:g} (exact Gaussian-DP conversion)")
-    return {"observer": f"a base station that schedules the clients and separates its {n_rx} antennas",
-            "antennas": n_rx, "mu_most_exposed": "inf" if math.isinf(mu) else mu,
+    return {"observer": observer, "antennas": n_rx, "mu_most_exposed": "inf" if math.isinf(mu) else mu,
             "epsilon_most_exposed": "inf" if math.isinf(eps) else eps, "text": text}

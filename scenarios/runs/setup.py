@@ -69,15 +69,14 @@ class EpsilonColumn:
         wiring row states an ε against an observer its threat model leaves out (``SchemeWiring.exposure``)."""
         if self.accountant is None:
             return {"epsilon": "inf", "assumptions": [self.assumptions], "rounds": rounds}
-        from scenarios.runs.amplification import without_amplification
-
         from scenarios.config.schemes import wiring
+        from scenarios.runs.amplification import without_amplification
 
         report = self.accountant.report(rounds=rounds).to_dict()
         unamplified = without_amplification(self._config, rounds=rounds, **self._sizes)
         if unamplified is not None:
             report["without_amplification"] = unamplified
-        exposure = wiring(self._config.phy.scheme).exposure
+        exposure = wiring(self._config.phy.scheme).exposure if self._config.training.mode == "fedavg" else None
         beyond = None if exposure is None else exposure(self._config, d=self._sizes["d"], rounds=rounds)
         if beyond is not None:  # an observer the threat model leaves out (the scheme's wiring row says which)
             report["beyond_threat_model"] = beyond

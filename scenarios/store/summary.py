@@ -54,7 +54,7 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
     rows = []
     for point in manifest["points"]:
         finals: dict[str, list[float]] = {k: [] for k, _ in SUMMARY_METRICS}
-        walls, bare = [], []
+        walls, bare, most = [], [], []
         counts = {"done": 0, "failed": 0, "unfinished": 0, "missing": 0, "corrupt": 0, "damaged": 0}
         for run in point["runs"]:
             status = run_status(out, run["dir"])
@@ -66,7 +66,9 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
                 finals[key].append(m[col][-1] if m.get(col) else math.nan)
             if m.get("wall_time_s"):
                 walls.append(m["wall_time_s"][-1])
-            bare.append(_unamplified(read_config(out / run["dir"])))
+            unamplified = _unamplified(read_config(out / run["dir"]))
+            bare.append(unamplified.get("epsilon_ex_ante", math.nan))
+            most.append(unamplified.get("epsilon_most_sampled", math.nan))
         row: dict[str, Any] = {"point": point["slug"], "label": point["label"] or ""}
         for key, value in point["grid"].items():
             row[key] = value
@@ -78,8 +80,9 @@ def summarize(out_dir: str | os.PathLike) -> list[dict]:
             row[f"{key}_mean"] = mean
             row[f"{key}_std"] = std
         row["wall_time_s_mean"] = _mean_std(walls)[0]
-        if any(not math.isnan(v) for v in bare):  # ε without sampling amplification, most-sampled client (model §7.3)
-            row["epsilon_unamplified_mean"] = _mean_std(bare)[0]
+        if any(not math.isnan(v) for v in bare + most):  # ε without sampling amplification (model §7.3)
+            row["epsilon_unamplified_mean"] = _mean_std(bare)[0]  # over the sampling (the same for every seed)
+            row["epsilon_most_sampled_mean"] = _mean_std(most)[0]  # each run's most-sampled client
         st = _run_statement(out, point)
         row["epsilon_alpha"] = st["alpha"] if st else math.nan
         row["epsilon_assumptions"] = "; ".join(st["clauses"]) if st else ""
@@ -146,12 +149,13 @@ def split_statements(statements: list[dict]) -> tuple[list[str], list[list[str]]
     return common, rest
 
 
-def _unamplified(config: dict) -> float:
-    """ε of the run's most-sampled client without sampling amplification (``privacy_report.without_amplification``;
-    NaN where the run has none)."""
+def _unamplified(config: dict) -> dict[str, float]:
+    """ε without sampling amplification of a run (``privacy_report.without_amplification``): ``epsilon_ex_ante`` and
+    ``epsilon_most_sampled`` as floats (NaN where the run has none)."""
     report = config.get("privacy_report")
     bare = report.get("without_amplification") if isinstance(report, dict) else None
-    return to_float(bare.get("epsilon_most_sampled")) if isinstance(bare, dict) else math.nan
+    bare = bare if isinstance(bare, dict) else {}
+    return {key: to_float(bare.get(key)) for key in ("epsilon_ex_ante", "epsilon_most_sampled")}
 
 
 def _run_statement(out: Path, point: dict) -> dict | None:
