@@ -16,6 +16,8 @@ import pytest
 from phy.antennas import client_leverage
 from phy.fading import draw_rayleigh_antennas
 
+from test_without_amplification import _gdp_epsilon  # noqa: E402  (tests/; the GDP closed form, solved there)
+
 DELTA, K, M, T = 1e-5, 20, 100, 200
 
 
@@ -107,15 +109,6 @@ def test_the_t2_bound_with_timing_offsets_counts_the_inflated_share_or_nothing()
     low = scheme_accountant(_config(timing_offset=tau, g_th=g_th, snr_db=-10.0,
                                     **{"analog-gaussian": {"noise_multiplier": 0.01}}), d=1000, D=1)
     assert "no T2 guarantee" in low.threat_model and "ε_T2" not in low.threat_model
-
-
-def _gdp_epsilon(mu: float, delta: float) -> float:
-    """ε of μ-GDP at δ: δ(ε) = Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2) (Dong, Roth & Su, Cor. 2.13), solved here."""
-    from scipy import optimize
-    from scipy.special import ndtr
-
-    return optimize.brentq(lambda e: ndtr(-e / mu + mu / 2) - math.exp(e) * ndtr(-e / mu - mu / 2) - delta, 0.0, 500.0,
-                           xtol=1e-12)
 
 
 def _scenario(tmp_path, *, n_rx: int, z: float, rounds: int, M: int = 30, K: int = 10):

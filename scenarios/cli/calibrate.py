@@ -18,12 +18,10 @@ and exits with status 1 (the JSON then has ``value`` null and the reason).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from pathlib import Path
 
-from scenarios.cli.options import add_phy_set_option
+from scenarios.cli.options import add_phy_set_option, write_json
 
 
 def register(subparsers) -> None:
@@ -162,19 +160,7 @@ def _text(cal, *, verbose: bool = False, json_path: str | None = None) -> str:
 
 
 def _emit(dest: str | None, payload: dict, text: str | None = None) -> None:
-    blob = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    if dest == "-":
-        sys.stdout.write(blob)
-        return
-    if text:
+    if text and dest != "-":  # "-": the JSON alone on stdout
         print(text)
     if dest:
-        from scenarios.store import atomic_write_text, storage_error
-
-        path = Path(dest)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise storage_error(exc, "create", path.parent) from None
-        # a unique temporary beside it, removed if anything fails before the rename (scenarios.store)
-        atomic_write_text(path, blob)
+        write_json(dest, payload)  # "-": stdout; a file: atomically, beside its target (scenarios.store)
