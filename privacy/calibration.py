@@ -106,7 +106,7 @@ def calibrate(make_accountant: Callable[[float], object], *, target_epsilon: flo
 def tightest_value(search: Callable[[str], float | None], *, increasing: bool) -> float | None:
     """The calibrated value under the ``tightest`` accountant (model §9.4), from searches under its parts.
 
-    ε_tightest(x) = min(ε_rdp(x), ε_o(x)), o the first of ``privacy.engines.TIGHTEST_CANDIDATES`` that handles
+    ε_tightest(x) = min(ε_rdp(x), ε_o(x)), ε_rdp its Rényi part (``rdp-revealed``), o the first of ``privacy.engines.TIGHTEST_CANDIDATES`` that handles
     the round. Both are monotone in x in the same direction, so {x : ε_tightest(x) ≤ t} = {x : ε_rdp(x) ≤ t} ∪
     {x : ε_o(x) ≤ t}, and the value meeting the target under ``tightest`` is the better of the values each part
     meets alone: the largest with ``increasing``, else the smallest. Searching each part alone keeps the PLD's own
@@ -123,7 +123,7 @@ def tightest_value(search: Callable[[str], float | None], *, increasing: bool) -
     from privacy.engines import TIGHTEST_CANDIDATES
 
     try:
-        found, refusal = [search("rdp")], None
+        found, refusal = [search("rdp-revealed")], None  # tightest's Rényi part (privacy.engines)
     except ValueError as exc:
         found, refusal = [], exc
     for name in TIGHTEST_CANDIDATES:

@@ -22,12 +22,14 @@ import math
 import numpy as np
 
 from privacy.accountant import edge_warning, event_eps_inf, event_rdp
+from privacy.events import SampledWithoutReplacement
 from privacy.gdp import event_mu, gdp_delta, gdp_epsilon
+from privacy.known_sample import revealed_sample_rdp
 from privacy.rdp import delta_from_rdp, epsilon_from_rdp
 
 __all__ = ["ACCOUNTANTS", "ACCOUNTANT_TEXT", "TIGHTEST_CANDIDATES", "make_engine"]
 
-ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp", "fdp", "tightest")
+ACCOUNTANTS = ("rdp", "rdp-generic", "rdp-revealed", "pld", "gdp", "fdp", "tightest")
 #: What ``tightest`` minimises over: ``rdp`` always, then the first of the others that handles the event.
 TIGHTEST_CANDIDATES = ("pld", "fdp")
 ACCOUNTANT_TEXT = {
@@ -36,6 +38,9 @@ ACCOUNTANT_TEXT = {
            "conditional-Gaussian V-average, model §9.5), generic bounds otherwise; composition by addition",
     "rdp-generic": "rdp-generic: Rényi DP with the generic sampling bounds only (WBK 2019 arXiv:1808.00087 Thm 9; "
                    "Zhu & Wang 2019 Thm 6); composition by addition",
+    "rdp-revealed": "rdp-revealed: rdp, and for sampling without replacement also, order by order, the revealed-sample "
+                    "curve ln(1 − q + q·e^{(α−1)ε(α)})/(α − 1) of the unsampled round, which bounds the sampled round "
+                    "too (model §7.3; the Rényi part of tightest); composition by addition",
     "pld": "pld: privacy-loss distribution with pessimistic (connect-the-dots) discretization, FFT composition "
            "(dp_accounting; Poisson sampling by its add and remove pairs; sampling without replacement by the "
            "symmetric pair of Dong, Roth & Su's C_q(f), replace-one; FLORAS as a pessimistic V-mixture of Gaussian "
@@ -45,9 +50,10 @@ ACCOUNTANT_TEXT = {
            "randomized response f_{ε₀,0} exact, sampling without replacement by C_p (DRS Thm 4.2), Poisson by the "
            "pair (P, (1−p)P + pQ) in both orders, composition ⊗ on a 1e-4-nat loss grid (ε at most T·1e-4 above "
            "the exact value of these trade-off functions); DDGauss: the f implied by its T-round RDP curve",
-    "tightest": "tightest: the smaller ε of two upper bounds, rdp and the first of pld, fdp that handles the mechanism "
-                "(pld where it exists, else fdp; each a valid (ε, δ) bound, so their minimum is one); which one "
-                "attained ε, and why a candidate was not used, is stated per report (model §9.4)",
+    "tightest": "tightest: the smaller ε of two upper bounds, rdp (with the revealed-sample curve for sampling without "
+                "replacement, rdp-revealed) and the first of pld, fdp that handles the mechanism (pld where it exists, "
+                "else fdp; each a valid (ε, δ) bound, so their minimum is one); which one attained ε, and why a "
+                "candidate was not used, is stated per report (model §9.4)",
 }
 
 
@@ -78,6 +84,29 @@ class _RdpEngine:
 
     def delta_at(self, rounds: int, epsilon: float) -> float:
         return delta_from_rdp(self.orders, rounds * self.round_rdp, epsilon=epsilon, conversion=self.conversion)[0]
+
+
+def _revealed_rdp_engine(event, *, orders, conversion: str) -> _RdpEngine:
+    """``rdp`` with, for sampling without replacement, the revealed-sample curve of the unsampled round taken order by
+    order (:func:`privacy.known_sample.revealed_sample_rdp`; it bounds the sampled round too, model §7.3).
+    ``revealed_note(rounds, δ, ε)`` says when that curve attained ε."""
+    engine = _RdpEngine(event, orders=orders, method="tight", conversion=conversion)
+    engine.sampled_rdp = None  # the sampled bounds' own curve, kept where the revealed-sample curve lowers it
+    if isinstance(event, SampledWithoutReplacement):
+        known = revealed_sample_rdp(engine.orders, event_rdp(event.event, engine.orders), rate=event.rate)
+        if np.any(known < engine.round_rdp):
+            engine.sampled_rdp = engine.round_rdp
+            engine.round_rdp = np.minimum(engine.round_rdp, known)
+
+    def revealed_note(rounds: int, delta: float, eps: float) -> str:
+        if engine.sampled_rdp is None or not rounds:
+            return ""
+        alone = epsilon_from_rdp(engine.orders, rounds * engine.sampled_rdp, delta=delta, conversion=conversion)[0]
+        return (f" with the revealed-sample curve (model §7.3; the sampled bounds alone {alone:.6g})"
+                if eps < alone else "")
+
+    engine.revealed_note = revealed_note
+    return engine
 
 
 class _PldEngine:
@@ -164,14 +193,17 @@ class _TightestEngine:
     """``tightest``: ε = min(ε_rdp, ε_other), δ(ε) = min(δ_rdp, δ_other), where "other" is the first of
     :data:`TIGHTEST_CANDIDATES` whose engine accepts the event (ValueError, including a PLD too large to
     build, moves on to the next). Each is an upper bound on the same mechanism's privacy curve, so
-    their pointwise minimum is one too (model §9.4). An event without a Rényi bound takes the other alone; an event that neither handles raises the Rényi refusal."""
+    their pointwise minimum is one too (model §9.4). An event without a Rényi bound takes the other alone; an event that neither handles raises the Rényi refusal.
+    For sampling without replacement the Rényi curve is also taken, order by order, against the revealed-sample
+    curve ln(1 − q + q·e^{(α−1)ε(α)})/(α − 1) of the unsampled round (:func:`privacy.known_sample.revealed_sample_rdp`,
+    model §7.3), which bounds the sampled round too and is the smaller where the sampled bound is the generic one."""
 
     approximate = False
 
     def __init__(self, event, *, orders, conversion: str, discretization: float | None = None):
         self.other, self.other_name, self.skipped = None, None, []
         try:
-            self.rdp = _RdpEngine(event, orders=orders, method="tight", conversion=conversion)
+            self.rdp = _revealed_rdp_engine(event, orders=orders, conversion=conversion)
         except ValueError as exc:
             self.rdp, rdp_refusal = None, exc
             self.skipped.append(f"rdp: {exc}")
@@ -194,7 +226,7 @@ class _TightestEngine:
             lines, used = [], None
         else:
             eps, order, warnings = self.rdp.epsilon(rounds, delta)
-            lines, used = [f"rdp ε = {eps:.6g}"], "rdp"
+            lines, used = [f"rdp ε = {eps:.6g}" + self.rdp.revealed_note(rounds, delta, eps)], "rdp"
         if self.other is not None:
             other, _, more = self.other.epsilon(rounds, delta)
             lines.append(f"{self.other_name} ε = {other:.6g}")
@@ -219,6 +251,8 @@ def make_engine(accountant: str, event, *, orders, conversion: str = "tight", di
     optimistic–pessimistic gap is within this fraction of ε (:func:`privacy.pld.epsilon_bracket`).
     """
     _check(accountant)
+    if accountant == "rdp-revealed":
+        return _revealed_rdp_engine(event, orders=orders, conversion=conversion)
     if accountant in ("rdp", "rdp-generic"):
         return _RdpEngine(event, orders=orders, method="tight" if accountant == "rdp" else "generic", conversion=conversion)
     if accountant == "pld":

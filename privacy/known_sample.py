@@ -13,6 +13,15 @@ exact up to the accountant's own bound on each δ_n. The ε reported is the smal
 geometric grid up to ε_hi, where δ(ε_hi) ≤ δ is checked, then a linear grid, so never below the root); the n beyond
 a range holding all but a 10⁻³ share of δ are counted with δ_n = 1. Every n is composed once (the engines cache the last composition), so the cost is one
 composition per n in the range.
+
+The same pair in Rényi terms, one round (:func:`revealed_sample_rdp`): the client is in the round with probability q,
+and then the round is the unsampled one, so
+
+    ε_known(α) = ln(1 − q + q·e^{(α−1)·ε(α)}) / (α − 1),
+
+ε(α) the unsampled round's Rényi curve. The observer that does not learn the sample sees a function of the pair, so
+this is also a valid bound on the sampled round (replace-one; data processing), and the ``tightest`` accountant
+takes it order by order beside the sampled bounds (:mod:`privacy.engines`).
 """
 
 from __future__ import annotations
@@ -23,12 +32,30 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-__all__ = ["known_sample_epsilon"]
+__all__ = ["known_sample_epsilon", "revealed_sample_rdp"]
 
 #: the share of δ the Binomial tails outside the computed range may take (counted as δ_n = 1)
 TAIL_SHARE = 1e-3
 #: grid points per pass (a geometric pass over three decades, then a linear pass inside its bracket)
 POINTS = 48
+
+
+def revealed_sample_rdp(orders, base_rdp, *, rate: float) -> np.ndarray:
+    """ε_known(α) = ln(1 − q + q·e^{(α−1)·ε(α)})/(α − 1) at ``orders`` (> 1) from the unsampled curve ``base_rdp``
+    (nats; ∞ stays ∞), q = ``rate`` in (0, 1]; computed as a log-sum-exp, exact for any ε(α)."""
+    a = np.asarray(orders, dtype=np.float64)
+    base = np.asarray(base_rdp, dtype=np.float64)
+    q = float(rate)
+    if not 0.0 < q <= 1.0:
+        raise ValueError(f"rate must be in (0, 1] (got {rate!r})")
+    if np.any(a <= 1.0) or a.shape != base.shape:
+        raise ValueError("orders must be > 1 and as many as the curve's values")
+    if q == 1.0:
+        return base.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = (a - 1.0) * base
+        out = np.logaddexp(math.log1p(-q), math.log(q) + x) / (a - 1.0)
+    return np.where(np.isinf(base), np.inf, out)
 
 
 def known_sample_epsilon(delta_at: Callable[[int, float], float], *, rounds: int, rate: float, delta: float,

@@ -38,7 +38,7 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", type=int, default=200, help="rounds T (default 200)")
     p.add_argument("--relation", choices=("replace", "add-remove"), default="replace", help="neighbouring relation (default replace)")
     p.add_argument("--level", choices=("client", "item"), default="client")
-    p.add_argument("--accountant", default="rdp", help="rdp (default: tightest valid RDP), rdp-generic, pld, gdp, fdp or tightest (the smaller ε of rdp and pld, else fdp)")
+    p.add_argument("--accountant", default="rdp", help="rdp (default: tightest valid RDP), rdp-generic, rdp-revealed, pld, gdp, fdp or tightest (the smaller ε of rdp-revealed and pld, else fdp)")
     p.add_argument("--d", type=int, default=None, help="model dimension d (FLORAS and DDGauss need it)")
     p.add_argument("--clip-norm", type=float, default=1.0, help="public clip norm of each update (default 1)")
     p.add_argument("--N", type=int, default=None, help="FLORAS: sequences N (fixed when C is searched)")

@@ -4,7 +4,7 @@ Usage::
 
     floras privacy --K 20 --N 30 --M 100 --rounds 200 --delta 1e-5 --level client --d 100000 \
         [--normalization {paper,clip}] [--C C] [--sensitivity S] [--sampling {without-replacement,poisson}] \
-        [--accountant {rdp,rdp-generic,pld,gdp,fdp}] [--snr-db DB --L L --csit {none,phase} --rician-k K]
+        [--accountant {rdp,rdp-generic,rdp-revealed,pld,gdp,fdp,tightest}] [--snr-db DB --L L --csit {none,phase} --rician-k K]
         [--rx-antennas N_r] [--coherence-symbols N_C --pilots {per-block,stale} --fading-correlation L --doppler F]
         [--json FILE|-]
     floras privacy --mechanism gaussian --noise-multiplier Z [--K --M --rounds --delta --relation --sampling]

@@ -124,10 +124,11 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
         second = np.abs(np.exp(1j * theta) - r) if phase else theta
         second[0] = 0.0
         return 1, plan.n_blocks, tuple((float(x), float(y)) for x, y in zip(rho, second))
-    if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic", "pld", "tightest"):
+    if plan.n_blocks > 1 and accountant not in ("rdp", "rdp-generic", "rdp-revealed", "pld", "tightest"):
         raise ValueError(f"privacy.accountant: with per-block pilots (B = {plan.n_blocks} blocks, model §5.1) FLORAS's "
                          "ε is derived under the Rényi bounds and the PLD over V_min (model §9.5, \"Several pilots\"); "
-                         f"got accountant = {accountant!r}, use \"rdp\", \"rdp-generic\", \"pld\" or \"tightest\"")
+                         f"got accountant = {accountant!r}, use \"rdp\", \"rdp-generic\", \"rdp-revealed\", \"pld\" "
+                         "or \"tightest\"")
     return plan.n_blocks, plan.n_blocks, None
 
 

@@ -21,7 +21,7 @@ MODELS = ("mlp", "cnn")
 LEVELS = ("client", "item")
 RELATIONS = ("replace", "add-remove")
 EVALUATION_SETS = ("test", "validation")
-ACCOUNTANTS = ("rdp", "rdp-generic", "pld", "gdp", "fdp", "tightest")
+ACCOUNTANTS = ("rdp", "rdp-generic", "rdp-revealed", "pld", "gdp", "fdp", "tightest")
 
 
 @dataclass(frozen=True)
