@@ -125,7 +125,8 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "privacy.delta": ("(0, 1)", "δ of the ε column"),
     "privacy.level": ("`client`, `item`", "unit of privacy"),
     "privacy.relation": ("`replace`, `add-remove`", "neighbouring relation"),
-    "privacy.accountant": ("`rdp`, `rdp-generic`, `pld`, `gdp`", "accountant of the ε column (docs/privacy.md)"),
+    "privacy.accountant": ("`rdp`, `rdp-generic`, `rdp-revealed`, `pld`, `gdp`, `fdp`, `tightest`",
+                           "accountant of the ε column (docs/privacy.md)"),
     "privacy.target_epsilon": ("> 0 or `\"inf\"`", "calibrate the scheme's noise key to this ε at `delta` after "
                                                   "`run.rounds` ([model §10](model.md#sec-10)); none: the key is given"),
     "privacy.calibrate_key": ("a calibrated key of the scheme", "the key a `target_epsilon` calibrates when the scheme "
