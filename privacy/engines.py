@@ -86,27 +86,26 @@ class _RdpEngine:
         return delta_from_rdp(self.orders, rounds * self.round_rdp, epsilon=epsilon, conversion=self.conversion)[0]
 
 
-def _revealed_rdp_engine(event, *, orders, conversion: str) -> _RdpEngine:
+class _RevealedRdpEngine(_RdpEngine):
     """``rdp`` with, for sampling without replacement, the revealed-sample curve of the unsampled round taken order by
     order (:func:`privacy.known_sample.revealed_sample_rdp`; it bounds the sampled round too, model §7.3).
-    ``revealed_note(rounds, δ, ε)`` says when that curve attained ε."""
-    engine = _RdpEngine(event, orders=orders, method="tight", conversion=conversion)
-    engine.sampled_rdp = None  # the sampled bounds' own curve, kept where the revealed-sample curve lowers it
-    if isinstance(event, SampledWithoutReplacement):
-        known = revealed_sample_rdp(engine.orders, event_rdp(event.event, engine.orders), rate=event.rate)
-        if np.any(known < engine.round_rdp):
-            engine.sampled_rdp = engine.round_rdp
-            engine.round_rdp = np.minimum(engine.round_rdp, known)
+    :meth:`revealed_note` says when that curve attained ε."""
 
-    def revealed_note(rounds: int, delta: float, eps: float) -> str:
-        if engine.sampled_rdp is None or not rounds:
+    def __init__(self, event, *, orders, conversion: str):
+        super().__init__(event, orders=orders, method="tight", conversion=conversion)
+        self.sampled_rdp = None  # the sampled bounds' own curve, kept where the revealed-sample curve lowers it
+        if isinstance(event, SampledWithoutReplacement):
+            known = revealed_sample_rdp(self.orders, event_rdp(event.event, self.orders), rate=event.rate)
+            if np.any(known < self.round_rdp):
+                self.sampled_rdp = self.round_rdp
+                self.round_rdp = np.minimum(self.round_rdp, known)
+
+    def revealed_note(self, rounds: int, delta: float, eps: float) -> str:
+        if self.sampled_rdp is None or not rounds:
             return ""
-        alone = epsilon_from_rdp(engine.orders, rounds * engine.sampled_rdp, delta=delta, conversion=conversion)[0]
+        alone = epsilon_from_rdp(self.orders, rounds * self.sampled_rdp, delta=delta, conversion=self.conversion)[0]
         return (f" with the revealed-sample curve (model §7.3; the sampled bounds alone {alone:.6g})"
                 if eps < alone else "")
-
-    engine.revealed_note = revealed_note
-    return engine
 
 
 class _PldEngine:
@@ -203,7 +202,7 @@ class _TightestEngine:
     def __init__(self, event, *, orders, conversion: str, discretization: float | None = None):
         self.other, self.other_name, self.skipped = None, None, []
         try:
-            self.rdp = _revealed_rdp_engine(event, orders=orders, conversion=conversion)
+            self.rdp = _RevealedRdpEngine(event, orders=orders, conversion=conversion)
         except ValueError as exc:
             self.rdp, rdp_refusal = None, exc
             self.skipped.append(f"rdp: {exc}")
@@ -252,7 +251,7 @@ def make_engine(accountant: str, event, *, orders, conversion: str = "tight", di
     """
     _check(accountant)
     if accountant == "rdp-revealed":
-        return _revealed_rdp_engine(event, orders=orders, conversion=conversion)
+        return _RevealedRdpEngine(event, orders=orders, conversion=conversion)
     if accountant in ("rdp", "rdp-generic"):
         return _RdpEngine(event, orders=orders, method="tight" if accountant == "rdp" else "generic", conversion=conversion)
     if accountant == "pld":

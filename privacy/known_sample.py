@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-__all__ = ["known_sample_epsilon", "revealed_sample_rdp"]
+__all__ = ["known_sample_epsilon", "known_sample_of", "revealed_sample_rdp"]
 
 #: the share of δ the Binomial tails outside the computed range may take (counted as δ_n = 1)
 TAIL_SHARE = 1e-3
@@ -98,3 +98,12 @@ def known_sample_epsilon(delta_at: Callable[[int, float], float], *, rounds: int
     fine = np.linspace(grid[j - 1], grid[j], POINTS)
     ok = profile(fine) <= delta
     return float(fine[int(np.argmax(ok))]) if ok.any() else float(grid[j])
+
+
+def known_sample_of(unsampled, *, rounds: int, rate: float, delta: float) -> tuple[float, float]:
+    """(ε over the sampling, ε after every round) of a run accountant ``unsampled`` built at sampling rate 1 (its
+    ``epsilon(rounds=)`` and ``delta_at(rounds=, epsilon=)``), for a client sampled with probability ``rate``."""
+    every = float(unsampled.epsilon(rounds=rounds)) if rounds > 0 else 0.0
+    ante = known_sample_epsilon(lambda n, e: unsampled.delta_at(rounds=n, epsilon=e), rounds=rounds, rate=rate,
+                                delta=delta, epsilon_hi=every)
+    return ante, every

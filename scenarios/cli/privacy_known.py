@@ -13,7 +13,7 @@ def known_sample_figure(make, *, K: int, M: int, rounds: int, delta: float, rela
     """``make(M=…)`` builds the run's accountant for a population of M clients. Returns the JSON entry: ``epsilon``
     (over n ~ Binomial(T, K/M) unsampled rounds), ``epsilon_every_round`` and ``text``; replace-one only (under
     add/remove the sampled set reveals whether a client exists)."""
-    from privacy.known_sample import known_sample_epsilon
+    from privacy.known_sample import known_sample_of
 
     if relation != "replace":
         raise ValueError("sample-known is defined for replace-one neighbours (--relation replace, sampling without "
@@ -21,10 +21,7 @@ def known_sample_figure(make, *, K: int, M: int, rounds: int, delta: float, rela
     if K >= M:
         raise ValueError(f"sample-known needs client sampling, K < M (got K = {K}, M = {M}): with K = M the ε above "
                          "already has no amplification")
-    unsampled = make(M=K)
-    every = float(unsampled.epsilon(rounds=rounds))
-    eps = known_sample_epsilon(lambda n, e: unsampled.delta_at(rounds=n, epsilon=e), rounds=rounds, rate=K / M,
-                               delta=delta, epsilon_hi=every)
+    eps, every = known_sample_of(make(M=K), rounds=rounds, rate=K / M, delta=delta)
     text = (f"an observer that learns which clients each round sampled (no amplification; replace-one): a client takes "
             f"part in n ~ Binomial({rounds}, {K / M:.6g}) rounds, δ(ε) = Σ_n P(n)·δ_n(ε) with δ_n the unsampled round "
             f"composed n times: ε = {_fmt(eps)} at δ = {delta:g} over the sampling; a client in every round "

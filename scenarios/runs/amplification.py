@@ -32,7 +32,7 @@ def without_amplification(config: ScenarioConfig, *, d: int, D: int, rounds: int
     :func:`privacy.known_sample.known_sample_epsilon`), ``delta``, ``text`` (the assumptions, one sentence).
     """
     from fl.sampling import participation_counts
-    from privacy.known_sample import known_sample_epsilon
+    from privacy.known_sample import known_sample_of
     from scenarios.config.schemes import scheme_accountant
 
     t, pr = config.training, config.privacy
@@ -63,10 +63,8 @@ def without_amplification(config: ScenarioConfig, *, d: int, D: int, rounds: int
         accountant = scheme_accountant(unsampled, d=d, D=D)
         if accountant is None:
             return None
-        eps_max = _epsilon(accountant, n_max)
-        eps_all = _epsilon(accountant, int(rounds))
-        eps_ante = known_sample_epsilon(lambda n, e: accountant.delta_at(rounds=n, epsilon=e), rounds=int(rounds),
-                                        rate=K / M, delta=float(pr.delta), epsilon_hi=eps_all)
+        eps_max = float(accountant.epsilon(rounds=n_max)) if n_max > 0 else 0.0
+        eps_ante, eps_all = known_sample_of(accountant, rounds=int(rounds), rate=K / M, delta=float(pr.delta))
     except ValueError as exc:  # e.g. a PLD too large at rate 1: say so, never fail the run for this figure
         return {**out, "epsilon_most_sampled": None, "epsilon_every_round": None, "epsilon_ex_ante": None,
                 "text": f"{head}: ε not computed ({exc})"}
@@ -76,15 +74,6 @@ def without_amplification(config: ScenarioConfig, *, d: int, D: int, rounds: int
             "the idealised release (no link-level figure)")
     return {**out, "epsilon_most_sampled": _json(eps_max), "epsilon_every_round": _json(eps_all),
             "epsilon_ex_ante": _json(eps_ante), "text": text}
-
-
-def _epsilon(accountant, rounds: int) -> float:
-    """ε after ``rounds`` rounds (0 rounds: nothing released)."""
-    if rounds <= 0:
-        return 0.0
-    if hasattr(accountant, "epsilon"):
-        return float(accountant.epsilon(rounds=rounds))
-    return float(accountant.report(rounds=rounds).epsilon)
 
 
 def _fmt(x: float) -> str:
