@@ -24,7 +24,7 @@ import numpy as np
 from privacy.accountant import edge_warning, event_eps_inf, event_rdp
 from privacy.events import SampledWithoutReplacement
 from privacy.gdp import event_mu, gdp_delta, gdp_epsilon
-from privacy.known_sample import revealed_sample_rdp
+from privacy.known_sample import known_sample_epsilon, revealed_sample_pld, revealed_sample_rdp
 from privacy.rdp import delta_from_rdp, epsilon_from_rdp
 
 __all__ = ["ACCOUNTANTS", "ACCOUNTANT_TEXT", "TIGHTEST_CANDIDATES", "make_engine"]
@@ -144,6 +144,18 @@ class _PldEngine:
     def delta_at(self, rounds: int, epsilon: float) -> float:
         return 0.0 if rounds == 0 else float(self._composed(rounds).get_delta_for_epsilon(epsilon))
 
+    def known_sample_epsilon(self, rounds: int, rate: float, delta: float, epsilon_hi: float) -> float | None:
+        """ε over n ~ Binomial(rounds, rate) unsampled rounds (model §7.3): the revealed-sample round's PLD
+        (:func:`privacy.known_sample.revealed_sample_pld`) composed ``rounds`` times, read at δ; None when that
+        composition is too large (the caller then sums δ_n over n)."""
+        from privacy.pld import PldTooLarge, self_compose
+
+        try:
+            composed = self_compose(revealed_sample_pld(self.round_pld, rate=rate), rounds)
+        except PldTooLarge:
+            return None
+        return max(float(composed.get_epsilon_for_delta(delta)), 0.0)
+
 
 class _GdpEngine:
     def __init__(self, event):
@@ -240,6 +252,17 @@ class _TightestEngine:
             return self.other.delta_at(rounds, epsilon)
         d = self.rdp.delta_at(rounds, epsilon)
         return d if self.other is None else min(d, self.other.delta_at(rounds, epsilon))
+
+    def known_sample_epsilon(self, rounds: int, rate: float, delta: float, epsilon_hi: float) -> float | None:
+        """The smaller of the PLD's one-composition figure and the Rényi bound's Σ_n P(n)·δ_n root (each a bound on
+        the same pair, model §7.3); None (the caller sums min(δ_rdp, δ_other) over n) without a PLD part."""
+        direct = getattr(self.other, "known_sample_epsilon", None)
+        other = direct(rounds, rate, delta, epsilon_hi) if direct is not None else None
+        if other is None or self.rdp is None:
+            return other
+        mine = known_sample_epsilon(lambda n, e: self.rdp.delta_at(n, e), rounds=rounds, rate=rate, delta=delta,
+                                    epsilon_hi=self.rdp.epsilon(rounds, delta)[0])
+        return min(mine, other)
 
 
 def make_engine(accountant: str, event, *, orders, conversion: str = "tight", discretization: float | None = None,

@@ -9,7 +9,12 @@ rounds composed:
 
     δ(ε) = Σ_n P(n)·δ_n(ε),   δ_n(ε) the unsampled round's δ after n rounds (0 for n = 0),
 
-exact up to the accountant's own bound on each δ_n. The ε reported is the smallest grid point with δ(ε) ≤ δ (a
+exact up to the accountant's own bound on each δ_n. Where the accountant holds the round's privacy-loss
+distribution (``pld``, and ``tightest``'s PLD part) the same sum is one composition: the pair's round has loss 0
+with probability 1 − q (the client is not in it, so nothing depends on its data) and the unsampled round's loss
+otherwise, so its PLD is the mixture (1 − q)·𝟙{0} + q·PLD₁ (infinite loss with mass q·π_∞), and T rounds compose
+to Σ_n P(n)·PLD₁^{*n}, whose δ(ε) is the sum above (:func:`revealed_sample_pld`; a pessimistic PLD₁ dominates the
+round, so the mixture dominates the pair's round and its composition the pair's T rounds). Elsewhere the ε reported is the smallest grid point with δ(ε) ≤ δ (a
 geometric grid up to ε_hi, where δ(ε_hi) ≤ δ is checked, then a linear grid, so never below the root); the n beyond
 a range holding all but a 10⁻³ share of δ are counted with δ_n = 1. Every n is composed once (the engines cache the last composition), so the cost is one
 composition per n in the range.
@@ -32,7 +37,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
-__all__ = ["known_sample_epsilon", "known_sample_of", "revealed_sample_rdp"]
+__all__ = ["known_sample_epsilon", "known_sample_of", "revealed_sample_pld", "revealed_sample_rdp"]
 
 #: the share of δ the Binomial tails outside the computed range may take (counted as δ_n = 1)
 TAIL_SHARE = 1e-3
@@ -56,6 +61,33 @@ def revealed_sample_rdp(orders, base_rdp, *, rate: float) -> np.ndarray:
         x = (a - 1.0) * base
         out = np.logaddexp(math.log1p(-q), math.log(q) + x) / (a - 1.0)
     return np.where(np.isinf(base), np.inf, out)
+
+
+def revealed_sample_pld(pld, *, rate: float):
+    """The PLD of one round of the pair (sampled or not, release) from the unsampled round's ``pld`` (a dp_accounting
+    ``PrivacyLossDistribution``): each of its PMFs becomes (1 − q)·𝟙{loss 0} + q·PMF, infinity mass q·π_∞, q =
+    ``rate`` in (0, 1]. Its composition over T rounds has δ(ε) = Σ_n Binomial(n; T, q)·δ_n(ε) (model §7.3)."""
+    from dp_accounting.pld import pld_pmf, privacy_loss_distribution as _pld
+
+    q = float(rate)
+    if not 0.0 < q <= 1.0:
+        raise ValueError(f"rate must be in (0, 1] (got {rate!r})")
+    if q == 1.0:
+        return pld
+
+    def mixed(pmf):
+        dense = pmf.to_dense_pmf()
+        lo = min(int(dense._lower_loss), 0)
+        hi = max(int(dense._lower_loss) + dense.size, 1)
+        probs = np.zeros(hi - lo)
+        probs[dense._lower_loss - lo: dense._lower_loss - lo + dense.size] = q * dense._probs
+        probs[-lo] += 1.0 - q  # loss 0: index 0 of the grid
+        return pld_pmf.DensePLDPmf(dense._discretization, lo, probs, q * float(dense._infinity_mass),
+                                   dense._pessimistic_estimate)
+
+    remove = mixed(pld._pmf_remove)
+    return _pld.PrivacyLossDistribution(remove) if pld._symmetric else _pld.PrivacyLossDistribution(
+        remove, mixed(pld._pmf_add))
 
 
 def known_sample_epsilon(delta_at: Callable[[int, float], float], *, rounds: int, rate: float, delta: float,
@@ -104,6 +136,11 @@ def known_sample_of(unsampled, *, rounds: int, rate: float, delta: float) -> tup
     """(ε over the sampling, ε after every round) of a run accountant ``unsampled`` built at sampling rate 1 (its
     ``epsilon(rounds=)`` and ``delta_at(rounds=, epsilon=)``), for a client sampled with probability ``rate``."""
     every = float(unsampled.epsilon(rounds=rounds)) if rounds > 0 else 0.0
-    ante = known_sample_epsilon(lambda n, e: unsampled.delta_at(rounds=n, epsilon=e), rounds=rounds, rate=rate,
-                                delta=delta, epsilon_hi=every)
+    if rounds <= 0 or every <= 0.0 or math.isinf(every):
+        return (0.0 if rounds <= 0 or every <= 0.0 else math.inf), every
+    direct = getattr(unsampled, "known_sample_epsilon", None)  # one composition where the accountant holds a PLD
+    ante = direct(rounds=rounds, rate=rate, epsilon_hi=every) if direct is not None else None
+    if ante is None:
+        ante = known_sample_epsilon(lambda n, e: unsampled.delta_at(rounds=n, epsilon=e), rounds=rounds, rate=rate,
+                                    delta=delta, epsilon_hi=every)
     return ante, every

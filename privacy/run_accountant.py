@@ -94,6 +94,13 @@ class RunAccountant:
             return self._own.delta_at(rounds=rounds, epsilon=epsilon)
         return self._engine.delta_at(int_at_least("rounds", rounds, 0), epsilon)
 
+    def known_sample_epsilon(self, *, rounds: int, rate: float, epsilon_hi: float) -> float | None:
+        """ε over n ~ Binomial(rounds, rate) rounds in one composition where the engine holds a PLD (model §7.3)."""
+        if self._own is not None:
+            return self._own.known_sample_epsilon(rounds=rounds, rate=rate, epsilon_hi=epsilon_hi)
+        direct = getattr(self._engine, "known_sample_epsilon", None)
+        return None if direct is None else direct(int(rounds), float(rate), self.delta, float(epsilon_hi))
+
     def report(self, *, rounds: int) -> PrivacyReport:
         if self._own is not None:
             rep = self._own.report(rounds=rounds)
