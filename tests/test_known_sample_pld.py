@@ -85,3 +85,24 @@ def test_floras_ex_ante_epsilon_in_one_composition_is_the_sum_over_n():
     assert FlorasRunAccountant(**{**common, "accountant": "rdp"}).known_sample_epsilon(
         rounds=T, rate=q, epsilon_hi=every) is None
     assert math.isfinite(direct)
+
+
+def test_tightest_without_a_pld_takes_the_renyi_sum_and_composes_no_trade_off_per_n(monkeypatch):
+    # DDGauss has no PLD: tightest is rdp-revealed beside fdp, whose f comes from the same Rényi curve. The ex-ante
+    # figure is the Rényi sum over n alone (one f-DP trade-off per n cost ~1.5 s each, 3 minutes at T = 200, for
+    # nothing measurable); it must equal the rdp accountant's summed figure and never build a trade-off per n.
+    from privacy import RunAccountant, engines
+    from privacy.known_sample import known_sample_of
+
+    kw = dict(K=20, M=20, d=159010, clip_norm=1.0, grid=3.5e-4, local_std=1.98)
+    T, q = 60, 0.2
+    rdp = known_sample_of(RunAccountant("ddgauss", accountant="rdp", **kw), rounds=T, rate=q, delta=1e-5)
+    tight = RunAccountant("ddgauss", accountant="tightest", **kw)
+    tight.epsilon(rounds=T)  # the every-round ε (one trade-off at T) before the spy
+
+    def no_trade_off_per_n(self, rounds, epsilon):
+        raise AssertionError(f"an f-DP trade-off composed for n = {rounds}")
+
+    monkeypatch.setattr(engines._FdpEngine, "delta_at", no_trade_off_per_n)
+    ante = tight.known_sample_epsilon(rounds=T, rate=q, epsilon_hi=tight.epsilon(rounds=T))
+    assert ante == pytest.approx(rdp[0], rel=1e-12) and 0.0 < ante < rdp[1]
