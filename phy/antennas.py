@@ -71,7 +71,7 @@ def effective_channel(h: np.ndarray) -> np.ndarray:
     return h @ centroid_combiner(h).conj()
 
 
-def client_leverage(h: np.ndarray) -> np.ndarray:
+def client_leverage(h: np.ndarray, *, combiner: np.ndarray | None = None) -> np.ndarray:
     """ℓ [K′] ∈ [0, 1]: how far a base station that keeps every antenna's signal separates each admitted client from
     the others' artificial noise, for inverting clients (h [K′, N_r] their channels, model §5.2).
 
@@ -83,11 +83,20 @@ def client_leverage(h: np.ndarray) -> np.ndarray:
     (derived). At N_r = 1 every g_k = √ρ, ℓ_k = 1/K′ and the variance is the aggregate's K′·v = σ_a²; with N_r > 1
     the mean is (2N_r − 1)/K′ for generic channels and K′ ≥ 2N_r − 1, so the aggregate's σ_a² overstates the noise a
     separating base station leaves (threat T2), by K′·ℓ_k for client k, at most K′.
+
+    ``combiner``: the a [N_r] the clients inverted (the link's :func:`centroid_combiner` over every scheduled client,
+    admitted or not); None: the centroid of ``h`` itself (the same when every scheduled client is admitted).
     """
     h = np.asarray(h, dtype=np.complex128)
     if h.ndim != 2 or h.shape[0] == 0:
         raise ValueError(f"h must be a K′×N_r array of the admitted clients' channels, K′ ≥ 1 (got shape {h.shape})")
-    g = h / effective_channel(h)[:, None]
+    if combiner is None:
+        g = h / effective_channel(h)[:, None]
+    else:
+        a = np.asarray(combiner, dtype=np.complex128)
+        if a.shape != (h.shape[1],):
+            raise ValueError(f"combiner must have N_r = {h.shape[1]} entries (got shape {a.shape})")
+        g = h / (h @ a.conj())[:, None]
     G = np.concatenate([g.real, g.imag], axis=1)
     u, sv, _ = np.linalg.svd(G, full_matrices=False)
     rank = int(np.sum(sv > sv[0] * max(G.shape) * np.finfo(np.float64).eps))

@@ -21,12 +21,14 @@ from test_without_amplification import _gdp_epsilon  # noqa: E402  (tests/; the 
 DELTA, K, M, T = 1e-5, 20, 100, 200
 
 
-def _leverage_by_pseudoinverse(h: np.ndarray) -> np.ndarray:
-    """ℓ_k = g_kᵀ(GᵀG)⁺g_k from the model's formula: g_k = h_k/(aᴴh_k), a the principal eigenvector of Σ u_k u_kᴴ,
-    real and imaginary parts stacked; an eigendecomposition and a pseudo-inverse of its own."""
-    u = h / np.linalg.norm(h, axis=1, keepdims=True)
-    w, V = np.linalg.eig(u.T @ u.conj())
-    a = V[:, np.argmax(w.real)]
+def _leverage_by_pseudoinverse(h: np.ndarray, a: np.ndarray | None = None) -> np.ndarray:
+    """ℓ_k = g_kᵀ(GᵀG)⁺g_k from the model's formula: g_k = h_k/(aᴴh_k), a the principal eigenvector of Σ u_k u_kᴴ
+    (of ``h``'s rows unless given), real and imaginary parts stacked; an eigendecomposition and a pseudo-inverse of
+    its own."""
+    if a is None:
+        u = h / np.linalg.norm(h, axis=1, keepdims=True)
+        w, V = np.linalg.eig(u.T @ u.conj())
+        a = V[:, np.argmax(w.real)]
     g = h / (h @ a.conj())[:, None]
     G = np.hstack([g.real, g.imag])
     P = np.linalg.pinv(G.T @ G, rcond=1e-10, hermitian=True)
@@ -46,6 +48,22 @@ def test_leverage_is_the_formula_and_sums_to_the_derived_rank(n_rx):
         assert lev.min() >= -1e-12 and lev.max() <= 1 + 1e-12
         if n_rx == 1:
             np.testing.assert_allclose(lev, 1.0 / K, rtol=1e-12)
+
+
+def test_leverage_with_the_links_combiner_of_every_scheduled_client():
+    """The clients invert the combiner of every scheduled client (the link's a), not the centroid of the admitted
+    ones: with the first two clients dropped the leverages differ, and match the formula with the given a; the rows
+    still lie in the hyperplane Im aᴴg_k = 0, so they still sum to 2N_r − 1."""
+    from phy.antennas import centroid_combiner
+
+    h = draw_rayleigh_antennas(6, 1, K=K, n_rx=2)
+    a, kept = centroid_combiner(h), h[2:]
+    lev = client_leverage(kept, combiner=a)
+    np.testing.assert_allclose(lev, _leverage_by_pseudoinverse(kept, a), rtol=1e-8, atol=1e-12)
+    assert lev.sum() == pytest.approx(3.0, rel=1e-10)
+    assert np.max(np.abs(lev - client_leverage(kept))) > 1e-3
+    with pytest.raises(ValueError, match="combiner must have N_r = 2 entries"):
+        client_leverage(kept, combiner=a[:1])
 
 
 def test_few_clients_are_separated_completely():
@@ -148,7 +166,8 @@ def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism
     (model §5.2): recomputed here from the sampler, the fading draws, the centroid combiner's admission
     |aᴴh_k|² ≥ g_th and the pseudo-inverse leverage, and converted by the GDP closed form. Plausible bugs: the
     aggregate's 1/K′ instead of ℓ (T2 = the aggregate), ℓ without K′ (K′ times too little), every sampled client
-    counted although not admitted, another stream than the run's."""
+    counted although not admitted, another stream than the run's, the combiner recomputed from the admitted clients
+    only (the clients inverted the one of every scheduled client)."""
     from fl.sampling import sample_clients
     from scenarios.config.analog_exposure import scheduled_separating
 
@@ -161,9 +180,10 @@ def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism
         h = draw_rayleigh_antennas(4, t, K=Kr, n_rx=2)
         u = h / np.linalg.norm(h, axis=1, keepdims=True)
         w, V = np.linalg.eig(u.T @ u.conj())
-        adm = np.abs(h @ V[:, np.argmax(w.real)].conj()) ** 2 >= 0.3
+        a = V[:, np.argmax(w.real)]  # the link's combiner: every scheduled client, admitted or not
+        adm = np.abs(h @ a.conj()) ** 2 >= 0.3
         adm_seen += int((~adm).sum())
-        expo[clients[adm]] += adm.sum() * _leverage_by_pseudoinverse(h[adm])
+        expo[clients[adm]] += adm.sum() * _leverage_by_pseudoinverse(h[adm], a)
     assert adm_seen > 0  # the threshold drops some clients, so admission is exercised
     mu = math.sqrt(expo.max()) / z
     assert got["mu_most_exposed"] == pytest.approx(mu, rel=1e-9)

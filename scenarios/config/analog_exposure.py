@@ -25,7 +25,7 @@ def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
     """(exposure [M], admitted [rounds]): Σ_t K′_t·ℓ_{k,t} = z²·μ_k² of every client over rounds 0 … rounds − 1, and
     each round's K′_t, from the run's own sampling and link draws (N_r > 1)."""
     from fl.sampling import round_clients
-    from phy.antennas import client_leverage
+    from phy.antennas import centroid_combiner, client_leverage
     from phy.channel_inversion import ChannelInversionLink
 
     phy, t_cfg = config.phy, config.training
@@ -43,8 +43,8 @@ def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
         _, adm, _ = link.admission(t, clients=clients)  # the aggregator's admission of round t
         admitted[t] = int(adm.sum())
         if adm.any():
-            h = link.channel.draw_antennas(t, clients=clients)
-            exposure[clients[adm]] += adm.sum() * client_leverage(h[adm])
+            h = link.channel.draw_antennas(t, clients=clients)  # the combiner is every scheduled client's
+            exposure[clients[adm]] += adm.sum() * client_leverage(h[adm], combiner=centroid_combiner(h))
     return exposure, admitted
 
 
