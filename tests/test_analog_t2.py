@@ -161,7 +161,7 @@ seed = 4
     return load_scenario(path, {})
 
 
-def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism(tmp_path):
+def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism(tmp_path, monkeypatch):
     """Given the sampled sets and channels client k is μ_k-GDP, z²μ_k² = Σ_t K′_t·ℓ_{k,t} over its admitted rounds
     (model §5.2): recomputed here from the sampler, the fading draws, the centroid combiner's admission
     |aᴴh_k|² ≥ g_th and the pseudo-inverse leverage, and converted by the GDP closed form. Plausible bugs: the
@@ -171,6 +171,9 @@ def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism
     from fl.sampling import sample_clients
     from scenarios.config.analog_exposure import scheduled_separating
 
+    from scenarios.config import analog_exposure
+
+    monkeypatch.setattr(analog_exposure, "sampled_separating", lambda config, rounds: {})  # tests/test_analog_t2_sampled.py
     z, T, M, Kr = 2.0, 25, 30, 10
     config = _scenario(tmp_path, n_rx=2, z=z, rounds=T, M=M, K=Kr)
     got = scheduled_separating(config, d=100, rounds=T)
@@ -193,7 +196,7 @@ def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism
     assert scheduled_separating(_scenario(tmp_path, n_rx=2, z=0.0, rounds=T), d=100, rounds=T)["epsilon_most_exposed"] == "inf"
 
 
-def test_the_replayed_admission_is_the_runs_and_the_run_reports_it(tmp_path, capsys):
+def test_the_replayed_admission_is_the_runs_and_the_run_reports_it(tmp_path, capsys, monkeypatch):
     """A run's own admitted count per round (metrics.csv) equals the replay's, and the run states the figure in
     config.json and on a third privacy line."""
     import csv
@@ -202,7 +205,10 @@ def test_the_replayed_admission_is_the_runs_and_the_run_reports_it(tmp_path, cap
     from scenarios.cli.main import main
     from scenarios.config.analog_exposure import replay_exposure
 
-    config = _scenario(tmp_path, n_rx=2, z=1.0, rounds=4)
+    from scenarios.config import analog_exposure
+
+    monkeypatch.setattr(analog_exposure, "SAMPLED_DRAWS", 5_000)
+    config = _scenario(tmp_path, n_rx=2, z=2.0, rounds=4)
     assert main(["train", str(tmp_path / "analog2.toml"), "--out", str(tmp_path / "run"), "--no-progress"]) == 0
     out = capsys.readouterr().out
     with open(tmp_path / "run" / "metrics.csv") as fh:
@@ -213,6 +219,8 @@ def test_the_replayed_admission_is_the_runs_and_the_run_reports_it(tmp_path, cap
     line = [x for x in out.splitlines() if x.startswith("privacy against a base station that schedules")]
     assert len(line) == 1 and "separates its 2 antennas" in line[0]
     assert f"ε = {beyond['epsilon_most_exposed']:.4g} for the most exposed client" in line[0]
+    assert f"{beyond['epsilon_sampled']:.4g} if it does not learn who was sampled" in line[0]
+    assert beyond["epsilon_sampled_aggregate"] < beyond["epsilon_sampled"]
 
 
 def test_a_scheduling_base_station_under_add_remove_gets_no_guarantee(tmp_path):

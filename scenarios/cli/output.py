@@ -116,8 +116,10 @@ def run_privacy_line(record: dict, run_dir: str | Path) -> str:
     if isinstance(beyond, dict) and "epsilon_most_exposed" in beyond:  # the scheme's wiring row names the observer
         line += "\n" + shorten(
             f"privacy against {beyond.get('observer', 'an observer beyond the threat model')}: ε = "
-            f"{_eps(beyond.get('epsilon_most_exposed'))} for the most exposed client; see "
-            "privacy_report.beyond_threat_model", MAX_LINE)
+            f"{_eps(beyond.get('epsilon_most_exposed'))} for the most exposed client"
+            + (f"; {_eps(beyond.get('epsilon_sampled'))} if it does not learn who was sampled"
+               if beyond.get("epsilon_sampled") is not None else "")
+            + "; see privacy_report.beyond_threat_model", MAX_LINE)
     return line
 
 

@@ -18,7 +18,10 @@ import math
 
 import numpy as np
 
-__all__ = ["replay_exposure", "scheduled_separating"]
+__all__ = ["SAMPLED_BETA", "SAMPLED_DRAWS", "replay_exposure", "sampled_separating", "scheduled_separating"]
+
+#: Monte Carlo rounds of the exposure law for the sampled T2 figure, and its confidence 1 − β (DKW)
+SAMPLED_DRAWS, SAMPLED_BETA = 200_000, 1e-6
 
 
 def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
@@ -76,4 +79,50 @@ def scheduled_separating(config, *, d: int, rounds: int) -> dict | None:
             f"run's draws (seed {seed}, replayed before training) give the most exposed client μ = {mu:.6g}: "
             f"ε = {'∞' if math.isinf(eps) else f'{eps:.4g}'} at δ = {delta:g} (exact Gaussian-DP conversion)")
     return {"observer": observer, "antennas": n_rx, "mu_most_exposed": "inf" if math.isinf(mu) else mu,
-            "epsilon_most_exposed": "inf" if math.isinf(eps) else eps, "text": text}
+            "epsilon_most_exposed": "inf" if math.isinf(eps) else eps, "text": text,
+            **sampled_separating(config, rounds=rounds)}
+
+
+def sampled_separating(config, *, rounds: int) -> dict:
+    """ε against a base station that keeps its N_r > 1 antennas and every admitted client's channel but does not learn
+    who was sampled (model §5.2, "A sampled T2 bound"), JSON-ready: ``epsilon_sampled`` (None where not derived) and
+    ``sampled_text``. Given the channels and a row R, uniform among the K scheduled and equal to client k's row when
+    it is sampled, (channels, R) has the same law whether or not k is sampled (channels i.i.d. over clients, no cell),
+    so the round is the without-replacement sampled Gaussian of strength μ = √(K′·ℓ_R)/z, revealed, mixed over its
+    law: :func:`phy.leverage_law.exposure_draws` estimates it, :func:`privacy.gaussian_mixture.dominating_law` makes
+    it a bound with confidence 1 − β, and the PLD mixture composes it over the rounds."""
+    from phy.leverage_law import exposure_draws
+    from privacy.gaussian_mixture import dominating_law, sampled_gaussian_mixture_epsilon
+
+    phy, t_cfg, pr = config.phy, config.training, config.privacy
+    K, M, n_rx = int(t_cfg.clients_per_round), int(config.partition.clients), int(phy.rx_antennas)
+    head = f"a base station that keeps its {n_rx} antennas but does not learn who was sampled (T2 with amplification)"
+    why = ("derived for sampling without replacement and replace-one neighbours only"
+           if pr.relation != "replace" or t_cfg.sampling != "without-replacement"
+           else "every client in every round (K = M): nothing is amplified, the scheduling figure applies"
+           if K >= M else "a cell: large-scale fading ties a channel to its client across rounds, so the channels "
+           "can reveal who was sampled (docs/cell.md, T2 linking)" if config.phy.has_cell else None)
+    if why is not None:
+        return {"epsilon_sampled": None, "sampled_text": f"{head}: not derived ({why})"}
+    z, delta = float(phy.of("analog-gaussian").noise_multiplier), float(pr.delta)
+    if z == 0.0:
+        return {"epsilon_sampled": "inf", "sampled_text": f"{head}: no privacy noise (z = 0), ε = ∞"}
+    x = exposure_draws(K=K, n_rx=n_rx, g_th=float(phy.g_th), draws=SAMPLED_DRAWS, seed=0)
+    values, weights = dominating_law(np.sqrt(x) / z, upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
+    common = dict(rate=K / M, rounds=int(rounds), delta=delta)
+    eps = sampled_gaussian_mixture_epsilon(values, weights, **common)
+    aggregate = sampled_gaussian_mixture_epsilon([1.0 / z], [1.0], **common)
+    text = (f"{head}, model §5.2: client k is in a round with probability K/M = {K / M:.4g} (without replacement, "
+            f"replace-one) and then seen with strength μ = √(K′·ℓ)/z (z = {z:.6g}, ℓ its leverage, the receiver noise "
+            f"not counted), μ's law over i.i.d. Rayleigh channels from {SAMPLED_DRAWS} Monte Carlo rounds (fixed "
+            f"stream), made stochastically larger by the DKW margin {dkw(SAMPLED_DRAWS):.3g} at μ_max = √K/z "
+            f"(confidence 1 − {SAMPLED_BETA:g} over the simulation); PLD mixture composed over {int(rounds)} rounds: "
+            f"ε = {eps:.4g} at δ = {delta:g} (the aggregate under the same accounting: {aggregate:.4g})")
+    return {"epsilon_sampled": eps, "epsilon_sampled_aggregate": aggregate, "sampled_text": text}
+
+
+def dkw(draws: int) -> float:
+    """The DKW margin η of ``draws`` draws at :data:`SAMPLED_BETA`."""
+    from privacy.gaussian_mixture import dkw_margin
+
+    return dkw_margin(draws, SAMPLED_BETA)

@@ -1,0 +1,104 @@
+"""Analog Gaussian against a base station that keeps every antenna but does not learn who was sampled (model §5.2,
+"A sampled T2 bound"): the exposure draws (phy/leverage_law.py), the DKW-dominating law and the revealed-μ mixture
+of sampled Gaussians (privacy/gaussian_mixture.py), and the run's record (scenarios/config/analog_exposure.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from phy.antennas import centroid_combiner, client_leverage, effective_channel
+from phy.leverage_law import exposure_draws
+from phy.randomness import stream
+from privacy.gaussian_mixture import dkw_margin, dominating_law, sampled_gaussian_mixture_epsilon
+
+
+def test_exposure_draws_are_the_documented_rounds():
+    # batch 0 of the stream (seed, "t2-leverage-law", 0): K·N_r real then K·N_r imaginary normals per round, /√2;
+    # row 0's K′·ℓ with the combiner of all K (client_leverage), 0 when row 0 is not admitted
+    K, n_rx, g_th = 6, 2, 0.3
+    got = exposure_draws(K=K, n_rx=n_rx, g_th=g_th, draws=40, seed=3)
+    rng = stream(3, "t2-leverage-law", 0)
+    h = (rng.standard_normal((40, K, n_rx)) + 1j * rng.standard_normal((40, K, n_rx))) / math.sqrt(2.0)
+    want = []
+    for b in range(40):
+        adm = np.abs(effective_channel(h[b])) ** 2 >= g_th
+        want.append(adm.sum() * client_leverage(h[b][adm], combiner=centroid_combiner(h[b]))[0] if adm[0] else 0.0)
+    want = np.array(want)
+    assert (want == 0.0).sum() >= 3 and (want > 0.0).sum() >= 20  # admission exercised both ways
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_rx", [1, 2, 4])
+def test_exposure_draws_average_to_the_derived_rank(n_rx):
+    # g_th = 0 admits everyone: Σ_k ℓ_k = 2N_r − 1, so the row's K·ℓ has mean 2N_r − 1 exactly (one real direction
+    # carries nothing). Bugs: the imaginary part dropped (mean N_r), K′ left out (mean (2N_r − 1)/K).
+    K, m = 12, 40_000
+    x = exposure_draws(K=K, n_rx=n_rx, g_th=0.0, draws=m, seed=1)
+    assert x.min() >= 0.0 and x.max() <= K
+    tol = 5.0 * x.std() / math.sqrt(m) + 1e-9  # 5 standard errors
+    assert abs(x.mean() - (2 * n_rx - 1)) <= tol, (x.mean(), tol)
+
+
+def test_the_dominating_law_moves_the_dkw_margin_to_the_upper_bound():
+    m, beta = 1000, 1e-3
+    eta = math.sqrt(math.log(1 / beta) / (2 * m))  # Massart's constant, one-sided
+    assert dkw_margin(m, beta) == pytest.approx(eta, rel=1e-12)
+    draws = np.random.default_rng(0).uniform(0.0, 2.0, m)
+    values, weights = dominating_law(draws, upper=3.0, beta=beta)
+    assert weights.sum() == pytest.approx(1.0, rel=1e-12) and values[-1] == 3.0
+    assert weights[-1] == pytest.approx(eta, rel=1e-9)
+    # its CDF is the empirical one less η (never below 0) everywhere below the upper bound: stochastically larger
+    grid = np.linspace(0.0, 2.5, 101)
+    law_cdf = np.array([weights[values <= g].sum() for g in grid])
+    emp = np.array([(draws <= g).mean() for g in grid])
+    np.testing.assert_allclose(law_cdf, np.maximum(emp - eta, 0.0), atol=1e-12)
+    with pytest.raises(ValueError, match="must bound every draw"):
+        dominating_law(draws, upper=1.0, beta=beta)
+
+
+def test_a_revealed_mixture_is_the_weighted_hockey_stick_of_its_parts():
+    # one round whose μ is 0 with probability 1 − w and μ₁ otherwise, revealed: δ(ε) = w·δ_{μ₁}(ε), so its ε at δ is
+    # the point law's ε at δ/w. Bugs: the μ = 0 mass on another loss, weights not normalised, μ rounded down.
+    q, mu1, w, delta = 0.2, 0.8, 0.25, 1e-4
+    mixed = sampled_gaussian_mixture_epsilon([0.0, mu1], [1 - w, w], rate=q, rounds=1, delta=delta)
+    point = sampled_gaussian_mixture_epsilon([mu1], [1.0], rate=q, rounds=1, delta=delta / w)
+    assert mixed == pytest.approx(point, abs=2e-3)  # the PLD grid, 1e-3 nats
+    unnormalised = sampled_gaussian_mixture_epsilon([0.0, mu1], [3 * (1 - w), 3 * w], rate=q, rounds=1, delta=delta)
+    assert unnormalised == pytest.approx(mixed, rel=1e-12)
+    # μ between panels is rounded up: never below the exact point law, at most one panel (1 %) above it in μ
+    lo = sampled_gaussian_mixture_epsilon([0.5], [1.0], rate=q, rounds=20, delta=1e-5)
+    between = sampled_gaussian_mixture_epsilon([0.5, 0.5 * 0.9995], [0.5, 0.5], rate=q, rounds=20, delta=1e-5)
+    assert lo - 1e-12 <= between <= lo + 1e-9
+
+
+def test_the_point_law_is_the_accountants_sampled_gaussian():
+    from privacy import RunAccountant
+
+    z = 3.0  # μ = S/σ = 1/z with σ = z·S
+    acc = RunAccountant("gaussian", K=20, M=100, accountant="pld", clip_norm=1.0, noise_std=2 * z)
+    got = sampled_gaussian_mixture_epsilon([1 / z], [1.0], rate=0.2, rounds=50, delta=1e-5)
+    assert got == pytest.approx(acc.epsilon(rounds=50), rel=1e-9)
+
+
+def test_the_run_record_has_the_sampled_figure_between_the_aggregate_and_the_own_share(tmp_path, monkeypatch):
+    import dataclasses
+
+    from scenarios.config import analog_exposure
+    from test_analog_t2 import _scenario  # noqa: E402  (the same small analog scenario)
+
+    monkeypatch.setattr(analog_exposure, "SAMPLED_DRAWS", 20_000)
+    config = _scenario(tmp_path, n_rx=2, z=2.0, rounds=25)  # K = 10 of 30, g_th = 0.3
+    got = analog_exposure.scheduled_separating(config, d=100, rounds=25)
+    own = sampled_gaussian_mixture_epsilon([math.sqrt(10) / 2.0], [1.0], rate=10 / 30, rounds=25, delta=1e-5)
+    assert got["epsilon_sampled_aggregate"] < got["epsilon_sampled"] < own
+    assert got["epsilon_sampled"] < got["epsilon_most_exposed"]  # amplification still buys something
+    assert "does not learn who was sampled" in got["sampled_text"] and "20000 Monte Carlo rounds" in got["sampled_text"]
+    # not derived: Poisson / add-remove, and a cell (large-scale fading links a channel to its client)
+    poisson = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, relation="add-remove"),
+                                  training=dataclasses.replace(config.training, sampling="poisson"))
+    assert analog_exposure.sampled_separating(poisson, rounds=25)["epsilon_sampled"] is None
+    cell = dataclasses.replace(config, phy=dataclasses.replace(config.phy, pathloss="log-distance"))
+    assert "a cell" in analog_exposure.sampled_separating(cell, rounds=25)["sampled_text"]
