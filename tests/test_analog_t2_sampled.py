@@ -102,3 +102,13 @@ def test_the_run_record_has_the_sampled_figure_between_the_aggregate_and_the_own
     assert analog_exposure.sampled_separating(poisson, rounds=25)["epsilon_sampled"] is None
     cell = dataclasses.replace(config, phy=dataclasses.replace(config.phy, pathloss="log-distance"))
     assert "a cell" in analog_exposure.sampled_separating(cell, rounds=25)["sampled_text"]
+
+
+def test_a_pld_too_large_is_reported_not_raised(tmp_path, monkeypatch):
+    from scenarios.config import analog_exposure
+    from test_analog_t2 import _scenario  # noqa: E402
+
+    monkeypatch.setattr(analog_exposure, "SAMPLED_DRAWS", 2_000)
+    config = _scenario(tmp_path, n_rx=2, z=0.01, rounds=5)  # μ_max = √10/0.01: a loss grid far beyond the cap
+    got = analog_exposure.sampled_separating(config, rounds=5)
+    assert got["epsilon_sampled"] is None and "not computed" in got["sampled_text"]

@@ -94,14 +94,12 @@ def sampled_separating(config, *, rounds: int) -> dict:
     from phy.leverage_law import exposure_draws
     from privacy.gaussian_mixture import dominating_law, sampled_gaussian_mixture_epsilon
 
-    phy, t_cfg, pr = config.phy, config.training, config.privacy
-    K, M, n_rx = int(t_cfg.clients_per_round), int(config.partition.clients), int(phy.rx_antennas)
+    from privacy.gaussian_mixture import dkw_margin
+
+    phy, pr = config.phy, config.privacy
+    K, M, n_rx = int(config.training.clients_per_round), int(config.partition.clients), int(phy.rx_antennas)
     head = f"a base station that keeps its {n_rx} antennas but does not learn who was sampled (T2 with amplification)"
-    why = ("derived for sampling without replacement and replace-one neighbours only"
-           if pr.relation != "replace" or t_cfg.sampling != "without-replacement"
-           else "every client in every round (K = M): nothing is amplified, the scheduling figure applies"
-           if K >= M else "a cell: large-scale fading ties a channel to its client across rounds, so the channels "
-           "can reveal who was sampled (docs/cell.md, T2 linking)" if config.phy.has_cell else None)
+    why = _sampled_not_derived(config)
     if why is not None:
         return {"epsilon_sampled": None, "sampled_text": f"{head}: not derived ({why})"}
     z, delta = float(phy.of("analog-gaussian").noise_multiplier), float(pr.delta)
@@ -110,19 +108,28 @@ def sampled_separating(config, *, rounds: int) -> dict:
     x = exposure_draws(K=K, n_rx=n_rx, g_th=float(phy.g_th), draws=SAMPLED_DRAWS, seed=0)
     values, weights = dominating_law(np.sqrt(x) / z, upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
     common = dict(rate=K / M, rounds=int(rounds), delta=delta)
-    eps = sampled_gaussian_mixture_epsilon(values, weights, **common)
-    aggregate = sampled_gaussian_mixture_epsilon([1.0 / z], [1.0], **common)
+    try:
+        eps = sampled_gaussian_mixture_epsilon(values, weights, **common)
+        aggregate = sampled_gaussian_mixture_epsilon([1.0 / z], [1.0], **common)
+    except ValueError as exc:  # a PLD too large (a weak noise): say so, never fail the run for this figure
+        return {"epsilon_sampled": None, "sampled_text": f"{head}: not computed ({exc})"}
     text = (f"{head}, model §5.2: client k is in a round with probability K/M = {K / M:.4g} (without replacement, "
             f"replace-one) and then seen with strength μ = √(K′·ℓ)/z (z = {z:.6g}, ℓ its leverage, the receiver noise "
             f"not counted), μ's law over i.i.d. Rayleigh channels from {SAMPLED_DRAWS} Monte Carlo rounds (fixed "
-            f"stream), made stochastically larger by the DKW margin {dkw(SAMPLED_DRAWS):.3g} at μ_max = √K/z "
-            f"(confidence 1 − {SAMPLED_BETA:g} over the simulation); PLD mixture composed over {int(rounds)} rounds: "
-            f"ε = {eps:.4g} at δ = {delta:g} (the aggregate under the same accounting: {aggregate:.4g})")
+            f"stream), made stochastically larger by the DKW margin {dkw_margin(SAMPLED_DRAWS, SAMPLED_BETA):.3g} at "
+            f"μ_max = √K/z (confidence 1 − {SAMPLED_BETA:g} over the simulation); PLD mixture composed over "
+            f"{int(rounds)} rounds: ε = {eps:.4g} at δ = {delta:g} (the aggregate under the same accounting: "
+            f"{aggregate:.4g})")
     return {"epsilon_sampled": eps, "epsilon_sampled_aggregate": aggregate, "sampled_text": text}
 
 
-def dkw(draws: int) -> float:
-    """The DKW margin η of ``draws`` draws at :data:`SAMPLED_BETA`."""
-    from privacy.gaussian_mixture import dkw_margin
-
-    return dkw_margin(draws, SAMPLED_BETA)
+def _sampled_not_derived(config) -> str | None:
+    """Why the sampled T2 figure does not apply to ``config``, or None."""
+    if config.privacy.relation != "replace" or config.training.sampling != "without-replacement":
+        return "derived for sampling without replacement and replace-one neighbours only"
+    if int(config.training.clients_per_round) >= int(config.partition.clients):
+        return "every client in every round (K = M): nothing is amplified, the scheduling figure applies"
+    if config.phy.has_cell:
+        return ("a cell: large-scale fading ties a channel to its client across rounds, so the channels can reveal who "
+                "was sampled (docs/cell.md, T2 linking)")
+    return None
