@@ -14,6 +14,7 @@ own draws are replayed before it trains (the link of :class:`phy.channel_inversi
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -91,9 +92,6 @@ def sampled_separating(config, *, rounds: int) -> dict:
     so the round is the without-replacement sampled Gaussian of strength μ = √(K′·ℓ_R)/z, revealed, mixed over its
     law: :func:`phy.leverage_law.exposure_draws` estimates it, :func:`privacy.gaussian_mixture.dominating_law` makes
     it a bound with confidence 1 − β, and the PLD mixture composes it over the rounds."""
-    from phy.leverage_law import exposure_draws
-    from privacy.gaussian_mixture import dominating_law, sampled_gaussian_mixture_epsilon
-
     from privacy.gaussian_mixture import dkw_margin
 
     phy, pr = config.phy, config.privacy
@@ -105,12 +103,8 @@ def sampled_separating(config, *, rounds: int) -> dict:
     z, delta = float(phy.of("analog-gaussian").noise_multiplier), float(pr.delta)
     if z == 0.0:
         return {"epsilon_sampled": "inf", "sampled_text": f"{head}: no privacy noise (z = 0), ε = ∞"}
-    x = exposure_draws(K=K, n_rx=n_rx, g_th=float(phy.g_th), draws=SAMPLED_DRAWS, seed=0)
-    values, weights = dominating_law(np.sqrt(x) / z, upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
-    common = dict(rate=K / M, rounds=int(rounds), delta=delta)
     try:
-        eps = sampled_gaussian_mixture_epsilon(values, weights, **common)
-        aggregate = sampled_gaussian_mixture_epsilon([1.0 / z], [1.0], **common)
+        eps, aggregate = _sampled_epsilons(K, M, n_rx, float(phy.g_th), z, int(rounds), delta, SAMPLED_DRAWS)
     except ValueError as exc:  # a PLD too large (a weak noise): say so, never fail the run for this figure
         return {"epsilon_sampled": None, "sampled_text": f"{head}: not computed ({exc})"}
     text = (f"{head}, model §5.2: client k is in a round with probability K/M = {K / M:.4g} (without replacement, "
@@ -121,6 +115,21 @@ def sampled_separating(config, *, rounds: int) -> dict:
             f"{int(rounds)} rounds: ε = {eps:.4g} at δ = {delta:g} (the aggregate under the same accounting: "
             f"{aggregate:.4g})")
     return {"epsilon_sampled": eps, "epsilon_sampled_aggregate": aggregate, "sampled_text": text}
+
+
+@functools.lru_cache(maxsize=16)
+def _sampled_epsilons(K: int, M: int, n_rx: int, g_th: float, z: float, rounds: int, delta: float,
+                      draws: int) -> tuple[float, float]:
+    """(the sampled T2 ε, the aggregate's under the same accounting); pure and seed-free, so cached per process (a
+    sweep's seeds of one case share it)."""
+    from phy.leverage_law import exposure_draws
+    from privacy.gaussian_mixture import dominating_law, sampled_gaussian_mixture_epsilon
+
+    x = exposure_draws(K=K, n_rx=n_rx, g_th=g_th, draws=draws, seed=0)
+    values, weights = dominating_law(np.sqrt(x) / z, upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
+    common = dict(rate=K / M, rounds=rounds, delta=delta)
+    return (sampled_gaussian_mixture_epsilon(values, weights, **common),
+            sampled_gaussian_mixture_epsilon([1.0 / z], [1.0], **common))
 
 
 def _sampled_not_derived(config) -> str | None:
