@@ -106,3 +106,25 @@ def test_tightest_without_a_pld_takes_the_renyi_sum_and_composes_no_trade_off_pe
     monkeypatch.setattr(engines._FdpEngine, "delta_at", no_trade_off_per_n)
     ante = tight.known_sample_epsilon(rounds=T, rate=q, epsilon_hi=tight.epsilon(rounds=T))
     assert ante == pytest.approx(rdp[0], rel=1e-12) and 0.0 < ante < rdp[1]
+
+
+def test_fdp_from_a_renyi_curve_takes_the_renyi_sum(monkeypatch):
+    # accountant fdp for DDGauss: f is implied by the Rényi curve, so the ex-ante figure is the Rényi sum over n
+    # (equal to the rdp accountant's), not one trade-off per n
+    from privacy import RunAccountant, engines
+    from privacy.known_sample import known_sample_of
+
+    kw = dict(K=20, M=20, d=159010, clip_norm=1.0, grid=3.5e-4, local_std=1.98)
+    T, q = 60, 0.2
+    rdp = known_sample_of(RunAccountant("ddgauss", accountant="rdp", **kw), rounds=T, rate=q, delta=1e-5)
+    fdp = RunAccountant("ddgauss", accountant="fdp", **kw)
+    every = fdp.epsilon(rounds=T)
+
+    def no_trade_off_per_n(self, rounds, epsilon):
+        raise AssertionError(f"an f-DP trade-off composed for n = {rounds}")
+
+    monkeypatch.setattr(engines._FdpEngine, "delta_at", no_trade_off_per_n)
+    assert fdp.known_sample_epsilon(rounds=T, rate=q, epsilon_hi=every) == pytest.approx(rdp[0], rel=1e-12)
+    # sqSGD's randomized response has its own f-DP composition: no Rényi shortcut, the caller sums over n
+    assert RunAccountant("ldp", K=20, M=20, accountant="fdp", epsilon0=0.4).known_sample_epsilon(
+        rounds=T, rate=q, epsilon_hi=1.0) is None
