@@ -14,10 +14,13 @@ distribution (``pld``, and ``tightest``'s PLD part) the same sum is one composit
 with probability 1 − q (the client is not in it, so nothing depends on its data) and the unsampled round's loss
 otherwise, so its PLD is the mixture (1 − q)·𝟙{0} + q·PLD₁ (infinite loss with mass q·π_∞), and T rounds compose
 to Σ_n P(n)·PLD₁^{*n}, whose δ(ε) is the sum above (:func:`revealed_sample_pld`; a pessimistic PLD₁ dominates the
-round, so the mixture dominates the pair's round and its composition the pair's T rounds). Elsewhere the ε reported is the smallest grid point with δ(ε) ≤ δ (a
-geometric grid up to ε_hi, where δ(ε_hi) ≤ δ is checked, then a linear grid, so never below the root); the n beyond
-a range holding all but a 10⁻³ share of δ are counted with δ_n = 1. Every n is composed once (the engines cache the last composition), so the cost is one
-composition per n in the range.
+round, so the mixture dominates the pair's round and its composition the pair's T rounds).
+
+Elsewhere the ε reported is the smallest grid point with δ(ε) ≤ δ (a geometric grid up to ε_hi, where
+δ(ε_hi) ≤ δ is checked, then a linear grid, so never below the root); the n beyond a range holding all but a
+10⁻³ share of δ are counted with δ_n = 1. Every n is composed once per pass (the engines cache the last
+composition), so the cost is two compositions per n in the range; ``tightest`` and ``fdp`` take the Rényi sum
+where their other part has no one-composition form (:mod:`privacy.engines`).
 
 The same pair in Rényi terms, one round (:func:`revealed_sample_rdp`): the client is in the round with probability q,
 and then the round is the unsampled one, so
@@ -138,7 +141,7 @@ def known_sample_of(unsampled, *, rounds: int, rate: float, delta: float) -> tup
     every = float(unsampled.epsilon(rounds=rounds)) if rounds > 0 else 0.0
     if rounds <= 0 or every <= 0.0 or math.isinf(every):
         return (0.0 if rounds <= 0 or every <= 0.0 else math.inf), every
-    direct = getattr(unsampled, "known_sample_epsilon", None)  # one composition where the accountant holds a PLD
+    direct = getattr(unsampled, "known_sample_epsilon", None)  # the engine's own route (a PLD: one composition)
     ante = direct(rounds=rounds, rate=rate, epsilon_hi=every) if direct is not None else None
     if ante is None:
         ante = known_sample_epsilon(lambda n, e: unsampled.delta_at(rounds=n, epsilon=e), rounds=rounds, rate=rate,

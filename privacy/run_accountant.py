@@ -95,7 +95,8 @@ class RunAccountant:
         return self._engine.delta_at(int_at_least("rounds", rounds, 0), epsilon)
 
     def known_sample_epsilon(self, *, rounds: int, rate: float, epsilon_hi: float) -> float | None:
-        """ε over n ~ Binomial(rounds, rate) rounds in one composition where the engine holds a PLD (model §7.3)."""
+        """ε over n ~ Binomial(rounds, rate) rounds by the engine's own route (a PLD's one composition; the Rényi sum
+        for ``tightest`` and for f-DP from a Rényi curve), or None: the caller sums δ_n over n (model §7.3)."""
         if self._own is not None:
             return self._own.known_sample_epsilon(rounds=rounds, rate=rate, epsilon_hi=epsilon_hi)
         direct = getattr(self._engine, "known_sample_epsilon", None)
