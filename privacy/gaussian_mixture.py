@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from privacy.pld import DEFAULT_DISCRETIZATION, MAX_GRID_POINTS, PldTooLarge, self_compose
+from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, self_compose
 
 __all__ = ["PANEL_RATIO", "dkw_margin", "dominating_law", "sampled_gaussian_mixture_epsilon"]
 
@@ -79,7 +79,7 @@ def sampled_gaussian_mixture_epsilon(values, weights, *, rate: float, rounds: in
     the PLD mixture of :mod:`privacy.pld_wor`'s pairs on a μ grid rounded up (module docstring)."""
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution as _pld
 
-    from privacy.pld_wor import wor_gaussian_pmf, wor_loss_bound
+    from privacy.pld_wor import wor_gaussian_pmf
 
     v, w = np.asarray(values, dtype=np.float64), np.asarray(weights, dtype=np.float64)
     if v.shape != w.shape or v.size == 0 or np.any(v < 0.0) or not np.all(np.isfinite(v)) or np.any(w < 0.0):
@@ -91,9 +91,7 @@ def sampled_gaussian_mixture_epsilon(values, weights, *, rate: float, rounds: in
     mu_max = float(v.max())
     if mu_max == 0.0:
         return 0.0
-    if 2.0 * wor_loss_bound(1.0 / mu_max, 1.0, q) / h > MAX_GRID_POINTS:
-        raise PldTooLarge(f"a Gaussian of strength μ = {mu_max:.4g} sampled at {q:g} needs more than {MAX_GRID_POINTS} "
-                          f"loss points at discretization {h:g}")
+    check_grid(1.0 / mu_max, 1.0, q, h, symmetric=True)  # the strongest panel has the widest grid: PldTooLarge
     mus, pw, zero = _panels(v, w, mu_max)
     parts = [wor_gaussian_pmf(1.0 / mu, sensitivity=1.0, rate=q, discretization=h) for mu in mus]
     lo = min([0] + [int(p._lower_loss) for p in parts])
