@@ -112,3 +112,18 @@ def test_a_pld_too_large_is_reported_not_raised(tmp_path, monkeypatch):
     config = _scenario(tmp_path, n_rx=2, z=0.01, rounds=5)  # μ_max = √10/0.01: a loss grid far beyond the cap
     got = analog_exposure.sampled_separating(config, rounds=5)
     assert got["epsilon_sampled"] is None and "not computed" in got["sampled_text"]
+
+
+def test_few_clients_are_seen_alone_and_the_sampled_figure_is_the_own_share():
+    # K ≤ 2N_r − 1 scheduled clients, all admitted (g_th = 0): G has full row rank, every ℓ = 1, so every draw is
+    # x = K and the round is the sampled Gaussian of each client's own share, std z·S/√K — predicted here by the
+    # Gaussian accountant (pld) at that noise, independent of the draws, the DKW law and the mixture
+    from privacy import RunAccountant
+
+    K, M, z, T = 3, 15, 2.0, 30
+    x = exposure_draws(K=K, n_rx=2, g_th=0.0, draws=5_000, seed=2)
+    np.testing.assert_allclose(x, K, rtol=1e-9)
+    values, weights = dominating_law(np.sqrt(x) / z, upper=math.sqrt(K) / z, beta=1e-6)
+    got = sampled_gaussian_mixture_epsilon(values, weights, rate=K / M, rounds=T, delta=1e-5)
+    own = RunAccountant("gaussian", K=K, M=M, accountant="pld", clip_norm=1.0, noise_std=2 * z / math.sqrt(K))
+    assert got == pytest.approx(own.epsilon(rounds=T), rel=1e-6)
