@@ -34,10 +34,11 @@ PANEL_FLOOR = 1e-3
 
 
 def dkw_margin(draws: int, beta: float) -> float:
-    """η = √(ln(1/β)/(2m)): P(sup_x (F̂(x) − F(x)) > η) ≤ β for m i.i.d. draws (DKW, Massart's constant)."""
+    """η = √(ln(1/β)/(2m)): P(sup_x (F̂(x) − F(x)) > η) ≤ β for m i.i.d. draws (DKW with Massart's constant,
+    one-sided; Massart 1990 proves it for β ≤ 1/2)."""
     m, b = int(draws), float(beta)
-    if m < 1 or not 0.0 < b < 1.0:
-        raise ValueError(f"draws must be ≥ 1 and beta in (0, 1) (got {draws!r}, {beta!r})")
+    if m < 1 or not 0.0 < b <= 0.5:
+        raise ValueError(f"draws must be ≥ 1 and beta in (0, 1/2] (got {draws!r}, {beta!r})")
     return math.sqrt(math.log(1.0 / b) / (2.0 * m))
 
 
