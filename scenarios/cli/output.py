@@ -119,7 +119,7 @@ def run_privacy_line(record: dict, run_dir: str | Path) -> str:
             f"{_eps(beyond.get('epsilon_most_exposed'))} for the most exposed client"
             + (f"; {_eps(beyond.get('epsilon_sampled'))} if it does not learn who was sampled"
                if beyond.get("epsilon_sampled") is not None else "")
-            + "; see privacy_report.beyond_threat_model", MAX_LINE)
+            + "; see privacy_report", MAX_LINE)
     return line
 
 
