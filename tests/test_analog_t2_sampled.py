@@ -127,3 +127,20 @@ def test_few_clients_are_seen_alone_and_the_sampled_figure_is_the_own_share():
     got = sampled_gaussian_mixture_epsilon(values, weights, rate=K / M, rounds=T, delta=1e-5)
     own = RunAccountant("gaussian", K=K, M=M, accountant="pld", clip_norm=1.0, noise_std=2 * z / math.sqrt(K))
     assert got == pytest.approx(own.epsilon(rounds=T), rel=1e-6)
+
+
+def test_the_bound_from_draws_is_never_below_the_true_laws_epsilon():
+    # a law known exactly (μ = 0.2 or 1.0, P(1.0) = 0.3): from m draws the dominating law's ε must be at least the true
+    # law's in every trial (β = 10⁻⁶), and at most the ε of the true law with η and four standard errors more mass on
+    # μ = 1.0. Bugs: η taken from the top instead of the bottom, η never added, the margin's formula off by √2.
+    m, beta, T, q = 2000, 1e-6, 20, 0.2
+    eta = math.sqrt(math.log(1 / beta) / (2 * m))
+    true = sampled_gaussian_mixture_epsilon([0.2, 1.0], [0.7, 0.3], rate=q, rounds=T, delta=1e-5)
+    p_hi = min(1.0, 0.3 + eta + 4 * math.sqrt(0.3 * 0.7 / m))
+    ceiling = sampled_gaussian_mixture_epsilon([0.2, 1.0], [1 - p_hi, p_hi], rate=q, rounds=T, delta=1e-5)
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        draws = np.where(rng.random(m) < 0.3, 1.0, 0.2)
+        values, weights = dominating_law(draws, upper=1.0, beta=beta)
+        got = sampled_gaussian_mixture_epsilon(values, weights, rate=q, rounds=T, delta=1e-5)
+        assert true <= got <= ceiling, (true, got, ceiling)
