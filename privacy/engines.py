@@ -86,6 +86,13 @@ class _RdpEngine:
         return delta_from_rdp(self.orders, rounds * self.round_rdp, epsilon=epsilon, conversion=self.conversion)[0]
 
 
+def _renyi_sum(engine: _RdpEngine, rounds: int, rate: float, delta: float) -> float:
+    """ε over n ~ Binomial(rounds, rate) unsampled rounds of a Rényi engine (model §7.3): the root of Σ_n P(n)·δ_n(ε)
+    (:func:`privacy.known_sample.known_sample_epsilon`), its own ε after every round as the upper end."""
+    return known_sample_epsilon(lambda n, e: engine.delta_at(n, e), rounds=rounds, rate=rate, delta=delta,
+                                epsilon_hi=engine.epsilon(rounds, delta)[0])
+
+
 class _RevealedRdpEngine(_RdpEngine):
     """``rdp`` with, for sampling without replacement, the revealed-sample curve of the unsampled round taken order by
     order (:func:`privacy.known_sample.revealed_sample_rdp`; it bounds the sampled round too, model §7.3).
@@ -144,7 +151,7 @@ class _PldEngine:
     def delta_at(self, rounds: int, epsilon: float) -> float:
         return 0.0 if rounds == 0 else float(self._composed(rounds).get_delta_for_epsilon(epsilon))
 
-    def known_sample_epsilon(self, rounds: int, rate: float, delta: float, epsilon_hi: float) -> float | None:
+    def known_sample_epsilon(self, rounds: int, rate: float, delta: float) -> float | None:
         """ε over n ~ Binomial(rounds, rate) unsampled rounds (model §7.3): the revealed-sample round's PLD
         (:func:`privacy.known_sample.revealed_sample_pld`) composed ``rounds`` times, read at δ; None when that
         composition is too large (the caller then sums δ_n over n)."""
@@ -200,15 +207,14 @@ class _FdpEngine:
     def delta_at(self, rounds: int, epsilon: float) -> float:
         return 0.0 if rounds == 0 else float(self.tradeoff(rounds).symmetric_delta(np.array([epsilon]))[0])
 
-    def known_sample_epsilon(self, rounds: int, rate: float, delta: float, epsilon_hi: float) -> float | None:
+    def known_sample_epsilon(self, rounds: int, rate: float, delta: float) -> float | None:
         """Where f comes from the event's Rényi curve (DDGauss), the Rényi sum over n (model §7.3): summing the f-DP
         δ_n instead builds one trade-off per n (~1.5 s each for DDGauss, 3 minutes at T = 200, for 7.6374 against
         the Rényi sum's 7.6372 at σ = 1.98, K = 20 of 100); None otherwise (the caller sums the f-DP δ_n)."""
         if not self.from_rdp:
             return None
-        rdp = _RdpEngine(self.event, orders=self.orders, method="tight", conversion="tight")
-        return known_sample_epsilon(lambda n, e: rdp.delta_at(n, e), rounds=rounds, rate=rate, delta=delta,
-                                    epsilon_hi=rdp.epsilon(rounds, delta)[0])
+        return _renyi_sum(_RdpEngine(self.event, orders=self.orders, method="tight", conversion="tight"), rounds, rate,
+                          delta)
 
 
 class _TightestEngine:
@@ -264,18 +270,16 @@ class _TightestEngine:
         d = self.rdp.delta_at(rounds, epsilon)
         return d if self.other is None else min(d, self.other.delta_at(rounds, epsilon))
 
-    def known_sample_epsilon(self, rounds: int, rate: float, delta: float, epsilon_hi: float) -> float | None:
-        """The smaller of the other part's own figure (the PLD's one composition; for f-DP from a Rényi curve the
-        Rényi sum, :meth:`_FdpEngine.known_sample_epsilon`) and the Rényi bound's Σ_n P(n)·δ_n root (each a bound on
-        the same pair, model §7.3). Other f-DP δ_n are not summed over n (one trade-off per n), so there the Rényi
-        sum alone; None (the caller sums δ_other) without a Rényi part."""
-        direct = getattr(self.other, "known_sample_epsilon", None)
-        other = direct(rounds, rate, delta, epsilon_hi) if direct is not None else None
-        if self.rdp is None:
-            return other
-        mine = known_sample_epsilon(lambda n, e: self.rdp.delta_at(n, e), rounds=rounds, rate=rate, delta=delta,
-                                    epsilon_hi=self.rdp.epsilon(rounds, delta)[0])
-        return mine if other is None else min(mine, other)
+    def known_sample_epsilon(self, rounds: int, rate: float, delta: float) -> float | None:
+        """The smaller of the Rényi part's sum over n and the other part's own figure (the PLD's one composition;
+        each a bound on the same pair, model §7.3). An f-DP part from the same Rényi curve is not asked (its figure is
+        that sum again); other f-DP δ_n are not summed over n (one trade-off per n). None (the caller sums δ_other)
+        with neither."""
+        mine = None if self.rdp is None else _renyi_sum(self.rdp, rounds, rate, delta)
+        same_curve = mine is not None and getattr(self.other, "from_rdp", False)
+        other = None if self.other is None or same_curve else self.other.known_sample_epsilon(rounds, rate, delta)
+        found = [x for x in (mine, other) if x is not None]
+        return min(found) if found else None
 
 
 def make_engine(accountant: str, event, *, orders, conversion: str = "tight", discretization: float | None = None,

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, self_compose
+from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, mixture_pmf, self_compose
 
 __all__ = ["PANEL_RATIO", "dkw_margin", "dominating_law", "sampled_gaussian_mixture_epsilon"]
 
@@ -94,13 +94,8 @@ def sampled_gaussian_mixture_epsilon(values, weights, *, rate: float, rounds: in
         return 0.0
     check_grid(1.0 / mu_max, 1.0, q, h, symmetric=True)  # the strongest panel has the widest grid: PldTooLarge
     mus, pw, zero = _panels(v, w, mu_max)
-    parts = [wor_gaussian_pmf(1.0 / mu, sensitivity=1.0, rate=q, discretization=h) for mu in mus]
-    lo = min([0] + [int(p._lower_loss) for p in parts])
-    hi = max([1] + [int(p._lower_loss) + p.size for p in parts])
-    probs, inf_mass = np.zeros(hi - lo), 0.0
-    probs[-lo] += zero  # μ = 0: the round does not depend on the client's data
-    for wt, p in zip(pw, parts):
-        probs[p._lower_loss - lo: p._lower_loss - lo + p.size] += wt * p._probs
-        inf_mass += wt * float(p._infinity_mass)
-    pld = _pld.PrivacyLossDistribution(pld_pmf.DensePLDPmf(h, lo, probs, inf_mass, True))
+    zero_loss = pld_pmf.DensePLDPmf(h, 0, np.ones(1), 0.0, True)  # μ = 0: the round does not depend on the client
+    parts = [(zero, zero_loss)] + [(wt, wor_gaussian_pmf(1.0 / mu, sensitivity=1.0, rate=q, discretization=h))
+                                   for wt, mu in zip(pw, mus)]
+    pld = _pld.PrivacyLossDistribution(mixture_pmf(parts, discretization=h, pessimistic=True))
     return max(float(self_compose(pld, T).get_epsilon_for_delta(float(delta))), 0.0)

@@ -72,6 +72,8 @@ def revealed_sample_pld(pld, *, rate: float):
     ``rate`` in (0, 1]. Its composition over T rounds has δ(ε) = Σ_n Binomial(n; T, q)·δ_n(ε) (model §7.3)."""
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution as _pld
 
+    from privacy.pld import mixture_pmf
+
     q = float(rate)
     if not 0.0 < q <= 1.0:
         raise ValueError(f"rate must be in (0, 1] (got {rate!r})")
@@ -80,13 +82,9 @@ def revealed_sample_pld(pld, *, rate: float):
 
     def mixed(pmf):
         dense = pmf.to_dense_pmf()
-        lo = min(int(dense._lower_loss), 0)
-        hi = max(int(dense._lower_loss) + dense.size, 1)
-        probs = np.zeros(hi - lo)
-        probs[dense._lower_loss - lo: dense._lower_loss - lo + dense.size] = q * dense._probs
-        probs[-lo] += 1.0 - q  # loss 0: index 0 of the grid
-        return pld_pmf.DensePLDPmf(dense._discretization, lo, probs, q * float(dense._infinity_mass),
-                                   dense._pessimistic_estimate)
+        h, pess = dense._discretization, dense._pessimistic_estimate
+        zero_loss = pld_pmf.DensePLDPmf(h, 0, np.ones(1), 0.0, pess)  # not in the round: loss 0
+        return mixture_pmf([(q, dense), (1.0 - q, zero_loss)], discretization=h, pessimistic=pess)
 
     remove = mixed(pld._pmf_remove)
     return _pld.PrivacyLossDistribution(remove) if pld._symmetric else _pld.PrivacyLossDistribution(
@@ -142,7 +140,7 @@ def known_sample_of(unsampled, *, rounds: int, rate: float, delta: float) -> tup
     if rounds <= 0 or every <= 0.0 or math.isinf(every):
         return (0.0 if rounds <= 0 or every <= 0.0 else math.inf), every
     direct = getattr(unsampled, "known_sample_epsilon", None)  # the engine's own route (a PLD: one composition)
-    ante = direct(rounds=rounds, rate=rate, epsilon_hi=every) if direct is not None else None
+    ante = direct(rounds=rounds, rate=rate) if direct is not None else None
     if ante is None:
         ante = known_sample_epsilon(lambda n, e: unsampled.delta_at(rounds=n, epsilon=e), rounds=rounds, rate=rate,
                                     delta=delta, epsilon_hi=every)

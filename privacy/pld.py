@@ -53,7 +53,7 @@ from privacy.report import int_at_least
 
 __all__ = ["DEFAULT_DISCRETIZATION", "DEFAULT_TARGET_ERROR", "MAX_COMPOSED_POINTS", "MAX_GRID_POINTS",
            "MIN_DISCRETIZATION", "PldBracket", "PldTooLarge", "event_pld", "epsilon_bracket", "cauchy_mixture_pld",
-           "self_compose"]
+           "mixture_pmf", "self_compose"]
 
 #: Loss discretization interval of a PLD built without a target error, and the first one tried with one (nats).
 DEFAULT_DISCRETIZATION = 1e-3
@@ -169,21 +169,27 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
         parts_add.append((w, p._pmf_add.to_dense_pmf()))
 
     def mixture(parts):
-        # Σ_i w_i·pmf_i + tail·δ_∞ on one dense grid (weights sum to 1 − tail)
-        if not parts:
-            return pld_pmf.DensePLDPmf(discretization, 0, np.zeros(1), 1.0, pess)
-        lo = min(d._lower_loss for _, d in parts)
-        hi = max(d._lower_loss + d.size for _, d in parts)
-        probs = np.zeros(hi - lo)
-        inf_mass = tail
-        for w, d in parts:
-            probs[d._lower_loss - lo: d._lower_loss - lo + d.size] += w * d._probs
-            inf_mass += w * d._infinity_mass
-        return pld_pmf.DensePLDPmf(discretization, lo, probs, inf_mass, pess)
+        return mixture_pmf(parts, discretization=discretization, pessimistic=pess, tail=tail)
 
     if wor:  # one symmetric pair (privacy.pld_wor)
         return _pld.PrivacyLossDistribution(mixture(parts_remove))
     return _pld.PrivacyLossDistribution(mixture(parts_remove), mixture(parts_add))
+
+
+def mixture_pmf(parts, *, discretization: float, pessimistic: bool, tail: float = 0.0):
+    """Σ_i w_i·pmf_i + tail·δ_∞ on one dense loss grid: ``parts`` (w_i, a DensePLDPmf on the grid ``discretization``),
+    weights summing to 1 − ``tail``; no parts: all mass at infinite loss. The PMF of a round that is pmf_i with
+    probability w_i, i revealed (each component's infinite mass weighted alike)."""
+    if not parts:
+        return pld_pmf.DensePLDPmf(discretization, 0, np.zeros(1), 1.0, pessimistic)
+    lo = min(d._lower_loss for _, d in parts)
+    hi = max(d._lower_loss + d.size for _, d in parts)
+    probs = np.zeros(hi - lo)
+    inf_mass = tail
+    for w, d in parts:
+        probs[d._lower_loss - lo: d._lower_loss - lo + d.size] += w * d._probs
+        inf_mass += w * d._infinity_mass
+    return pld_pmf.DensePLDPmf(discretization, lo, probs, inf_mass, pessimistic)
 
 
 class PldTooLarge(ValueError):

@@ -321,12 +321,12 @@ class FlorasRunAccountant:
         """δ(ε) after ``rounds`` rounds (the inverse conversion)."""
         return self._engine.delta_at(_int_at_least("rounds", rounds, 0), epsilon)
 
-    def known_sample_epsilon(self, *, rounds: int, rate: float, epsilon_hi: float) -> float | None:
+    def known_sample_epsilon(self, *, rounds: int, rate: float) -> float | None:
         """ε over n ~ Binomial(rounds, rate) rounds of this (unsampled) accountant by its engine's own route (a PLD's
         one composition; the Rényi sum for ``tightest``), or None: the caller sums δ_n over n
         (:func:`privacy.known_sample.known_sample_of`, model §7.3)."""
         direct = getattr(self._engine, "known_sample_epsilon", None)
-        return None if direct is None else direct(int(rounds), float(rate), self.delta, float(epsilon_hi))
+        return None if direct is None else direct(int(rounds), float(rate), self.delta)
 
     def with_sensitivity_generic(self, sensitivity: float) -> "FlorasRunAccountant":
         """The same run with S replaced, under ``rdp-generic`` (the link-level analysis, :mod:`privacy.link`); cached."""

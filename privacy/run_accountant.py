@@ -94,13 +94,13 @@ class RunAccountant:
             return self._own.delta_at(rounds=rounds, epsilon=epsilon)
         return self._engine.delta_at(int_at_least("rounds", rounds, 0), epsilon)
 
-    def known_sample_epsilon(self, *, rounds: int, rate: float, epsilon_hi: float) -> float | None:
+    def known_sample_epsilon(self, *, rounds: int, rate: float) -> float | None:
         """ε over n ~ Binomial(rounds, rate) rounds by the engine's own route (a PLD's one composition; the Rényi sum
         for ``tightest`` and for f-DP from a Rényi curve), or None: the caller sums δ_n over n (model §7.3)."""
         if self._own is not None:
-            return self._own.known_sample_epsilon(rounds=rounds, rate=rate, epsilon_hi=epsilon_hi)
+            return self._own.known_sample_epsilon(rounds=rounds, rate=rate)
         direct = getattr(self._engine, "known_sample_epsilon", None)
-        return None if direct is None else direct(int(rounds), float(rate), self.delta, float(epsilon_hi))
+        return None if direct is None else direct(int(rounds), float(rate), self.delta)
 
     def report(self, *, rounds: int) -> PrivacyReport:
         if self._own is not None:

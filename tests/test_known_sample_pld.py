@@ -72,18 +72,17 @@ def test_floras_ex_ante_epsilon_in_one_composition_is_the_sum_over_n():
     T, q, delta = 12, 0.25, 1e-5
     acc = FlorasRunAccountant(**common)
     every = acc.epsilon(rounds=T)
-    direct = acc.known_sample_epsilon(rounds=T, rate=q, epsilon_hi=every)
+    direct = acc.known_sample_epsilon(rounds=T, rate=q)
     summed = known_sample_epsilon(lambda n, e: acc.delta_at(rounds=n, epsilon=e), rounds=T, rate=q, delta=delta,
                                   epsilon_hi=every)
     assert direct is not None and 0.0 < direct < every
     assert direct <= summed * (1 + 1e-9) and summed <= direct * 1.005, (direct, summed)
     # tightest holds the same PLD beside the Rényi bound: its figure is the smaller of the two, here the PLD's
     tight = FlorasRunAccountant(**{**common, "accountant": "tightest"})
-    assert tight.known_sample_epsilon(rounds=T, rate=q, epsilon_hi=tight.epsilon(rounds=T)) == pytest.approx(direct,
-                                                                                                             rel=1e-12)
+    assert tight.known_sample_epsilon(rounds=T, rate=q) == pytest.approx(direct, rel=1e-12)
     # an accountant without a PLD has no one-composition figure: the caller sums over n
     assert FlorasRunAccountant(**{**common, "accountant": "rdp"}).known_sample_epsilon(
-        rounds=T, rate=q, epsilon_hi=every) is None
+        rounds=T, rate=q) is None
     assert math.isfinite(direct)
 
 
@@ -104,7 +103,7 @@ def test_tightest_without_a_pld_takes_the_renyi_sum_and_composes_no_trade_off_pe
         raise AssertionError(f"an f-DP trade-off composed for n = {rounds}")
 
     monkeypatch.setattr(engines._FdpEngine, "delta_at", no_trade_off_per_n)
-    ante = tight.known_sample_epsilon(rounds=T, rate=q, epsilon_hi=tight.epsilon(rounds=T))
+    ante = tight.known_sample_epsilon(rounds=T, rate=q)
     assert ante == pytest.approx(rdp[0], rel=1e-12) and 0.0 < ante < rdp[1]
 
 
@@ -118,13 +117,13 @@ def test_fdp_from_a_renyi_curve_takes_the_renyi_sum(monkeypatch):
     T, q = 60, 0.2
     rdp = known_sample_of(RunAccountant("ddgauss", accountant="rdp", **kw), rounds=T, rate=q, delta=1e-5)
     fdp = RunAccountant("ddgauss", accountant="fdp", **kw)
-    every = fdp.epsilon(rounds=T)
+    fdp.epsilon(rounds=T)  # the every-round ε (one trade-off at T) before the spy
 
     def no_trade_off_per_n(self, rounds, epsilon):
         raise AssertionError(f"an f-DP trade-off composed for n = {rounds}")
 
     monkeypatch.setattr(engines._FdpEngine, "delta_at", no_trade_off_per_n)
-    assert fdp.known_sample_epsilon(rounds=T, rate=q, epsilon_hi=every) == pytest.approx(rdp[0], rel=1e-12)
+    assert fdp.known_sample_epsilon(rounds=T, rate=q) == pytest.approx(rdp[0], rel=1e-12)
     # sqSGD's randomized response has its own f-DP composition: no Rényi shortcut, the caller sums over n
     assert RunAccountant("ldp", K=20, M=20, accountant="fdp", epsilon0=0.4).known_sample_epsilon(
-        rounds=T, rate=q, epsilon_hi=1.0) is None
+        rounds=T, rate=q) is None
