@@ -53,13 +53,14 @@ from .central_gaussian import CentralGaussianParams, sum_sensitivity
 from .channel_inversion import ChannelInversionLink, admitted_sums, receiver_noise_variance
 from .channel_uses import analog_channel_uses
 from .chip_timing import add_filtered_noise, chips_per_symbol, filtered_noise_covariance, max_leakage, noise_inflation
+from .csi_error import inversion_weights
 from .csit_blocks import aggregate_per_block, per_block_csit
 from .config import SNR_DEFINITION, PhyConfig
 from .link_records import BaselineRecord, fmt
 from .normalization import denormalize, normalize
 from .schemes import SchemeSpec, register_scheme
 
-__all__ = ["artificial_noise_variance", "target_noise_std", "timing_inflation", "guaranteed_noise_std", "client_noise_floor",
+__all__ = ["csi_noise_scale", "artificial_noise_variance", "target_noise_std", "timing_inflation", "guaranteed_noise_std", "client_noise_floor",
            "AnalogGaussianParams", "AnalogGaussianAggregator"]
 
 
@@ -85,6 +86,16 @@ class AnalogGaussianParams(CentralGaussianParams):
             raise ValueError("inversion_csit: scheme 'analog-gaussian' with coherence_symbols needs inversion_csit = "
                              "'per-block' (with CSIT kept over later blocks its clients' shares "
                              "Re(h_(k,m)/h_(k,0))·s_k are unbounded, so its sensitivity fails, model §5.1)")
+
+
+def csi_noise_scale(rnd) -> float:
+    """√(Σ_adm c_k²/K′), c_k = Re(h_k/ĥ_k) (:func:`phy.csi_error.inversion_weights`): the received artificial noise
+    Σ_adm c_k·ν_k, ν_k ~ N(0, σ_a²/K′·I), has std σ_a times this (model §5.1, "Imperfect CSI"); 1 with perfect CSI."""
+    if rnd.h_hat is None or rnd.h_hat is rnd.h:
+        return 1.0
+    adm = rnd.admitted
+    c = inversion_weights(rnd.h[adm], rnd.h_hat[adm])
+    return float(np.sqrt(np.sum(c * c) / max(1, int(adm.sum()))))
 
 
 def artificial_noise_variance(*, target_std: float, receiver_variance: float, rho: float) -> float:
@@ -229,17 +240,19 @@ class AnalogGaussianAggregator:
                                purpose="analog-gaussian-artificial-noise", round_index=t,
                                chunk_size=self.config.chunk_size)
         elif std_a > 0:
+            received = std_a * csi_noise_scale(rnd)  # Σ_adm c_k·ν_k with imperfect CSI (model §5.1)
             for a, z in chunk_ranges(self.d, self.config.chunk_size):
                 rnd.s_hat[a:z] += fill_block_noise(np.empty(z - a), seed=self.link.seed,
                                                    purpose="analog-gaussian-artificial-noise", round_index=t, start=a,
-                                                   std=std_a)
+                                                   std=received)
         return std_a, var_a
 
     def _noise_diagnostics(self, diag: dict, rnd, var_a: float, std_a: float, k_adm: int, err: float, t: int) -> None:
         adm = rnd.admitted
         rx_std = float(np.sqrt(self.receiver_variance / rnd.rho))
-        power = rnd.transmit_power[adm] + rnd.rho * (var_a / k_adm) / np.abs(rnd.h[adm]) ** 2
-        received = var_a  # per received symbol; through the timing filters (v·Σ[(1 − a)² + a²], symbols i ≥ 1)
+        h_tx = rnd.h if rnd.h_hat is None else rnd.h_hat  # the clients invert their estimates
+        power = rnd.transmit_power[adm] + rnd.rho * (var_a / k_adm) / np.abs(h_tx[adm]) ** 2
+        received = var_a * csi_noise_scale(rnd) ** 2  # per received symbol; through the timing filters (v·Σ[(1 − a)² + a²], symbols i ≥ 1)
         if self.config.timing_offset != 0.0 and var_a > 0:
             var_u, _, var_w = filtered_noise_covariance(self.link.leakage(t)[adm], var_a / k_adm)
             received = var_u + var_w

@@ -143,10 +143,9 @@ def check_antennas(cfg: "PhyConfig", spec) -> None:
 
 
 def check_csi_error(cfg: "PhyConfig", spec) -> None:
-    """``csi_error`` (model §5.1): a finite number ≥ 0; > 0 only for channel inversion with one receive antenna.
-
-    Analog Gaussian shares the link but is refused: with ĥ ≠ h client k's share of the sum is scaled by
-    Re(h_k/ĥ_k), unbounded, so the sensitivity its accountant assumes no longer holds.
+    """``csi_error`` (model §5.1): a finite number ≥ 0; > 0 only for channel inversion and analog Gaussian (whose
+    clients' shares and noise are both scaled by Re(h_k/ĥ_k): its accountant takes the revealed-strength law of
+    :mod:`phy.csi_law`) with one receive antenna.
     """
     if isinstance(cfg.csi_error, bool) or not isinstance(cfg.csi_error, (int, float)) or not math.isfinite(cfg.csi_error) \
             or cfg.csi_error < 0:
@@ -154,9 +153,9 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
                          f"CSI) (got {cfg.csi_error!r})")
     if cfg.csi_error == 0.0:
         return
-    if spec.name != "channel-inversion":
-        raise ValueError(f"csi_error: imperfect CSI is modelled for scheme 'channel-inversion' only (got scheme "
-                         f"{spec.name!r}); remove phy.csi_error or set it to 0")
+    if spec.name not in ("channel-inversion", "analog-gaussian"):
+        raise ValueError(f"csi_error: imperfect CSI is modelled for schemes 'channel-inversion' and 'analog-gaussian' "
+                         f"only (got scheme {spec.name!r}); remove phy.csi_error or set it to 0")
     if cfg.rx_antennas != 1:
         raise ValueError(f"csi_error: imperfect CSI with rx_antennas = {cfg.rx_antennas} is not modelled; "
                          f"use rx_antennas = 1 or csi_error = 0")

@@ -19,18 +19,35 @@ Panels: the draws are rounded up onto a geometric grid of ratio :data:`PANEL_RAT
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+from privacy.events import PrivacyEvent
 from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, mixture_pmf, self_compose
 
-__all__ = ["PANEL_RATIO", "dkw_margin", "dominating_law", "sampled_gaussian_mixture_epsilon"]
+__all__ = ["PANEL_RATIO", "band_law", "dkw_margin", "dominating_law", "sampled_gaussian_mixture_epsilon", "GaussianMixtureRound"]
 
 #: the ratio of consecutive μ panels (every draw is rounded up to its panel's upper edge)
 PANEL_RATIO = 1.01
 #: the lowest panel, relative to the largest μ (smaller positive draws are rounded up to it)
 PANEL_FLOOR = 1e-3
+#: the absolute μ grid ratio and the floor (relative to the largest μ) of the sampled Rényi curve's panels
+RDP_RATIO, RDP_FLOOR = 1.02, 0.05
+
+
+@functools.lru_cache(maxsize=4096)
+def _wor_curve(j: int, rate: float, orders: tuple) -> np.ndarray:
+    """The without-replacement sampled Gaussian's Rényi curve at μ = RDP_RATIO^j (sensitivity 1, σ = 1/μ)."""
+    from privacy.events import GaussianRound
+    from privacy.sampled_gaussian import gaussian_round_sampled_rdp
+
+    curve = gaussian_round_sampled_rdp(np.asarray(orders), GaussianRound(noise_std=RDP_RATIO ** (-j), sensitivity=1.0),
+                                       scheme="without-replacement", rate=rate)
+    curve.setflags(write=False)
+    return curve
 
 
 def dkw_margin(draws: int, beta: float) -> float:
@@ -61,6 +78,38 @@ def dominating_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.
     return values, weights / weights.sum()
 
 
+def band_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """(values, weights) on the μ panels (module docstring) of a law stochastically larger than the draws' true law
+    rounded up onto the panels, with probability ≥ 1 − ``beta`` over the draws: at each of the J + 1 thresholds t_i
+    (0 and every panel edge below ``upper``) the exceedance probability p_i = P(μ > t_i) is bounded by the one-sided
+    Clopper–Pearson upper limit U_i of its count at level β/(J + 1) (a union bound over the thresholds), made
+    non-increasing (p_i ≤ p_{i−1} ≤ U_{i−1}); the law puts mass U_i − U_{i+1} on panel i. Unlike the DKW band
+    (:func:`dominating_law`), whose margin η sits at ``upper`` whatever the tail, an empty tail costs ≈ ln((J+1)/β)/m.
+    ``upper`` must bound every value (not only every draw)."""
+    from scipy.stats import beta as beta_law
+
+    x = np.sort(np.asarray(draws, dtype=np.float64).ravel())
+    m = x.size
+    if m == 0 or not np.all(np.isfinite(x)) or x[0] < 0.0:
+        raise ValueError("draws must be a non-empty array of finite values ≥ 0")
+    if not (math.isfinite(upper) and upper > 0.0 and upper >= x[-1]):
+        raise ValueError(f"upper = {upper!r} must be finite, > 0 and bound every draw (largest {x[-1]:.6g})")
+    if not 0.0 < float(beta) < 1.0:
+        raise ValueError(f"beta must be in (0, 1) (got {beta!r})")
+    j_max = int(math.floor(math.log(1.0 / PANEL_FLOOR) / math.log(PANEL_RATIO)))
+    edges = float(upper) * PANEL_RATIO ** (-np.arange(j_max, -1, -1, dtype=np.float64))  # ascending, last = upper
+    thresholds = np.concatenate([[0.0], edges[:-1]])  # mass above t_i rounds up to panel i or higher
+    counts = m - np.searchsorted(x, thresholds, side="right")  # #draws > t_i
+    level = float(beta) / thresholds.size
+    ucb = np.where(counts >= m, 1.0, beta_law.ppf(1.0 - level, counts + 1, np.maximum(m - counts, 1)))
+    ucb = np.minimum.accumulate(np.minimum(ucb, 1.0))
+    mass = ucb - np.concatenate([ucb[1:], [0.0]])  # on edges[i]; 1 − U_0 on μ = 0
+    values = np.concatenate([[0.0], edges])
+    weights = np.concatenate([[1.0 - ucb[0]], mass])
+    keep = weights > 0.0
+    return values[keep], weights[keep] / weights[keep].sum()
+
+
 def _panels(values: np.ndarray, weights: np.ndarray, mu_max: float) -> tuple[np.ndarray, np.ndarray, float]:
     """(panel μ's, their weights, weight at μ = 0): each positive value rounded up to the grid μ_max·r^{−j}."""
     zero = float(weights[values <= 0.0].sum())
@@ -78,24 +127,151 @@ def sampled_gaussian_mixture_epsilon(values, weights, *, rate: float, rounds: in
     """ε at ``delta`` after ``rounds`` rounds of the without-replacement sampled Gaussian (rate K/M = ``rate``,
     replace-one) whose strength μ follows the law (``values`` ≥ 0, ``weights``), revealed to the observer each round;
     the PLD mixture of :mod:`privacy.pld_wor`'s pairs on a μ grid rounded up (module docstring)."""
-    from dp_accounting.pld import pld_pmf, privacy_loss_distribution as _pld
+    from dp_accounting.pld import privacy_loss_distribution as _pld
 
-    from privacy.pld_wor import wor_gaussian_pmf
-
-    v, w = np.asarray(values, dtype=np.float64), np.asarray(weights, dtype=np.float64)
-    if v.shape != w.shape or v.size == 0 or np.any(v < 0.0) or not np.all(np.isfinite(v)) or np.any(w < 0.0):
-        raise ValueError("values (finite, ≥ 0) and weights (≥ 0) must be non-empty arrays of one shape")
-    q, T, h = float(rate), int(rounds), float(discretization)
+    q, T = float(rate), int(rounds)
     if not 0.0 < q < 1.0 or T < 1 or not 0.0 < float(delta) < 1.0:
         raise ValueError(f"rate in (0, 1), rounds ≥ 1 and delta in (0, 1) (got {rate!r}, {rounds!r}, {delta!r})")
-    w = w / w.sum()
-    mu_max = float(v.max())
-    if mu_max == 0.0:
+    event = GaussianMixtureRound.panelled(values, weights)
+    if event.strengths[-1] == 0.0:
         return 0.0
-    check_grid(1.0 / mu_max, 1.0, q, h, symmetric=True)  # the strongest panel has the widest grid: PldTooLarge
-    mus, pw, zero = _panels(v, w, mu_max)
-    zero_loss = pld_pmf.DensePLDPmf(h, 0, np.ones(1), 0.0, True)  # μ = 0: the round does not depend on the client
-    parts = [(zero, zero_loss)] + [(wt, wor_gaussian_pmf(1.0 / mu, sensitivity=1.0, rate=q, discretization=h))
-                                   for wt, mu in zip(pw, mus)]
-    pld = _pld.PrivacyLossDistribution(mixture_pmf(parts, discretization=h, pessimistic=True))
+    pld = _pld.PrivacyLossDistribution(event.wor_pmf(rate=q, discretization=float(discretization)))
     return max(float(self_compose(pld, T).get_epsilon_for_delta(float(delta))), 0.0)
+
+
+@dataclass(frozen=True)
+class GaussianMixtureRound(PrivacyEvent):
+    """A Gaussian release whose strength μ = S/σ (sensitivity over noise std) is random, independent of the data and
+    revealed to the observer: μ = ``strengths[i]`` with probability ``weights[i]`` (ascending strengths, weights
+    summing to 1; 0 is a round that does not depend on the client). Used for analog Gaussian with imperfect CSI
+    (model §5.1, "Imperfect CSI"; the law from :mod:`phy.csi_law`) and for the sampled T2 figure of model §5.2.
+
+    With μ revealed the joint release (μ, output) has, for every neighbouring pair,
+
+        ε(α) = ln Σ_i w_i·e^{(α−1)·α·μ_i²/2} / (α − 1)      (Rényi; exact for the revealed mixture)
+
+    and the PLD Σ_i w_i·PLD(μ_i) (unsampled: the Gaussian pair; without replacement at rate q: the symmetric pair of
+    :mod:`privacy.pld_wor` given μ, valid when the observer's μ does not tell whether the client was sampled, model
+    §5.2 "A sampled T2 bound"). Poisson sampling has no construction here.
+    """
+
+    strengths: tuple
+    weights: tuple
+
+    def __post_init__(self):
+        v, w = np.asarray(self.strengths, dtype=np.float64), np.asarray(self.weights, dtype=np.float64)
+        if v.ndim != 1 or v.shape != w.shape or v.size == 0 or not np.all(np.isfinite(v)) or np.any(v < 0.0) \
+                or np.any(np.diff(v) <= 0.0) or np.any(w < 0.0) or abs(float(w.sum()) - 1.0) > 1e-9:
+            raise ValueError("strengths (finite, ≥ 0, strictly ascending) and weights (≥ 0, summing to 1) must be "
+                             "non-empty sequences of one length")
+
+    @classmethod
+    def panelled(cls, values, weights) -> "GaussianMixtureRound":
+        """The event of a law (``values`` ≥ 0, ``weights`` ≥ 0) rounded up onto the μ panels of the module docstring
+        (ratio :data:`PANEL_RATIO` down to :data:`PANEL_FLOOR` of the largest; μ = 0 kept): it dominates the law."""
+        v, w = np.asarray(values, dtype=np.float64).ravel(), np.asarray(weights, dtype=np.float64).ravel()
+        if v.shape != w.shape or v.size == 0 or np.any(v < 0.0) or not np.all(np.isfinite(v)) or np.any(w < 0.0) \
+                or not w.sum() > 0.0:
+            raise ValueError("values (finite, ≥ 0) and weights (≥ 0, not all 0) must be non-empty arrays of one shape")
+        w = w / w.sum()
+        mu_max = float(v.max())
+        if mu_max == 0.0:
+            return cls((0.0,), (1.0,))
+        mus, pw, zero = _panels(v, w, mu_max)
+        keep = pw > 0.0
+        strengths, panel_w = ([0.0] if zero > 0.0 else []) + list(mus[keep]), ([zero] if zero > 0.0 else []) + list(pw[keep])
+        total = float(np.sum(panel_w))
+        return cls(tuple(float(x) for x in strengths), tuple(float(x) / total for x in panel_w))
+
+    @property
+    def upper(self) -> float:
+        """The largest strength (every round is at most this Gaussian)."""
+        return float(self.strengths[-1])
+
+    def rdp(self, orders):
+        from privacy.rdp import check_orders
+
+        a = check_orders(orders)
+        mu, w = np.asarray(self.strengths), np.asarray(self.weights)
+        mu, w = mu[w > 0.0], w[w > 0.0]
+        out = np.empty_like(a)
+        finite = np.isfinite(a)
+        x = np.log(w)[None, :] + ((a[finite] - 1.0) * a[finite])[:, None] * (mu * mu / 2.0)[None, :]
+        top = x.max(axis=1)
+        out[finite] = (top + np.log(np.exp(x - top[:, None]).sum(axis=1))) / (a[finite] - 1.0)
+        out[~finite] = math.inf if mu.max() > 0.0 else 0.0
+        return np.maximum(out, 0.0)
+
+    def eps_inf(self):
+        return 0.0 if self.upper == 0.0 else math.inf
+
+    def sampled_rdp(self, orders, *, scheme, rate):
+        """Without replacement: ln Σ_j w_j·e^{(α−1)·ε_j(α)}/(α − 1) with ε_j the sampled Gaussian's curve
+        (:func:`privacy.sampled_gaussian.gaussian_round_sampled_rdp`) at μ rounded up onto the absolute grid
+        :data:`RDP_RATIO`^j, strengths below :data:`RDP_FLOOR`·μ_max raised to it (pessimistic; the curves are cached
+        across laws, so a calibration's bisection reuses them). None under Poisson (the generic bound alone)."""
+        if scheme != "without-replacement" or self.upper == 0.0:
+            return None
+        a = np.asarray(orders, dtype=np.float64)
+        mu, w = np.asarray(self.strengths), np.asarray(self.weights)
+        pos = (mu > 0.0) & (w > 0.0)
+        zero = float(w[~pos].sum())
+        lifted = np.maximum(mu[pos], RDP_FLOOR * self.upper)
+        j = np.ceil(np.log(lifted) / math.log(RDP_RATIO) - 1e-12).astype(np.int64)
+        grid, inv = np.unique(j, return_inverse=True)
+        gw = np.bincount(inv, weights=w[pos], minlength=grid.size)
+        curves = np.stack([_wor_curve(int(k), float(rate), tuple(a.tolist())) for k in grid])  # [panels, orders]
+        out = np.empty_like(a)
+        for i, alpha in enumerate(a):
+            if not math.isfinite(alpha) or np.any(~np.isfinite(curves[:, i])):
+                out[i] = math.inf
+                continue
+            x = np.concatenate([[math.log(zero)] if zero > 0.0 else [], np.log(gw) + (alpha - 1.0) * curves[:, i]])
+            top = float(x.max())
+            out[i] = (top + math.log(float(np.exp(x - top).sum()))) / (alpha - 1.0)
+        return np.maximum(out, 0.0)
+
+    def pld(self, *, rate, discretization):
+        from dp_accounting.pld import privacy_loss_distribution as _pld
+
+        from privacy.pld import NO_PLD, _unsupported
+
+        if rate != 1.0:
+            raise _unsupported(self, NO_PLD + " (Poisson sampling of a revealed Gaussian mixture is not derived)")
+        return _pld.PrivacyLossDistribution(self._pmf(float(discretization), None))
+
+    def wor_pld(self, *, rate, discretization):
+        """The PLD sampled without replacement at K/M = ``rate`` < 1 (replace-one; class docstring)."""
+        from dp_accounting.pld import privacy_loss_distribution as _pld
+
+        return _pld.PrivacyLossDistribution(self.wor_pmf(rate=float(rate), discretization=float(discretization)))
+
+    def wor_pmf(self, *, rate: float, discretization: float):
+        return self._pmf(float(discretization), float(rate))
+
+    def _pmf(self, h: float, rate: float | None):
+        """Σ_i w_i·PMF(μ_i) on one grid: the Gaussian pair (``rate`` None) or :mod:`privacy.pld_wor`'s sampled pair."""
+        from dp_accounting.pld import pld_pmf, privacy_loss_distribution as _pld
+
+        from privacy.pld import _PESSIMISTIC
+        from privacy.pld_wor import wor_gaussian_pmf
+
+        pess = _PESSIMISTIC.get()
+        if self.upper == 0.0:
+            return pld_pmf.DensePLDPmf(h, 0, np.ones(1), 0.0, pess)
+        check_grid(1.0 / self.upper, 1.0, 1.0 if rate is None else rate, h, symmetric=rate is not None)
+        parts = []
+        for w, mu in zip(self.weights, self.strengths):
+            if w == 0.0:
+                continue
+            if mu == 0.0:  # the round does not depend on the client: loss 0
+                parts.append((w, pld_pmf.DensePLDPmf(h, 0, np.ones(1), 0.0, pess)))
+            elif rate is None:
+                g = _pld.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, pessimistic_estimate=pess,
+                                                 use_connect_dots=pess, value_discretization_interval=h)
+                pmf = g._pmf_remove
+                parts.append((w, pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()))
+            else:
+                parts.append((w, wor_gaussian_pmf(1.0 / mu, sensitivity=1.0, rate=rate, discretization=h,
+                                                  pessimistic=pess)))
+        return mixture_pmf(parts, discretization=h, pessimistic=pess)

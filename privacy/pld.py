@@ -339,8 +339,10 @@ def _without_replacement_pld(event, h: float):
             if not hasattr(exc, "pld_why"):
                 raise
             raise _unsupported(event, exc.pld_why) from None
-    raise _unsupported(event, f"sampling without replacement has a PLD here for Gaussian and FLORAS rounds only, not "
-                              f"{type(inner).__name__}")
+    if hasattr(inner, "wor_pld"):  # a leaf event with its own construction (privacy.gaussian_mixture)
+        return inner.wor_pld(rate=event.rate, discretization=h)
+    raise _unsupported(event, f"sampling without replacement has a PLD here for Gaussian, Gaussian-mixture and FLORAS "
+                              f"rounds only, not {type(inner).__name__}")
 
 
 @dataclass(frozen=True)

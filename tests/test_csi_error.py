@@ -140,8 +140,8 @@ def test_bad_values_name_the_key_and_range(bad):
 
 
 @pytest.mark.parametrize("kw, what", [
-    (dict(scheme="analog-gaussian", **{"analog-gaussian": {"noise_multiplier": 1.0}}), "channel-inversion' only"),
-    (dict(scheme="floras", normalization="paper", clip_norm=None), "channel-inversion' only"),
+    (dict(scheme="floras", normalization="paper", clip_norm=None), "'channel-inversion' and 'analog-gaussian' only"),
+    (dict(scheme="analog-gaussian", rx_antennas=2, **{"analog-gaussian": {"noise_multiplier": 1.0}}), "rx_antennas = 2"),
     (dict(rx_antennas=2), "rx_antennas = 2"),
 ])
 def test_refusals(kw, what):

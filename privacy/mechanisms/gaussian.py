@@ -12,7 +12,7 @@ from privacy.checks import finite_number
 from privacy.events import GaussianRound
 from privacy.mechanisms import Mechanism, MechanismRound, register_mechanism
 
-__all__ = ["GAUSSIAN", "THREAT_MODEL"]
+__all__ = ["GAUSSIAN", "GAUSSIAN_MIXTURE", "THREAT_MODEL"]
 
 THREAT_MODEL = ("T1 (output observer; the server adding the noise is trusted, model §9.1): the adversary sees the "
                 "noisy aggregates / global models only")
@@ -34,4 +34,31 @@ GAUSSIAN = register_mechanism(Mechanism(
     name="gaussian", threat_model=THREAT_MODEL, round_event=round_event, required=("clip_norm", "noise_std"),
     trade_off="G_μ with μ = S/σ, exact (Dong, Roth & Su 2019, Thm 2.7); sampled: C_p(G_μ) without replacement, "
               "f_p and f_p⁻¹ under Poisson",
+))
+
+
+def mixture_round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
+    """A Gaussian release whose strength μ = S/σ follows a revealed law (:class:`privacy.gaussian_mixture.GaussianMixtureRound`):
+    ``strengths`` and ``weights`` the law (already made an upper bound by the caller), ``law`` its description."""
+    from privacy.gaussian_mixture import GaussianMixtureRound
+
+    if relation != "replace":
+        raise ValueError(f"relation must be 'replace' for mechanism gaussian-mixture (the strength law is derived for "
+                         f"replace-one neighbours, K′ fixed by the channels; got {relation!r})")
+    c = finite_number("clip_norm", p["clip_norm"], positive=True)
+    event = GaussianMixtureRound(tuple(float(x) for x in p["strengths"]), tuple(float(x) for x in p["weights"]))
+    mean = float(sum(w * m for w, m in zip(event.weights, event.strengths)))
+    return MechanismRound(event, 2.0 * c, (
+        f"sensitivity S = 2·clip_norm = {2.0 * c:.6g} (ℓ2 norm of one client's clipped contribution before the channel; "
+        "replace)",
+        f"noise: Gaussian whose strength μ = (the client's share of S)/(noise std) varies with the round's channels, "
+        f"independent of the data and revealed to the observer; law over {len(event.strengths)} panels, mean "
+        f"{mean:.6g}, largest {event.upper:.6g}" + (f"; {p['law']}" if p.get("law") else ""),
+    ))
+
+
+GAUSSIAN_MIXTURE = register_mechanism(Mechanism(
+    name="gaussian-mixture", threat_model=THREAT_MODEL, round_event=mixture_round_event,
+    required=("clip_norm", "strengths", "weights"), optional=("law",),
+    poisson_refusal="the revealed-strength mixture is derived for sampling without replacement (replace-one)",
 ))

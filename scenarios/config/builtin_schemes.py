@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from scenarios.config.analog_csi import csi_accountant
 from scenarios.config.analog_exposure import scheduled_separating
 from scenarios.config.schemes import Calibrated, SchemeWiring, register_wiring
 
@@ -170,7 +171,8 @@ def _analog(config, *, d: int, D: int):
     """The std every admitted round is certain to carry (:func:`phy.analog_gaussian.guaranteed_noise_std`; with
     N_r > 1 receive antennas the clients' artificial noise only, model §5.2). With N_r > 1 or chip-timing offsets
     the guarantee covers the released aggregate only (T1); the threat-model line adds the T2 bound of
-    :func:`_analog_t2` (each client's own share of the noise)."""
+    :func:`_analog_t2` (each client's own share of the noise). With imperfect CSI (``phy.csi_error`` > 0) the round's
+    strength is random: :func:`scenarios.config.analog_csi.csi_accountant`."""
     from phy.analog_gaussian import guaranteed_noise_std
     from privacy import RunAccountant
 
@@ -190,6 +192,8 @@ def _analog(config, *, d: int, D: int):
         threat = (f"T1 only (output observer of the released aggregate; only the clients' artificial noise counts): "
                   f"a base station with {phy.rx_antennas} receive antennas that keeps every antenna's signal can "
                   "separate the clients spatially (model §5.2); " + _analog_t2(config, d=d))
+    if phy.csi_error != 0.0:  # the gains Re(h/ĥ) make the strength random: its revealed law (model §5.1)
+        return csi_accountant(config, d=d, common=_common(config), threat=threat)
     return RunAccountant("gaussian", **_common(config), threat_model=threat, clip_norm=R, noise_std=noise)
 
 

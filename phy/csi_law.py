@@ -1,0 +1,88 @@
+"""The law of an analog Gaussian client's strength under imperfect CSI (model §5.1, "Imperfect CSI"): independent
+Monte Carlo rounds of the link, for the accountant of :class:`privacy.gaussian_mixture.GaussianMixtureRound`.
+
+With estimates ĥ_k = h_k + e_k (:mod:`phy.csi_error`) client k sends (√ρ/ĥ_k)·(s_k + ν_k), ν_k ~ N(0, σ_a²/K′·I), so
+the released ŝ = Σ_adm c_k·(s_k + ν_k) + n/√ρ with c_k = Re(h_k/ĥ_k). Given the round's channels (revealed to the
+observer: a bound for any observer that knows less) client k's share c_k·s_k has sensitivity |c_k|·S under noise of
+variance V = σ_a²(ρ)·Σ_adm c_j²/K′ + σ_n²/ρ, σ_a²(ρ) = max(0, σ_T² − σ_n²/ρ), σ_T = z·S: a Gaussian of strength
+
+    μ_k = |c_k|·S/√V   (1/z with perfect CSI: c ≡ 1, V = max(σ_T², σ_n²/ρ) ≥ σ_T²).
+
+Since Σ_adm c_j² ≥ c_k², μ_k² ≤ K′·S²/σ_a²(ρ) ≤ K·S²/σ_a,min², σ_a,min² = σ_T² − σ_n²/g_th (ρ ≥ g_th under both ρ rules):
+the bound :func:`strength_bound`, finite when the clients are certain to add noise.
+
+One draw is one round without a cell: K scheduled clients with i.i.d. CN(0, 1) channels and CN(0, σ_e²) errors,
+admission |ĥ_k|² ≥ g_th, ρ by the rule on ĥ, and for the client in row 0 (rows are exchangeable, so a uniformly chosen
+one) its c_0 (0 unless admitted), Σ_adm c_j², K′ and ρ. The draws are i.i.d. across rounds (keyed stream
+``(seed, "csi-strength-law", batch)``), as the DKW bound on their empirical law requires.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .randomness import stream
+
+__all__ = ["BATCH", "CsiRounds", "csi_rounds", "strengths", "strength_bound"]
+
+#: rounds per vectorised batch (one stream each)
+BATCH = 4096
+
+
+class CsiRounds(NamedTuple):
+    """Independent rounds [draws] of the link with imperfect CSI (module docstring)."""
+
+    c0: np.ndarray  # Re(h_0/ĥ_0) of row 0 if admitted, else 0
+    sum_sq: np.ndarray  # Σ_adm c_j²
+    admitted: np.ndarray  # K′ (int64)
+    rho: np.ndarray  # ρ by the rule on ĥ (0 when K′ = 0)
+
+
+def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, seed: int) -> CsiRounds:
+    """``draws`` i.i.d. rounds of K clients (module docstring); ``rho_rule`` "threshold" or "min-admitted"."""
+    K, draws = int(K), int(draws)
+    if K < 1 or draws < 1 or not g_th > 0.0 or not csi_error >= 0.0 or not math.isfinite(csi_error):
+        raise ValueError(f"K and draws must be ≥ 1, g_th > 0 and csi_error finite ≥ 0 (got {K!r}, {draws!r}, "
+                         f"{g_th!r}, {csi_error!r})")
+    if rho_rule not in ("threshold", "min-admitted"):
+        raise ValueError(f"rho_rule must be one of {{threshold, min-admitted}} (got {rho_rule!r})")
+    out = CsiRounds(np.empty(draws), np.empty(draws), np.empty(draws, dtype=np.int64), np.empty(draws))
+    std = math.sqrt(float(csi_error) / 2.0)
+    for b, start in enumerate(range(0, draws, BATCH)):
+        n = min(BATCH, draws - start)
+        z = stream(int(seed), "csi-strength-law", b).standard_normal((4, n, K))
+        h = (z[0] + 1j * z[1]) / math.sqrt(2.0)
+        h_hat = h + std * (z[2] + 1j * z[3])
+        g = np.abs(h_hat) ** 2
+        adm = g >= g_th
+        c = np.where(adm, np.real(h / np.where(adm, h_hat, 1.0)), 0.0)
+        k_adm = adm.sum(axis=1)
+        if rho_rule == "threshold":
+            rho = np.where(k_adm > 0, float(g_th), 0.0)
+        else:
+            rho = np.where(k_adm > 0, np.where(adm, g, np.inf).min(axis=1), 0.0)
+        sl = slice(start, start + n)
+        out.c0[sl], out.sum_sq[sl], out.admitted[sl], out.rho[sl] = c[:, 0], (c * c).sum(axis=1), k_adm, rho
+    return out
+
+
+def strengths(rounds: CsiRounds, *, target_std: float, sensitivity: float, receiver_variance: float) -> np.ndarray:
+    """μ [draws] = |c_0|·S/√V of each round (module docstring; 0 where row 0 is not admitted). ``receiver_variance``
+    σ_n² [ŝ units before 1/ρ] is the one counted as privacy noise (0 when it is not counted)."""
+    S, sT = float(sensitivity), float(target_std)
+    if not S > 0.0 or not sT > 0.0 or not receiver_variance >= 0.0:
+        raise ValueError(f"sensitivity and target_std must be > 0 and receiver_variance ≥ 0 (got {sensitivity!r}, "
+                         f"{target_std!r}, {receiver_variance!r})")
+    on = rounds.admitted > 0
+    r = np.where(on, float(receiver_variance) / np.where(on, rounds.rho, 1.0), 0.0)
+    var = np.maximum(0.0, sT * sT - r) * rounds.sum_sq / np.maximum(rounds.admitted, 1) + r
+    return np.where(rounds.c0 != 0.0, np.abs(rounds.c0) * S / np.sqrt(np.where(var > 0.0, var, 1.0)), 0.0)
+
+
+def strength_bound(*, K: int, target_std: float, sensitivity: float, receiver_variance: float, g_th: float) -> float:
+    """√K·S/σ_a,min (module docstring), ∞ when σ_a,min = 0 (the receiver noise alone may exceed the target)."""
+    floor = float(target_std) ** 2 - float(receiver_variance) / float(g_th)
+    return math.sqrt(int(K)) * float(sensitivity) / math.sqrt(floor) if floor > 0.0 else math.inf
