@@ -1,7 +1,8 @@
 """Imperfect CSI against learning (``scenarios/cell_csi.toml``; model §5.1), from stored results only.
 
-Channel inversion with each client inverting its estimate ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k): final test
-accuracy against the relative estimation error σ_e² (``phy.csi_error``), mean over seeds with the min–max range as
+Channel inversion (ε = ∞) and analog Gaussian (its ε, calibrated on the revealed-strength law of model §5.1) with
+each client inverting its estimate ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k): final test accuracy against the
+relative estimation error σ_e² (``phy.csi_error``), one line per case, mean over seeds with the min–max range as
 error bars (σ_e² = 0, perfect CSI, drawn at the left edge of the logarithmic axis). The ``.table.md`` lists every
 point with the one-pilot least-squares reference σ_e² = 1/(L·SNR) of model §5.1 beside it.
 """
@@ -17,6 +18,7 @@ from .matched import facts, privacy_caption, read_matched
 
 SWEEP = "cell_csi"
 STEM = "cell_csi_accuracy"
+_STYLE = {"channel-inversion": ("channel inversion", "tab:orange"), "analog-gaussian": ("analog Gaussian", "tab:olive")}
 
 
 def _err(rs) -> float:
@@ -40,18 +42,23 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
 
     res = load_finished(results_dir)
     record = read_matched(results_dir)
-    sets = sorted(res.runsets, key=_err)
-    errs = [_err(rs) for rs in sets]
+    sets = sorted(res.runsets, key=lambda rs: (str(rs.value("phy.scheme")), _err(rs)))
+    errs = sorted({_err(rs) for rs in sets})
     positive = [e for e in errs if e > 0]
     left = min(positive) / 10 if positive else 1e-3  # where σ_e² = 0 is drawn
-    x = [e if e > 0 else left for e in errs]
-    accs = [_acc(rs) for rs in sets]
-    mean = np.array([a.mean() for a in accs])
     fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    ax.errorbar(x, mean, yerr=[mean - np.array([a.min() for a in accs]), np.array([a.max() for a in accs]) - mean],
-                capsize=3, marker="o", color="tab:orange", label="channel inversion (ε = ∞)")
+    for scheme in dict.fromkeys(str(rs.value("phy.scheme")) for rs in sets):
+        mine = [rs for rs in sets if str(rs.value("phy.scheme")) == scheme]
+        x = [_err(rs) if _err(rs) > 0 else left for rs in mine]
+        accs = [_acc(rs) for rs in mine]
+        mean = np.array([a.mean() for a in accs])
+        eps = [rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("inf") for rs in mine]
+        tag = "ε = ∞" if all(np.isinf(eps)) else f"ε = {max(eps):.3g}"
+        name, color = _STYLE.get(scheme, (scheme, None))
+        ax.errorbar(x, mean, yerr=[mean - np.array([a.min() for a in accs]), np.array([a.max() for a in accs]) - mean],
+                    capsize=3, marker="o", color=color, label=f"{name} ({tag})")
     ax.set_xscale("log")
-    ax.set_xticks(x, ["0" if e == 0 else f"{e:g}" for e in errs])
+    ax.set_xticks([e if e > 0 else left for e in errs], ["0" if e == 0 else f"{e:g}" for e in errs])
     ax.set_xlabel("relative channel-estimation error σ_e²")
     ax.set_ylabel("final test accuracy [%]")
     ax.set_ylim(0, 100)
@@ -61,7 +68,9 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     cfg = res.config().get("config", {}).get("phy", {})
     caption = (f"Imperfect CSI (model §5.1): each client inverts ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k), admission "
                f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, no cell, one coherence block; σ_e² = 0 is perfect CSI. "
-               "Channel inversion only: csi_error is modelled for channel inversion alone (analog Gaussian refuses it; FLORAS runs without CSIT here and its phase-CSIT option has no estimation-error model; model §5.1). Mean over "
+               "Analog Gaussian's clients' noise reaches the sum scaled by Re(h/ĥ) like their updates; its ε is calibrated on the "
+               "revealed law of the round's strength (model §5.1). FLORAS runs without CSIT here (its phase-CSIT option has "
+               "no estimation-error model). Mean over "
                f"seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     paths = save_figure(fig, out_dir, STEM, caption)
     paths.append(_table(res, sets, out_dir))

@@ -1,5 +1,6 @@
 """A sampled Gaussian round whose strength μ is random and revealed, with its law known only from a Monte Carlo
-sample (model §5.2, "A sampled T2 bound"; the analog Gaussian uplink seen by a base station that keeps every antenna).
+sample: the analog Gaussian uplink seen by a base station that keeps every antenna (model §5.2, "A sampled T2
+bound") and analog Gaussian with imperfect CSI (model §5.1, "Imperfect CSI"; the event :class:`GaussianMixtureRound`).
 
 Round t releases client k's update through a Gaussian mechanism of strength μ_t (sensitivity over noise std) that
 depends on data-independent randomness the observer sees (the channels), and client k takes part with probability
@@ -14,7 +15,9 @@ known upper bound μ_max is then stochastically larger than the true one (:func:
 worse Gaussian and the sampled pair is monotone in μ, so coupling μ ≤ μ⁺ and degrading shows that the mixture over
 the dominating law dominates the round: the ε computed from it holds with confidence 1 − β over the simulation.
 Panels: the draws are rounded up onto a geometric grid of ratio :data:`PANEL_RATIO` in μ down to
-:data:`PANEL_FLOOR`·μ_max (pessimistic), μ = 0 is loss 0.
+:data:`PANEL_FLOOR`·μ_max (pessimistic), μ = 0 is loss 0. :func:`band_law` replaces the DKW margin by one-sided
+Clopper–Pearson bounds at every panel edge (a union bound over the edges), whose cost in an empty tail is
+≈ ln((J + 1)/β)/m instead of η.
 """
 
 from __future__ import annotations
