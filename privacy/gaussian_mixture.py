@@ -8,16 +8,15 @@ q (sampling without replacement, replace-one). Given μ_t the round is the sampl
 (:mod:`privacy.pld_wor`); μ_t is independent of the data, so the round's PLD is the mixture over its law, and the
 rounds, independent and alike, compose it T times.
 
-The law of μ is not known in closed form; it is estimated from m independent draws μ_1 … μ_m. By the
-Dvoretzky–Kiefer–Wolfowitz inequality with Massart's constant (one-sided), with probability ≥ 1 − β over the draws
-the true CDF is ≥ F̂ − η everywhere, η = √(ln(1/β)/(2m)); the law that moves mass η from the smallest draws to a
-known upper bound μ_max is then stochastically larger than the true one (:func:`dominating_law`). A larger μ is a
-worse Gaussian and the sampled pair is monotone in μ, so coupling μ ≤ μ⁺ and degrading shows that the mixture over
-the dominating law dominates the round: the ε computed from it holds with confidence 1 − β over the simulation.
-Panels: the draws are rounded up onto a geometric grid of ratio :data:`PANEL_RATIO` in μ down to
-:data:`PANEL_FLOOR`·μ_max (pessimistic), μ = 0 is loss 0. :func:`band_law` replaces the DKW margin by one-sided
-Clopper–Pearson bounds at every panel edge (a union bound over the edges), whose cost in an empty tail is
-≈ ln((J + 1)/β)/m instead of η.
+The law of μ is not known in closed form; it is estimated from m independent draws μ_1 … μ_m and made an upper bound
+by :func:`band_law`: every draw is rounded up onto a geometric grid of panels of ratio :data:`PANEL_RATIO` down to
+:data:`PANEL_FLOOR`·μ_max (pessimistic; μ = 0 is loss 0), and at each panel edge the exceedance probability is
+bounded by a one-sided Clopper–Pearson limit, a union bound over the edges, so that with probability ≥ 1 − β over
+the draws the band law is stochastically larger than the true one. A larger μ is a worse Gaussian and the sampled pair
+is monotone in μ, so coupling μ ≤ μ⁺ and degrading shows that the mixture over the band law dominates the round: the
+ε computed from it holds with confidence 1 − β over the simulation. (A DKW band, used until 7 December, moves its
+margin η = √(ln(1/β)/2m) to μ_max whatever the tail; the Clopper–Pearson band costs ≈ ln((J + 1)/β)/m where the
+tail is empty.)
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ import numpy as np
 from privacy.events import PrivacyEvent
 from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, mixture_pmf, self_compose
 
-__all__ = ["PANEL_RATIO", "band_law", "dkw_margin", "dominating_law", "sampled_gaussian_mixture_epsilon", "GaussianMixtureRound"]
+__all__ = ["PANEL_RATIO", "band_law", "sampled_gaussian_mixture_epsilon", "GaussianMixtureRound"]
 
 #: the ratio of consecutive μ panels (every draw is rounded up to its panel's upper edge)
 PANEL_RATIO = 1.01
@@ -53,42 +52,13 @@ def _wor_curve(j: int, rate: float, orders: tuple) -> np.ndarray:
     return curve
 
 
-def dkw_margin(draws: int, beta: float) -> float:
-    """η = √(ln(1/β)/(2m)): P(sup_x (F̂(x) − F(x)) > η) ≤ β for m i.i.d. draws (DKW with Massart's constant,
-    one-sided; Massart 1990 proves it for β ≤ 1/2)."""
-    m, b = int(draws), float(beta)
-    if m < 1 or not 0.0 < b <= 0.5:
-        raise ValueError(f"draws must be ≥ 1 and beta in (0, 1/2] (got {draws!r}, {beta!r})")
-    return math.sqrt(math.log(1.0 / b) / (2.0 * m))
-
-
-def dominating_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """(values, weights) of a law stochastically larger than the draws' true law with probability ≥ 1 − ``beta``:
-    the empirical law with mass η (:func:`dkw_margin`) taken from its smallest draws and put on ``upper`` (an upper
-    bound on every value). Values ascending; weights sum to 1."""
-    x = np.sort(np.asarray(draws, dtype=np.float64).ravel())
-    if x.size == 0 or not np.all(np.isfinite(x)) or x[0] < 0.0:
-        raise ValueError("draws must be a non-empty array of finite values ≥ 0")
-    if not upper >= x[-1]:
-        raise ValueError(f"upper = {upper!r} must bound every draw (largest {x[-1]:.6g})")
-    eta = dkw_margin(x.size, beta)
-    w = np.full(x.size, 1.0 / x.size)
-    removed = np.minimum(np.cumsum(w), eta) - np.concatenate([[0.0], np.minimum(np.cumsum(w), eta)[:-1]])
-    w = w - removed
-    keep = w > 0.0
-    values = np.concatenate([x[keep], [float(upper)]])
-    weights = np.concatenate([w[keep], [min(eta, 1.0)]])
-    return values, weights / weights.sum()
-
-
 def band_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """(values, weights) on the μ panels (module docstring) of a law stochastically larger than the draws' true law
     rounded up onto the panels, with probability ≥ 1 − ``beta`` over the draws: at each of the J + 1 thresholds t_i
     (0 and every panel edge below ``upper``) the exceedance probability p_i = P(μ > t_i) is bounded by the one-sided
     Clopper–Pearson upper limit U_i of its count at level β/(J + 1) (a union bound over the thresholds), made
-    non-increasing (p_i ≤ p_{i−1} ≤ U_{i−1}); the law puts mass U_i − U_{i+1} on panel i. Unlike the DKW band
-    (:func:`dominating_law`), whose margin η sits at ``upper`` whatever the tail, an empty tail costs ≈ ln((J+1)/β)/m.
-    ``upper`` must bound every value (not only every draw)."""
+    non-increasing (p_i ≤ p_{i−1} ≤ U_{i−1}); the law puts mass U_i − U_{i+1} on panel i. An empty tail costs
+    ≈ ln((J+1)/β)/m of mass at ``upper``, which must bound every value (not only every draw)."""
     from scipy.stats import beta as beta_law
 
     x = np.sort(np.asarray(draws, dtype=np.float64).ravel())

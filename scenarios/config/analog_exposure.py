@@ -21,7 +21,7 @@ import numpy as np
 
 __all__ = ["SAMPLED_BETA", "SAMPLED_DRAWS", "replay_exposure", "sampled_separating", "scheduled_separating"]
 
-#: Monte Carlo rounds of the exposure law for the sampled T2 figure, and its confidence 1 − β (DKW)
+#: Monte Carlo rounds of the exposure law for the sampled T2 figure, and its confidence 1 − β (Clopper–Pearson band)
 SAMPLED_DRAWS, SAMPLED_BETA = 200_000, 1e-6
 
 
@@ -90,10 +90,8 @@ def sampled_separating(config, *, rounds: int) -> dict:
     ``sampled_text``. Given the channels and a row R, uniform among the K scheduled and equal to client k's row when
     it is sampled, (channels, R) has the same law whether or not k is sampled (channels i.i.d. over clients, no cell),
     so the round is the without-replacement sampled Gaussian of strength μ = √(K′·ℓ_R)/z, revealed, mixed over its
-    law: :func:`phy.leverage_law.exposure_draws` estimates it, :func:`privacy.gaussian_mixture.dominating_law` makes
+    law: :func:`phy.leverage_law.exposure_draws` estimates it, :func:`privacy.gaussian_mixture.band_law` makes
     it a bound with confidence 1 − β, and the PLD mixture composes it over the rounds."""
-    from privacy.gaussian_mixture import dkw_margin
-
     phy, pr = config.phy, config.privacy
     K, M, n_rx = int(config.training.clients_per_round), int(config.partition.clients), int(phy.rx_antennas)
     head = f"a base station that keeps its {n_rx} antennas but does not learn who was sampled (T2 with amplification)"
@@ -110,8 +108,9 @@ def sampled_separating(config, *, rounds: int) -> dict:
     text = (f"{head}, model §5.2: client k is in a round with probability K/M = {K / M:.4g} (without replacement, "
             f"replace-one) and then seen with strength μ = √(K′·ℓ)/z (z = {z:.6g}, ℓ its leverage, the receiver noise "
             f"not counted), μ's law over i.i.d. Rayleigh channels from {SAMPLED_DRAWS} Monte Carlo rounds (fixed "
-            f"stream), made stochastically larger by the DKW margin {dkw_margin(SAMPLED_DRAWS, SAMPLED_BETA):.3g} at "
-            f"μ_max = √K/z (confidence 1 − {SAMPLED_BETA:g} over the simulation); PLD mixture composed over "
+            f"stream), rounded up onto 1 % panels and made stochastically larger by one-sided Clopper–Pearson bounds "
+            f"on every panel's exceedance, the tail's margin at μ_max = √K/z (confidence 1 − {SAMPLED_BETA:g} over the "
+            f"simulation); PLD mixture composed over "
             f"{int(rounds)} rounds: ε = {eps:.4g} at δ = {delta:g} (the aggregate under the same accounting: "
             f"{aggregate:.4g})")
     return {"epsilon_sampled": eps, "epsilon_sampled_aggregate": aggregate, "sampled_text": text}
@@ -123,10 +122,10 @@ def _sampled_epsilons(K: int, M: int, n_rx: int, g_th: float, z: float, rounds: 
     """(the sampled T2 ε, the aggregate's under the same accounting); pure and seed-free, so cached per process (a
     sweep's seeds of one case share it)."""
     from phy.leverage_law import exposure_draws
-    from privacy.gaussian_mixture import dominating_law, sampled_gaussian_mixture_epsilon
+    from privacy.gaussian_mixture import band_law, sampled_gaussian_mixture_epsilon
 
     x = exposure_draws(K=K, n_rx=n_rx, g_th=g_th, draws=draws, seed=0)
-    values, weights = dominating_law(np.sqrt(x) / z, upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
+    values, weights = band_law(np.minimum(np.sqrt(x) / z, math.sqrt(K) / z), upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
     common = dict(rate=K / M, rounds=rounds, delta=delta)
     return (sampled_gaussian_mixture_epsilon(values, weights, **common),
             sampled_gaussian_mixture_epsilon([1.0 / z], [1.0], **common))
