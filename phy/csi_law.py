@@ -14,7 +14,7 @@ the bound :func:`strength_bound`, finite when the clients are certain to add noi
 One draw is one round without a cell: K scheduled clients with i.i.d. CN(0, 1) channels and CN(0, σ_e²) errors,
 admission |ĥ_k|² ≥ g_th, ρ by the rule on ĥ, and for the client in row 0 (rows are exchangeable, so a uniformly chosen
 one) its c_0 (0 unless admitted), Σ_adm c_j², K′ and ρ. The draws are i.i.d. across rounds (keyed stream
-``(seed, "csi-strength-law", batch)``), as the DKW bound on their empirical law requires.
+``(seed, "csi-strength-law", batch)``), as the binomial counts of :func:`privacy.gaussian_mixture.band_law` require.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ One draw is one round of the analog link of model §5.2 without a cell: K schedu
 channels to N_r antennas, the centroid combiner a of all K, admission |aᴴh_k|² ≥ g_th, and for the client in row 0
 (rows are exchangeable, so a uniformly chosen one) x = K′·ℓ_0 if it is admitted (ℓ_0 its leverage with the combiner
 it inverts, :func:`phy.antennas.client_leverage`) and 0 if not. 0 ≤ x ≤ K′ ≤ K. The draws are i.i.d. across rounds
-(the keyed stream ``(seed, "t2-leverage-law", batch)``), as the DKW bound on their empirical law requires.
+(the keyed stream ``(seed, "t2-leverage-law", batch)``), as the binomial counts of
+:func:`privacy.gaussian_mixture.band_law` require.
 """
 
 from __future__ import annotations

@@ -181,38 +181,12 @@ def test_the_received_artificial_noise_is_scaled_by_the_gains():
 
 
 # ---------------------------------------------------------------- the run's accountant
-def _config(tmp_path, *, err: float, z: float = 2.0, snr_db: float = 20.0, extra: str = ""):
-    from scenarios.config import load_scenario
+def _config(tmp_path, *, err: float, z: float = 2.0, snr_db: float = 20.0):
+    """K = 10 of M = 50 on digits, 30 rounds, g_th = 0.1, ρ = g_th, pld (tests/test_analog_t2.py's scenario)."""
+    from test_analog_t2 import _scenario  # noqa: E402
 
-    path = tmp_path / "csi.toml"
-    path.write_text(f"""
-[data]
-name = "digits"
-[partition]
-clients = 50
-[model]
-hidden = [8]
-[training]
-clients_per_round = 10
-lr = 0.1
-batch_size = 10
-[phy]
-scheme = "analog-gaussian"
-normalization = "clip"
-clip_norm = 1.0
-L = 8
-snr_db = {snr_db}
-g_th = 0.1
-csi_error = {err}
-{extra}
-[phy.analog-gaussian]
-noise_multiplier = {z}
-[privacy]
-accountant = "pld"
-[run]
-rounds = 30
-""")
-    return load_scenario(path, {})
+    return _scenario(tmp_path, n_rx=1, z=z, rounds=30, M=50, K=10, snr_db=snr_db, g_th=0.1,
+                     phy_extra=f"csi_error = {err}", accountant="pld")
 
 
 def test_the_runs_epsilon_grows_with_the_estimation_error_from_the_truncated_point_law(tmp_path):

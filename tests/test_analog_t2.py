@@ -129,7 +129,9 @@ def test_the_t2_bound_with_timing_offsets_counts_the_inflated_share_or_nothing()
     assert "no T2 guarantee" in low.threat_model and "ε_T2" not in low.threat_model
 
 
-def _scenario(tmp_path, *, n_rx: int, z: float, rounds: int, M: int = 30, K: int = 10):
+def _scenario(tmp_path, *, n_rx: int, z: float, rounds: int, M: int = 30, K: int = 10, snr_db: float = 10.0,
+              g_th: float = 0.3, phy_extra: str = "", accountant: str = "rdp"):
+    """A small analog Gaussian scenario on digits (also tests/test_analog_csi.py's, with ``phy_extra`` [phy] lines)."""
     from scenarios.config import load_scenario
 
     path = tmp_path / f"analog{n_rx}.toml"
@@ -149,11 +151,14 @@ scheme = "analog-gaussian"
 normalization = "clip"
 clip_norm = 1.0
 L = 8
-snr_db = 10.0
-g_th = 0.3
+snr_db = {snr_db}
+g_th = {g_th}
 rx_antennas = {n_rx}
+{phy_extra}
 [phy.analog-gaussian]
 noise_multiplier = {z}
+[privacy]
+accountant = "{accountant}"
 [run]
 rounds = {rounds}
 seed = 4

@@ -138,7 +138,7 @@ def test_other_events_sampled_without_replacement_name_the_alternative():
     from privacy.events import RandomizedResponseRound
 
     ev = SampledWithoutReplacement(RandomizedResponseRound(epsilon0=1.0), sample_size=2, population_size=10)
-    with pytest.raises(ValueError, match="Gaussian and FLORAS rounds only.*use --accountant rdp"):
+    with pytest.raises(ValueError, match="Gaussian, Gaussian-mixture and FLORAS rounds only.*use --accountant rdp"):
         event_pld(ev)
     blocks = SampledWithoutReplacement(CauchyRound(gamma=10.0, sensitivity=1.0, blocks=2), sample_size=2,
                                        population_size=10)

@@ -19,7 +19,7 @@ import math
 
 __all__ = ["CSI_BETA", "CSI_DRAWS", "csi_accountant", "csi_law"]
 
-#: Monte Carlo rounds of the strength law, and the confidence 1 − β of its DKW bound
+#: Monte Carlo rounds of the strength law, and the confidence 1 − β of its Clopper–Pearson band
 CSI_DRAWS, CSI_BETA = 1_000_000, 1e-6
 
 
@@ -40,7 +40,7 @@ def _refusal(config) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=4)  # 32 MB per entry at 10⁶ rounds
 def _rounds(K: int, g_th: float, csi_error: float, rho_rule: str, draws: int):
     from phy.csi_law import csi_rounds
 
