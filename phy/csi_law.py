@@ -26,10 +26,16 @@ import numpy as np
 
 from .randomness import stream
 
-__all__ = ["BATCH", "CsiRounds", "csi_rounds", "strengths", "strength_bound"]
+__all__ = ["BATCH", "CsiRounds", "batch_rounds", "csi_rounds", "strengths", "strength_bound"]
 
-#: rounds per vectorised batch (one stream each)
-BATCH = 4096
+#: rounds per vectorised batch (one stream each), fewer when K is large: ≤ 2²⁰ client slots per batch (about 100 MB)
+BATCH, SLOTS = 4096, 2**20
+
+
+def batch_rounds(K: int) -> int:
+    """Rounds per batch for K clients: min(:data:`BATCH`, 2²⁰ // K), at least 1 (a function of K alone, so the draws
+    stay reproducible)."""
+    return max(1, min(BATCH, SLOTS // int(K)))
 
 
 class CsiRounds(NamedTuple):
@@ -51,8 +57,9 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
         raise ValueError(f"rho_rule must be one of {{threshold, min-admitted}} (got {rho_rule!r})")
     out = CsiRounds(np.empty(draws), np.empty(draws), np.empty(draws, dtype=np.int64), np.empty(draws))
     std = math.sqrt(float(csi_error) / 2.0)
-    for b, start in enumerate(range(0, draws, BATCH)):
-        n = min(BATCH, draws - start)
+    rows = batch_rounds(K)
+    for b, start in enumerate(range(0, draws, rows)):
+        n = min(rows, draws - start)
         z = stream(int(seed), "csi-strength-law", b).standard_normal((4, n, K))
         h = (z[0] + 1j * z[1]) / math.sqrt(2.0)
         h_hat = h + std * (z[2] + 1j * z[3])

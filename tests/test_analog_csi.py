@@ -227,3 +227,23 @@ def test_no_certain_noise_is_epsilon_infinity_and_the_refusals_name_the_key(tmp_
                                   training=dataclasses.replace(config.training, sampling="poisson"))
     with pytest.raises(ValueError, match=r"^privacy: privacy.relation: .*replace-one"):
         poisson.privacy_accountant(d=100, D=30)
+
+
+def test_the_rounds_are_the_documented_stream_and_batches_bound_memory():
+    """Batch b of (seed, "csi-strength-law", b) holds min(4096, 2²⁰ // K) rounds (fewer in the last), drawn as a
+    [4, rounds, K] normal array (h real, h imaginary, e real, e imaginary): recomputed here for a K whose batches are
+    1 024 rounds. Bugs: the batch size not bounded (the second batch would start at round 4096), σ_e² per component."""
+    from phy.csi_law import batch_rounds
+    from phy.randomness import stream
+
+    K, err, g = 1024, 0.2, 0.05
+    assert batch_rounds(20) == 4096 and batch_rounds(K) == 1024 and batch_rounds(10**7) == 1
+    got = csi_rounds(K=K, g_th=g, csi_error=err, rho_rule="threshold", draws=1030, seed=5)
+    z = stream(5, "csi-strength-law", 1).standard_normal((4, 6, K))  # the last batch: its 6 rounds
+    h = (z[0] + 1j * z[1]) / math.sqrt(2)
+    hh = h + math.sqrt(err / 2) * (z[2] + 1j * z[3])
+    adm = np.abs(hh) ** 2 >= g
+    c = np.where(adm, np.real(h / np.where(adm, hh, 1)), 0.0)
+    np.testing.assert_allclose(got.c0[1024:], c[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(got.sum_sq[1024:], (c * c).sum(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(got.admitted[1024:], adm.sum(axis=1))
