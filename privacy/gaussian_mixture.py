@@ -30,7 +30,8 @@ import numpy as np
 from privacy.events import PrivacyEvent
 from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, mixture_pmf, self_compose
 
-__all__ = ["PANEL_RATIO", "band_law", "sampled_gaussian_mixture_epsilon", "GaussianMixtureRound"]
+__all__ = ["PANEL_RATIO", "band_law", "envelope_band_law", "exceedances", "panel_edges", "sampled_gaussian_mixture_epsilon",
+           "GaussianMixtureRound"]
 
 #: the ratio of consecutive μ panels (every draw is rounded up to its panel's upper edge)
 PANEL_RATIO = 1.01
@@ -52,6 +53,24 @@ def _wor_curve(j: int, rate: float, orders: tuple) -> np.ndarray:
     return curve
 
 
+def panel_edges(upper: float) -> np.ndarray:
+    """The panel edges upper·r^{−j}, j = J … 0, ascending (r = :data:`PANEL_RATIO`, down to :data:`PANEL_FLOOR`)."""
+    j_max = int(math.floor(math.log(1.0 / PANEL_FLOOR) / math.log(PANEL_RATIO)))
+    return float(upper) * PANEL_RATIO ** (-np.arange(j_max, -1, -1, dtype=np.float64))
+
+
+def exceedances(draws, *, upper: float) -> np.ndarray:
+    """#draws > t_i [J + 1] at the thresholds of :func:`band_law` (0 and every panel edge below ``upper``), after
+    checking that the draws are finite, ≥ 0 and bounded by ``upper``."""
+    x = np.sort(np.asarray(draws, dtype=np.float64).ravel())
+    if x.size == 0 or not np.all(np.isfinite(x)) or x[0] < 0.0:
+        raise ValueError("draws must be a non-empty array of finite values ≥ 0")
+    if not (math.isfinite(upper) and upper > 0.0 and upper >= x[-1]):
+        raise ValueError(f"upper = {upper!r} must be finite, > 0 and bound every draw (largest {x[-1]:.6g})")
+    thresholds = np.concatenate([[0.0], panel_edges(upper)[:-1]])  # mass above t_i rounds up to panel i or higher
+    return x.size - np.searchsorted(x, thresholds, side="right")
+
+
 def band_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """(values, weights) on the μ panels (module docstring) of a law stochastically larger than the draws' true law
     rounded up onto the panels, with probability ≥ 1 − ``beta`` over the draws: at each of the J + 1 thresholds t_i
@@ -59,22 +78,28 @@ def band_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarra
     Clopper–Pearson upper limit U_i of its count at level β/(J + 1) (a union bound over the thresholds), made
     non-increasing (p_i ≤ p_{i−1} ≤ U_{i−1}); the law puts mass U_i − U_{i+1} on panel i. An empty tail costs
     ≈ ln((J+1)/β)/m of mass at ``upper``, which must bound every value (not only every draw)."""
+    x = np.asarray(draws, dtype=np.float64)
+    return envelope_band_law([exceedances(x, upper=upper)], [x.size], upper=upper, beta=beta)
+
+
+def envelope_band_law(counts, sizes, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """(values, weights) of one law stochastically larger than each of n laws rounded up onto the panels, with
+    probability ≥ 1 − ``beta`` over all their draws: law l has ``sizes[l]`` draws and exceedance counts ``counts[l]``
+    (:func:`exceedances`); at each threshold the bound is the largest of the n Clopper–Pearson limits, each at level
+    β/(n·(J + 1)) (a union bound over laws and thresholds), then as :func:`band_law` (which is the case n = 1). Its
+    exceedance function bounds every law's, so it dominates each (model §5.1, "In a cell")."""
     from scipy.stats import beta as beta_law
 
-    x = np.sort(np.asarray(draws, dtype=np.float64).ravel())
-    m = x.size
-    if m == 0 or not np.all(np.isfinite(x)) or x[0] < 0.0:
-        raise ValueError("draws must be a non-empty array of finite values ≥ 0")
-    if not (math.isfinite(upper) and upper > 0.0 and upper >= x[-1]):
-        raise ValueError(f"upper = {upper!r} must be finite, > 0 and bound every draw (largest {x[-1]:.6g})")
+    counts = np.atleast_2d(np.asarray(counts, dtype=np.int64))
+    m = np.asarray(sizes, dtype=np.int64).reshape(-1, 1)
+    edges = panel_edges(upper)
+    if counts.shape != (m.shape[0], edges.size) or m.shape[0] < 1 or np.any(m < 1) or np.any(counts < 0) \
+            or np.any(counts > m):
+        raise ValueError(f"counts must be [n, {edges.size}] exceedance counts of n ≥ 1 laws with ≥ 1 draw each")
     if not 0.0 < float(beta) < 1.0:
         raise ValueError(f"beta must be in (0, 1) (got {beta!r})")
-    j_max = int(math.floor(math.log(1.0 / PANEL_FLOOR) / math.log(PANEL_RATIO)))
-    edges = float(upper) * PANEL_RATIO ** (-np.arange(j_max, -1, -1, dtype=np.float64))  # ascending, last = upper
-    thresholds = np.concatenate([[0.0], edges[:-1]])  # mass above t_i rounds up to panel i or higher
-    counts = m - np.searchsorted(x, thresholds, side="right")  # #draws > t_i
-    level = float(beta) / thresholds.size
-    ucb = np.where(counts >= m, 1.0, beta_law.ppf(1.0 - level, counts + 1, np.maximum(m - counts, 1)))
+    level = float(beta) / counts.size
+    ucb = np.where(counts >= m, 1.0, beta_law.ppf(1.0 - level, counts + 1, np.maximum(m - counts, 1))).max(axis=0)
     ucb = np.minimum.accumulate(np.minimum(ucb, 1.0))
     mass = ucb - np.concatenate([ucb[1:], [0.0]])  # on edges[i]; 1 − U_0 on μ = 0
     values = np.concatenate([[0.0], edges])

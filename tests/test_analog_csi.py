@@ -217,8 +217,8 @@ def test_no_certain_noise_is_epsilon_infinity_and_the_refusals_name_the_key(tmp_
     assert acc.epsilon(rounds=30) == math.inf
     assert _config(tmp_path, err=0.1, z=0.0).privacy_accountant(d=100, D=30).epsilon(rounds=30) == math.inf
     config = _config(tmp_path, err=0.1)
-    cell = dataclasses.replace(config, phy=dataclasses.replace(config.phy, pathloss="log-distance"))
-    with pytest.raises(ValueError, match=r"^phy.csi_error: .*without a cell"):
+    cell = dataclasses.replace(config, phy=dataclasses.replace(config.phy, pathloss="log-distance", redrop=True))
+    with pytest.raises(ValueError, match=r"^phy.redrop: .*fixed drop"):  # tests/test_analog_csi_cell.py
         analog_csi.csi_accountant(cell, d=100, common={}, threat="")
     rician = dataclasses.replace(config, phy=dataclasses.replace(config.phy, rician_k=2.0))
     with pytest.raises(ValueError, match=r"^phy.csi_error: .*Rayleigh"):

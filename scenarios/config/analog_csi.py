@@ -6,7 +6,10 @@ round is a Gaussian mechanism whose strength μ_k = |c_k|·S/√V depends on the
 channels do not depend on the data; revealed to the observer, each round is the mixture over μ's law (exact in Rényi
 and PLD, :class:`privacy.gaussian_mixture.GaussianMixtureRound`), and with K of M sampled without replacement the
 observer's μ (a uniformly chosen row, client k's when it is sampled) has the same law either way, so the sampled
-pair given μ applies (model §5.2, "A sampled T2 bound"; the same argument). μ's law has no closed form:
+pair given μ applies (model §5.2, "A sampled T2 bound"; the same argument). In a cell with a fixed drop the channels
+would identify the sampled clients by their path loss, so they are not revealed: each client's law (its own gain, the
+others drawn from the population) is simulated, and the observer is given a strength drawn from their envelope,
+which dominates every client's (:mod:`phy.csi_cell_law`; model §5.1, "In a cell"). μ's law has no closed form:
 :data:`CSI_DRAWS` Monte Carlo rounds (a fixed stream), rounded up onto panels and made stochastically larger by
 Clopper–Pearson bounds on each panel's exceedance (:func:`privacy.gaussian_mixture.band_law`, confidence
 1 − :data:`CSI_BETA` over the simulation), the tail's margin at the bound √K·S/σ_a,min.
@@ -21,6 +24,8 @@ __all__ = ["CSI_BETA", "CSI_DRAWS", "csi_accountant", "csi_law"]
 
 #: Monte Carlo rounds of the strength law, and the confidence 1 − β of its Clopper–Pearson band
 CSI_DRAWS, CSI_BETA = 1_000_000, 1e-6
+#: the largest population whose per-client laws a cell's accountant draws (one pass over the draws per distinct gain)
+CELL_CLIENTS = 1000
 
 
 def _refusal(config) -> str | None:
@@ -30,10 +35,13 @@ def _refusal(config) -> str | None:
         return ("privacy.relation: analog Gaussian's ε with phy.csi_error > 0 is derived for replace-one neighbours and "
                 "sampling without replacement (K′ and the gains are fixed by the channels); use relation = \"replace\" "
                 "and training.sampling = \"without-replacement\", or csi_error = 0")
-    if phy.has_cell:
-        return ("phy.csi_error: analog Gaussian's ε with imperfect CSI is derived without a cell (i.i.d. Rayleigh "
-                "channels: in a cell admission depends on each client's path loss, so the gains' law differs by client); "
-                "remove phy.pathloss or set csi_error = 0")
+    if phy.has_cell and phy.redrop:
+        return ("phy.redrop: analog Gaussian's ε with imperfect CSI in a cell is derived for a fixed drop (each client's "
+                "law from its own path loss); set redrop = false, or csi_error = 0")
+    if phy.has_cell and int(config.partition.clients) > CELL_CLIENTS:
+        return (f"partition.clients: analog Gaussian's ε with imperfect CSI in a cell takes one strength law per client "
+                f"(≤ {CELL_CLIENTS} clients, got {int(config.partition.clients)}); use a population of at most "
+                f"{CELL_CLIENTS}, no cell (remove phy.pathloss), or csi_error = 0")
     if phy.los_k != 0.0 or phy.fading_correlation == "tdl":
         return ("phy.csi_error: analog Gaussian's ε with imperfect CSI is derived for Rayleigh block fading (one block per "
                 "update); use rician_k = 0 and no tdl fading with it, or csi_error = 0")
@@ -47,30 +55,57 @@ def _rounds(K: int, g_th: float, csi_error: float, rho_rule: str, draws: int):
     return csi_rounds(K=K, g_th=g_th, csi_error=csi_error, rho_rule=rho_rule, draws=draws, seed=0)
 
 
+@functools.lru_cache(maxsize=2)  # about 60 MB per entry at 10⁶ draws and M = 100
+def _pool(gains: tuple, K: int, g_th: float, csi_error: float, draws: int):
+    from phy.csi_cell_law import cell_pool
+
+    return cell_pool(gains, K=K, g_th=g_th, csi_error=csi_error, draws=draws, seed=0)
+
+
+def population_gains(config):
+    """β_eff [M] of every client of the run's fixed drop (its seed ``run.seed``; model §5.1)."""
+    import numpy as np
+
+    from phy.cell import CellChannel
+
+    M = int(config.partition.clients)
+    return CellChannel(config.phy, seed=int(config.run.seed)).large_scale(np.arange(M), K=M, round_index=0).gain_eff
+
+
 def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = None):
-    """(μ draws, their bound, the event of the dominating law) for ``config`` (JSON-free; the caller checks refusals):
-    μ in units of 1 (sensitivity over noise std), the bound √K·S/σ_a,min (∞: none, the receiver noise alone may exceed
-    the target); the event None when the bound is ∞."""
+    """(plug-in mean μ of the law, draws per law, laws, their bound, the event of the dominating law) for ``config``
+    (the caller checks refusals): μ in units of 1 (sensitivity over noise std), the bound √K·S/σ_a,min (∞: none, the
+    receiver noise alone may exceed the target); the event None when the bound is ∞. Without a cell one law (every
+    client's); in a cell one per distinct gain of the drop, the event the envelope's (:mod:`phy.csi_cell_law`) and the
+    mean the largest client's."""
     import numpy as np
 
     from phy.analog_gaussian import target_noise_std
     from phy.central_gaussian import sum_sensitivity
     from phy.channel_inversion import receiver_noise_variance
     from phy.csi_law import strength_bound, strengths
-    from privacy.gaussian_mixture import GaussianMixtureRound, band_law
+    from privacy.gaussian_mixture import GaussianMixtureRound, envelope_band_law, exceedances
 
     draws, beta = CSI_DRAWS if draws is None else int(draws), CSI_BETA if beta is None else float(beta)
     phy, K = config.phy, int(config.training.clients_per_round)
     S = sum_sensitivity(phy.norm_bound(d), config.privacy.relation)
     common = dict(target_std=target_noise_std(phy, d=d, relation=config.privacy.relation), sensitivity=S,
                   receiver_variance=receiver_noise_variance(phy))  # N_r = 1: the receiver noise counts (model §9.1)
-    rounds = _rounds(K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), int(draws))
-    mu = strengths(rounds, **common)
     upper = strength_bound(K=K, g_th=float(phy.g_th), **common)
+    if phy.has_cell:
+        from phy.csi_cell_law import client_strengths, distinct_clients
+
+        gains = population_gains(config)
+        pool = _pool(tuple(gains.tolist()), K, float(phy.g_th), float(phy.csi_error), int(draws))
+        laws = [client_strengths(pool, k, rho_rule=str(phy.rho_rule), **common) for k in distinct_clients(gains)]
+    else:
+        laws = [strengths(_rounds(K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), int(draws)), **common)]
+    mean, sizes = max(float(mu.mean()) for mu in laws), [mu.size for mu in laws]
     if not math.isfinite(upper):
-        return mu, upper, None
-    values, weights = band_law(np.minimum(mu, upper), upper=upper, beta=beta)
-    return mu, upper, GaussianMixtureRound.panelled(values, weights)
+        return mean, min(sizes), len(laws), upper, None
+    counts = [exceedances(np.minimum(mu, upper), upper=upper) for mu in laws]
+    values, weights = envelope_band_law(counts, sizes, upper=upper, beta=beta)
+    return mean, min(sizes), len(laws), upper, GaussianMixtureRound.panelled(values, weights)
 
 
 def csi_accountant(config, *, d: int, common: dict, threat: str):
@@ -84,7 +119,7 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
     phy, R = config.phy, float(config.phy.clip_norm)
     z = float(phy.of("analog-gaussian").noise_multiplier)
     if z > 0.0:
-        mu, upper, event = csi_law(config, d=d)
+        mean, m, n_laws, upper, event = csi_law(config, d=d)
     if z == 0.0 or event is None:
         # ε = ∞ under every accountant; the Rényi engine states it (a PLD of a noiseless Gaussian is refused)
         rdp = {**common, "accountant": "rdp" if common["accountant"] in ("pld", "fdp", "gdp") else common["accountant"]}
@@ -92,12 +127,22 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
                              threat_model=threat + "; imperfect CSI (model §5.1): no bound (ε = ∞), since the clients "
                                                    "are not certain to add noise (z·S ≤ σ_n/√g_th) and Re(h/ĥ) is "
                                                    "unbounded")
-    law = (f"imperfect CSI, σ_e² = {float(phy.csi_error):g} (model §5.1): μ = |Re(h_k/ĥ_k)|·S/√V per round, its law from "
-           f"{mu.size} Monte Carlo rounds of i.i.d. Rayleigh channels (fixed stream; plug-in mean {float(mu.mean()):.6g}), "
+    if phy.has_cell:
+        source = (f"{n_laws} laws, one per distinct gain of the run's fixed drop (seed {int(config.run.seed)}; "
+                  f"{int(config.partition.clients)} clients), each from ≥ {m} Monte Carlo rounds of its client with "
+                  f"K − 1 others drawn from the population (fixed stream; largest plug-in mean {mean:.6g}), their "
+                  "envelope")
+        level = f"{CSI_BETA:g} over the simulation, union over laws and edges"
+        seen = ("the observer is given a strength dominating the sampled client's, not the channels (which would "
+                "identify the sampled clients by their path loss: membership stays hidden, as for perfect CSI)")
+    else:
+        source = (f"its law from {m} Monte Carlo rounds of i.i.d. Rayleigh channels (fixed stream; plug-in mean "
+                  f"{mean:.6g})")
+        level = f"{CSI_BETA:g} over the simulation"
+        seen = "the channels (h, ĥ) are assumed known to the observer"
+    law = (f"imperfect CSI, σ_e² = {float(phy.csi_error):g} (model §5.1): μ = |Re(h_k/ĥ_k)|·S/√V per round, {source}, "
            f"rounded up onto {len(event.strengths)} panels and made stochastically larger by one-sided Clopper–Pearson "
-           f"bounds on every panel's exceedance (confidence 1 − {CSI_BETA:g} over the simulation; mass "
-           f"{event.weights[-1]:.3g} at the bound μ_max = √K·S/σ_a,min = {upper:.6g}); the channels revealed to the "
-           "observer")
+           f"bounds on every panel's exceedance (confidence 1 − {level}; mass {event.weights[-1]:.3g} at the bound "
+           f"μ_max = √K·S/σ_a,min = {upper:.6g}); {seen}")
     return RunAccountant("gaussian-mixture", **common, clip_norm=R, strengths=event.strengths, weights=event.weights,
-                         law=law, threat_model=threat + "; with imperfect CSI the channels (h, ĥ) are assumed known to "
-                                                        "the observer (model §5.1)")
+                         law=law, threat_model=threat + f"; with imperfect CSI {seen} (model §5.1)")

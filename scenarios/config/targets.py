@@ -29,7 +29,7 @@ CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
 #: base station holds, so post-processing; plain, capped and inverse-variance FLORAS share one calibration
 FLORAS_SERVER_RULE = ("receiver", "receiver_cap", "receiver_scope", "noise_estimate")
 #: the cell's large-scale keys (model §5.1): no scheme's ε reads them (analog Gaussian's guaranteed noise is referred to
-#: the SNR at the reference distance); FLORAS's ε_link does, which each run's report computes from the run's own
+#: the SNR at the reference distance) but analog Gaussian's with imperfect CSI, whose request keeps them and the seed; FLORAS's ε_link does, which each run's report computes from the run's own
 #: configuration (the cached record keeps no assumption lines). A cell becomes the canonical one, CANONICAL_CELL, so
 #: that what needs a cell (labels placed by distance) still validates when the key is calibrated
 CELL_KEYS = ("cell_radius", "cell_min_distance", "redrop", "carrier_ghz", "bs_height", "ut_height",
@@ -106,11 +106,14 @@ def clear_calibration_cache() -> None:
 
 def _cache_key(config) -> str:
     """The scenario without the keys that cannot change ε (seed, learning rate, server momentum and FLORAS's receiver
-    rule: the server's use of the released aggregate is post-processing, model §6.4; which cell, for every scheme,
-    model §5.1; the SNR of every scheme but analog Gaussian, whose guaranteed noise counts the receiver's; at client level the
+    rule: the server's use of the released aggregate is post-processing, model §6.4; which cell, for every scheme but
+    analog Gaussian with imperfect CSI, whose laws come from the seed's drop, model §5.1; the SNR of every scheme but analog Gaussian, whose guaranteed noise counts the receiver's; at client level the
     validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
     data = config.to_dict()
-    data["run"].pop("seed", None)
+    # analog Gaussian with imperfect CSI in a cell: each client's strength law comes from the run's drop (model §5.1)
+    drop_matters = config.phy.scheme == "analog-gaussian" and config.phy.csi_error != 0.0 and config.phy.has_cell
+    if not drop_matters:
+        data["run"].pop("seed", None)
     data["training"].pop("lr", None)
     data["training"].pop("server_momentum", None)
     if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
@@ -118,9 +121,9 @@ def _cache_key(config) -> str:
             data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
         for key in ("csit", "path", "sequences", *FLORAS_SERVER_RULE):
             data["phy"].get("floras", {}).pop(key, None)
-    for key in CELL_KEYS:
+    for key in CELL_KEYS if not drop_matters else ():
         data["phy"].pop(key, None)
-    if config.phy.has_cell:  # any cell calibrates as the canonical one; no cell stays without one
+    if config.phy.has_cell and not drop_matters:  # any cell calibrates as the canonical one; no cell stays without one
         data["phy"]["pathloss"] = CANONICAL_CELL
     data["privacy"].pop("target_epsilon", None)
     data["privacy"].pop("calibrated", None)

@@ -1,0 +1,184 @@
+"""Analog Gaussian with imperfect CSI in a cell with a fixed drop (model §5.1, "Imperfect CSI", "In a cell"): the
+per-client laws (phy/csi_cell_law.py), their envelope (privacy.gaussian_mixture.envelope_band_law) and the run's
+accountant and calibration request (scenarios/config/analog_csi.py, scenarios/config/targets.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from phy.csi_cell_law import cell_pool, client_strengths, distinct_clients
+from phy.csi_law import csi_rounds, strengths
+from privacy.gaussian_mixture import envelope_band_law, exceedances, panel_edges
+
+LINK = dict(target_std=3.0, sensitivity=1.0, receiver_variance=0.02)
+
+
+def test_equal_gains_give_every_client_the_cell_free_law():
+    """β ≡ 1: a client's law (its draws with itself left out of the others) is the cell-free law of
+    :func:`phy.csi_law.csi_rounds` (independent streams): two-sample Kolmogorov–Smirnov at α = 10⁻³ for both ρ
+    rules. Caught: the client counted twice (its own slot also among the others), the others' gains taken from the
+    wrong clients."""
+    pool = cell_pool(np.ones(40), K=8, g_th=0.2, csi_error=0.05, draws=60_000, seed=1)
+    for rule in ("threshold", "min-admitted"):
+        cell = client_strengths(pool, 7, rho_rule=rule, **LINK)
+        free = strengths(csi_rounds(K=8, g_th=0.2, csi_error=0.05, rho_rule=rule, draws=60_000, seed=2), **LINK)
+        n1, n2 = cell.size, free.size
+        crit = math.sqrt(-math.log(1e-3 / 2) / 2 * (n1 + n2) / (n1 * n2))
+        assert stats.ks_2samp(cell, free).statistic < crit
+
+
+def test_each_client_is_admitted_by_its_own_gain_among_uniform_others():
+    """Gains spread over three decades: client k's fraction of admitted draws is e^{−g_th/(β_k(1 + σ_e²))}
+    (|h̃ + ẽ|² ~ Exp(1 + σ_e²)); among its draws the others admitted average Σ_{j≠k} (K − 1)/(M − 1)·
+    e^{−g_th/(β_j(1 + σ_e²))}; every draw holds K − 1 others and never the client. Tolerances 5 binomial or
+    sampling standard deviations. Caught: β of another client, sets with replacement or including the client,
+    admission on the true channel instead of the estimate."""
+    M, K, g_th, err, m = 30, 6, 0.5, 0.3, 40_000
+    gains = np.logspace(-1.5, 1.5, M)
+    pool = cell_pool(gains, K=K, g_th=g_th, csi_error=err, draws=m, seed=3)
+    bits = np.unpackbits(pool.members, axis=1, count=m).astype(bool)
+    np.testing.assert_array_equal(bits.sum(axis=0), K - 1)
+    p = np.exp(-g_th / (gains * (1 + err)))
+    for k in (0, 9, 29):
+        keep = ~bits[k]
+        mu = client_strengths(pool, k, rho_rule="threshold", **LINK)
+        n = mu.size
+        assert n == keep.sum() and abs(n / m - (M - K) / (M - 1)) < 5 * math.sqrt(0.25 / m)
+        assert abs((mu > 0).mean() - p[k]) < 5 * math.sqrt(p[k] * (1 - p[k]) / n) + 1e-12
+        others = np.delete(p, k)
+        mean = (K - 1) / (M - 1) * others.sum()
+        # K_o is a sum of K − 1 draws without replacement: its variance is below the with-replacement (K − 1)·Var
+        var = (K - 1) * (others.var() + (others * (1 - others)).mean())
+        assert abs(pool.others_k[keep].mean() - mean) < 5 * math.sqrt(var / n)
+
+
+def test_one_draw_is_the_documented_streams_and_formula():
+    """The first 16 draws recomputed from the documented streams: (seed, "csi-cell-law", 0) gives the sets (the
+    K − 1 smallest of M uniforms) then [4, n, K − 1] normals, (seed, "csi-cell-own", 0) the own [4, n] normals;
+    ρ = min admitted |ĥ|², V = σ_a²(ρ)·Σc²/K′ + σ_n²/ρ, μ = |c_k|·S/√V (model §5.1)."""
+    from phy.randomness import stream
+
+    M, K, g_th, err, m, k = 12, 4, 0.3, 0.2, 16, 5
+    gains = np.linspace(0.2, 3.0, M)
+    got = client_strengths(cell_pool(gains, K=K, g_th=g_th, csi_error=err, draws=m, seed=9), k, rho_rule="min-admitted",
+                           **LINK)
+    rng = stream(9, "csi-cell-law", 0)
+    u = rng.random((m, M))
+    z = rng.standard_normal((4, m, K - 1))
+    zo = stream(9, "csi-cell-own", 0).standard_normal((4, m))
+    sT, S, s2 = LINK["target_std"], LINK["sensitivity"], LINK["receiver_variance"]
+    want = []
+    for i in range(m):
+        others = np.argsort(u[i])[:K - 1]
+        if k in others:
+            continue
+        ids = np.concatenate([[k], others])
+        zz = np.concatenate([zo[:, i:i + 1], z[:, i, :]], axis=1)
+        h = (zz[0] + 1j * zz[1]) / math.sqrt(2)
+        hh = h + math.sqrt(err / 2) * (zz[2] + 1j * zz[3])
+        g = gains[ids] * np.abs(hh) ** 2
+        adm = g >= g_th
+        if not adm[0]:
+            want.append(0.0)
+            continue
+        c = np.real(h / hh)[adm]
+        rho = g[adm].min()
+        var = max(0.0, sT ** 2 - s2 / rho) * (c * c).sum() / adm.sum() + s2 / rho
+        want.append(abs(np.real(h / hh)[0]) * S / math.sqrt(var))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_clients_of_one_gain_share_a_law():
+    assert distinct_clients([2.0, 1.0, 2.0, 0.5, 1.0]).tolist() == [3, 1, 0]
+
+
+def test_the_envelope_dominates_every_law_and_is_one_band_for_one_law():
+    """Two known laws (0.2·|N(0, 1)| + 1 and 0.5·U(0, 1) + 0.8, 3 000 draws each, β = 10⁻³, 20 trials): at every
+    panel edge the envelope's exceedance is at least both true ones and at most the larger plus its band margin
+    (10 binomial standard deviations: the limit's normal quantile at β/(2(J + 1)) is 4.97 and the
+    largest of 695 counts' own deviations up to about 4; + 2·ln(2(J + 1)/β)/m). Caught: the smaller of the limits taken, the level not
+    divided among the laws (the top mass would be ln((J + 1)/β)/m)."""
+    from privacy.gaussian_mixture import band_law
+
+    m, beta, upper = 3000, 1e-3, 5.0
+    edges = panel_edges(upper)
+    true = np.maximum(2 * stats.norm.sf((edges - 1.0) / 0.2) * (edges >= 1.0) + (edges < 1.0),
+                      np.clip((1.3 - edges) / 0.5, 0.0, 1.0))
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        a, b = np.abs(rng.standard_normal(m)) * 0.2 + 1.0, rng.random(m) * 0.5 + 0.8
+        values, weights = envelope_band_law([exceedances(a, upper=upper), exceedances(b, upper=upper)], [m, m],
+                                            upper=upper, beta=beta)
+        law = np.array([weights[values > e * (1 + 1e-12)].sum() for e in edges[:-1]])
+        assert np.all(law >= true[:-1] - 1e-12)
+        margin = 10 * np.sqrt(true[:-1] * (1 - true[:-1]) / m) + 2 * math.log(2 * edges.size / beta) / m
+        assert np.all(law <= true[:-1] + margin + 1e-12)
+        top = weights[-1]
+        assert math.log(2 * edges.size / beta) / m * 0.5 < top < 2 * math.log(2 * edges.size / beta) / m
+    one = envelope_band_law([exceedances(a, upper=upper)], [m], upper=upper, beta=beta)
+    for x, y in zip(one, band_law(a, upper=upper, beta=beta)):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="exceedance counts"):
+        envelope_band_law([exceedances(a, upper=upper)], [m - 1000], upper=upper, beta=beta)
+
+
+# ---------------------------------------------------------------- the run's accountant
+def _config(tmp_path, *, err: float, cell: str, z: float = 2.0, M: int = 50):
+    """tests/test_analog_csi.py's scenario (K = 10 of M, digits, g_th = 0.1, 10 dB, pld) in a 100 m log-distance
+    cell with phy lines ``cell``."""
+    from test_analog_t2 import _scenario  # noqa: E402
+
+    return _scenario(tmp_path, n_rx=1, z=z, rounds=30, M=M, K=10, snr_db=10.0, g_th=0.1, accountant="pld",
+                     phy_extra=f'csi_error = {err}\npathloss = "log-distance"\ncell_radius = 100.0\n{cell}')
+
+
+def test_a_cell_of_equal_gains_is_the_cell_free_accountant_and_spread_gains_cost_more(tmp_path):
+    """Path-loss inversion to a target every client reaches (0 dB below the cell-edge reference, no shadowing): every
+    β_eff = 1, one law, and ε within Monte Carlo error (1 %) of the cell-free accountant's. Full power in the same
+    cell: the near clients (β up to 10³) are admitted almost always, where the cell-free client is with
+    e^{−g_th/(1 + σ_e²)}, so ε is larger; it stays below the perfect-CSI one plus the method's cost (5 %) as
+    σ_e² → 0 and grows with σ_e²."""
+    from test_analog_csi import _config as free_config  # noqa: E402
+
+    flat = 'shadowing_db = 0.0\npower_control = "pathloss-inversion"\npc_target_db = 0.0'
+    acc = _config(tmp_path, err=0.05, cell=flat).privacy_accountant(d=100, D=30)
+    assert "1 laws, one per distinct gain" in " ".join(acc.report(rounds=30).assumptions)
+    free = free_config(tmp_path, err=0.05, z=2.0, snr_db=10.0).privacy_accountant(d=100, D=30).epsilon(rounds=30)
+    assert acc.epsilon(rounds=30) == pytest.approx(free, rel=0.01)
+    full = {e: _config(tmp_path, err=e, cell="shadowing_db = 0.0").privacy_accountant(d=100, D=30).epsilon(rounds=30)
+            for e in (1e-6, 0.05)}
+    perfect = _config(tmp_path, err=0.0, cell="").privacy_accountant(d=100, D=30).epsilon(rounds=30)
+    assert free < full[0.05] and full[1e-6] < full[0.05] and full[1e-6] <= 1.05 * perfect
+    text = " ".join(_config(tmp_path, err=0.05, cell="").privacy_accountant(d=100, D=30).report(rounds=30).assumptions)
+    assert "fixed drop (seed 4; 50 clients)" in text and "envelope" in text and "membership stays hidden" in text
+
+
+def test_refusals_name_the_key_and_the_request_keeps_the_drop(tmp_path):
+    """A re-dropped cell and a population above CELL_CLIENTS are refused naming the key; the calibration request of
+    analog Gaussian with imperfect CSI in a cell keeps the seed and the cell (each seed's drop has its own laws),
+    every other request drops them."""
+    from scenarios.config import analog_csi
+    from scenarios.config.targets import _cache_key
+
+    config = _config(tmp_path, err=0.1, cell="")
+    redrop = dataclasses.replace(config, phy=dataclasses.replace(config.phy, redrop=True))
+    with pytest.raises(ValueError, match=r"^phy.redrop: .*fixed drop"):
+        analog_csi.csi_accountant(redrop, d=100, common={}, threat="")
+    big = dataclasses.replace(config, partition=dataclasses.replace(config.partition,
+                                                                    clients=analog_csi.CELL_CLIENTS + 1))
+    with pytest.raises(ValueError, match=r"^partition.clients: .*≤ 1000 clients"):
+        analog_csi.csi_accountant(big, d=100, common={}, threat="")
+
+    def seeded(cfg, seed, radius=100.0):
+        return dataclasses.replace(cfg, run=dataclasses.replace(cfg.run, seed=seed),
+                                   phy=dataclasses.replace(cfg.phy, cell_radius=radius))
+
+    assert _cache_key(seeded(config, 1)) != _cache_key(seeded(config, 2))
+    assert _cache_key(seeded(config, 1)) != _cache_key(seeded(config, 1, radius=200.0))
+    perfect = dataclasses.replace(config, phy=dataclasses.replace(config.phy, csi_error=0.0))
+    assert _cache_key(seeded(perfect, 1)) == _cache_key(seeded(perfect, 2, radius=200.0))
