@@ -514,3 +514,40 @@ def test_floras_matched_rerun_does_not_recalibrate_finished_points(tmp_path, fre
     assert "2 noise key(s) taken from the config.json of finished runs" in text
     assert calibrated == []
     assert "0 run(s) finished, 0 copied from identical runs, 4 already done, 0 failed" in text
+
+
+def test_a_request_that_keeps_the_seed_is_asked_once_per_seed(tmp_path, fresh_cache, monkeypatch):
+    """Analog Gaussian with imperfect CSI in a cell calibrates on each seed's drop (model §5.1, "In a cell"): its point
+    asks one request per seed, central Gaussian's one for both seeds. The law's accountant is replaced by a plain
+    Gaussian one here (the requests, not the law, are under test)."""
+    from privacy import RunAccountant
+    from scenarios.config import builtin_schemes
+
+    def cheap(config, *, d, common, threat):
+        return RunAccountant("gaussian", **common, clip_norm=1.0, noise_std=1.0, threat_model=threat)
+
+    monkeypatch.setattr(builtin_schemes, "csi_accountant", cheap)
+    path = tmp_path / "csi.toml"
+    path.write_text(f'''name = "csi"
+base = "{DIGITS.as_posix()}"
+seeds = [0, 1]
+[overrides]
+"partition.clients" = 100
+"training.clients_per_round" = 20
+"run.rounds" = 4
+"phy.normalization" = "clip"
+"phy.clip_norm" = 1.0
+"phy.pathloss" = "log-distance"
+"privacy.target_epsilon" = 8
+[[cases]]
+label = "analog-gaussian"
+"phy.scheme" = "analog-gaussian"
+"phy.csi_error" = 0.01
+[[cases]]
+label = "central-gaussian"
+"phy.scheme" = "central-gaussian"
+''')
+    requests = point_requests([load_sweep(path)])
+    assert sorted(names[0] for _, names in requests) == ["csi/analog-gaussian", "csi/analog-gaussian", "csi/central-gaussian"]
+    seeds = sorted(__import__("json").loads(r[0])["run"].get("seed", -1) for r, _ in requests)
+    assert seeds == [-1, 0, 1]

@@ -28,11 +28,12 @@ from typing import Callable
 __all__ = ["point_requests", "prefetch_calibrations", "seed_from_finished_runs"]
 
 
-def _built(sweep, point):
-    """The point's scenario at the sweep's first seed, built, not resolved (no calibration); ValueError: bad input."""
+def _built(sweep, point, seed=None):
+    """The point's scenario at ``seed`` (None: the sweep's first), built, not resolved (no calibration); ValueError:
+    bad input."""
     from scenarios.config.loading import build_scenario_file
 
-    return build_scenario_file(sweep.base, {**point.overrides, "run.seed": sweep.seeds[0]})
+    return build_scenario_file(sweep.base, {**point.overrides, "run.seed": sweep.seeds[0] if seed is None else seed})
 
 
 def point_requests(sweeps) -> list[tuple[tuple[str, float], list[str]]]:
@@ -44,6 +45,8 @@ def point_requests(sweeps) -> list[tuple[tuple[str, float], list[str]]]:
 
 def _requests(sweeps):
     """(:func:`point_requests`, the distinct requests of the points that the store on disk answered)."""
+    import json
+
     from scenarios.config.targets import READ_FROM_DISK, answered, request_of
 
     requests: dict[tuple[str, float], list[str]] = {}
@@ -51,16 +54,21 @@ def _requests(sweeps):
     for sweep in sweeps:
         for point in sweep.points:
             try:
-                request = request_of(_built(sweep, point))
+                first = request_of(_built(sweep, point))
+                # a request that keeps the seed (analog Gaussian with imperfect CSI in a cell: each seed's drop) is
+                # one per seed; any other is the same for every seed
+                seeded = first is not None and "seed" in json.loads(first[0]).get("run", {})
+                points = [first] + ([request_of(_built(sweep, point, seed)) for seed in sweep.seeds[1:]] if seeded else [])
+            except ValueError:
+                continue
+            for request in dict.fromkeys(points):
                 if request is None:
                     continue
                 if answered(request):
                     if request in READ_FROM_DISK:
                         stored.add(request)
                     continue
-            except ValueError:
-                continue
-            requests.setdefault(request, []).append(f"{sweep.name}/{point.slug}")
+                requests.setdefault(request, []).append(f"{sweep.name}/{point.slug}")
     return list(requests.items()), stored
 
 
