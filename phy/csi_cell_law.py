@@ -1,12 +1,13 @@
 """The laws of analog Gaussian clients' strengths under imperfect CSI in a cell with a fixed drop (model §5.1,
-"Imperfect CSI", "In a cell"): one law per client, for the envelope of :func:`privacy.gaussian_mixture.band_law`.
+"Imperfect CSI", "In a cell"): one law per client, for the envelope of
+:func:`privacy.gaussian_mixture.envelope_band_law`.
 
 Client k of the population (large-scale gain β_k after power control, :mod:`phy.cell`, fixed across rounds) is
 sampled with K − 1 others drawn uniformly without replacement from the M − 1 others. Slot j's channel is
-h_j = √β_j·h̃_j, h̃_j ~ CN(0, 1), its estimate ĥ_j = √β_j·(h̃_j + ẽ_j), ẽ_j ~ CN(0, σ_e²) (the relative error of
-:mod:`phy.csi_error`); it is admitted when β_j·|h̃_j + ẽ_j|² ≥ g_th and reaches the sum with the gain
-c_j = Re(h̃_j/(h̃_j + ẽ_j)), which does not depend on β_j. Given the round, client k's strength is (as without a cell,
-:mod:`phy.csi_law`)
+h_j = √β_j·h̃_j, h̃_j ~ CN(0, 1) (or Rician of factor κ, :func:`phy.csi_law.rician`), its estimate
+ĥ_j = √β_j·(h̃_j + ẽ_j), ẽ_j ~ CN(0, σ_e²) (the relative error of :mod:`phy.csi_error`); it is admitted when
+β_j·|h̃_j + ẽ_j|² ≥ g_th and reaches the sum with the gain c_j = Re(h̃_j/(h̃_j + ẽ_j)), which does not depend on β_j.
+Given the round, client k's strength is (as without a cell, :mod:`phy.csi_law`)
 
     μ_k = |c_k|·S/√V,   V = σ_a²(ρ)·Σ_adm c_j²/K′ + σ_n²/ρ,   σ_a²(ρ) = max(0, σ_T² − σ_n²/ρ),
 
@@ -30,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .csi_law import batch_rounds
+from .csi_law import batch_rounds, rician
 from .randomness import stream
 
 __all__ = ["CellPool", "cell_pool", "client_strengths", "distinct_clients"]
@@ -51,23 +52,28 @@ class CellPool(NamedTuple):
     g_th: float
 
 
-def _channels(z: np.ndarray, csi_error: float) -> tuple[np.ndarray, np.ndarray]:
-    """(c̃, |h̃ + ẽ|²) of standard normals z [4, …]: h̃ = (z₀ + i·z₁)/√2, ẽ = √(σ_e²/2)·(z₂ + i·z₃)."""
-    h = (z[0] + 1j * z[1]) / math.sqrt(2.0)
+def _channels(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[np.ndarray, np.ndarray]:
+    """(c̃, |h̃ + ẽ|²) of standard normals z [4, …]: h̃ = (z₀ + i·z₁)/√2 (Rician of factor κ:
+    :func:`phy.csi_law.rician`), ẽ = √(σ_e²/2)·(z₂ + i·z₃)."""
+    h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
     h_hat = h + math.sqrt(csi_error / 2.0) * (z[2] + 1j * z[3])
     return np.real(h / h_hat), np.abs(h_hat) ** 2
 
 
-def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed: int) -> CellPool:
+def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed: int,
+              rician_k: float = 0.0) -> CellPool:
     """``draws`` draws of the others' sets and channels and of the own slot for the population ``gains`` [M] (β_eff
-    of every client, > 0) and K clients a round, 1 ≤ K ≤ M (module docstring)."""
+    of every client, > 0) and K clients a round, 1 ≤ K ≤ M (module docstring); ``rician_k`` κ ≥ 0 the small-scale
+    fading's Rician factor (0: Rayleigh)."""
     gains = np.asarray(gains, dtype=np.float64).ravel()
     M, K, draws = gains.size, int(K), int(draws)
     if not 1 <= K <= M or draws < 1 or not np.all(np.isfinite(gains)) or not np.all(gains > 0.0):
         raise ValueError(f"gains must be finite and > 0, 1 ≤ K ≤ M and draws ≥ 1 (got M = {M}, K = {K!r}, "
                          f"draws = {draws!r})")
-    if not g_th > 0.0 or not (csi_error >= 0.0 and math.isfinite(csi_error)):
-        raise ValueError(f"g_th must be > 0 and csi_error finite ≥ 0 (got {g_th!r}, {csi_error!r})")
+    finite = all(x >= 0.0 and math.isfinite(x) for x in (csi_error, rician_k))
+    if not g_th > 0.0 or not finite:
+        raise ValueError(f"g_th must be > 0, csi_error and rician_k finite ≥ 0 (got {g_th!r}, {csi_error!r}, "
+                         f"{rician_k!r})")
     own_c, own_u = np.empty(draws), np.empty(draws)
     sq, kk, mn = np.zeros(draws), np.zeros(draws, dtype=np.int64), np.full(draws, np.inf)
     members = np.zeros((M, (draws + 7) // 8), dtype=np.uint8)
@@ -75,12 +81,13 @@ def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed:
     for b, start in enumerate(range(0, draws, rows)):
         n = min(rows, draws - start)
         sl = slice(start, start + n)
-        own_c[sl], own_u[sl] = _channels(stream(int(seed), "csi-cell-own", b).standard_normal((4, n)), float(csi_error))
+        own_c[sl], own_u[sl] = _channels(stream(int(seed), "csi-cell-own", b).standard_normal((4, n)), float(csi_error),
+                                     float(rician_k))
         if n_o == 0:
             continue
         rng = stream(int(seed), "csi-cell-law", b)
         sets = np.argpartition(rng.random((n, M)), n_o - 1, axis=1)[:, :n_o]  # a uniform (K − 1)-subset per draw
-        c, u = _channels(rng.standard_normal((4, n, n_o)), float(csi_error))
+        c, u = _channels(rng.standard_normal((4, n, n_o)), float(csi_error), float(rician_k))
         g = gains[sets] * u
         adm = g >= g_th
         sq[sl] = np.where(adm, c * c, 0.0).sum(axis=1)

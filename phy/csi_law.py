@@ -11,7 +11,8 @@ variance V = σ_a²(ρ)·Σ_adm c_j²/K′ + σ_n²/ρ, σ_a²(ρ) = max(0, σ_T
 Since Σ_adm c_j² ≥ c_k², μ_k² ≤ K′·S²/σ_a²(ρ) ≤ K·S²/σ_a,min², σ_a,min² = σ_T² − σ_n²/g_th (ρ ≥ g_th under both ρ rules):
 the bound :func:`strength_bound`, finite when the clients are certain to add noise.
 
-One draw is one round without a cell: K scheduled clients with i.i.d. CN(0, 1) channels and CN(0, σ_e²) errors,
+One draw is one round without a cell: K scheduled clients with i.i.d. CN(0, 1) channels (Rician of factor κ with
+``phy.rician_k``: :func:`rician`) and CN(0, σ_e²) errors,
 admission |ĥ_k|² ≥ g_th, ρ by the rule on ĥ, and for the client in row 0 (rows are exchangeable, so a uniformly chosen
 one) its c_0 (0 unless admitted), Σ_adm c_j², K′ and ρ. The draws are i.i.d. across rounds (keyed stream
 ``(seed, "csi-strength-law", batch)``), as the binomial counts of :func:`privacy.gaussian_mixture.band_law` require.
@@ -26,7 +27,7 @@ import numpy as np
 
 from .randomness import stream
 
-__all__ = ["BATCH", "CsiRounds", "batch_rounds", "csi_rounds", "strengths", "strength_bound"]
+__all__ = ["BATCH", "CsiRounds", "batch_rounds", "csi_rounds", "rician", "strengths", "strength_bound"]
 
 #: rounds per vectorised batch (one stream each), fewer when K is large: ≤ 2²⁰ client slots per batch (about 100 MB)
 BATCH, SLOTS = 4096, 2**20
@@ -47,21 +48,25 @@ class CsiRounds(NamedTuple):
     rho: np.ndarray  # ρ by the rule on ĥ (0 when K′ = 0)
 
 
-def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, seed: int) -> CsiRounds:
-    """``draws`` i.i.d. rounds of K clients (module docstring); ``rho_rule`` "threshold" or "min-admitted"."""
+def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, seed: int,
+               rician_k: float = 0.0) -> CsiRounds:
+    """``draws`` i.i.d. rounds of K clients (module docstring); ``rho_rule`` "threshold" or "min-admitted";
+    ``rician_k`` κ > 0: Rician channels h = √(κ/(κ+1)) + √(1/(κ+1))·h_diffuse (:func:`rician`)."""
     K, draws = int(K), int(draws)
     if K < 1 or draws < 1 or not g_th > 0.0 or not csi_error >= 0.0 or not math.isfinite(csi_error):
         raise ValueError(f"K and draws must be ≥ 1, g_th > 0 and csi_error finite ≥ 0 (got {K!r}, {draws!r}, "
                          f"{g_th!r}, {csi_error!r})")
     if rho_rule not in ("threshold", "min-admitted"):
         raise ValueError(f"rho_rule must be one of {{threshold, min-admitted}} (got {rho_rule!r})")
+    if not (rician_k >= 0.0 and math.isfinite(rician_k)):
+        raise ValueError(f"rician_k must be finite ≥ 0 (got {rician_k!r})")
     out = CsiRounds(np.empty(draws), np.empty(draws), np.empty(draws, dtype=np.int64), np.empty(draws))
     std = math.sqrt(float(csi_error) / 2.0)
     rows = batch_rounds(K)
     for b, start in enumerate(range(0, draws, rows)):
         n = min(rows, draws - start)
         z = stream(int(seed), "csi-strength-law", b).standard_normal((4, n, K))
-        h = (z[0] + 1j * z[1]) / math.sqrt(2.0)
+        h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
         h_hat = h + std * (z[2] + 1j * z[3])
         g = np.abs(h_hat) ** 2
         adm = g >= g_th
@@ -74,6 +79,15 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
         sl = slice(start, start + n)
         out.c0[sl], out.sum_sq[sl], out.admitted[sl], out.rho[sl] = c[:, 0], (c * c).sum(axis=1), k_adm, rho
     return out
+
+
+def rician(h: np.ndarray, rician_k: float) -> np.ndarray:
+    """√(κ/(κ+1)) + √(1/(κ+1))·h for κ = ``rician_k`` > 0 (unit power; h itself for κ = 0). The line of sight's
+    phase is taken 0: c = Re(h/ĥ) and |ĥ|² do not change when h and the circular error turn together, so the
+    link's random phase φ_k (:mod:`phy.coherence`) leaves the law as it is."""
+    if rician_k == 0.0:
+        return h
+    return math.sqrt(rician_k / (rician_k + 1.0)) + math.sqrt(1.0 / (rician_k + 1.0)) * h
 
 
 def strengths(rounds: CsiRounds, *, target_std: float, sensitivity: float, receiver_variance: float) -> np.ndarray:

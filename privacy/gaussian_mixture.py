@@ -30,8 +30,8 @@ import numpy as np
 from privacy.events import PrivacyEvent
 from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, mixture_pmf, self_compose
 
-__all__ = ["PANEL_RATIO", "band_law", "envelope_band_law", "exceedances", "panel_edges", "sampled_gaussian_mixture_epsilon",
-           "GaussianMixtureRound"]
+__all__ = ["PANEL_RATIO", "band_law", "envelope_band_law", "exceedances", "panel_edges",
+           "sampled_gaussian_mixture_epsilon", "GaussianMixtureRound"]
 
 #: the ratio of consecutive μ panels (every draw is rounded up to its panel's upper edge)
 PANEL_RATIO = 1.01

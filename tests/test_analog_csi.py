@@ -220,9 +220,9 @@ def test_no_certain_noise_is_epsilon_infinity_and_the_refusals_name_the_key(tmp_
     cell = dataclasses.replace(config, phy=dataclasses.replace(config.phy, pathloss="log-distance", redrop=True))
     with pytest.raises(ValueError, match=r"^phy.redrop: .*fixed drop"):  # tests/test_analog_csi_cell.py
         analog_csi.csi_accountant(cell, d=100, common={}, threat="")
-    rician = dataclasses.replace(config, phy=dataclasses.replace(config.phy, rician_k=2.0))
-    with pytest.raises(ValueError, match=r"^phy.csi_error: .*Rayleigh"):
-        analog_csi.csi_accountant(rician, d=100, common={}, threat="")
+    tdl = dataclasses.replace(config, phy=dataclasses.replace(config.phy, fading_correlation="tdl"))
+    with pytest.raises(ValueError, match=r"^phy.csi_error: .*flat Rayleigh or Rician"):
+        analog_csi.csi_accountant(tdl, d=100, common={}, threat="")
     poisson = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, relation="add-remove"),
                                   training=dataclasses.replace(config.training, sampling="poisson"))
     with pytest.raises(ValueError, match=r"^privacy: privacy.relation: .*replace-one"):

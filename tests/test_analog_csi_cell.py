@@ -65,8 +65,8 @@ def test_one_draw_is_the_documented_streams_and_formula():
 
     M, K, g_th, err, m, k = 12, 4, 0.3, 0.2, 16, 5
     gains = np.linspace(0.2, 3.0, M)
-    got = client_strengths(cell_pool(gains, K=K, g_th=g_th, csi_error=err, draws=m, seed=9), k, rho_rule="min-admitted",
-                           **LINK)
+    pool = cell_pool(gains, K=K, g_th=g_th, csi_error=err, draws=m, seed=9)
+    got = client_strengths(pool, k, rho_rule="min-admitted", **LINK)
     rng = stream(9, "csi-cell-law", 0)
     u = rng.random((m, M))
     z = rng.standard_normal((4, m, K - 1))
@@ -101,8 +101,8 @@ def test_the_envelope_dominates_every_law_and_is_one_band_for_one_law():
     """Two known laws (0.2·|N(0, 1)| + 1 and 0.5·U(0, 1) + 0.8, 3 000 draws each, β = 10⁻³, 20 trials): at every
     panel edge the envelope's exceedance is at least both true ones and at most the larger plus its band margin
     (10 binomial standard deviations: the limit's normal quantile at β/(2(J + 1)) is 4.97 and the
-    largest of 695 counts' own deviations up to about 4; + 2·ln(2(J + 1)/β)/m). Caught: the smaller of the limits taken, the level not
-    divided among the laws (the top mass would be ln((J + 1)/β)/m)."""
+    largest of 695 counts' own deviations up to about 4; + 2·ln(2(J + 1)/β)/m). Caught: the smaller of the limits
+    taken, the level not divided among the laws (the top mass would be ln((J + 1)/β)/m)."""
     from privacy.gaussian_mixture import band_law
 
     m, beta, upper = 3000, 1e-3, 5.0
@@ -182,3 +182,37 @@ def test_refusals_name_the_key_and_the_request_keeps_the_drop(tmp_path):
     assert _cache_key(seeded(config, 1)) != _cache_key(seeded(config, 1, radius=200.0))
     perfect = dataclasses.replace(config, phy=dataclasses.replace(config.phy, csi_error=0.0))
     assert _cache_key(seeded(perfect, 1)) == _cache_key(seeded(perfect, 2, radius=200.0))
+
+
+@pytest.mark.parametrize("kappa", [3.0, 10.0])
+def test_rician_admission_is_the_noncentral_chi_square_law(kappa):
+    """Rician h̃ = √(κ/(κ+1)) + √(1/(κ+1))·CN(0, 1): |h̃ + ẽ|² is s²/2 times a noncentral χ² with 2 degrees of freedom
+    and noncentrality 2ν²/s² (ν² = κ/(κ+1), s² = 1/(κ+1) + σ_e²), so a slot of gain β is admitted with probability
+    ncx2.sf(2·g_th/(β·s²), 2, 2ν²/s²): the cell-free rounds' admitted count and a cell client's admission rate against
+    it (5 standard deviations). Caught: the line of sight's power not split by κ (Rayleigh admission), the diffuse
+    part not scaled."""
+    err, g_th, m = 0.05, 0.3, 40_000
+    nu2, s2 = kappa / (kappa + 1), 1 / (kappa + 1) + err
+
+    def p(beta):
+        return stats.ncx2.sf(2 * g_th / (beta * s2), 2, 2 * nu2 / s2)
+
+    free = csi_rounds(K=5, g_th=g_th, csi_error=err, rho_rule="threshold", draws=m, seed=4, rician_k=kappa)
+    mean, var = 5 * p(1.0), 5 * p(1.0) * (1 - p(1.0))
+    assert abs(free.admitted.mean() - mean) < 5 * math.sqrt(var / m)
+    pool = cell_pool(np.array([0.4, 1.0, 2.0, 0.4]), K=2, g_th=g_th, csi_error=err, draws=m, seed=4, rician_k=kappa)
+    mu = client_strengths(pool, 0, rho_rule="threshold", **LINK)
+    assert abs((mu > 0).mean() - p(0.4)) < 5 * math.sqrt(p(0.4) * (1 - p(0.4)) / mu.size)
+    assert p(0.4) < math.exp(-g_th / (0.4 * (1 + err))) - 0.05 or p(0.4) > math.exp(-g_th / (0.4 * (1 + err))) + 0.05
+
+
+def test_a_rician_run_is_accounted_on_its_own_law(tmp_path):
+    """rician_k > 0 is accepted (refused until 7 December) and the law is drawn with it: the report names κ, and ε
+    differs from the Rayleigh run's at the same z (admission and gains change with the line of sight)."""
+    from test_analog_csi import _config as free_config  # noqa: E402
+
+    config = free_config(tmp_path, err=0.05, z=2.0, snr_db=10.0)
+    los = dataclasses.replace(config, phy=dataclasses.replace(config.phy, rician_k=5.0))
+    acc = los.privacy_accountant(d=100, D=30)
+    assert "i.i.d. Rician (κ = 5) channels" in " ".join(acc.report(rounds=30).assumptions)
+    assert acc.epsilon(rounds=30) != pytest.approx(config.privacy_accountant(d=100, D=30).epsilon(rounds=30), rel=1e-3)

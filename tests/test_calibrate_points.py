@@ -548,6 +548,7 @@ label = "central-gaussian"
 "phy.scheme" = "central-gaussian"
 ''')
     requests = point_requests([load_sweep(path)])
-    assert sorted(names[0] for _, names in requests) == ["csi/analog-gaussian", "csi/analog-gaussian", "csi/central-gaussian"]
+    names = sorted(names[0] for _, names in requests)
+    assert names == ["csi/analog-gaussian", "csi/analog-gaussian", "csi/central-gaussian"]
     seeds = sorted(__import__("json").loads(r[0])["run"].get("seed", -1) for r, _ in requests)
     assert seeds == [-1, 0, 1]

@@ -36,30 +36,30 @@ def _refusal(config) -> str | None:
                 "sampling without replacement (K′ and the gains are fixed by the channels); use relation = \"replace\" "
                 "and training.sampling = \"without-replacement\", or csi_error = 0")
     if phy.has_cell and phy.redrop:
-        return ("phy.redrop: analog Gaussian's ε with imperfect CSI in a cell is derived for a fixed drop (each client's "
-                "law from its own path loss); set redrop = false, or csi_error = 0")
+        return ("phy.redrop: analog Gaussian's ε with imperfect CSI in a cell is derived for a fixed drop (each "
+                "client's law from its own path loss); set redrop = false, or csi_error = 0")
     if phy.has_cell and int(config.partition.clients) > CELL_CLIENTS:
-        return (f"partition.clients: analog Gaussian's ε with imperfect CSI in a cell takes one strength law per client "
-                f"(≤ {CELL_CLIENTS} clients, got {int(config.partition.clients)}); use a population of at most "
+        return (f"partition.clients: analog Gaussian's ε with imperfect CSI in a cell takes one strength law per "
+                f"client (≤ {CELL_CLIENTS} clients, got {int(config.partition.clients)}); use a population of at most "
                 f"{CELL_CLIENTS}, no cell (remove phy.pathloss), or csi_error = 0")
-    if phy.los_k != 0.0 or phy.fading_correlation == "tdl":
-        return ("phy.csi_error: analog Gaussian's ε with imperfect CSI is derived for Rayleigh block fading (one block per "
-                "update); use rician_k = 0 and no tdl fading with it, or csi_error = 0")
+    if phy.fading_correlation == "tdl":
+        return ("phy.csi_error: analog Gaussian's ε with imperfect CSI is derived for flat Rayleigh or Rician block "
+                "fading (one block per update); use no tdl fading with it, or csi_error = 0")
     return None
 
 
 @functools.lru_cache(maxsize=4)  # 32 MB per entry at 10⁶ rounds
-def _rounds(K: int, g_th: float, csi_error: float, rho_rule: str, draws: int):
+def _rounds(K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, rician_k: float):
     from phy.csi_law import csi_rounds
 
-    return csi_rounds(K=K, g_th=g_th, csi_error=csi_error, rho_rule=rho_rule, draws=draws, seed=0)
+    return csi_rounds(K=K, g_th=g_th, csi_error=csi_error, rho_rule=rho_rule, draws=draws, seed=0, rician_k=rician_k)
 
 
 @functools.lru_cache(maxsize=2)  # about 60 MB per entry at 10⁶ draws and M = 100
-def _pool(gains: tuple, K: int, g_th: float, csi_error: float, draws: int):
+def _pool(gains: tuple, K: int, g_th: float, csi_error: float, draws: int, rician_k: float):
     from phy.csi_cell_law import cell_pool
 
-    return cell_pool(gains, K=K, g_th=g_th, csi_error=csi_error, draws=draws, seed=0)
+    return cell_pool(gains, K=K, g_th=g_th, csi_error=csi_error, draws=draws, seed=0, rician_k=rician_k)
 
 
 def population_gains(config):
@@ -96,10 +96,11 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
         from phy.csi_cell_law import client_strengths, distinct_clients
 
         gains = population_gains(config)
-        pool = _pool(tuple(gains.tolist()), K, float(phy.g_th), float(phy.csi_error), int(draws))
+        pool = _pool(tuple(gains.tolist()), K, float(phy.g_th), float(phy.csi_error), int(draws), float(phy.los_k))
         laws = [client_strengths(pool, k, rho_rule=str(phy.rho_rule), **common) for k in distinct_clients(gains)]
     else:
-        laws = [strengths(_rounds(K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), int(draws)), **common)]
+        rounds = _rounds(K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), int(draws), float(phy.los_k))
+        laws = [strengths(rounds, **common)]
     mean, sizes = max(float(mu.mean()) for mu in laws), [mu.size for mu in laws]
     if not math.isfinite(upper):
         return mean, min(sizes), len(laws), upper, None
@@ -127,16 +128,18 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
                              threat_model=threat + "; imperfect CSI (model §5.1): no bound (ε = ∞), since the clients "
                                                    "are not certain to add noise (z·S ≤ σ_n/√g_th) and Re(h/ĥ) is "
                                                    "unbounded")
+    kappa = "" if phy.los_k == 0.0 else f"; Rician κ = {float(phy.los_k):g}"
     if phy.has_cell:
         source = (f"{n_laws} laws, one per distinct gain of the run's fixed drop (seed {int(config.run.seed)}; "
-                  f"{int(config.partition.clients)} clients), each from ≥ {m} Monte Carlo rounds of its client with "
-                  f"K − 1 others drawn from the population (fixed stream; largest plug-in mean {mean:.6g}), their "
-                  "envelope")
+                  f"{int(config.partition.clients)} clients{kappa}), each from ≥ {m} Monte Carlo rounds of its "
+                  f"client with K − 1 others drawn from the population (fixed stream; largest plug-in mean "
+                  f"{mean:.6g}), their envelope")
         level = f"{CSI_BETA:g} over the simulation, union over laws and edges"
         seen = ("the observer is given a strength dominating the sampled client's, not the channels (which would "
                 "identify the sampled clients by their path loss: membership stays hidden, as for perfect CSI)")
     else:
-        source = (f"its law from {m} Monte Carlo rounds of i.i.d. Rayleigh channels (fixed stream; plug-in mean "
+        fading = "Rayleigh" if phy.los_k == 0.0 else f"Rician (κ = {float(phy.los_k):g})"
+        source = (f"its law from {m} Monte Carlo rounds of i.i.d. {fading} channels (fixed stream; plug-in mean "
                   f"{mean:.6g})")
         level = f"{CSI_BETA:g} over the simulation"
         seen = "the channels (h, ĥ) are assumed known to the observer"

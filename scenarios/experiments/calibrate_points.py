@@ -58,7 +58,7 @@ def _requests(sweeps):
                 # a request that keeps the seed (analog Gaussian with imperfect CSI in a cell: each seed's drop) is
                 # one per seed; any other is the same for every seed
                 seeded = first is not None and "seed" in json.loads(first[0]).get("run", {})
-                points = [first] + ([request_of(_built(sweep, point, seed)) for seed in sweep.seeds[1:]] if seeded else [])
+                points = [first] + [request_of(_built(sweep, point, seed)) for seed in sweep.seeds[1:] if seeded]
             except ValueError:
                 continue
             for request in dict.fromkeys(points):
