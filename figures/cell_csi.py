@@ -1,4 +1,6 @@
-"""Imperfect CSI against learning (``scenarios/cell_csi.toml``; model §5.1), from stored results only.
+"""Imperfect CSI against learning (``scenarios/cell_csi.toml``, and in a UMi cell ``scenarios/cell_csi_umi.toml``;
+model §5.1), from stored results only. The stem is the sweep's name + ``_accuracy`` (``cell_csi_accuracy``,
+``cell_csi_umi_accuracy``).
 
 Channel inversion (ε = ∞) and analog Gaussian (its ε, calibrated on the revealed-strength law of model §5.1) with
 each client inverting its estimate ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k): final test accuracy against the
@@ -27,6 +29,14 @@ def _err(rs) -> float:
 
 def _acc(rs) -> np.ndarray:
     return 100 * rs.final("test_accuracy")
+
+
+def _cell(phy: dict) -> str:
+    """"no cell", or the cell's model, radius and SNR reference (one fixed drop per seed)."""
+    if phy.get("pathloss", "none") in ("none", None):
+        return "no cell"
+    return (f"{phy['pathloss']} cell of radius {phy.get('cell_radius')} m, SNR at the {phy.get('snr_reference')}, one "
+            "fixed drop per seed")
 
 
 def one_pilot_error(L: int, snr_db: float) -> float:
@@ -67,17 +77,18 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     fig.tight_layout()
     cfg = res.config().get("config", {}).get("phy", {})
     caption = (f"Imperfect CSI (model §5.1): each client inverts ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k), admission "
-               f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, no cell, one coherence block; σ_e² = 0 is perfect CSI. "
+               f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, {_cell(cfg)}, one coherence block; σ_e² = 0 is perfect CSI. "
                "Analog Gaussian's clients' noise reaches the sum scaled by Re(h/ĥ) like their updates; its ε is calibrated on the "
-               "revealed law of the round's strength (model §5.1). FLORAS runs without CSIT here (its phase-CSIT option has "
+               "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws). FLORAS is not in this sweep (its phase-CSIT option has "
                "no estimation-error model). Mean over "
                f"seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
-    paths = save_figure(fig, out_dir, STEM, caption)
-    paths.append(_table(res, sets, out_dir))
+    stem = f"{Path(results_dir).name}_accuracy"  # STEM for SWEEP
+    paths = save_figure(fig, out_dir, stem, caption)
+    paths.append(_table(res, sets, out_dir, stem))
     return paths
 
 
-def _table(res, sets, out_dir: Path) -> Path:
+def _table(res, sets, out_dir: Path, stem: str) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
@@ -88,6 +99,6 @@ def _table(res, sets, out_dir: Path) -> Path:
         ref = one_pilot_error(int(rs.value("phy.L")), float(rs.value("phy.snr_db")))
         lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {_err(rs):g} | {ref:.3g} | "
                      f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | {eps:.4g} |")
-    path = Path(out_dir) / f"{STEM}.table.md"
+    path = Path(out_dir) / f"{stem}.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")
     return path

@@ -44,6 +44,7 @@ FIGURES = (
     ("cell_noniid", "cell_noniid"),
     ("cell_timing", "cell_timing"),
     ("cell_csi", "cell_csi"),
+    ("cell_csi", "cell_csi_umi"),  # its own stem, see the module
     ("cell_tdl", "cell_tdl"),
 )
 
