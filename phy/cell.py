@@ -118,12 +118,36 @@ class CellChannel:
         cfg = self.config
         d, theta, w, z = drop(self.seed, ids, radius=float(cfg.cell_radius), min_distance=float(cfg.cell_min_distance),
                               round_index=round_index)
+        return (d, theta, *self._state(d, w, z))
+
+    def _state(self, d: np.ndarray, w: np.ndarray, z: np.ndarray):
+        """(los, X [dB], PL(d) + X [dB]) of distances d with the state and shadowing draws w ~ U(0, 1), z ~ N(0, 1)."""
+        cfg = self.config
         los = w < self.model.los_probability(d, config=cfg)
         sigma = (self.model.shadowing_std_db(d, los=los, config=cfg) if cfg.shadowing_db is None
                  else np.full(d.shape, float(cfg.shadowing_db)))
         x = sigma * z
-        pl = self.model.pathloss_db(d, los=los, config=cfg) + x
-        return d, theta, los, x, pl
+        return los, x, self.model.pathloss_db(d, los=los, config=cfg) + x
+
+    def _effective(self, pl_db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(β/β_ref, β_eff) of path losses PL + X [dB] under the configured power control."""
+        gain = 10.0 ** ((self.reference_pathloss_db - pl_db) / 10.0)
+        if self.config.power_control == "full-power":
+            return gain, gain
+        if self.config.power_control == "pathloss-inversion":
+            return gain, np.minimum(gain, self.target_gain)
+        raise ValueError(f"power_control must be one of {{{', '.join(POWER_CONTROLS)}}} (got {self.config.power_control!r})")
+
+    def drop_law_gains(self, rng: np.random.Generator, shape) -> np.ndarray:
+        """β_eff of independent clients, each dropped afresh: i.i.d. draws of the drop's law (the law of one client's
+        β_eff under ``redrop``, the same for every client): u, w ~ U(0, 1) and z ~ N(0, 1) from ``rng``, in that
+        order, each an array of ``shape``."""
+        cfg = self.config
+        u, w = rng.random(shape), rng.random(shape)
+        z = rng.standard_normal(shape)
+        r0, R = float(cfg.cell_min_distance), float(cfg.cell_radius)
+        d = np.sqrt(r0 * r0 + u * (R * R - r0 * r0))
+        return self._effective(self._state(d.ravel(), w.ravel(), z.ravel())[2])[1].reshape(np.shape(d))
 
     def large_scale(self, clients, *, K: int, round_index: int) -> LargeScale:
         """The :class:`LargeScale` of the round's clients (``clients`` None: identities 0..K−1)."""
@@ -143,13 +167,7 @@ class CellChannel:
                     self._cache[c] = row
             parts = tuple(np.array(col) for col in zip(*rows)) if rows else tuple(np.empty(0) for _ in range(5))
         d, theta, los, x, pl = parts
-        gain = 10.0 ** ((self.reference_pathloss_db - pl) / 10.0)
-        if self.config.power_control == "full-power":
-            eff = gain
-        elif self.config.power_control == "pathloss-inversion":
-            eff = np.minimum(gain, self.target_gain)
-        else:
-            raise ValueError(f"power_control must be one of {{{', '.join(POWER_CONTROLS)}}} (got {self.config.power_control!r})")
+        gain, eff = self._effective(pl)
         return LargeScale(d, theta, los.astype(bool), x, pl, gain, eff, eff / gain)
 
     def describe(self) -> dict:

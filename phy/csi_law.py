@@ -49,9 +49,12 @@ class CsiRounds(NamedTuple):
 
 
 def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, seed: int,
-               rician_k: float = 0.0) -> CsiRounds:
+               rician_k: float = 0.0, gains=None) -> CsiRounds:
     """``draws`` i.i.d. rounds of K clients (module docstring); ``rho_rule`` "threshold" or "min-admitted";
-    ``rician_k`` κ > 0: Rician channels h = √(κ/(κ+1)) + √(1/(κ+1))·h_diffuse (:func:`rician`)."""
+    ``rician_k`` κ > 0: Rician channels h = √(κ/(κ+1)) + √(1/(κ+1))·h_diffuse (:func:`rician`). ``gains``: None
+    (every β = 1, no cell) or ``gains(rng, shape)`` → β_eff [shape] i.i.d. from one client's law (a re-dropped cell,
+    :meth:`phy.cell.CellChannel.drop_law_gains`), drawn per slot from the batch's stream after the normals: slot j
+    is admitted when β_j·|ĥ_j|² ≥ g_th and ρ = min β_j·|ĥ_j|² ("min-admitted"); c_j does not depend on β_j."""
     K, draws = int(K), int(draws)
     if K < 1 or draws < 1 or not g_th > 0.0 or not csi_error >= 0.0 or not math.isfinite(csi_error):
         raise ValueError(f"K and draws must be ≥ 1, g_th > 0 and csi_error finite ≥ 0 (got {K!r}, {draws!r}, "
@@ -65,10 +68,13 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
     rows = batch_rounds(K)
     for b, start in enumerate(range(0, draws, rows)):
         n = min(rows, draws - start)
-        z = stream(int(seed), "csi-strength-law", b).standard_normal((4, n, K))
+        rng = stream(int(seed), "csi-strength-law", b)
+        z = rng.standard_normal((4, n, K))
         h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
         h_hat = h + std * (z[2] + 1j * z[3])
         g = np.abs(h_hat) ** 2
+        if gains is not None:
+            g = gains(rng, (n, K)) * g
         adm = g >= g_th
         c = np.where(adm, np.real(h / np.where(adm, h_hat, 1.0)), 0.0)
         k_adm = adm.sum(axis=1)

@@ -217,9 +217,10 @@ def test_no_certain_noise_is_epsilon_infinity_and_the_refusals_name_the_key(tmp_
     assert acc.epsilon(rounds=30) == math.inf
     assert _config(tmp_path, err=0.1, z=0.0).privacy_accountant(d=100, D=30).epsilon(rounds=30) == math.inf
     config = _config(tmp_path, err=0.1)
-    cell = dataclasses.replace(config, phy=dataclasses.replace(config.phy, pathloss="log-distance", redrop=True))
-    with pytest.raises(ValueError, match=r"^phy.redrop: .*fixed drop"):  # tests/test_analog_csi_cell.py
-        analog_csi.csi_accountant(cell, d=100, common={}, threat="")
+    big = dataclasses.replace(config, phy=dataclasses.replace(config.phy, pathloss="log-distance"),
+                              partition=dataclasses.replace(config.partition, clients=analog_csi.CELL_CLIENTS + 1))
+    with pytest.raises(ValueError, match=r"^partition.clients: .*per client"):  # tests/test_analog_csi_cell.py
+        analog_csi.csi_accountant(big, d=100, common={}, threat="")
     tdl = dataclasses.replace(config, phy=dataclasses.replace(config.phy, fading_correlation="tdl"))
     with pytest.raises(ValueError, match=r"^phy.csi_error: .*flat Rayleigh or Rician"):
         analog_csi.csi_accountant(tdl, d=100, common={}, threat="")

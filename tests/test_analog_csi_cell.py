@@ -159,16 +159,18 @@ def test_a_cell_of_equal_gains_is_the_cell_free_accountant_and_spread_gains_cost
 
 
 def test_refusals_name_the_key_and_the_request_keeps_the_drop(tmp_path):
-    """A re-dropped cell and a population above CELL_CLIENTS are refused naming the key; the calibration request of
-    analog Gaussian with imperfect CSI in a cell keeps the seed and the cell (each seed's drop has its own laws),
-    every other request drops them."""
+    """A fixed drop's population above CELL_CLIENTS is refused naming the key; the calibration request of analog
+    Gaussian with imperfect CSI in a cell keeps the cell, and the seed for a fixed drop (each seed's drop has its own
+    laws) but not for a re-dropped one (one law for every seed); every other request drops both."""
     from scenarios.config import analog_csi
     from scenarios.config.targets import _cache_key
 
     config = _config(tmp_path, err=0.1, cell="")
     redrop = dataclasses.replace(config, phy=dataclasses.replace(config.phy, redrop=True))
-    with pytest.raises(ValueError, match=r"^phy.redrop: .*fixed drop"):
-        analog_csi.csi_accountant(redrop, d=100, common={}, threat="")
+    assert _cache_key(dataclasses.replace(redrop, run=dataclasses.replace(redrop.run, seed=1))) == \
+        _cache_key(dataclasses.replace(redrop, run=dataclasses.replace(redrop.run, seed=2)))
+    assert _cache_key(redrop) != _cache_key(dataclasses.replace(redrop, phy=dataclasses.replace(redrop.phy,
+                                                                                               cell_radius=300.0)))
     big = dataclasses.replace(config, partition=dataclasses.replace(config.partition,
                                                                     clients=analog_csi.CELL_CLIENTS + 1))
     with pytest.raises(ValueError, match=r"^partition.clients: .*≤ 1000 clients"):
@@ -216,3 +218,66 @@ def test_a_rician_run_is_accounted_on_its_own_law(tmp_path):
     acc = los.privacy_accountant(d=100, D=30)
     assert "i.i.d. Rician (κ = 5) channels" in " ".join(acc.report(rounds=30).assumptions)
     assert acc.epsilon(rounds=30) != pytest.approx(config.privacy_accountant(d=100, D=30).epsilon(rounds=30), rel=1e-3)
+
+
+# ---------------------------------------------------------------- a re-dropped cell: one law, every slot's gain afresh
+def _cell_phy(**keys):
+    from phy.config import PhyConfig
+
+    base = dict(scheme="analog-gaussian", pathloss="log-distance", cell_radius=200.0, cell_min_distance=10.0,
+                pathloss_exponent=3.0, redrop=True, snr_reference="cell-edge")
+    return PhyConfig(**{**base, **keys})
+
+
+def test_the_drop_law_is_the_redropped_links_gain_law():
+    """:meth:`phy.cell.CellChannel.drop_law_gains` against the gains the link itself draws under ``redrop`` (200
+    rounds of 50 clients, keyed per round and client), with 8 dB shadowing and path-loss inversion capped at −5 dB:
+    two-sample Kolmogorov–Smirnov at α = 10⁻³, and the cap's atom P(β_eff = β_target) within 5 binomial standard
+    deviations. Caught: the distance drawn uniform in d rather than in d², the shadowing left out, the cap ignored."""
+    from phy.cell import CellChannel
+
+    phy = _cell_phy(shadowing_db=8.0, power_control="pathloss-inversion", pc_target_db=-5.0)
+    cell = CellChannel(phy, seed=3)
+    link = np.concatenate([cell.large_scale(np.arange(50), K=50, round_index=t).gain_eff for t in range(200)])
+    law = cell.drop_law_gains(np.random.default_rng(7), (20_000,))
+    n1, n2 = link.size, law.size
+    assert stats.ks_2samp(link, law).statistic < math.sqrt(-math.log(1e-3 / 2) / 2 * (n1 + n2) / (n1 * n2))
+    cap = 10 ** -0.5
+    p = (law == cap).mean()
+    assert 0.05 < p < 0.95 and abs((link == cap).mean() - p) < 5 * math.sqrt(p * (1 - p) / n1)
+
+
+def test_redropped_admission_is_the_annulus_integral():
+    """Full power, n = 3, no shadowing, SNR at the cell edge: β(d) = (R/d)³ with d² uniform on [r₀², R²], so a slot is
+    admitted with probability ∫ e^{−g_th·(d/R)³/(1 + σ_e²)}·2d/(R² − r₀²) dd; the rounds' mean admitted count is K times
+    that (5 standard deviations). Caught: every slot at β = 1 (a cell ignored: e^{−g_th/(1 + σ_e²)} = 0.64 instead of
+    0.85), gains drawn once per round instead of per slot (the count's variance)."""
+    from scipy import integrate
+
+    from phy.cell import CellChannel
+
+    R, r0, g_th, err, K, m = 200.0, 10.0, 0.5, 0.1, 8, 20_000
+    p = integrate.quad(lambda d: math.exp(-g_th * (d / R) ** 3 / (1 + err)) * 2 * d / (R * R - r0 * r0), r0, R)[0]
+    rounds = csi_rounds(K=K, g_th=g_th, csi_error=err, rho_rule="threshold", draws=m, seed=2,
+                        gains=CellChannel(_cell_phy(), seed=0).drop_law_gains)
+    assert abs(rounds.admitted.mean() - K * p) < 5 * math.sqrt(K * p * (1 - p) / m)
+    assert rounds.admitted.var() == pytest.approx(K * p * (1 - p), rel=0.1)  # independent slots: binomial
+    ones = csi_rounds(K=K, g_th=g_th, csi_error=err, rho_rule="min-admitted", draws=300, seed=2,
+                      gains=lambda rng, shape: np.ones(shape))
+    plain = csi_rounds(K=K, g_th=g_th, csi_error=err, rho_rule="min-admitted", draws=300, seed=2)
+    for a, b in zip(ones, plain):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_redropped_cell_of_equal_gains_is_the_cell_free_accountant_exactly(tmp_path):
+    """Re-dropped, every β_eff = 1 (path-loss inversion to the cell-edge reference, no shadowing): the rounds are the
+    cell-free ones bit for bit (the gains are drawn after the channels' normals), so ε is the same number; the report
+    says the cell is re-dropped and the channels revealed."""
+    from test_analog_csi import _config as free_config  # noqa: E402
+
+    flat = 'shadowing_db = 0.0\npower_control = "pathloss-inversion"\npc_target_db = 0.0\nredrop = true'
+    acc = _config(tmp_path, err=0.05, cell=flat).privacy_accountant(d=100, D=30)
+    free = free_config(tmp_path, err=0.05, z=2.0, snr_db=10.0).privacy_accountant(d=100, D=30)
+    assert acc.epsilon(rounds=30) == free.epsilon(rounds=30)
+    text = " ".join(acc.report(rounds=30).assumptions)
+    assert "re-dropped log-distance cell" in text and "do not identify the client" in text

@@ -26,6 +26,9 @@ __all__ = ["CSI_BETA", "CSI_DRAWS", "csi_accountant", "csi_law"]
 CSI_DRAWS, CSI_BETA = 1_000_000, 1e-6
 #: the largest population whose per-client laws a cell's accountant draws (one pass over the draws per distinct gain)
 CELL_CLIENTS = 1000
+#: the [phy] keys that fix one client's law of β_eff under ``redrop`` (phy.cell)
+CELL_LAW_KEYS = ("pathloss", "cell_radius", "cell_min_distance", "carrier_ghz", "bs_height", "ut_height",
+                 "pathloss_exponent", "shadowing_db", "snr_reference", "power_control", "pc_target_db")
 
 
 def _refusal(config) -> str | None:
@@ -35,10 +38,7 @@ def _refusal(config) -> str | None:
         return ("privacy.relation: analog Gaussian's ε with phy.csi_error > 0 is derived for replace-one neighbours and "
                 "sampling without replacement (K′ and the gains are fixed by the channels); use relation = \"replace\" "
                 "and training.sampling = \"without-replacement\", or csi_error = 0")
-    if phy.has_cell and phy.redrop:
-        return ("phy.redrop: analog Gaussian's ε with imperfect CSI in a cell is derived for a fixed drop (each "
-                "client's law from its own path loss); set redrop = false, or csi_error = 0")
-    if phy.has_cell and int(config.partition.clients) > CELL_CLIENTS:
+    if phy.has_cell and not phy.redrop and int(config.partition.clients) > CELL_CLIENTS:
         return (f"partition.clients: analog Gaussian's ε with imperfect CSI in a cell takes one strength law per "
                 f"client (≤ {CELL_CLIENTS} clients, got {int(config.partition.clients)}); use a population of at most "
                 f"{CELL_CLIENTS}, no cell (remove phy.pathloss), or csi_error = 0")
@@ -48,11 +48,33 @@ def _refusal(config) -> str | None:
     return None
 
 
+_REDROP: dict = {}  # the re-dropped cells' rounds, keyed as _rounds plus the cell's keys (at most 4 kept)
+
+
 @functools.lru_cache(maxsize=4)  # 32 MB per entry at 10⁶ rounds
 def _rounds(K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, rician_k: float):
     from phy.csi_law import csi_rounds
 
     return csi_rounds(K=K, g_th=g_th, csi_error=csi_error, rho_rule=rho_rule, draws=draws, seed=0, rician_k=rician_k)
+
+
+def _redrop_rounds(phy, K: int, draws: int):
+    """The rounds of a re-dropped cell: every slot's β_eff drawn afresh from the drop's law (seed-free: the law is
+    the same for every client and seed)."""
+    import json
+
+    from phy.cell import CellChannel
+    from phy.csi_law import csi_rounds
+
+    cell = {k: v for k, v in phy.to_dict().items() if k in CELL_LAW_KEYS}
+    key = (K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), draws, float(phy.los_k),
+           json.dumps(cell, sort_keys=True))
+    if key not in _REDROP:
+        while len(_REDROP) >= 4:
+            _REDROP.pop(next(iter(_REDROP)))
+        _REDROP[key] = csi_rounds(K=K, g_th=key[1], csi_error=key[2], rho_rule=key[3], draws=draws, seed=0,
+                                  rician_k=key[5], gains=CellChannel(phy, seed=0).drop_law_gains)
+    return _REDROP[key]
 
 
 @functools.lru_cache(maxsize=2)  # about 60 MB per entry at 10⁶ draws and M = 100
@@ -92,7 +114,9 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
     common = dict(target_std=target_noise_std(phy, d=d, relation=config.privacy.relation), sensitivity=S,
                   receiver_variance=receiver_noise_variance(phy))  # N_r = 1: the receiver noise counts (model §9.1)
     upper = strength_bound(K=K, g_th=float(phy.g_th), **common)
-    if phy.has_cell:
+    if phy.has_cell and phy.redrop:
+        laws = [strengths(_redrop_rounds(phy, K, int(draws)), **common)]
+    elif phy.has_cell:
         from phy.csi_cell_law import client_strengths, distinct_clients
 
         gains = population_gains(config)
@@ -129,7 +153,15 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
                                                    "are not certain to add noise (z·S ≤ σ_n/√g_th) and Re(h/ĥ) is "
                                                    "unbounded")
     kappa = "" if phy.los_k == 0.0 else f"; Rician κ = {float(phy.los_k):g}"
-    if phy.has_cell:
+    if phy.has_cell and phy.redrop:
+        fading = "Rayleigh" if phy.los_k == 0.0 else f"Rician (κ = {float(phy.los_k):g})"
+        source = (f"its law from {m} Monte Carlo rounds of a re-dropped {phy.pathloss} cell (every slot's large-scale "
+                  f"gain drawn afresh from the drop's law, the same for every client; i.i.d. {fading} fading; fixed "
+                  f"stream; plug-in mean {mean:.6g})")
+        level = f"{CSI_BETA:g} over the simulation"
+        seen = ("the channels (h, ĥ) are assumed known to the observer (re-dropped every round, they do not identify "
+                "the client)")
+    elif phy.has_cell:
         source = (f"{n_laws} laws, one per distinct gain of the run's fixed drop (seed {int(config.run.seed)}; "
                   f"{int(config.partition.clients)} clients{kappa}), each from ≥ {m} Monte Carlo rounds of its "
                   f"client with K − 1 others drawn from the population (fixed stream; largest plug-in mean "

@@ -110,9 +110,9 @@ def _cache_key(config) -> str:
     analog Gaussian with imperfect CSI, whose laws come from the seed's drop, model §5.1; the SNR of every scheme but analog Gaussian, whose guaranteed noise counts the receiver's; at client level the
     validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
     data = config.to_dict()
-    # analog Gaussian with imperfect CSI in a cell: each client's strength law comes from the run's drop (model §5.1)
+    # analog Gaussian with imperfect CSI in a cell: the laws come from the cell, and a fixed drop's from the seed's
     drop_matters = config.phy.scheme == "analog-gaussian" and config.phy.csi_error != 0.0 and config.phy.has_cell
-    if not drop_matters:
+    if not drop_matters or config.phy.redrop:
         data["run"].pop("seed", None)
     data["training"].pop("lr", None)
     data["training"].pop("server_momentum", None)
