@@ -143,6 +143,9 @@ class CellChannel:
         β_eff under ``redrop``, the same for every client): u, w ~ U(0, 1) and z ~ N(0, 1) from ``rng``, in that
         order, each an array of ``shape``."""
         cfg = self.config
+        if not getattr(self.model, "elementwise", False):
+            raise ValueError(f"pathloss: the drop's law of β_eff is drawn for elementwise path-loss models only "
+                             f"(log-distance); {cfg.pathloss!r} evaluates its users in one topology (Sionna)")
         u, w = rng.random(shape), rng.random(shape)
         z = rng.standard_normal(shape)
         r0, R = float(cfg.cell_min_distance), float(cfg.cell_radius)

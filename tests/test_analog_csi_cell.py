@@ -171,6 +171,9 @@ def test_refusals_name_the_key_and_the_request_keeps_the_drop(tmp_path):
         _cache_key(dataclasses.replace(redrop, run=dataclasses.replace(redrop.run, seed=2)))
     assert _cache_key(redrop) != _cache_key(dataclasses.replace(redrop, phy=dataclasses.replace(redrop.phy,
                                                                                                cell_radius=300.0)))
+    umi = dataclasses.replace(redrop, phy=dataclasses.replace(redrop.phy, pathloss="umi"))
+    with pytest.raises(ValueError, match=r"^phy.redrop: .*use a fixed drop"):
+        analog_csi.csi_accountant(umi, d=100, common={}, threat="")
     big = dataclasses.replace(config, partition=dataclasses.replace(config.partition,
                                                                     clients=analog_csi.CELL_CLIENTS + 1))
     with pytest.raises(ValueError, match=r"^partition.clients: .*≤ 1000 clients"):
@@ -245,6 +248,8 @@ def test_the_drop_law_is_the_redropped_links_gain_law():
     cap = 10 ** -0.5
     p = (law == cap).mean()
     assert 0.05 < p < 0.95 and abs((link == cap).mean() - p) < 5 * math.sqrt(p * (1 - p) / n1)
+    with pytest.raises(ValueError, match="elementwise path-loss models only"):  # Sionna's topology: refused
+        CellChannel(_cell_phy(pathloss="umi"), seed=0).drop_law_gains(np.random.default_rng(0), (3,))
 
 
 def test_redropped_admission_is_the_annulus_integral():

@@ -31,6 +31,7 @@ class LogDistance:
     name = "log-distance"
     reference_state = True
     uses_heights = False
+    elementwise = True  # numpy formulas: any number of distances in one call (phy.cell.CellChannel.drop_law_gains)
 
     def pathloss_db(self, distance, *, los, config) -> np.ndarray:
         d = np.asarray(distance, dtype=np.float64)

@@ -50,6 +50,7 @@ def _with_3d_distance(cls):
 class TR38901:
     reference_state = False  # the SNR reference distance is evaluated in NLoS (model §5.1)
     uses_heights = True
+    elementwise = False  # Sionna's topology holds every pair of users: thousands of distances per call at most
 
     def __init__(self, name: str):
         self.name = name

@@ -38,6 +38,11 @@ def _refusal(config) -> str | None:
         return ("privacy.relation: analog Gaussian's ε with phy.csi_error > 0 is derived for replace-one neighbours and "
                 "sampling without replacement (K′ and the gains are fixed by the channels); use relation = \"replace\" "
                 "and training.sampling = \"without-replacement\", or csi_error = 0")
+    if phy.has_cell and phy.redrop and phy.pathloss != "log-distance":
+        return (f"phy.redrop: analog Gaussian's ε with imperfect CSI in a re-dropped cell draws 2·10⁷ path losses from "
+                f"the drop's law, which the TR 38.901 scenarios (Sionna) evaluate only a few thousand at a time; with "
+                f"pathloss = {phy.pathloss!r} use a fixed drop (redrop = false), pathloss = \"log-distance\", or "
+                "csi_error = 0")
     if phy.has_cell and not phy.redrop and int(config.partition.clients) > CELL_CLIENTS:
         return (f"partition.clients: analog Gaussian's ε with imperfect CSI in a cell takes one strength law per "
                 f"client (≤ {CELL_CLIENTS} clients, got {int(config.partition.clients)}); use a population of at most "
