@@ -3,6 +3,7 @@ workers or in process, the same answers as loading one point after another, and 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,11 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "scenarios" / "base" / "digits_mlp.toml"
 
 
-def _sweep(tmp_path: Path) -> Path:
-    """Central Gaussian at ε = 4 and 8 and at two SNRs (its ε does not read the SNR: one key for both), and
-    channel inversion at ε = 8 (no privacy noise: infeasible); 2 seeds (they share a key)."""
-    path = tmp_path / "cal.toml"
-    path.write_text(f'''name = "cal"
+def _sweep_file(tmp_path: Path, name: str, rest: str) -> Path:
+    """A digits sweep ``name`` of 2 seeds, K = 20 of 100, 4 rounds, clip 1, then the TOML lines ``rest``."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'''name = "{name}"
 base = "{DIGITS.as_posix()}"
 seeds = [0, 1]
 [overrides]
@@ -31,7 +31,14 @@ seeds = [0, 1]
 "run.rounds" = 4
 "phy.normalization" = "clip"
 "phy.clip_norm" = 1.0
-[grid]
+''' + rest)
+    return path
+
+
+def _sweep(tmp_path: Path) -> Path:
+    """Central Gaussian at ε = 4 and 8 and at two SNRs (its ε does not read the SNR: one key for both), and
+    channel inversion at ε = 8 (no privacy noise: infeasible); 2 seeds (they share a key)."""
+    return _sweep_file(tmp_path, "cal", '''[grid]
 "privacy.target_epsilon" = [4, 8]
 "phy.snr_db" = [20.0, 0.0]
 [[cases]]
@@ -41,7 +48,6 @@ label = "central-gaussian"
 label = "channel-inversion"
 "phy.scheme" = "channel-inversion"
 ''')
-    return path
 
 
 @pytest.fixture
@@ -527,17 +533,7 @@ def test_a_request_that_keeps_the_seed_is_asked_once_per_seed(tmp_path, fresh_ca
         return RunAccountant("gaussian", **common, clip_norm=1.0, noise_std=1.0, threat_model=threat)
 
     monkeypatch.setattr(builtin_schemes, "csi_accountant", cheap)
-    path = tmp_path / "csi.toml"
-    path.write_text(f'''name = "csi"
-base = "{DIGITS.as_posix()}"
-seeds = [0, 1]
-[overrides]
-"partition.clients" = 100
-"training.clients_per_round" = 20
-"run.rounds" = 4
-"phy.normalization" = "clip"
-"phy.clip_norm" = 1.0
-"phy.pathloss" = "log-distance"
+    path = _sweep_file(tmp_path, "csi", '''"phy.pathloss" = "log-distance"
 "privacy.target_epsilon" = 8
 [[cases]]
 label = "analog-gaussian"
@@ -550,5 +546,5 @@ label = "central-gaussian"
     requests = point_requests([load_sweep(path)])
     names = sorted(names[0] for _, names in requests)
     assert names == ["csi/analog-gaussian", "csi/analog-gaussian", "csi/central-gaussian"]
-    seeds = sorted(__import__("json").loads(r[0])["run"].get("seed", -1) for r, _ in requests)
+    seeds = sorted(json.loads(r[0])["run"].get("seed", -1) for r, _ in requests)
     assert seeds == [-1, 0, 1]
