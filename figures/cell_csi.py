@@ -79,8 +79,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     caption = (f"Imperfect CSI (model §5.1): each client inverts ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k), admission "
                f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, {_cell(cfg)}, one coherence block; σ_e² = 0 is perfect CSI. "
                "Analog Gaussian's clients' noise reaches the sum scaled by Re(h/ĥ) like their updates; its ε is calibrated on the "
-               "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws). FLORAS is not in this sweep (its phase-CSIT option has "
-               "no estimation-error model). Mean over "
+               "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws). FLORAS is not in this sweep. Mean over "
                f"seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     stem = f"{Path(results_dir).name}_accuracy"  # STEM for SWEEP
     paths = save_figure(fig, out_dir, stem, caption)

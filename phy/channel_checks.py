@@ -143,9 +143,10 @@ def check_antennas(cfg: "PhyConfig", spec) -> None:
 
 
 def check_csi_error(cfg: "PhyConfig", spec) -> None:
-    """``csi_error`` (model §5.1): a finite number ≥ 0; > 0 only for channel inversion and analog Gaussian (whose
+    """``csi_error`` (model §5.1): a finite number ≥ 0; > 0 only for channel inversion, analog Gaussian (whose
     clients' shares and noise are both scaled by Re(h_k/ĥ_k): its accountant takes the revealed-strength law of
-    :mod:`phy.csi_law`) with one receive antenna.
+    :mod:`phy.csi_law`) and FLORAS with phase CSIT (the pre-rotation by the estimate's phase; one coherence block),
+    with one receive antenna.
     """
     if isinstance(cfg.csi_error, bool) or not isinstance(cfg.csi_error, (int, float)) or not math.isfinite(cfg.csi_error) \
             or cfg.csi_error < 0:
@@ -153,9 +154,16 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
                          f"CSI) (got {cfg.csi_error!r})")
     if cfg.csi_error == 0.0:
         return
-    if spec.name not in ("channel-inversion", "analog-gaussian"):
-        raise ValueError(f"csi_error: imperfect CSI is modelled for schemes 'channel-inversion' and 'analog-gaussian' "
-                         f"only (got scheme {spec.name!r}); remove phy.csi_error or set it to 0")
+    if spec.name == "floras":
+        if cfg.of("floras").csit != "phase":
+            raise ValueError("csi_error: FLORAS without CSIT (floras.csit = 'none') uses no channel estimate; set "
+                             "floras.csit = 'phase' (pre-rotation by the estimate's phase) or csi_error = 0")
+        if cfg.coherence_symbols is not None:
+            raise ValueError("csi_error: FLORAS's phase CSIT from an estimate is modelled for one coherence block per "
+                             "update; remove phy.coherence_symbols or set csi_error = 0")
+    elif spec.name not in ("channel-inversion", "analog-gaussian"):
+        raise ValueError(f"csi_error: imperfect CSI is modelled for schemes 'channel-inversion', 'analog-gaussian' and "
+                         f"'floras' (phase CSIT) only (got scheme {spec.name!r}); remove phy.csi_error or set it to 0")
     if cfg.rx_antennas != 1:
         raise ValueError(f"csi_error: imperfect CSI with rx_antennas = {cfg.rx_antennas} is not modelled; "
                          f"use rx_antennas = 1 or csi_error = 0")

@@ -97,11 +97,16 @@ def draw_rayleigh_antennas(seed: int, round_index: int, *, K: int, n_rx: int) ->
     return np.concatenate([h0[:, None], rest.T], axis=1)
 
 
-def effective_gain(h: np.ndarray, *, csit: str) -> np.ndarray:
-    """Real effective gain g_k [K] float64: Re(h_k) for csit="none", |h_k| for csit="phase"."""
+def effective_gain(h: np.ndarray, *, csit: str, estimate: np.ndarray | None = None) -> np.ndarray:
+    """Real effective gain g_k [K] float64: Re(h_k) for csit="none", |h_k| for csit="phase"; with the client's
+    channel ``estimate`` ĥ_k (phase CSIT from an estimate, model §5.1 "Imperfect CSI") the pre-rotation e^{−j∠ĥ_k}
+    leaves g_k = Re(h_k·ĥ_k*)/|ĥ_k| = |h_k|·cos(∠h_k − ∠ĥ_k)."""
     h = np.asarray(h)
     if csit == "none":
         return np.real(h).astype(np.float64)
     if csit == "phase":
+        if estimate is not None:
+            e = np.asarray(estimate)
+            return (np.real(h * np.conj(e)) / np.abs(e)).astype(np.float64)
         return np.abs(h).astype(np.float64)
     raise ValueError(f"csit must be one of {{none, phase}} (got {csit!r})")

@@ -212,7 +212,7 @@ class FlorasLink:
         t = int(round_index)
         active = self._clients.active_set(t, K=self.K)
         inactive = np.setdiff1d(np.arange(self.params.N), active)
-        g = effective_gain(self.channel.draw(t, clients=clients)[:, 0], csit=self.params.csit)
+        g = self.gains(t, clients=clients)
         A_act, tail = self.A[:, active], None
         if self.timing_offset > 0:  # fractional-chip offsets (phy.chip_timing): Ã and the inter-slot tail
             A_act, tail = received_chips(A_act, draw_offsets(self.seed, t, K=self.K, max_offset=self.timing_offset))
@@ -220,6 +220,20 @@ class FlorasLink:
         n_ref = self.noise_std * stream(self.seed, "floras-chip-reference-noise", t).standard_normal(self.config.L)
         r_ref = self.receiver.despread(A_act @ (g * self.b) + n_ref)
         return active, inactive, g, A_act, tail, r_ref, self.receiver.weights(r_ref)
+
+    def gains(self, round_index: int, *, clients=None) -> np.ndarray:
+        """g [K] of the round (one block): Re(h_k) without CSIT, |h_k| with phase CSIT, and with ``phy.csi_error`` > 0
+        (phase CSIT only) |h_k|·cos(∠h_k − ∠ĥ_k) for the estimate ĥ_k of :func:`phy.csi_error.estimate_channel`
+        (the keyed stream (seed, "csi-error", t), as for channel inversion; model §5.1)."""
+        t = int(round_index)
+        h = self.channel.draw(t, clients=clients)[:, 0]
+        if self.config.csi_error == 0.0:
+            return effective_gain(h, csit=self.params.csit)
+        from .csi_error import estimate_channel
+
+        h_hat = estimate_channel(h, self.channel.gain(t, clients=clients), csi_error=float(self.config.csi_error),
+                                 seed=self.seed, round_index=t)
+        return effective_gain(h, csit=self.params.csit, estimate=h_hat)
 
     def pilots(self, round_index: int, *, clients=None):
         """The round's assignment, gains and despread reference slot (fast and sufficient paths, AᵀA = I).
@@ -230,7 +244,7 @@ class FlorasLink:
         t = int(round_index)
         active = self._clients.active_set(t, K=self.K)
         inactive = np.setdiff1d(np.arange(self.params.N), active)
-        g = effective_gain(self.channel.draw(t, clients=clients)[:, 0], csit=self.params.csit)
+        g = self.gains(t, clients=clients)
         r_ref = self.noise_std * stream(self.seed, "floras-reference-noise", t).standard_normal(self.params.N)
         r_ref[active] += g * self.b
         return active, inactive, g, r_ref, self.receiver.weights(r_ref)

@@ -140,7 +140,11 @@ def test_bad_values_name_the_key_and_range(bad):
 
 
 @pytest.mark.parametrize("kw, what", [
-    (dict(scheme="floras", normalization="paper", clip_norm=None), "'channel-inversion' and 'analog-gaussian' only"),
+    (dict(scheme="floras", normalization="paper", clip_norm=None), "FLORAS without CSIT .* uses no channel estimate"),
+    (dict(scheme="floras", normalization="paper", clip_norm=None, floras={"csit": "phase"}, coherence_symbols=100),
+     "one coherence block"),
+    (dict(scheme="central-gaussian", normalization="clip", clip_norm=1.0,
+          **{"central-gaussian": {"noise_multiplier": 1.0}}), "'floras' \\(phase CSIT\\) only"),
     (dict(scheme="analog-gaussian", rx_antennas=2, **{"analog-gaussian": {"noise_multiplier": 1.0}}), "rx_antennas = 2"),
     (dict(rx_antennas=2), "rx_antennas = 2"),
 ])

@@ -60,6 +60,10 @@ def _floras_link_model(config, *, blocks: int, stale: tuple | None = None):
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
                   rician_k=float(phy.los_k), antennas=int(phy.rx_antennas), stale=stale)
+    if phy.csi_error != 0.0:  # the gains |h|·cos(∠h − ∠ĥ) have no derived ε_link (model §5.1)
+        return LinkModel(**common, undefined=(
+            f"phase CSIT from an estimate (csi_error = {float(phy.csi_error):g}) is not derived for the link-level "
+            "bound; ε, the idealised release, does not depend on the channel"))
     if not phy.has_cell:
         return LinkModel(**common)
     M, seed = int(config.partition.clients), int(config.run.seed)
