@@ -60,3 +60,18 @@ def test_the_run_states_no_link_bound_and_the_audit_refuses():
     link = _link(0.1)
     with pytest.raises(ValueError, match=r"^csi_error: the audit's detection theory"):
         measure_t2(link.config, K=20, d=10, rounds=2, seed=0, key=KEY)
+
+
+def test_the_runs_accountant_keeps_epsilon_and_states_no_link_bound():
+    """ε (the idealised release) is the same with and without the estimation error; ε_link is not stated, with the
+    reason, where phase CSIT is exact it is (a number or ∞)."""
+    from test_floras_cell_privacy import _accountant  # noqa: E402
+
+    from privacy.link import floras_link_epsilon
+
+    exact = _accountant({"floras": {"N": 8, "csit": "phase"}})
+    est = _accountant({"floras": {"N": 8, "csit": "phase"}, "csi_error": 0.1})
+    assert est.epsilon(rounds=3) == exact.epsilon(rounds=3)
+    eps, info = floras_link_epsilon(est, rounds=3)
+    assert eps is None and "phase CSIT from an estimate (csi_error = 0.1)" in info["assumptions"][0]
+    assert floras_link_epsilon(exact, rounds=3)[0] is not None
