@@ -116,7 +116,8 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.rx_antennas": ("≥ 1", "N_r receive antennas at the base station ([model §5.2](model.md#sec-5-2)); N_r > 1: "
                                 "FLORAS, channel inversion, analog Gaussian only; FLORAS's ε covers the maximum-ratio aggregate"),
     "phy.csi_error": ("≥ 0", "σ_e², relative channel-estimation error E|ĥ−h|²/E|h|² of the clients "
-                             "([model §5.1](model.md#sec-5-1)); > 0: channel inversion with rx_antennas = 1 only; 0: perfect CSI"),
+                             "([model §5.1](model.md#sec-5-1)); > 0: channel inversion, analog Gaussian and FLORAS "
+                             "with csit = `phase` (one coherence block), rx_antennas = 1; 0: perfect CSI"),
     "phy.inversion_csit": ("`stale`, `per-block`, `per-subcarrier`", "with coherence blocks, channel inversion and analog Gaussian: "
                                                   "block 0's CSIT kept over the update, re-acquired with admission per block, or "
                                                   "(`tdl`) each subcarrier's first time block kept over its `tdl_time_blocks` "
