@@ -9,10 +9,13 @@ observer's μ (a uniformly chosen row, client k's when it is sampled) has the sa
 pair given μ applies (model §5.2, "A sampled T2 bound"; the same argument). In a cell with a fixed drop the channels
 would identify the sampled clients by their path loss, so they are not revealed: each client's law (its own gain, the
 others drawn from the population) is simulated, and the observer is given a strength drawn from their envelope,
-which dominates every client's (:mod:`phy.csi_cell_law`; model §5.1, "In a cell"). μ's law has no closed form:
+which dominates every client's (:mod:`phy.csi_cell_law`; model §5.1, "In a cell"). A re-dropped cell draws every
+slot's gain afresh from the drop's law, so its channels are i.i.d. over clients and the cell-free argument holds with
+one law (log-distance only: the law needs 2·10⁷ path losses). Rician fading is drawn into the laws. μ's law has no
+closed form:
 :data:`CSI_DRAWS` Monte Carlo rounds (a fixed stream), rounded up onto panels and made stochastically larger by
-Clopper–Pearson bounds on each panel's exceedance (:func:`privacy.gaussian_mixture.band_law`, confidence
-1 − :data:`CSI_BETA` over the simulation), the tail's margin at the bound √K·S/σ_a,min.
+Clopper–Pearson bounds on each panel's exceedance (:func:`privacy.gaussian_mixture.band_law`, or its envelope over
+the clients, confidence 1 − :data:`CSI_BETA` over the simulation), the tail's margin at the bound √K·S/σ_a,min.
 """
 
 from __future__ import annotations
