@@ -55,11 +55,13 @@ def test_perfect_csi_is_todays_link_and_the_ratio_receiver_stays_unbiased():
 
 
 def test_the_run_states_no_link_bound_and_the_audit_refuses():
-    from scenarios.audit.experiment import measure_t2
+    from scenarios.audit.experiment import measure_t2, run_audit
 
     link = _link(0.1)
-    with pytest.raises(ValueError, match=r"^csi_error: the audit's detection theory"):
+    with pytest.raises(ValueError, match=r"^csi_error: floras audit takes FLORAS's phase CSIT exact"):
         measure_t2(link.config, K=20, d=10, rounds=2, seed=0, key=KEY)
+    with pytest.raises(ValueError, match=r"^csi_error: floras audit"):
+        run_audit(link.config, threat="T1", K=20, d=10, trials=4, rounds=2, seed=0, key=KEY)
 
 
 def test_the_runs_accountant_keeps_epsilon_and_states_no_link_bound():

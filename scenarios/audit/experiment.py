@@ -14,7 +14,6 @@ Every measurement is a pure function of (configuration, seed, key): the rounds a
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from dataclasses import replace
 
@@ -101,9 +100,6 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
         raise ValueError(f"rounds must be an integer ≥ 2 (got {rounds!r})")
-    if config.csi_error != 0.0:
-        raise ValueError("csi_error: the audit's detection theory assumes FLORAS's phase CSIT exact (gains |h_k|); "
-                         "set phy.csi_error = 0 for floras audit")
     if not 0.0 < false_alarm < 1.0:
         raise ValueError(f"false_alarm must be in (0, 1) (got {false_alarm!r})")
     persistence = tuple(float(p) for p in persistence)
@@ -231,9 +227,8 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
         raise ValueError(f"trials must be an integer ≥ 4 (got {trials!r})")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
         raise ValueError(f"rounds must be an integer ≥ 2 (got {rounds!r})")
-    if config.csi_error != 0.0:
-        raise ValueError("csi_error: the audit's detection theory assumes FLORAS's phase CSIT exact (gains |h_k|); "
-                         "set phy.csi_error = 0 for floras audit")
+    if config.csi_error != 0.0:  # the detection theory and ε_link take FLORAS's gains exact (|h_k|)
+        raise ValueError("csi_error: floras audit takes FLORAS's phase CSIT exact; set phy.csi_error = 0")
     if not 0.0 < false_alarm < 1.0:
         raise ValueError(f"false_alarm must be in (0, 1) (got {false_alarm!r})")
     if not all(0.0 <= float(p) <= 1.0 for p in persistence) or not len(persistence):

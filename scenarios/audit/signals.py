@@ -146,6 +146,8 @@ class T2Uplink:
         if config.coherence_symbols is not None or config.timing_offset != 0.0:
             raise ValueError("the T2 audit models one fading block per round, chip-synchronous (model §5, §5.1, §5.2): "
                              "remove phy.coherence_symbols and phy.timing_offset for floras audit")
+        if config.csi_error != 0.0:  # its detection theory takes the gains |h_k| (model §5.1)
+            raise ValueError("csi_error: floras audit takes FLORAS's phase CSIT exact; set phy.csi_error = 0")
         self.K = int(K)
         self.seed = check_seed(seed)
         self.A = make_sequences(config.of("floras").sequences, L=config.L, N=config.of("floras").N, seed=self.seed)
