@@ -123,22 +123,26 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
                   receiver_variance=receiver_noise_variance(phy))  # N_r = 1: the receiver noise counts (model §9.1)
     upper = strength_bound(K=K, g_th=float(phy.g_th), **common)
     if phy.has_cell and phy.redrop:
-        laws = [strengths(_redrop_rounds(phy, K, int(draws)), **common)]
+        laws = iter([strengths(_redrop_rounds(phy, K, int(draws)), **common)])
     elif phy.has_cell:
         from phy.csi_cell_law import client_strengths, distinct_clients
 
         gains = population_gains(config)
         pool = _pool(tuple(gains.tolist()), K, float(phy.g_th), float(phy.csi_error), int(draws), float(phy.los_k))
-        laws = [client_strengths(pool, k, rho_rule=str(phy.rho_rule), **common) for k in distinct_clients(gains)]
+        laws = (client_strengths(pool, k, rho_rule=str(phy.rho_rule), **common) for k in distinct_clients(gains))
     else:
         rounds = _rounds(K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), int(draws), float(phy.los_k))
-        laws = [strengths(rounds, **common)]
-    mean, sizes = max(float(mu.mean()) for mu in laws), [mu.size for mu in laws]
+        laws = iter([strengths(rounds, **common)])
+    means, sizes, counts = [], [], []
+    for mu in laws:  # one law held at a time (a cell's n laws would take n·8 MB at 10⁶ draws)
+        means.append(float(mu.mean()))
+        sizes.append(mu.size)
+        if math.isfinite(upper):
+            counts.append(exceedances(np.minimum(mu, upper), upper=upper))
     if not math.isfinite(upper):
-        return mean, min(sizes), len(laws), upper, None
-    counts = [exceedances(np.minimum(mu, upper), upper=upper) for mu in laws]
+        return max(means), min(sizes), len(sizes), upper, None
     values, weights = envelope_band_law(counts, sizes, upper=upper, beta=beta)
-    return mean, min(sizes), len(laws), upper, GaussianMixtureRound.panelled(values, weights)
+    return max(means), min(sizes), len(sizes), upper, GaussianMixtureRound.panelled(values, weights)
 
 
 def csi_accountant(config, *, d: int, common: dict, threat: str):
