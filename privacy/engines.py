@@ -125,7 +125,7 @@ class _PldEngine:
         self.discretization = discretization or DEFAULT_DISCRETIZATION
         self.round_pld = event_pld(event, discretization=self.discretization)
         self._cache: dict[int, object] = {}
-        self.bracket = None  # with a target error: the last privacy.pld.PldBracket (ε_pess, ε_opt, interval)
+        self.bracket = None  # with a target error: the last privacy.pld_bracket.PldBracket (ε_pess, ε_opt, interval)
 
     def _composed(self, rounds: int):
         if rounds not in self._cache:
@@ -138,7 +138,7 @@ class _PldEngine:
         if rounds == 0:
             return 0.0, None, []
         if self.target_error is not None:  # the interval chosen from the target, the error reported (model §9.4)
-            from privacy.pld import epsilon_bracket
+            from privacy.pld_bracket import epsilon_bracket
 
             b = self.bracket = epsilon_bracket(self.event, rounds=rounds, delta=delta, target_error=self.target_error,
                                                start=self.discretization)
@@ -287,7 +287,7 @@ def make_engine(accountant: str, event, *, orders, conversion: str = "tight", di
     """The engine of ``accountant`` for the per-round ``event``; ValueError when it cannot handle it.
 
     ``pld_target_error`` (pld only): choose the discretization interval per query so that the
-    optimistic–pessimistic gap is within this fraction of ε (:func:`privacy.pld.epsilon_bracket`).
+    optimistic–pessimistic gap is within this fraction of ε (:func:`privacy.pld_bracket.epsilon_bracket`).
     """
     _check(accountant)
     if accountant == "rdp-revealed":

@@ -25,7 +25,7 @@ ADD: Q against A), evaluated exactly on the grid ε_i = i·h, |i| ≤ n; the PMF
 pessimistic connect-the-dots construction of Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022 (arXiv:2207.04380),
 which dominates any pair with that profile; δ_sym(n·h), the tail beyond the loss range dp_accounting truncates
 (mass e⁻⁵⁰), goes to the infinite loss. The optimistic end (a lower bound on the ε of the discretized pair, for
-:func:`privacy.pld.epsilon_bracket`) is the same PMF with every loss moved one step down: its profile is
+:func:`privacy.pld_bracket.epsilon_bracket`) is the same PMF with every loss moved one step down: its profile is
 δ_pess(ε + h) ≤ δ_sym(ε).
 
 For FLORAS with V revealed each round is this construction given V, and the round's PLD is the V-mixture

@@ -22,7 +22,8 @@ from privacy.calibration import smallest_noise_multiplier
 from privacy.engines import make_engine
 from privacy.events import (CauchyRound, GaussianRound, PoissonSampled, RandomizedResponseRound,
                             SampledWithoutReplacement)
-from privacy.pld import epsilon_bracket, event_pld
+from privacy.pld import event_pld
+from privacy.pld_bracket import epsilon_bracket
 from privacy.rdp import DEFAULT_ORDERS
 
 absl_logging.set_verbosity(absl_logging.ERROR)  # dp_accounting logs each fractional order whose series it drops

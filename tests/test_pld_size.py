@@ -114,15 +114,16 @@ def test_gaussian_calibration_under_pld_meets_the_target_at_the_edge():
 
 def test_refinement_stops_at_the_cap_and_reports_the_target_missed(monkeypatch):
     import privacy.pld as pld
+    from privacy.pld_bracket import epsilon_bracket
 
     event = PoissonSampled(GaussianRound(noise_std=0.5, sensitivity=1.0), rate=0.01)
     # σ/S = 0.5 needs about 1.7·10⁴ points at h = 10⁻³; a cap of 3·10⁴ lets the first interval through and stops
     # the refinement a target of 10⁻⁶ asks for (the next interval is at most half as wide: ≥ 3.4·10⁴ points)
     monkeypatch.setattr(pld, "MAX_GRID_POINTS", 30_000)
-    bracket = pld.epsilon_bracket(event, rounds=10, delta=1e-5, target_error=1e-6)
+    bracket = epsilon_bracket(event, rounds=10, delta=1e-5, target_error=1e-6)
     assert bracket.discretization == 1e-3 and not bracket.met
     assert 0 < bracket.lower <= bracket.upper
     # at the first interval itself the refusal propagates
     monkeypatch.setattr(pld, "MAX_GRID_POINTS", 1_000)
     with pytest.raises(PldTooLarge):
-        pld.epsilon_bracket(event, rounds=10, delta=1e-5, target_error=1e-6)
+        epsilon_bracket(event, rounds=10, delta=1e-5, target_error=1e-6)

@@ -18,7 +18,8 @@ from scipy.special import ndtr
 from scipy.stats import norm
 
 from privacy.events import CauchyRound, GaussianRound, PoissonSampled, SampledWithoutReplacement
-from privacy.pld import epsilon_bracket, event_pld
+from privacy.pld import event_pld
+from privacy.pld_bracket import epsilon_bracket
 from privacy.pld_wor import symmetric_profile
 
 DELTA = 1e-5
