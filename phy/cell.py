@@ -70,8 +70,12 @@ def drop(seed: int, clients: np.ndarray, *, radius: float, min_distance: float, 
         out[:3, i] = g.random(3)
         out[3, i] = g.standard_normal()
     u, v, w, z = out
-    d = np.sqrt(min_distance**2 + u * (radius**2 - min_distance**2))
-    return d, 2.0 * np.pi * v, w, z
+    return annulus_distance(u, radius=radius, min_distance=min_distance), 2.0 * np.pi * v, w, z
+
+
+def annulus_distance(u: np.ndarray, *, radius: float, min_distance: float) -> np.ndarray:
+    """d = √(r₀² + u·(R² − r₀²)) [m] of u ~ U(0, 1): uniform in the annulus r₀ ≤ d ≤ R (module docstring)."""
+    return np.sqrt(min_distance**2 + u * (radius**2 - min_distance**2))
 
 
 @dataclass(frozen=True)
@@ -148,8 +152,7 @@ class CellChannel:
                              f"(log-distance); {cfg.pathloss!r} evaluates its users in one topology (Sionna)")
         u, w = rng.random(shape), rng.random(shape)
         z = rng.standard_normal(shape)
-        r0, R = float(cfg.cell_min_distance), float(cfg.cell_radius)
-        d = np.sqrt(r0 * r0 + u * (R * R - r0 * r0))
+        d = annulus_distance(u, radius=float(cfg.cell_radius), min_distance=float(cfg.cell_min_distance))
         return self._effective(self._state(d.ravel(), w.ravel(), z.ravel())[2])[1].reshape(np.shape(d))
 
     def large_scale(self, clients, *, K: int, round_index: int) -> LargeScale:

@@ -16,7 +16,7 @@ Given the round, client k's strength is (as without a cell, :mod:`phy.csi_law`)
 
 Simulation (:func:`cell_pool`): draw i = 1 … m holds one set O_i of K − 1 population members (uniform among the
 (K − 1)-subsets of all M) with their channels, reduced to Σ_adm c², K′ and min |ĥ|² over O_i, and one "own" draw
-(c̃_i, |h̃_i + ẽ_i|²) shared by every client. Client k's law uses the draws with k ∉ O_i: given that event O_i is
+(c̃_i, |h̃_i + ẽ_i|², :func:`phy.csi_law.estimated_gains`) shared by every client. Client k's law uses the draws with k ∉ O_i: given that event O_i is
 uniform among the (K − 1)-subsets of the others, and the draws stay i.i.d. (the event depends on the sets alone), so
 they are i.i.d. draws of μ_k (:func:`client_strengths`). Clients with the same β have the same law (the others'
 gains form the same multiset), so one of each is enough (:func:`distinct_clients`). The keyed streams are
@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .csi_law import batch_rounds, rician
+from .csi_law import CsiRounds, batch_rounds, estimated_gains, strengths
 from .randomness import stream
 
 __all__ = ["CellPool", "cell_pool", "client_strengths", "distinct_clients"]
@@ -50,14 +50,6 @@ class CellPool(NamedTuple):
     members: np.ndarray  # [M, ⌈m/8⌉] uint8
     K: int
     g_th: float
-
-
-def _channels(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[np.ndarray, np.ndarray]:
-    """(c̃, |h̃ + ẽ|²) of standard normals z [4, …]: h̃ = (z₀ + i·z₁)/√2 (Rician of factor κ:
-    :func:`phy.csi_law.rician`), ẽ = √(σ_e²/2)·(z₂ + i·z₃)."""
-    h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
-    h_hat = h + math.sqrt(csi_error / 2.0) * (z[2] + 1j * z[3])
-    return np.real(h / h_hat), np.abs(h_hat) ** 2
 
 
 def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed: int,
@@ -81,13 +73,13 @@ def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed:
     for b, start in enumerate(range(0, draws, rows)):
         n = min(rows, draws - start)
         sl = slice(start, start + n)
-        own_c[sl], own_u[sl] = _channels(stream(int(seed), "csi-cell-own", b).standard_normal((4, n)), float(csi_error),
+        own_c[sl], own_u[sl] = estimated_gains(stream(int(seed), "csi-cell-own", b).standard_normal((4, n)), float(csi_error),
                                      float(rician_k))
         if n_o == 0:
             continue
         rng = stream(int(seed), "csi-cell-law", b)
         sets = np.argpartition(rng.random((n, M)), n_o - 1, axis=1)[:, :n_o]  # a uniform (K − 1)-subset per draw
-        c, u = _channels(rng.standard_normal((4, n, n_o)), float(csi_error), float(rician_k))
+        c, u = estimated_gains(rng.standard_normal((4, n, n_o)), float(csi_error), float(rician_k))
         g = gains[sets] * u
         adm = g >= g_th
         sq[sl] = np.where(adm, c * c, 0.0).sum(axis=1)
@@ -105,10 +97,6 @@ def client_strengths(pool: CellPool, k: int, *, rho_rule: str, target_std: float
     ``receiver_variance`` σ_n² as in :func:`phy.csi_law.strengths` (the variance counted as privacy noise)."""
     if rho_rule not in ("threshold", "min-admitted"):
         raise ValueError(f"rho_rule must be one of {{threshold, min-admitted}} (got {rho_rule!r})")
-    S, sT = float(sensitivity), float(target_std)
-    if not S > 0.0 or not sT > 0.0 or not receiver_variance >= 0.0:
-        raise ValueError(f"sensitivity and target_std must be > 0 and receiver_variance ≥ 0 (got {sensitivity!r}, "
-                         f"{target_std!r}, {receiver_variance!r})")
     m = pool.own_c.size
     keep = ~np.unpackbits(pool.members[int(k)], count=m).astype(bool)
     g_own = pool.gains[int(k)] * pool.own_u[keep]
@@ -120,9 +108,8 @@ def client_strengths(pool: CellPool, k: int, *, rho_rule: str, target_std: float
         rho = np.where(on, pool.g_th, 0.0)
     else:
         rho = np.where(on, np.minimum(pool.others_min[keep], np.where(adm, g_own, np.inf)), 0.0)
-    r = np.where(on, float(receiver_variance) / np.where(on, rho, 1.0), 0.0)
-    var = np.maximum(0.0, sT * sT - r) * (pool.others_sq[keep] + c * c) / np.maximum(k_adm, 1) + r
-    return np.where(adm, np.abs(c) * S / np.sqrt(np.where(var > 0.0, var, 1.0)), 0.0)
+    return strengths(CsiRounds(c, pool.others_sq[keep] + c * c, k_adm, rho), target_std=target_std,
+                     sensitivity=sensitivity, receiver_variance=receiver_variance)
 
 
 def distinct_clients(gains) -> np.ndarray:

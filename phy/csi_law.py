@@ -27,7 +27,8 @@ import numpy as np
 
 from .randomness import stream
 
-__all__ = ["BATCH", "CsiRounds", "batch_rounds", "csi_rounds", "rician", "strengths", "strength_bound"]
+__all__ = ["BATCH", "CsiRounds", "batch_rounds", "csi_rounds", "estimated_gains", "rician", "strengths",
+           "strength_bound"]
 
 #: rounds per vectorised batch (one stream each), fewer when K is large: ≤ 2²⁰ client slots per batch (about 100 MB)
 BATCH, SLOTS = 4096, 2**20
@@ -64,19 +65,15 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
     if not (rician_k >= 0.0 and math.isfinite(rician_k)):
         raise ValueError(f"rician_k must be finite ≥ 0 (got {rician_k!r})")
     out = CsiRounds(np.empty(draws), np.empty(draws), np.empty(draws, dtype=np.int64), np.empty(draws))
-    std = math.sqrt(float(csi_error) / 2.0)
     rows = batch_rounds(K)
     for b, start in enumerate(range(0, draws, rows)):
         n = min(rows, draws - start)
         rng = stream(int(seed), "csi-strength-law", b)
-        z = rng.standard_normal((4, n, K))
-        h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
-        h_hat = h + std * (z[2] + 1j * z[3])
-        g = np.abs(h_hat) ** 2
+        c, g = estimated_gains(rng.standard_normal((4, n, K)), float(csi_error), float(rician_k))
         if gains is not None:
             g = gains(rng, (n, K)) * g
         adm = g >= g_th
-        c = np.where(adm, np.real(h / np.where(adm, h_hat, 1.0)), 0.0)
+        c = np.where(adm, c, 0.0)
         k_adm = adm.sum(axis=1)
         if rho_rule == "threshold":
             rho = np.where(k_adm > 0, float(g_th), 0.0)
@@ -85,6 +82,14 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
         sl = slice(start, start + n)
         out.c0[sl], out.sum_sq[sl], out.admitted[sl], out.rho[sl] = c[:, 0], (c * c).sum(axis=1), k_adm, rho
     return out
+
+
+def estimated_gains(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[np.ndarray, np.ndarray]:
+    """(c, |ĥ|²) of standard normals z [4, …]: h = (z₀ + i·z₁)/√2 (Rician of factor κ: :func:`rician`),
+    ĥ = h + √(σ_e²/2)·(z₂ + i·z₃), c = Re(h/ĥ) (before admission)."""
+    h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
+    h_hat = h + math.sqrt(csi_error / 2.0) * (z[2] + 1j * z[3])
+    return np.real(h / h_hat), np.abs(h_hat) ** 2
 
 
 def rician(h: np.ndarray, rician_k: float) -> np.ndarray:
@@ -98,7 +103,8 @@ def rician(h: np.ndarray, rician_k: float) -> np.ndarray:
 
 def strengths(rounds: CsiRounds, *, target_std: float, sensitivity: float, receiver_variance: float) -> np.ndarray:
     """μ [draws] = |c_0|·S/√V of each round (module docstring; 0 where row 0 is not admitted). ``receiver_variance``
-    σ_n² [ŝ units before 1/ρ] is the one counted as privacy noise (0 when it is not counted)."""
+    σ_n² [ŝ units before 1/ρ] is the one counted as privacy noise (0 when it is not counted). Elementwise, so any
+    :class:`CsiRounds` of equal-length arrays will do (a cell's client laws, :mod:`phy.csi_cell_law`)."""
     S, sT = float(sensitivity), float(target_std)
     if not S > 0.0 or not sT > 0.0 or not receiver_variance >= 0.0:
         raise ValueError(f"sensitivity and target_std must be > 0 and receiver_variance ≥ 0 (got {sensitivity!r}, "

@@ -37,6 +37,8 @@ __all__ = ["PANEL_RATIO", "band_law", "envelope_band_law", "exceedances", "panel
 PANEL_RATIO = 1.01
 #: the lowest panel, relative to the largest μ (smaller positive draws are rounded up to it)
 PANEL_FLOOR = 1e-3
+#: J: the lowest panel is PANEL_RATIO^{−J} of the largest, the largest power of the ratio above PANEL_FLOOR
+J_MAX = int(math.floor(math.log(1.0 / PANEL_FLOOR) / math.log(PANEL_RATIO)))
 #: the absolute μ grid ratio and the floor (relative to the largest μ) of the sampled Rényi curve's panels
 RDP_RATIO, RDP_FLOOR = 1.02, 0.05
 
@@ -55,8 +57,7 @@ def _wor_curve(j: int, rate: float, orders: tuple) -> np.ndarray:
 
 def panel_edges(upper: float) -> np.ndarray:
     """The panel edges upper·r^{−j}, j = J … 0, ascending (r = :data:`PANEL_RATIO`, down to :data:`PANEL_FLOOR`)."""
-    j_max = int(math.floor(math.log(1.0 / PANEL_FLOOR) / math.log(PANEL_RATIO)))
-    return float(upper) * PANEL_RATIO ** (-np.arange(j_max, -1, -1, dtype=np.float64))
+    return float(upper) * PANEL_RATIO ** (-np.arange(J_MAX, -1, -1, dtype=np.float64))
 
 
 def exceedances(draws, *, upper: float) -> np.ndarray:
@@ -112,9 +113,8 @@ def _panels(values: np.ndarray, weights: np.ndarray, mu_max: float) -> tuple[np.
     """(panel μ's, their weights, weight at μ = 0): each positive value rounded up to the grid μ_max·r^{−j}."""
     zero = float(weights[values <= 0.0].sum())
     pos = values > 0.0
-    j_max = int(math.floor(math.log(1.0 / PANEL_FLOOR) / math.log(PANEL_RATIO)))
     j = np.floor(np.log(mu_max / values[pos]) / math.log(PANEL_RATIO) + 1e-12).astype(np.int64)  # μ ≤ μ_max·r^{−j}
-    j = np.minimum(j, j_max)
+    j = np.minimum(j, J_MAX)
     mus = mu_max * PANEL_RATIO ** (-j.astype(np.float64))
     uniq, inv = np.unique(mus, return_inverse=True)
     return uniq, np.bincount(inv, weights=weights[pos], minlength=uniq.size), zero

@@ -29,7 +29,8 @@ CACHE_SIZE = 512  # calibrations kept (the oldest is forgotten first)
 #: base station holds, so post-processing; plain, capped and inverse-variance FLORAS share one calibration
 FLORAS_SERVER_RULE = ("receiver", "receiver_cap", "receiver_scope", "noise_estimate")
 #: the cell's large-scale keys (model §5.1): no scheme's ε reads them (analog Gaussian's guaranteed noise is referred to
-#: the SNR at the reference distance) but analog Gaussian's with imperfect CSI, whose request keeps them and the seed; FLORAS's ε_link does, which each run's report computes from the run's own
+#: the SNR at the reference distance) but analog Gaussian's with imperfect CSI, whose request keeps them (and a fixed
+#: drop's seed); FLORAS's ε_link does, which each run's report computes from the run's own
 #: configuration (the cached record keeps no assumption lines). A cell becomes the canonical one, CANONICAL_CELL, so
 #: that what needs a cell (labels placed by distance) still validates when the key is calibrated
 CELL_KEYS = ("cell_radius", "cell_min_distance", "redrop", "carrier_ghz", "bs_height", "ut_height",
@@ -107,8 +108,8 @@ def clear_calibration_cache() -> None:
 def _cache_key(config) -> str:
     """The scenario without the keys that cannot change ε (seed, learning rate, server momentum and FLORAS's receiver
     rule: the server's use of the released aggregate is post-processing, model §6.4; which cell, for every scheme but
-    analog Gaussian with imperfect CSI, whose laws come from the seed's drop, model §5.1; the SNR of every scheme but analog Gaussian, whose guaranteed noise counts the receiver's; at client level the
-    validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
+    analog Gaussian with imperfect CSI, whose laws come from the seed's drop, model §5.1; the SNR of every scheme but
+    analog Gaussian, whose guaranteed noise counts the receiver's; at client level the validation split, so that ``floras tune``'s validation runs share their case's calibration)."""
     data = config.to_dict()
     # analog Gaussian with imperfect CSI in a cell: the laws come from the cell, and a fixed drop's from the seed's
     drop_matters = config.phy.scheme == "analog-gaussian" and config.phy.csi_error != 0.0 and config.phy.has_cell
@@ -117,7 +118,7 @@ def _cache_key(config) -> str:
     data["training"].pop("lr", None)
     data["training"].pop("server_momentum", None)
     if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
-        for key in ("snr_db", "chunk_size", "g_th", "rho_rule", "resource"):
+        for key in ("snr_db", "chunk_size", "g_th", "rho_rule", "resource", "csi_error"):
             data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
         for key in ("csit", "path", "sequences", *FLORAS_SERVER_RULE):
             data["phy"].get("floras", {}).pop(key, None)
