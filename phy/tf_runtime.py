@@ -36,9 +36,16 @@ def set_tensorflow_defaults() -> None:
 
 
 def host_allocator() -> str:
-    """The host allocator TensorFlow runs with in this process, for run records: ``"bfc"`` (it keeps statistics,
-    ``tf.config.experimental.get_memory_info("CPU:0")``), ``"default"`` (it keeps none), or ``"unknown (TensorFlow
-    not imported)"``."""
+    """The host allocator TensorFlow runs with in this process, for run records: ``"bfc"`` (the BFC allocator,
+    ``TF_CPU_ALLOCATOR_USE_BFC`` true), ``"onednn"`` (TensorFlow's default where oneDNN is on: oneDNN's CPU allocator,
+    BFC for large blocks), ``"default"`` (TensorFlow's default without oneDNN, ``malloc`` per tensor), or
+    ``"unknown (TensorFlow not imported)"``.
+
+    Observed, not assumed, where it can be: only the first two keep statistics
+    (``tf.config.experimental.get_memory_info("CPU:0")`` raises ValueError under the third); which of the two is
+    told by the variable as TensorFlow reads it (``1``/``true`` in any case), which the process is assumed not to
+    have changed after TensorFlow's first allocation.
+    """
     if "tensorflow" not in sys.modules:
         return "unknown (TensorFlow not imported)"
     import tensorflow as tf
@@ -47,4 +54,6 @@ def host_allocator() -> str:
         tf.config.experimental.get_memory_info("CPU:0")
     except ValueError:
         return "default"
-    return "bfc"
+    if os.environ.get("TF_CPU_ALLOCATOR_USE_BFC", "").strip().lower() in ("1", "true"):
+        return "bfc"
+    return "onednn"

@@ -63,14 +63,18 @@ def _run(code: str, **env) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("onednn", ["0", "1"])
 @pytest.mark.parametrize("module", ["fl.training", "scenarios.runs.sharding"])
-def test_importing_the_simulator_before_tensorflow_selects_the_bfc_allocator(module):
+def test_importing_the_simulator_before_tensorflow_selects_the_bfc_allocator(module, onednn):
     # fl: the trainer's package; scenarios.runs.sharding: what a dask worker imports to train a chunk
-    assert _run(PROBE.format(module=module)) == "bfc True"  # and the run records say so (host_allocator)
+    assert _run(PROBE.format(module=module), TF_ENABLE_ONEDNN_OPTS=onednn) == "bfc True"  # and the run records say so (host_allocator)
 
 
-def test_a_user_setting_of_the_allocator_is_kept():
-    assert _run(PROBE.format(module="phy"), TF_CPU_ALLOCATOR_USE_BFC="0") == "default None"
+@pytest.mark.parametrize("onednn, expected", [("0", "default None"), ("1", "onednn True")])
+def test_a_user_setting_of_the_allocator_is_kept(onednn, expected):
+    # TensorFlow's default host allocator is malloc's without oneDNN and oneDNN's own (BFC for large blocks, with
+    # statistics) with it, whatever the CPU: oneDNN is forced either way here, as CI machines differ in its default
+    assert _run(PROBE.format(module="phy"), TF_CPU_ALLOCATOR_USE_BFC="0", TF_ENABLE_ONEDNN_OPTS=onednn) == expected
 
 
 def test_trained_updates_do_not_depend_on_the_allocator():
