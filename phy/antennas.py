@@ -71,7 +71,7 @@ def effective_channel(h: np.ndarray) -> np.ndarray:
     return h @ centroid_combiner(h).conj()
 
 
-def client_leverage(h: np.ndarray, *, combiner: np.ndarray | None = None) -> np.ndarray:
+def client_leverage(h: np.ndarray, *, combiner: np.ndarray | None = None, inverted: np.ndarray | None = None) -> np.ndarray:
     """ℓ [K′] ∈ [0, 1]: how far a base station that keeps every antenna's signal separates each admitted client from
     the others' artificial noise, for inverting clients (h [K′, N_r] their channels, model §5.2).
 
@@ -86,11 +86,19 @@ def client_leverage(h: np.ndarray, *, combiner: np.ndarray | None = None) -> np.
 
     ``combiner``: the a [N_r] the clients inverted (the link's :func:`centroid_combiner` over every scheduled client,
     admitted or not); None: the centroid of ``h`` itself (the same when every scheduled client is admitted).
+    ``inverted``: the effective channels [K′] the clients inverted where they are not aᴴh_k (imperfect CSI, model
+    §5.1: aᴴĥ_k with a the combiner of the estimates), so g_k = √ρ·h_k/aᴴĥ_k; aᴴg_k is then no longer real and the
+    rank is min(K′, 2N_r) for generic channels.
     """
     h = np.asarray(h, dtype=np.complex128)
     if h.ndim != 2 or h.shape[0] == 0:
         raise ValueError(f"h must be a K′×N_r array of the admitted clients' channels, K′ ≥ 1 (got shape {h.shape})")
-    if combiner is None:
+    if inverted is not None:
+        inv = np.asarray(inverted, dtype=np.complex128)
+        if inv.shape != (h.shape[0],):
+            raise ValueError(f"inverted must have K′ = {h.shape[0]} entries (got shape {inv.shape})")
+        g = h / inv[:, None]
+    elif combiner is None:
         g = h / effective_channel(h)[:, None]
     else:
         a = np.asarray(combiner, dtype=np.complex128)

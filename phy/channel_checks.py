@@ -145,8 +145,8 @@ def check_antennas(cfg: "PhyConfig", spec) -> None:
 def check_csi_error(cfg: "PhyConfig", spec) -> None:
     """``csi_error`` (model §5.1): a finite number ≥ 0; > 0 only for channel inversion, analog Gaussian (whose
     clients' shares and noise are both scaled by Re(h_k/ĥ_k): its accountant takes the revealed-strength law of
-    :mod:`phy.csi_law`) and FLORAS with phase CSIT (the pre-rotation by the estimate's phase; one coherence block),
-    with one receive antenna.
+    :mod:`phy.csi_law`), with any number of receive antennas (the combiner of the estimates, model §5.2), and FLORAS
+    with phase CSIT (the pre-rotation by the estimate's phase; one coherence block, one receive antenna).
     """
     if isinstance(cfg.csi_error, bool) or not isinstance(cfg.csi_error, (int, float)) or not math.isfinite(cfg.csi_error) \
             or cfg.csi_error < 0:
@@ -164,9 +164,6 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
     elif spec.name not in ("channel-inversion", "analog-gaussian"):
         raise ValueError(f"csi_error: imperfect CSI is modelled for schemes 'channel-inversion', 'analog-gaussian' and "
                          f"'floras' (phase CSIT) only (got scheme {spec.name!r}); remove phy.csi_error or set it to 0")
-    if cfg.rx_antennas != 1:
-        raise ValueError(f"csi_error: imperfect CSI with rx_antennas = {cfg.rx_antennas} is not modelled; "
-                         f"use rx_antennas = 1 or csi_error = 0")
 
 
 def check_inversion_csit(cfg: "PhyConfig", spec=None) -> None:

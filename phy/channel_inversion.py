@@ -31,7 +31,9 @@ Chip-timing offsets (``phy.timing_offset`` = τ_max, model §5.1, :mod:`phy.chip
 with the symbol repeated over L_eff chips the received sum is Σ_adm [(1 − a_k)·s_k^i + a_k·s_k^{i−1}], a_k = τ_k/L_eff.
 
 Receive antennas (``phy.rx_antennas`` = N_r > 1, model §5.2, :mod:`phy.antennas`): h_k is the effective
-scalar channel aᴴh_k of the base station's unit-norm combiner a, and n = Re{aᴴn} keeps the variance above.
+scalar channel aᴴh_k of the base station's unit-norm combiner a, and n = Re{aᴴn} keeps the variance above. With
+imperfect CSI the base station knows the estimates Ĥ only: a is the combiner of Ĥ, client k inverts ĥ_k = aᴴĥ_k (admission
+and ρ on it) and its share is Re(aᴴh_k/aᴴĥ_k) (:meth:`ChannelInversionLink.antenna_estimates`).
 
 Noise is drawn in logical blocks keyed by (seed, "channel-inversion-noise", round, block), so
 results do not depend on ``chunk_size``.
@@ -47,7 +49,7 @@ from .aggregation import (AggregationResult, add_rows, aggregate_concatenated, c
                           noise_metrics, relative_error, stream_chunks)
 from .blocks import chunk_ranges, fill_block_noise
 from .channel_uses import analog_channel_uses
-from .antennas import effective_channel
+from .antennas import centroid_combiner, effective_channel
 from .config import SNR_DEFINITION, PhyConfig
 from .csi_error import estimate_channel, inversion_weights
 from .csit_aging import add_weighted_rows, analog_block_lengths, stale_weights
@@ -195,8 +197,23 @@ class ChannelInversionLink:
         if cfg.csi_error == 0.0:
             h, adm, rho = self.admission(t, clients=clients)
             return h, adm, rho, h
-        h = self.channel.draw(t, clients=clients)[:, 0]  # N_r = 1 (the configuration refuses N_r > 1)
+        if cfg.rx_antennas != 1:  # the combiner of the estimates; h, ĥ the effective channels aᴴh_k, aᴴĥ_k
+            H, H_hat, a = self.antenna_estimates(t, clients=clients)
+            h, h_hat = H @ a.conj(), H_hat @ a.conj()
+            adm = admitted_mask(h_hat, g_th=cfg.g_th)
+            return h, adm, inversion_factor(h_hat, adm, g_th=cfg.g_th, rule=cfg.rho_rule), h_hat
+        h = self.channel.draw(t, clients=clients)[:, 0]
         return (h, *self._admit_estimate(h, t, clients))
+
+    def antenna_estimates(self, round_index: int, *, clients=None):
+        """(H [K, N_r], Ĥ [K, N_r], a [N_r]) of a round with N_r receive antennas and ``csi_error``: the channels,
+        their estimates Ĥ = H + E (every antenna's error i.i.d., :func:`phy.csi_error.estimate_channel`) and the
+        base station's combiner a = :func:`phy.antennas.centroid_combiner` of Ĥ (model §5.2: it knows only Ĥ)."""
+        t = int(round_index)
+        H = self.channel.draw_antennas(t, clients=clients)
+        H_hat = estimate_channel(H, self.channel.gain(t, clients=clients), csi_error=self.config.csi_error,
+                                 seed=self.seed, round_index=t)
+        return H, H_hat, centroid_combiner(H_hat)
 
     def _admit_estimate(self, h0: np.ndarray, t: int, clients):
         """(admitted, ρ, ĥ_0) from block 0's channel h0 [K]: ĥ_0 = h0 + e, admission and ρ on ĥ_0."""

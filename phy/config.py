@@ -120,7 +120,8 @@ class PhyConfig:
         N_r ≥ 1 receive antennas at the base station (model §5.2, :mod:`phy.antennas`); 1: the link of model §5.
     csi_error : float
         σ_e² ≥ 0, the clients' relative channel-estimation error E|ĥ_k − h_k|²/E|h_k|² (model §5.1,
-        :mod:`phy.csi_error`); channel inversion only, N_r = 1; 0: perfect CSI (default).
+        :mod:`phy.csi_error`); channel inversion and analog Gaussian (any N_r: every antenna estimated, the
+        combiner of the estimates), FLORAS with phase CSIT (N_r = 1); 0: perfect CSI (default).
     inversion_csit : {"stale", "per-block", "per-subcarrier"}
         With coherence blocks, channel inversion and analog Gaussian: the CSIT of block 0 kept over the update
         (:mod:`phy.csit_aging`), re-acquired per block with per-block admission, or (``fading_correlation = "tdl"``)

@@ -22,6 +22,12 @@ they are i.i.d. draws of μ_k (:func:`client_strengths`). Clients with the same 
 gains form the same multiset), so one of each is enough (:func:`distinct_clients`). The keyed streams are
 ``(seed, "csi-cell-law", batch)`` for the sets and the others' channels and ``(seed, "csi-cell-own", batch)`` for the
 own draws, in batches of :func:`phy.csi_law.batch_rounds` rounded down to a multiple of 8 (at least 8).
+
+With N_r > 1 receive antennas (model §5.2) the combiner a of the round's K estimates couples the slots: c_j =
+Re(aᴴh̃_j/aᴴ(h̃_j + ẽ_j)) and the admission on β_j·|aᴴ(h̃_j + ẽ_j)|², so each draw is one joint draw of all K slots'
+channels (stream ``(seed, "csi-cell-antennas", batch)``, the set first), the own slot the last; a depends on the
+directions of the estimates alone, which β does not change, so the draws stay independent of who the others are and
+the argument above holds as it stands.
 """
 
 from __future__ import annotations
@@ -53,12 +59,14 @@ class CellPool(NamedTuple):
 
 
 def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed: int,
-              rician_k: float = 0.0) -> CellPool:
+              rician_k: float = 0.0, n_rx: int = 1) -> CellPool:
     """``draws`` draws of the others' sets and channels and of the own slot for the population ``gains`` [M] (β_eff
     of every client, > 0) and K clients a round, 1 ≤ K ≤ M (module docstring); ``rician_k`` κ ≥ 0 the small-scale
-    fading's Rician factor (0: Rayleigh)."""
+    fading's Rician factor (0: Rayleigh); ``n_rx`` N_r receive antennas (Rayleigh only; module docstring)."""
     gains = np.asarray(gains, dtype=np.float64).ravel()
-    M, K, draws = gains.size, int(K), int(draws)
+    M, K, draws, n_rx = gains.size, int(K), int(draws), int(n_rx)
+    if n_rx < 1 or (n_rx > 1 and rician_k != 0.0):
+        raise ValueError(f"n_rx must be ≥ 1, and Rician fading (rician_k = {rician_k!r}) needs n_rx = 1 (got {n_rx!r})")
     if not 1 <= K <= M or draws < 1 or not np.all(np.isfinite(gains)) or not np.all(gains > 0.0):
         raise ValueError(f"gains must be finite and > 0, 1 ≤ K ≤ M and draws ≥ 1 (got M = {M}, K = {K!r}, "
                          f"draws = {draws!r})")
@@ -69,17 +77,24 @@ def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed:
     own_c, own_u = np.empty(draws), np.empty(draws)
     sq, kk, mn = np.zeros(draws), np.zeros(draws, dtype=np.int64), np.full(draws, np.inf)
     members = np.zeros((M, (draws + 7) // 8), dtype=np.uint8)
-    rows, n_o = max(8, batch_rounds(K) // 8 * 8), K - 1  # whole bytes of the membership bits per batch
+    rows, n_o = max(8, batch_rounds(K * n_rx) // 8 * 8), K - 1  # whole bytes of the membership bits per batch
     for b, start in enumerate(range(0, draws, rows)):
         n = min(rows, draws - start)
         sl = slice(start, start + n)
-        own_c[sl], own_u[sl] = estimated_gains(stream(int(seed), "csi-cell-own", b).standard_normal((4, n)), float(csi_error),
-                                     float(rician_k))
+        if n_rx > 1:  # one joint draw of the K slots (the combiner couples them), the own slot last
+            rng = stream(int(seed), "csi-cell-antennas", b)
+            sets = np.argpartition(rng.random((n, M)), n_o - 1, axis=1)[:, :n_o] if n_o else np.zeros((n, 0), int)
+            c, u = estimated_gains(rng.standard_normal((4, n, K, n_rx)), float(csi_error), 0.0)
+            own_c[sl], own_u[sl], c, u = c[:, -1], u[:, -1], c[:, :-1], u[:, :-1]
+        else:
+            own_c[sl], own_u[sl] = estimated_gains(stream(int(seed), "csi-cell-own", b).standard_normal((4, n)),
+                                                   float(csi_error), float(rician_k))
         if n_o == 0:
             continue
-        rng = stream(int(seed), "csi-cell-law", b)
-        sets = np.argpartition(rng.random((n, M)), n_o - 1, axis=1)[:, :n_o]  # a uniform (K − 1)-subset per draw
-        c, u = estimated_gains(rng.standard_normal((4, n, n_o)), float(csi_error), float(rician_k))
+        if n_rx == 1:
+            rng = stream(int(seed), "csi-cell-law", b)
+            sets = np.argpartition(rng.random((n, M)), n_o - 1, axis=1)[:, :n_o]  # a uniform (K − 1)-subset per draw
+            c, u = estimated_gains(rng.standard_normal((4, n, n_o)), float(csi_error), float(rician_k))
         g = gains[sets] * u
         adm = g >= g_th
         sq[sl] = np.where(adm, c * c, 0.0).sum(axis=1)

@@ -7,7 +7,9 @@ large-scale gain (1 without a cell; the small-scale h̃ has unit power, Rayleigh
 variance relative to the client's own average channel power, E|e_k|²/E|h_k|² = σ_e², is the same for
 every client. e_k is drawn per round and client slot from the keyed stream (seed, "csi-error", t),
 independent of the fading, the cell and the noise; σ_e² = 0 returns h itself (perfect CSI, the link of
-model §6.2 bit for bit).
+model §6.2 bit for bit). With N_r receive antennas (model §5.2) every antenna's channel h_{k,r} has its own error
+e_{k,r}, i.i.d.; the base station forms its combiner a from the estimates and client k inverts aᴴĥ_k, so the
+share of s_k in the combined real part is Re(aᴴh_k/aᴴĥ_k) (:meth:`phy.channel_inversion.ChannelInversionLink.admission_estimated`).
 
 Pilot interpretation (not a separate key): a least-squares estimate from n_p pilot symbols of energy P
 over L chips each has error variance σ²/(n_p·L·P) = 1/(n_p·L·SNR) [model §5: SNR = P/σ²], i.e.
@@ -24,13 +26,16 @@ __all__ = ["estimate_channel", "inversion_weights"]
 
 
 def estimate_channel(h: np.ndarray, gain: np.ndarray, *, csi_error: float, seed: int, round_index: int) -> np.ndarray:
-    """ĥ [K] complex128 = h + e, e_k ~ CN(0, csi_error·gain_k) from (seed, "csi-error", t); h itself when 0."""
+    """ĥ [K] (or [K, N_r]) complex128 = h + e, e_{k(,r)} ~ CN(0, csi_error·gain_k) from (seed, "csi-error", t), i.i.d.
+    over clients and antennas (each antenna's channel estimated from the same pilots); h itself when 0."""
     h = np.asarray(h)
     if csi_error == 0.0:
         return h
     rng = stream(seed, "csi-error", int(round_index))
-    z = rng.standard_normal((2, h.shape[0]))
+    z = rng.standard_normal((2, *h.shape))
     std = np.sqrt(float(csi_error) * np.asarray(gain, dtype=np.float64) / 2.0)
+    if h.ndim == 2:
+        std = std[:, None]
     return h + std * (z[0] + 1j * z[1])
 
 

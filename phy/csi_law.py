@@ -11,8 +11,11 @@ variance V = σ_a²(ρ)·Σ_adm c_j²/K′ + σ_n²/ρ, σ_a²(ρ) = max(0, σ_T
 Since Σ_adm c_j² ≥ c_k², μ_k² ≤ K′·S²/σ_a²(ρ) ≤ K·S²/σ_a,min², σ_a,min² = σ_T² − σ_n²/g_th (ρ ≥ g_th under both ρ rules):
 the bound :func:`strength_bound`, finite when the clients are certain to add noise.
 
+With N_r > 1 receive antennas (model §5.2) c_k = Re(aᴴh_k/aᴴĥ_k) with the base station's combiner a of the estimates,
+and the receiver noise is not counted (σ_n² = 0 below: V = σ_T²·Σ_adm c_j²/K′, μ_k ≤ √K·S/σ_T).
+
 One draw is one round without a cell: K scheduled clients with i.i.d. CN(0, 1) channels (Rician of factor κ with
-``phy.rician_k``: :func:`rician`) and CN(0, σ_e²) errors,
+``phy.rician_k``: :func:`rician`; CN(0, I) to N_r antennas) and CN(0, σ_e²) errors,
 admission |ĥ_k|² ≥ g_th, ρ by the rule on ĥ, and for the client in row 0 (rows are exchangeable, so a uniformly chosen
 one) its c_0 (0 unless admitted), Σ_adm c_j², K′ and ρ. The draws are i.i.d. across rounds (keyed stream
 ``(seed, "csi-strength-law", batch)``), as the binomial counts of :func:`privacy.gaussian_mixture.band_law` require.
@@ -50,13 +53,17 @@ class CsiRounds(NamedTuple):
 
 
 def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, seed: int,
-               rician_k: float = 0.0, gains=None) -> CsiRounds:
+               rician_k: float = 0.0, gains=None, n_rx: int = 1) -> CsiRounds:
     """``draws`` i.i.d. rounds of K clients (module docstring); ``rho_rule`` "threshold" or "min-admitted";
     ``rician_k`` κ > 0: Rician channels h = √(κ/(κ+1)) + √(1/(κ+1))·h_diffuse (:func:`rician`). ``gains``: None
     (every β = 1, no cell) or ``gains(rng, shape)`` → β_eff [shape] i.i.d. from one client's law (a re-dropped cell,
     :meth:`phy.cell.CellChannel.drop_law_gains`), drawn per slot from the batch's stream after the normals: slot j
-    is admitted when β_j·|ĥ_j|² ≥ g_th and ρ = min β_j·|ĥ_j|² ("min-admitted"); c_j does not depend on β_j."""
-    K, draws = int(K), int(draws)
+    is admitted when β_j·|ĥ_j|² ≥ g_th and ρ = min β_j·|ĥ_j|² ("min-admitted"); c_j does not depend on β_j.
+    ``n_rx`` N_r > 1 receive antennas (Rayleigh only): every slot's channel and error are N_r-vectors, ĥ_j and h_j the
+    effective channels aᴴĥ_j, aᴴh_j of the centroid combiner a of the round's K estimates (:func:`estimated_gains`)."""
+    K, draws, n_rx = int(K), int(draws), int(n_rx)
+    if n_rx < 1 or (n_rx > 1 and rician_k != 0.0):
+        raise ValueError(f"n_rx must be ≥ 1, and Rician fading (rician_k = {rician_k!r}) needs n_rx = 1 (got {n_rx!r})")
     if K < 1 or draws < 1 or not g_th > 0.0 or not csi_error >= 0.0 or not math.isfinite(csi_error):
         raise ValueError(f"K and draws must be ≥ 1, g_th > 0 and csi_error finite ≥ 0 (got {K!r}, {draws!r}, "
                          f"{g_th!r}, {csi_error!r})")
@@ -65,11 +72,12 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
     if not (rician_k >= 0.0 and math.isfinite(rician_k)):
         raise ValueError(f"rician_k must be finite ≥ 0 (got {rician_k!r})")
     out = CsiRounds(np.empty(draws), np.empty(draws), np.empty(draws, dtype=np.int64), np.empty(draws))
-    rows = batch_rounds(K)
+    rows = batch_rounds(K * n_rx)
     for b, start in enumerate(range(0, draws, rows)):
         n = min(rows, draws - start)
         rng = stream(int(seed), "csi-strength-law", b)
-        c, g = estimated_gains(rng.standard_normal((4, n, K)), float(csi_error), float(rician_k))
+        shape = (4, n, K) if n_rx == 1 else (4, n, K, n_rx)
+        c, g = estimated_gains(rng.standard_normal(shape), float(csi_error), float(rician_k))
         if gains is not None:
             g = gains(rng, (n, K)) * g
         adm = g >= g_th
@@ -86,9 +94,18 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
 
 def estimated_gains(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[np.ndarray, np.ndarray]:
     """(c, |ĥ|²) of standard normals z [4, …]: h = (z₀ + i·z₁)/√2 (Rician of factor κ: :func:`rician`),
-    ĥ = h + √(σ_e²/2)·(z₂ + i·z₃), c = Re(h/ĥ) (before admission)."""
+    ĥ = h + √(σ_e²/2)·(z₂ + i·z₃), c = Re(h/ĥ) (before admission).
+
+    z [4, n, K, N_r] (N_r receive antennas, model §5.2): h, ĥ [n, K, N_r] per antenna; each round's combiner a is
+    the centroid of its K estimates (:func:`phy.antennas.centroid_combiner`, batched), and c = Re(aᴴh/aᴴĥ),
+    |aᴴĥ|² [n, K] (the phase of a cancels in both)."""
     h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
     h_hat = h + math.sqrt(csi_error / 2.0) * (z[2] + 1j * z[3])
+    if z.ndim == 4:
+        norms = np.linalg.norm(h_hat, axis=2, keepdims=True)
+        u = h_hat / np.where(norms > 0, norms, 1.0)
+        a = np.linalg.eigh(np.einsum("nkr,nks->nrs", u, u.conj()))[1][:, :, -1]  # principal eigenvector per round
+        h, h_hat = np.einsum("nkr,nr->nk", h, a.conj()), np.einsum("nkr,nr->nk", h_hat, a.conj())
     return np.real(h / h_hat), np.abs(h_hat) ** 2
 
 

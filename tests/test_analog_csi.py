@@ -248,3 +248,23 @@ def test_the_rounds_are_the_documented_stream_and_batches_bound_memory():
     np.testing.assert_allclose(got.c0[1024:], c[:, 0], rtol=1e-12)
     np.testing.assert_allclose(got.sum_sq[1024:], (c * c).sum(axis=1), rtol=1e-12)
     np.testing.assert_array_equal(got.admitted[1024:], adm.sum(axis=1))
+
+
+def test_validation_makes_the_checks_without_building_the_law(tmp_path, monkeypatch):
+    """Loading a scenario validates it with placeholder d and D; the law (10⁶ rounds, one per client in a cell:
+    minutes) is built only for the run's accountant, while a refusal still stops the load. Caught: validation that
+    builds the discarded law (the planning of a fixed-drop sweep took about a minute per point)."""
+    from scenarios.config import analog_csi
+
+    def no_law(*args, **kwargs):
+        raise AssertionError("the law was built")
+
+    monkeypatch.setattr(analog_csi, "csi_law", no_law)
+    config = _config(tmp_path, err=0.1)  # load_scenario validates
+    config.validate()
+    with pytest.raises(AssertionError, match="the law was built"):
+        config.privacy_accountant(d=100, D=30)
+    poisson = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, relation="add-remove"),
+                                  training=dataclasses.replace(config.training, sampling="poisson"))
+    with pytest.raises(ValueError, match=r"^privacy: privacy.relation: .*replace-one"):
+        poisson.validate()

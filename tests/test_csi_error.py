@@ -145,8 +145,6 @@ def test_bad_values_name_the_key_and_range(bad):
      "one coherence block"),
     (dict(scheme="central-gaussian", normalization="clip", clip_norm=1.0,
           **{"central-gaussian": {"noise_multiplier": 1.0}}), "'floras' \\(phase CSIT\\) only"),
-    (dict(scheme="analog-gaussian", rx_antennas=2, **{"analog-gaussian": {"noise_multiplier": 1.0}}), "rx_antennas = 2"),
-    (dict(rx_antennas=2), "rx_antennas = 2"),
 ])
 def test_refusals(kw, what):
     with pytest.raises(ValueError, match=rf"csi_error: .*{what}"):

@@ -60,10 +60,11 @@ _REDROP: dict = {}  # the re-dropped cells' rounds, keyed as _rounds plus the ce
 
 
 @functools.lru_cache(maxsize=4)  # 32 MB per entry at 10⁶ rounds
-def _rounds(K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, rician_k: float):
+def _rounds(K: int, g_th: float, csi_error: float, rho_rule: str, draws: int, rician_k: float, n_rx: int = 1):
     from phy.csi_law import csi_rounds
 
-    return csi_rounds(K=K, g_th=g_th, csi_error=csi_error, rho_rule=rho_rule, draws=draws, seed=0, rician_k=rician_k)
+    return csi_rounds(K=K, g_th=g_th, csi_error=csi_error, rho_rule=rho_rule, draws=draws, seed=0, rician_k=rician_k,
+                      n_rx=n_rx)
 
 
 def _redrop_rounds(phy, K: int, draws: int):
@@ -76,20 +77,20 @@ def _redrop_rounds(phy, K: int, draws: int):
 
     cell = {k: v for k, v in phy.to_dict().items() if k in CELL_LAW_KEYS}
     key = (K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), draws, float(phy.los_k),
-           json.dumps(cell, sort_keys=True))
+           json.dumps(cell, sort_keys=True), int(phy.rx_antennas))
     if key not in _REDROP:
         while len(_REDROP) >= 4:
             _REDROP.pop(next(iter(_REDROP)))
         _REDROP[key] = csi_rounds(K=K, g_th=key[1], csi_error=key[2], rho_rule=key[3], draws=draws, seed=0,
-                                  rician_k=key[5], gains=CellChannel(phy, seed=0).drop_law_gains)
+                                  rician_k=key[5], gains=CellChannel(phy, seed=0).drop_law_gains, n_rx=key[7])
     return _REDROP[key]
 
 
 @functools.lru_cache(maxsize=2)  # about 60 MB per entry at 10⁶ draws and M = 100
-def _pool(gains: tuple, K: int, g_th: float, csi_error: float, draws: int, rician_k: float):
+def _pool(gains: tuple, K: int, g_th: float, csi_error: float, draws: int, rician_k: float, n_rx: int = 1):
     from phy.csi_cell_law import cell_pool
 
-    return cell_pool(gains, K=K, g_th=g_th, csi_error=csi_error, draws=draws, seed=0, rician_k=rician_k)
+    return cell_pool(gains, K=K, g_th=g_th, csi_error=csi_error, draws=draws, seed=0, rician_k=rician_k, n_rx=n_rx)
 
 
 def population_gains(config):
@@ -119,8 +120,9 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
     draws, beta = CSI_DRAWS if draws is None else int(draws), CSI_BETA if beta is None else float(beta)
     phy, K = config.phy, int(config.training.clients_per_round)
     S = sum_sensitivity(phy.norm_bound(d), config.privacy.relation)
+    n_rx = int(phy.rx_antennas)  # the receiver noise counts at one antenna only (model §9.1, §5.2)
     common = dict(target_std=target_noise_std(phy, d=d, relation=config.privacy.relation), sensitivity=S,
-                  receiver_variance=receiver_noise_variance(phy))  # N_r = 1: the receiver noise counts (model §9.1)
+                  receiver_variance=receiver_noise_variance(phy) if n_rx == 1 else 0.0)
     upper = strength_bound(K=K, g_th=float(phy.g_th), **common)
     if phy.has_cell and phy.redrop:
         laws = iter([strengths(_redrop_rounds(phy, K, int(draws)), **common)])
@@ -128,10 +130,12 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
         from phy.csi_cell_law import client_strengths, distinct_clients
 
         gains = population_gains(config)
-        pool = _pool(tuple(gains.tolist()), K, float(phy.g_th), float(phy.csi_error), int(draws), float(phy.los_k))
+        pool = _pool(tuple(gains.tolist()), K, float(phy.g_th), float(phy.csi_error), int(draws), float(phy.los_k),
+                     n_rx)
         laws = (client_strengths(pool, k, rho_rule=str(phy.rho_rule), **common) for k in distinct_clients(gains))
     else:
-        rounds = _rounds(K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), int(draws), float(phy.los_k))
+        rounds = _rounds(K, float(phy.g_th), float(phy.csi_error), str(phy.rho_rule), int(draws), float(phy.los_k),
+                         n_rx)
         laws = iter([strengths(rounds, **common)])
     means, sizes, counts = [], [], []
     for mu in laws:  # one law held at a time (a cell's n laws would take n·8 MB at 10⁶ draws)
@@ -147,12 +151,17 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
 
 def csi_accountant(config, *, d: int, common: dict, threat: str):
     """The run accountant of analog Gaussian with ``phy.csi_error`` > 0 (module docstring); ValueError naming the key
-    where the bound is not derived, ε = ∞ (a noiseless accountant, said in the threat line) where no noise is certain."""
+    where the bound is not derived, ε = ∞ (a noiseless accountant, said in the threat line) where no noise is certain;
+    None after the checks inside :func:`scenarios.config.schemes.accountant_checks_only` (validation)."""
     from privacy import RunAccountant
+
+    from .schemes import checks_only
 
     why = _refusal(config)
     if why is not None:
         raise ValueError(why)
+    if checks_only():  # ScenarioConfig.validate: the checks above, not the law (minutes in a cell)
+        return None
     phy, R = config.phy, float(config.phy.clip_norm)
     z = float(phy.of("analog-gaussian").noise_multiplier)
     if z > 0.0:
@@ -187,7 +196,10 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
                   f"{mean:.6g})")
         level = f"{CSI_BETA:g} over the simulation"
         seen = "the channels (h, ĥ) are assumed known to the observer"
-    law = (f"imperfect CSI, σ_e² = {float(phy.csi_error):g} (model §5.1): μ = |Re(h_k/ĥ_k)|·S/√V per round, {source}, "
+    gain = ("|Re(h_k/ĥ_k)|" if phy.rx_antennas == 1 else
+            f"|Re(aᴴh_k/aᴴĥ_k)| (a the combiner of the {int(phy.rx_antennas)} antennas' estimates; the receiver noise "
+            "not counted, model §5.2)")
+    law = (f"imperfect CSI, σ_e² = {float(phy.csi_error):g} (model §5.1): μ = {gain}·S/√V per round, {source}, "
            f"rounded up onto {len(event.strengths)} panels and made stochastically larger by one-sided Clopper–Pearson "
            f"bounds on every panel's exceedance (confidence 1 − {level}; mass {event.weights[-1]:.3g} at the bound "
            f"μ_max = √K·S/σ_a,min = {upper:.6g}); {seen}")

@@ -8,7 +8,9 @@ the receiver noise not counted), so the rounds compose exactly to μ_k-Gaussian 
 
     μ_k² = Σ_t K′_t·ℓ_{k,t} / z²   over the rounds client k is admitted in,
 
-and ε(δ) of max_k μ_k bounds every client of the run. The sampling and the channels are keyed per round, so the run's
+and ε(δ) of max_k μ_k bounds every client of the run. With imperfect CSI (``phy.csi_error``, model §5.1) client k
+inverts aᴴĥ_k (a the combiner of the estimates), so its row of the leverage is h_k/aᴴĥ_k (the channels and their
+estimates given to the base station); the formula is unchanged. The sampling and the channels are keyed per round, so the run's
 own draws are replayed before it trains (the link of :class:`phy.channel_inversion.ChannelInversionLink`).
 """
 
@@ -44,9 +46,12 @@ def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
         if n not in links:  # a Poisson cohort's own link, as the run builds it
             links[n] = ChannelInversionLink(phy, K=n, seed=seed)
         link = links[n]
-        _, adm, _ = link.admission(t, clients=clients)  # the aggregator's admission of round t
+        _, adm, _, h_hat = link.admission_estimated(t, clients=clients)  # the aggregator's admission of round t
         admitted[t] = int(adm.sum())
-        if adm.any():
+        if adm.any() and phy.csi_error != 0.0:  # the clients inverted aᴴĥ_k, a the combiner of the estimates
+            h = link.channel.draw_antennas(t, clients=clients)
+            exposure[clients[adm]] += adm.sum() * client_leverage(h[adm], inverted=h_hat[adm])
+        elif adm.any():
             h = link.channel.draw_antennas(t, clients=clients)  # the combiner is every scheduled client's
             exposure[clients[adm]] += adm.sum() * client_leverage(h[adm], combiner=centroid_combiner(h))
     return exposure, admitted
@@ -102,12 +107,15 @@ def sampled_separating(config, *, rounds: int) -> dict:
     if z == 0.0:
         return {"epsilon_sampled": "inf", "sampled_text": f"{head}: no privacy noise (z = 0), ε = ∞"}
     try:
-        eps, aggregate = _sampled_epsilons(K, M, n_rx, float(phy.g_th), z, int(rounds), delta, SAMPLED_DRAWS)
+        eps, aggregate = _sampled_epsilons(K, M, n_rx, float(phy.g_th), z, int(rounds), delta, SAMPLED_DRAWS,
+                                           float(phy.csi_error))
     except ValueError as exc:  # a PLD too large (a weak noise): say so, never fail the run for this figure
         return {"epsilon_sampled": None, "sampled_text": f"{head}: not computed ({exc})"}
+    csi = "" if phy.csi_error == 0.0 else (f" estimated with relative error σ_e² = {float(phy.csi_error):g} per "
+                                           "antenna (the clients invert aᴴĥ_k)")
     text = (f"{head}, model §5.2: client k is in a round with probability K/M = {K / M:.4g} (without replacement, "
             f"replace-one) and then seen with strength μ = √(K′·ℓ)/z (z = {z:.6g}, ℓ its leverage, the receiver noise "
-            f"not counted), μ's law over i.i.d. Rayleigh channels from {SAMPLED_DRAWS} Monte Carlo rounds (fixed "
+            f"not counted), μ's law over i.i.d. Rayleigh channels{csi} from {SAMPLED_DRAWS} Monte Carlo rounds (fixed "
             f"stream), rounded up onto 1 % panels and made stochastically larger by one-sided Clopper–Pearson bounds "
             f"on every panel's exceedance, the tail's margin at μ_max = √K/z (confidence 1 − {SAMPLED_BETA:g} over the "
             f"simulation); PLD mixture composed over "
@@ -118,13 +126,13 @@ def sampled_separating(config, *, rounds: int) -> dict:
 
 @functools.lru_cache(maxsize=16)
 def _sampled_epsilons(K: int, M: int, n_rx: int, g_th: float, z: float, rounds: int, delta: float,
-                      draws: int) -> tuple[float, float]:
+                      draws: int, csi_error: float = 0.0) -> tuple[float, float]:
     """(the sampled T2 ε, the aggregate's under the same accounting); pure and seed-free, so cached per process (a
     sweep's seeds of one case share it)."""
     from phy.leverage_law import exposure_draws
     from privacy.gaussian_mixture import band_law, sampled_gaussian_mixture_epsilon
 
-    x = exposure_draws(K=K, n_rx=n_rx, g_th=g_th, draws=draws, seed=0)
+    x = exposure_draws(K=K, n_rx=n_rx, g_th=g_th, draws=draws, seed=0, csi_error=csi_error)
     values, weights = band_law(np.minimum(np.sqrt(x) / z, math.sqrt(K) / z), upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
     common = dict(rate=K / M, rounds=rounds, delta=delta)
     return (sampled_gaussian_mixture_epsilon(values, weights, **common),

@@ -117,7 +117,8 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
                                 "FLORAS, channel inversion, analog Gaussian only; FLORAS's ε covers the maximum-ratio aggregate"),
     "phy.csi_error": ("≥ 0", "σ_e², relative channel-estimation error E|ĥ−h|²/E|h|² of the clients "
                              "([model §5.1](model.md#sec-5-1)); > 0: channel inversion, analog Gaussian and FLORAS "
-                             "with csit = `phase` (one coherence block), rx_antennas = 1; 0: perfect CSI"),
+                             "with csit = `phase` (one coherence block, rx_antennas = 1); N_r > 1: every antenna "
+                             "estimated, the combiner the estimates'; 0: perfect CSI"),
     "phy.inversion_csit": ("`stale`, `per-block`, `per-subcarrier`", "with coherence blocks, channel inversion and analog Gaussian: "
                                                   "block 0's CSIT kept over the update, re-acquired with admission per block, or "
                                                   "(`tdl`) each subcarrier's first time block kept over its `tdl_time_blocks` "

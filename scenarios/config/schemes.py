@@ -24,12 +24,33 @@ ideal, channel-…  — (no privacy noise: ε = ∞ only)             the scheme
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 __all__ = ["Calibrated", "SchemeWiring", "register_wiring", "unregister_wiring", "wiring", "wirings",
-           "check_wiring", "scheme_accountant", "set_phy_key", "get_phy_key"]
+           "check_wiring", "scheme_accountant", "set_phy_key", "get_phy_key", "accountant_checks_only", "checks_only"]
+
+_CHECKS_ONLY = contextvars.ContextVar("accountant_checks_only", default=False)
+
+
+@contextlib.contextmanager
+def accountant_checks_only():
+    """Within it a scheme's accountant whose construction is long (a simulated law, :mod:`scenarios.config.analog_csi`)
+    makes its checks and returns None instead of building itself: for :meth:`ScenarioConfig.validate`, whose d and D
+    are placeholders, so that bad input is refused before long work without paying for an accountant it discards."""
+    token = _CHECKS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _CHECKS_ONLY.reset(token)
+
+
+def checks_only() -> bool:
+    """True inside :func:`accountant_checks_only`."""
+    return _CHECKS_ONLY.get()
 
 
 @dataclass(frozen=True)
