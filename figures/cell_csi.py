@@ -1,6 +1,7 @@
-"""Imperfect CSI against learning (``scenarios/cell_csi.toml``, and in a UMi cell ``scenarios/cell_csi_umi.toml``;
-model §5.1), from stored results only. The stem is the sweep's name + ``_accuracy`` (``cell_csi_accuracy``,
-``cell_csi_umi_accuracy``).
+"""Imperfect CSI against learning (``scenarios/cell_csi.toml``, and in a UMi cell ``scenarios/cell_csi_umi.toml`` and,
+with N_r = 2 and 4 receive antennas, ``scenarios/cell_csi_antennas.toml``; model §5.1), from stored results only. The
+stem is the sweep's name + ``_accuracy`` (``cell_csi_accuracy``, ``cell_csi_umi_accuracy``,
+``cell_csi_antennas_accuracy``); one line per scheme and number of receive antennas.
 
 Channel inversion (ε = ∞) and analog Gaussian (its ε, calibrated on the revealed-strength law of model §5.1) with
 each client inverting its estimate ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k): final test accuracy against the
@@ -21,10 +22,15 @@ from .matched import facts, privacy_caption, read_matched
 SWEEP = "cell_csi"
 STEM = "cell_csi_accuracy"
 _STYLE = {"channel-inversion": ("channel inversion", "tab:orange"), "analog-gaussian": ("analog Gaussian", "tab:olive")}
+_MARKERS, _LINES = {1: "o", 2: "s", 4: "^"}, {1: "-", 2: "--", 4: ":"}  # by the number of receive antennas
 
 
 def _err(rs) -> float:
     return float(rs.value("phy.csi_error", 0.0))
+
+
+def _n_rx(rs) -> int:
+    return int(rs.value("phy.rx_antennas", 1))
 
 
 def _acc(rs) -> np.ndarray:
@@ -52,21 +58,24 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
 
     res = load_finished(results_dir)
     record = read_matched(results_dir)
-    sets = sorted(res.runsets, key=lambda rs: (str(rs.value("phy.scheme")), _err(rs)))
+    sets = sorted(res.runsets, key=lambda rs: (str(rs.value("phy.scheme")), _n_rx(rs), _err(rs)))
     errs = sorted({_err(rs) for rs in sets})
     positive = [e for e in errs if e > 0]
     left = min(positive) / 10 if positive else 1e-3  # where σ_e² = 0 is drawn
     fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    for scheme in dict.fromkeys(str(rs.value("phy.scheme")) for rs in sets):
-        mine = [rs for rs in sets if str(rs.value("phy.scheme")) == scheme]
+    lines = list(dict.fromkeys((str(rs.value("phy.scheme")), _n_rx(rs)) for rs in sets))
+    for scheme, n_rx in lines:
+        mine = [rs for rs in sets if (str(rs.value("phy.scheme")), _n_rx(rs)) == (scheme, n_rx)]
         x = [_err(rs) if _err(rs) > 0 else left for rs in mine]
         accs = [_acc(rs) for rs in mine]
         mean = np.array([a.mean() for a in accs])
         eps = [rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("inf") for rs in mine]
         tag = "ε = ∞" if all(np.isinf(eps)) else f"ε = {max(eps):.3g}"
         name, color = _STYLE.get(scheme, (scheme, None))
+        antennas = "" if all(n == 1 for _, n in lines) else f", N_r = {n_rx}"
         ax.errorbar(x, mean, yerr=[mean - np.array([a.min() for a in accs]), np.array([a.max() for a in accs]) - mean],
-                    capsize=3, marker="o", color=color, label=f"{name} ({tag})")
+                    capsize=3, marker=_MARKERS.get(n_rx, "o"), linestyle=_LINES.get(n_rx, "-"), color=color,
+                    label=f"{name}{antennas} ({tag})")
     ax.set_xscale("log")
     ax.set_xticks([e if e > 0 else left for e in errs], ["0" if e == 0 else f"{e:g}" for e in errs])
     ax.set_xlabel("relative channel-estimation error σ_e²")
@@ -79,7 +88,8 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     caption = (f"Imperfect CSI (model §5.1): each client inverts ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k), admission "
                f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, {_cell(cfg)}, one coherence block; σ_e² = 0 is perfect CSI. "
                "Analog Gaussian's clients' noise reaches the sum scaled by Re(h/ĥ) like their updates; its ε is calibrated on the "
-               "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws). FLORAS is not in this sweep. Mean over "
+               "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws). "
+               f"{_antenna_caption(lines)}FLORAS is not in this sweep. Mean over "
                f"seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     stem = f"{Path(results_dir).name}_accuracy"  # STEM for SWEEP
     paths = save_figure(fig, out_dir, stem, caption)
@@ -87,16 +97,26 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     return paths
 
 
+def _antenna_caption(lines) -> str:
+    """The caption's sentence on receive antennas, empty when every line has one."""
+    if all(n == 1 for _, n in lines):
+        return ""
+    return ("With N_r > 1 receive antennas every antenna's channel is estimated, the base station's combiner is the "
+            "centroid of the estimates and each client inverts aᴴĥ_k (share Re(aᴴh_k/aᴴĥ_k)); analog Gaussian's "
+            "receiver noise is not counted as privacy noise and its ε covers the released aggregate (T1; model §5.2). ")
+
+
 def _table(res, sets, out_dir: Path, stem: str) -> Path:
     from scenarios.store import atomic_write_text
 
     lines = [f"# {res.name}: final test accuracy [%] mean [min, max] over seeds", "",
-             "| case | scheme | σ_e² | one-pilot LS σ_e² = 1/(L·SNR) | accuracy | ε |", "| --- | --- | --- | --- | --- | --- |"]
+             "| case | scheme | N_r | σ_e² | one-pilot LS σ_e² = 1/(L·SNR) | accuracy | ε |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for rs in sets:
         acc = _acc(rs)
         eps = rs.final("epsilon").mean() if "epsilon" in rs.metrics else float("nan")
         ref = one_pilot_error(int(rs.value("phy.L")), float(rs.value("phy.snr_db")))
-        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {_err(rs):g} | {ref:.3g} | "
+        lines.append(f"| {rs.label} | {rs.value('phy.scheme')} | {_n_rx(rs)} | {_err(rs):g} | {ref:.3g} | "
                      f"{acc.mean():.1f} [{acc.min():.1f}, {acc.max():.1f}] | {eps:.4g} |")
     path = Path(out_dir) / f"{stem}.table.md"
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -45,6 +45,7 @@ FIGURES = (
     ("cell_timing", "cell_timing"),
     ("cell_csi", "cell_csi"),
     ("cell_csi", "cell_csi_umi"),  # its own stem, see the module
+    ("cell_csi", "cell_csi_antennas"),  # its own stem, see the module
     ("cell_tdl", "cell_tdl"),
 )
 

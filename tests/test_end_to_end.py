@@ -378,9 +378,29 @@ def test_quick_csi_sweep_trains_channel_inversion_with_estimation_error(tmp_path
     for suffix in (".png", ".pdf"):
         assert (figs / f"cell_csi_accuracy{suffix}").stat().st_size > 5_000
     rows = (figs / "cell_csi_accuracy.table.md").read_text().splitlines()[4:]
-    assert [r.split("|")[3].strip() for r in rows] == ["0", "0.01", "0.1"]
+    assert [r.split("|")[4].strip() for r in rows] == ["0", "0.01", "0.1"]
+    assert all(r.split("|")[3].strip() == "1" for r in rows)  # N_r
     # 1/(L·SNR) at L = 32 and 20 dB: 1/3200 = 3.125·10⁻⁴, printed to 3 significant digits (a factor L or 2 is caught)
-    assert all(abs(float(r.split("|")[4]) - 1 / 3200) < 1e-6 for r in rows)
+    assert all(abs(float(r.split("|")[5]) - 1 / 3200) < 1e-6 for r in rows)
+
+
+def test_quick_csi_sweep_with_four_antennas_in_a_cell(tmp_path, capsys):
+    """`floras matched scenarios/cell_csi_antennas.toml --quick` (model §5.1, "Several receive antennas"): channel
+    inversion at N_r = 4 in the UMi cell, every antenna estimated and the combiner the estimates', trains for real at
+    every σ_e²; the runs record N_r and σ_e², and the figure's table has one row per σ_e² at N_r = 4."""
+    root, figs = tmp_path / "results", tmp_path / "figures"
+    assert main(["matched", str(ROOT / "scenarios" / "cell_csi_antennas.toml"), "--quick", "--workers", "0", "--out",
+                 str(root), "--no-progress"]) == 0
+    assert ", 0 failed" in capsys.readouterr().out
+    for point in read_manifest(root / "cell_csi_antennas")["points"]:
+        (run,) = point["runs"]
+        phy = json.loads((root / "cell_csi_antennas" / run["dir"] / "config.json").read_text())["config"]["phy"]
+        assert (phy["rx_antennas"], phy["csi_error"]) == (4, point["grid"]["phy.csi_error"])
+    acc = {r["point"]: r["final_test_accuracy_mean"] for r in summarize(root / "cell_csi_antennas")}
+    assert len(acc) == 3 and all(a > 0.6 for a in acc.values()), acc
+    assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
+    rows = (figs / "cell_csi_antennas_accuracy.table.md").read_text().splitlines()[4:]
+    assert [(r.split("|")[3].strip(), r.split("|")[4].strip()) for r in rows] == [("4", "0"), ("4", "0.01"), ("4", "0.1")]
 
 
 def test_quick_timing_sweep_trains_channel_inversion_with_offsets(tmp_path, capsys):
