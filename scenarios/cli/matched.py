@@ -5,7 +5,7 @@ Examples::
     floras matched scenarios/matched.toml --quick --tune            # digits, minutes (CI)
     floras matched scenarios/matched.toml scenarios/matched_xdev.toml scenarios/matched_budget.toml \
         scenarios/matched_snr.toml --tune                          # the full set (Fashion-MNIST)
-    floras matched scenarios/matched.toml --predict-only            # run count and time, nothing run
+    floras matched scenarios/matched.toml --predict-only            # run count and time, nothing trained
     floras matched scenarios/matched.toml --calibrate-only          # key per scheme, ε and accountant
 
 Each grid point's ``privacy.target_epsilon`` is calibrated into its scheme's noise parameter when
@@ -58,7 +58,10 @@ def register(subparsers) -> None:
     add_cluster_options(p)
     p.add_argument("--tune", action="store_true", help="choose each case's η on a validation split first")
     p.add_argument("--tuned", default=None, metavar="FILE", help="reuse the η of a tune.json")
-    p.add_argument("--predict-only", action="store_true", help="print the plan and predicted time; run nothing")
+    p.add_argument("--predict-only", action="store_true",
+                   help="print the plan and predicted time; train nothing (the points' noise keys are calibrated "
+                        "first, as for a real run, since the plan needs to know which are feasible, and kept in the "
+                        "calibration store: a later run reads them)")
     p.add_argument("--calibrate-only", action="store_true",
                    help="print each scheme's calibrated key per target ε under every accountant of --accountants; run nothing")
     p.add_argument("--accountants", default="rdp,rdp-generic,pld", metavar="A,A,…",
