@@ -360,18 +360,26 @@ def test_quick_channel_aging_sweep_and_its_figure(tmp_path, capsys):
     assert "| 1.01e-05 | " in row and f"| {1.01e-5 * d:.3g} | " in row
 
 
+def _quick_points(name: str, root, capsys) -> list[tuple[dict, dict]]:
+    """`floras matched scenarios/<name>.toml --quick` into ``root`` (nothing failed): (manifest point, its one run's
+    [phy] configuration) per grid point."""
+    assert main(["matched", str(ROOT / "scenarios" / f"{name}.toml"), "--quick", "--workers", "0", "--out", str(root),
+                 "--no-progress"]) == 0
+    assert ", 0 failed" in capsys.readouterr().out
+    out = []
+    for point in read_manifest(root / name)["points"]:
+        (run,) = point["runs"]
+        out.append((point, json.loads((root / name / run["dir"] / "config.json").read_text())["config"]["phy"]))
+    return out
+
+
 def test_quick_csi_sweep_trains_channel_inversion_with_estimation_error(tmp_path, capsys):
     """`floras matched scenarios/cell_csi.toml --quick` (model §5.1): channel inversion inverting estimated channels
     trains for real; σ_e² is recorded; at σ_e² = 0.1 the link's error floor (≈ 0.18 of the signal, docs/cell.md)
     costs accuracy against perfect CSI, and `floras figures` draws it with the one-pilot reference 1/(L·SNR)."""
     root, figs = tmp_path / "results", tmp_path / "figures"
-    assert main(["matched", str(ROOT / "scenarios" / "cell_csi.toml"), "--quick", "--workers", "0", "--out",
-                 str(root), "--no-progress"]) == 0
-    assert ", 0 failed" in capsys.readouterr().out
-    for point in read_manifest(root / "cell_csi")["points"]:
-        (run,) = point["runs"]
-        cfg = json.loads((root / "cell_csi" / run["dir"] / "config.json").read_text())
-        assert cfg["config"]["phy"]["csi_error"] == point["grid"]["phy.csi_error"]
+    for point, phy in _quick_points("cell_csi", root, capsys):
+        assert phy["csi_error"] == point["grid"]["phy.csi_error"]
     acc = {r["point"]: r["final_test_accuracy_mean"] for r in summarize(root / "cell_csi")}
     assert all(a > 0.6 for a in acc.values()), acc  # learns at every σ_e² (digits: chance 10 %)
     assert main(["figures", "--results", str(root), "--out", str(figs)]) == 0
@@ -389,12 +397,7 @@ def test_quick_csi_sweep_with_four_antennas_in_a_cell(tmp_path, capsys):
     inversion at N_r = 4 in the UMi cell, every antenna estimated and the combiner the estimates', trains for real at
     every σ_e²; the runs record N_r and σ_e², and the figure's table has one row per σ_e² at N_r = 4."""
     root, figs = tmp_path / "results", tmp_path / "figures"
-    assert main(["matched", str(ROOT / "scenarios" / "cell_csi_antennas.toml"), "--quick", "--workers", "0", "--out",
-                 str(root), "--no-progress"]) == 0
-    assert ", 0 failed" in capsys.readouterr().out
-    for point in read_manifest(root / "cell_csi_antennas")["points"]:
-        (run,) = point["runs"]
-        phy = json.loads((root / "cell_csi_antennas" / run["dir"] / "config.json").read_text())["config"]["phy"]
+    for point, phy in _quick_points("cell_csi_antennas", root, capsys):
         assert (phy["rx_antennas"], phy["csi_error"]) == (4, point["grid"]["phy.csi_error"])
     acc = {r["point"]: r["final_test_accuracy_mean"] for r in summarize(root / "cell_csi_antennas")}
     assert len(acc) == 3 and all(a > 0.6 for a in acc.values()), acc
