@@ -221,3 +221,16 @@ def test_the_scheduled_replay_uses_the_estimated_inversion(tmp_path):
         exposure, admitted = replay_exposure(config, rounds=12)
         assert admitted.sum() > 0
         assert exposure.sum() == pytest.approx(float(np.sum(admitted * np.minimum(admitted, 4 + extra))), rel=1e-9)
+
+
+def test_a_calibration_records_the_runs_own_threat_model(tmp_path):
+    """The calibration record carries the threat model of the accountant it calibrated: T1 only with two antennas
+    (the receiver noise not counted, model §5.2), the scheme's single-antenna line with one. Caught: the scheme's
+    default line for every configuration (what `floras calibrate` printed for N_r > 1 before)."""
+    from scenarios.config.calibration import calibrate_config
+    from scenarios.config.schemes import wiring
+
+    two = calibrate_config(_config(tmp_path, err=0.0, n_rx=2), 8.0, d=100)
+    one = calibrate_config(_config(tmp_path, err=0.0, n_rx=1, g_th=0.1), 8.0, d=100)
+    assert two.threat_model.startswith("T1 only") and "2 receive antennas" in two.threat_model
+    assert one.threat_model == wiring("analog-gaussian").threat_model

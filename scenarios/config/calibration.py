@@ -249,7 +249,10 @@ def calibrate_config(config, target_epsilon: float, *, d: int | None = None) -> 
             + _hint(config, key)
         )
     value, achieved = found
-    rep = at(value).report(rounds=config.run.rounds)
+    acc = at(value)
+    rep = acc.report(rounds=config.run.rounds)
+    # the run's own threat model (e.g. T1 only with several antennas or timing offsets), not the scheme's default line
+    common["threat_model"] = getattr(acc, "threat_model", None) or getattr(rep, "threat_model", None) or row.threat_model
     return Calibration(
         parameter=key, value=int(value) if cal.integer else float(value), achieved_epsilon=achieved,
         accountant=_accountant_name(config, rep),
