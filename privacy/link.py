@@ -20,7 +20,10 @@ no cell; below for both).
 P(|c| > c_max) is computed by one-dimensional quadrature (relative tolerance 1e-10) from the
 exact distributions: with u = g·√(L·SNR), n ~ N(0, 1), c = u/(u + n) and
 P(|c| > c) = E_u[Φ(|u|/c − |u|) − Φ(−|u| − |u|/c)]; g ~ N(0, ½) without CSIT, g = |h| Rayleigh
-(E g² = 1) with phase CSIT (model §5). ε_link is minimized over c_max on the levels where
+(E g² = 1) with phase CSIT (model §5), g = |h|·cos(∠h − ∠ĥ) with phase CSIT from an estimate ĥ of relative error
+σ_e² (``csi_error``; :func:`privacy.gain_laws.estimated_phase_density`: a Rayleigh variable plus an independent
+Gaussian, whose density over r is decreasing, so the cell grid's weight (β_up/β) of phase CSIT holds, model §5.1).
+ε_link is minimized over c_max on the levels where
 T·K·B·P(|c| > c_max) = f·δ, f ∈ {0.5, 0.3, 0.1, 0.03, 0.01, 10⁻³}.
 
 Rician gains (``rician_k`` = κ > 0: `phy.rician_k`, or TDL-D/E's κ, model §5.1): h = A·e^{jφ} + h̃/√(κ+1),
@@ -107,7 +110,8 @@ class LinkModel:
     per block). drop_rounds: with a cell re-dropped every
     round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
     None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
-    that reason), or None.
+    that reason), or None. csi_error: σ_e² of the estimate whose phase the clients pre-rotate by (phase CSIT, Rayleigh,
+    one antenna and block; model §5.1 "Imperfect CSI"; 0: the true phase).
     """
 
     snr_db: float
@@ -121,6 +125,7 @@ class LinkModel:
     rician_k: float = 0.0
     antennas: int = 1
     stale: tuple | None = None
+    csi_error: float = 0.0
 
     def __post_init__(self):
         if isinstance(self.snr_db, bool) or not isinstance(self.snr_db, (int, float)) or not math.isfinite(self.snr_db):
@@ -140,6 +145,15 @@ class LinkModel:
         if self.antennas > 1 and (self.csit != "none" or self.rician_k or self.blocks > 1):
             raise ValueError(f"antennas = {self.antennas} is derived for csit 'none', Rayleigh gains and one pilot block "
                              f"(got csit = {self.csit!r}, rician_k = {self.rician_k:g}, blocks = {self.blocks})")
+        e = self.csi_error
+        if isinstance(e, bool) or not isinstance(e, (int, float)) or not (math.isfinite(e) and e >= 0):
+            raise ValueError(f"csi_error must be a finite number ≥ 0 (σ_e², relative; got {e!r})")
+        object.__setattr__(self, "csi_error", float(e))
+        if e and (self.csit != "phase" or self.rician_k or self.antennas > 1 or self.stale is not None
+                  or self.blocks > 1):
+            raise ValueError(f"csi_error = {e:g} is derived for phase CSIT over Rayleigh gains, one antenna and one "
+                             f"pilot block (got csit = {self.csit!r}, rician_k = {self.rician_k:g}, antennas = "
+                             f"{self.antennas}, blocks = {self.blocks}, stale = {self.stale is not None})")
         object.__setattr__(self, "_los", None)
         if self.stale is not None:
             r = np.asarray(self.stale, dtype=float)
@@ -261,7 +275,7 @@ def exceed_probability(c_max: float, link: LinkModel) -> float:
 def _one_block_mean(c: float, a: np.ndarray, weights: np.ndarray, link: LinkModel) -> float:
     """Σ_n weights_n·P(|c_k| > c) of the one-block factor c_k = u/(u + n), u = a_n·g, g of the link's CSIT and
     Rician law (one quadrature over |g|, the clients' terms vectorised)."""
-    dens = gain_density(link.csit, link.rician_k)
+    dens = gain_density(link.csit, link.rician_k, link.csi_error)
     given = _given_gain(c)
 
     if a.size == 1:
@@ -344,6 +358,9 @@ def floras_link_epsilon(acc, *, rounds: int) -> tuple[float | None, dict]:
     snr = f"SNR = {link.snr_db:g} dB (P/σ², model §5), L = {link.L}, CSIT {link.csit}"
     if link.rician_k:
         snr += f", Rician gains κ = {link.rician_k:.6g} (model §5.1)"
+    if link.csi_error:
+        snr += (f", the phase from an estimate of relative error σ_e² = {link.csi_error:g}: g = |h|·cos(∠h − ∠ĥ), "
+                "the Rayleigh law convolved with a Gaussian (privacy.gain_laws.estimated_phase_density, model §5.1)")
     if link.gain_scales is not None:
         snr += f"; cell: per-client SNR·β_eff,c ({link.cell_note}; {link.scale_weights()[2]})"
     if link.drop_rounds is not None:

@@ -60,10 +60,12 @@ def _floras_link_model(config, *, blocks: int, stale: tuple | None = None):
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
                   rician_k=float(phy.los_k), antennas=int(phy.rx_antennas), stale=stale)
-    if phy.csi_error != 0.0:  # the gains |h|·cos(∠h − ∠ĥ) have no derived ε_link (model §5.1)
-        return LinkModel(**common, undefined=(
-            f"phase CSIT from an estimate (csi_error = {float(phy.csi_error):g}) is not derived for the link-level "
-            "bound; ε, the idealised release, does not depend on the channel"))
+    if phy.csi_error != 0.0:  # phase CSIT from an estimate: the gains |h|·cos(∠h − ∠ĥ) (model §5.1)
+        if phy.los_k != 0.0:
+            return LinkModel(**common, undefined=(
+                f"phase CSIT from an estimate (csi_error = {float(phy.csi_error):g}) over Rician gains is not derived "
+                "for the link-level bound; ε, the idealised release, does not depend on the channel"))
+        common["csi_error"] = float(phy.csi_error)
     if not phy.has_cell:
         return LinkModel(**common)
     M, seed = int(config.partition.clients), int(config.run.seed)
