@@ -119,7 +119,8 @@ def sampled_separating(config, *, rounds: int) -> dict:
             f"stream), rounded up onto 1 % panels and made stochastically larger by one-sided Clopper–Pearson bounds "
             f"on every panel's exceedance, the tail's margin at μ_max = √K/z (confidence 1 − {SAMPLED_BETA:g} over the "
             f"simulation); PLD mixture composed over "
-            f"{int(rounds)} rounds: ε = {eps:.4g} at δ = {delta:g} (the aggregate under the same accounting: "
+            f"{int(rounds)} rounds: ε = {eps:.4g} at δ = {delta:g} (the aggregate{' with perfect CSI' if csi else ''} under "
+            "the same accounting: "
             f"{aggregate:.4g})")
     return {"epsilon_sampled": eps, "epsilon_sampled_aggregate": aggregate, "sampled_text": text}
 
