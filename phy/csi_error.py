@@ -26,8 +26,9 @@ __all__ = ["estimate_channel", "inversion_weights"]
 
 
 def estimate_channel(h: np.ndarray, gain: np.ndarray, *, csi_error: float, seed: int, round_index: int) -> np.ndarray:
-    """ĥ [K] (or [K, N_r]) complex128 = h + e, e_{k(,r)} ~ CN(0, csi_error·gain_k) from (seed, "csi-error", t), i.i.d.
-    over clients and antennas (each antenna's channel estimated from the same pilots); h itself when 0."""
+    """ĥ [K] (or [K, N]) complex128 = h + e, e_{k(,n)} ~ CN(0, csi_error·gain_k) from (seed, "csi-error", t), i.i.d.
+    over clients and columns (antennas, each estimated from the same pilots, or coherence blocks each measured
+    afresh); h itself when 0."""
     h = np.asarray(h)
     if csi_error == 0.0:
         return h

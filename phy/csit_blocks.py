@@ -28,6 +28,13 @@ Var[w_{k,j} | ĥ] = (1 − J₀(x·b)²)/(2|ĥ_{k,j}|²), x = 2π·doppler·n_c,
 is its own reference). Transmit power depends on ĥ only; the server averages block j over A_j as above. B_t = 1 is
 "per-block" bit for bit (every block is its own reference). One pilot per subcarrier instead of one per block.
 
+Imperfect CSI (``phy.csi_error`` = σ_e², channel inversion only; model §5.1): every measurement is an estimate,
+ĥ_{k,m} = h_{k,m} + e_{k,m}, e ~ CN(0, σ_e²·β_eff,k) i.i.d. over clients and blocks (stream (seed, "csi-error", t) as
+a [2, K, B] array), and block j's CSIT is its column's estimate, ĥ_{k,c(j)} + e_{k,c(j)} (one per block with
+"per-block", one per subcarrier with "per-subcarrier"); admission and ρ_j on it, and the share of s_k is
+w_{k,j} = Re(h_{k,j}/ĥ_{k,j}), Re(h/(h + e)) in a block that measures itself. Analog Gaussian refuses it (its
+accountant with per-block estimates is not derived).
+
 Noise: the keyed blocks of :mod:`phy.blocks` (purposes as the one-block link) drawn at unit std and scaled per
 entry, so results do not depend on ``chunk_size`` or on how the clients are chunked.
 """
@@ -112,6 +119,12 @@ def block_admission(link, round_index: int, *, d: int, clients=None) -> BlockAdm
     h = link.channel.draw(int(round_index), clients=clients, n_blocks=lengths.size)
     cols = csit_columns(cfg, lengths.size)
     h_hat = h if np.array_equal(cols, np.arange(lengths.size)) else h[:, cols]
+    if cfg.csi_error != 0.0:  # every measurement has its own error; a block reuses its CSIT column's (module doc)
+        from .csi_error import estimate_channel
+
+        est = estimate_channel(h, link.channel.gain(int(round_index), clients=clients), csi_error=cfg.csi_error,
+                               seed=link.seed, round_index=int(round_index))
+        h_hat = est[:, cols]
     adm = admitted_mask(h_hat, g_th=cfg.g_th)
     rho = np.array([inversion_factor(h_hat[:, m], adm[:, m], g_th=cfg.g_th, rule=cfg.rho_rule)
                     for m in range(lengths.size)])

@@ -108,15 +108,18 @@ def test_one_block_is_todays_link_bit_for_bit():
 def test_options_are_one_line_errors_naming_the_key():
     bad = [
         (dict(inversion_csit="fresh"), "inversion_csit must be one of"),
-        (dict(inversion_csit="per-block", csi_error=0.1, coherence_symbols=10), "inversion_csit: per-block CSIT"),
-        (dict(inversion_csit="per-subcarrier", coherence_symbols=10, fading_correlation="tdl", csi_error=0.1),
-         "inversion_csit: per-subcarrier CSIT with csi_error"),
         (dict(inversion_csit="per-subcarrier", coherence_symbols=10, fading_correlation="jakes-exact", doppler=0.01),
          r"inversion_csit: 'per-subcarrier' needs OFDM subcarriers, fading_correlation = 'tdl' \(got 'jakes-exact'\)"),
     ]
     for kw, msg in bad:
         with pytest.raises(ValueError, match="^" + msg):
             PhyConfig.make(scheme="channel-inversion", **kw).validate(K=4, d=100)
+    for kw in (dict(coherence_symbols=10), dict(coherence_symbols=10, fading_correlation="tdl",
+                                                 inversion_csit="per-subcarrier")):
+        with pytest.raises(ValueError, match=r"^inversion_csit: per-(block|subcarrier) CSIT with csi_error = 0.1 is "
+                                             r"modelled for channel inversion only \(scheme 'analog-gaussian'"):
+            _cfg("analog-gaussian", csi_error=0.1, **kw).validate(K=4, d=100)
+        _cfg("channel-inversion", csi_error=0.1, **kw).validate(K=4, d=100)
     with pytest.raises(ValueError, match=r"^inversion_csit: scheme 'analog-gaussian'.*'per-block'") as info:
         _cfg("analog-gaussian", inversion_csit="stale").validate(K=4, d=1000)
     assert "\n" not in str(info.value)
@@ -130,3 +133,42 @@ def test_options_are_one_line_errors_naming_the_key():
                                              r"'analog-gaussian' only \(got scheme 'floras'\)"):
             _cfg("floras", inversion_csit=mode, fading_correlation="tdl").validate(K=4, d=1000)
     _cfg("analog-gaussian", inversion_csit="stale", coherence_symbols=1000).validate(K=4, d=1000)  # one block
+
+
+
+@pytest.mark.parametrize("mode", ["per-block", "per-subcarrier"])
+def test_per_block_estimates_have_an_error_per_measurement(mode):
+    """csi_error with CSIT per block (channel inversion, model §5.1): block j's CSIT is its column's channel plus that
+    measurement's error, the [2, K, B] normal array of (seed, "csi-error", t) at std √(σ_e²/2) (one error per block,
+    shared by a subcarrier's time blocks with "per-subcarrier"); admission and ρ on it; at 200 dB the received block
+    is Σ_{A_j} [Re(h_{k,j}/ĥ_{k,j})·(x_k − μ_k) + μ_k] (the clients' means μ_k, known to the server, are added back;
+    FedAvg's K/K′_j rescaling undone). Caught: the error drawn once for the
+    round (the same in every block), admission on the true channel, the weights left at 1."""
+    from phy.csit_blocks import block_admission, csit_columns
+    from phy.randomness import stream
+
+    K, d, n_c, seed, err, g, t = 10, 400, 100, 6, 0.2, 0.2, 3
+    extra = dict(fading_correlation="tdl", tdl_time_blocks=2, doppler=0.01) if mode == "per-subcarrier" else {}
+    cfg = _cfg(snr_db=200.0, g_th=g, coherence_symbols=n_c, csi_error=err, inversion_csit=mode, **extra)
+    agg = ChannelInversionAggregator(cfg, K=K, d=d, seed=seed)
+    B = d // n_c
+    h = LinkChannel(cfg, K=K, seed=seed).draw(t, n_blocks=B)
+    z = stream(seed, "csi-error", t).standard_normal((2, K, B))
+    cols = csit_columns(cfg, B)
+    h_hat = (h + np.sqrt(err / 2) * (z[0] + 1j * z[1]))[:, cols]
+    ba = block_admission(agg.link, t, d=d)
+    np.testing.assert_allclose(ba.h_hat, h_hat, rtol=1e-12)
+    adm = np.abs(h_hat) ** 2 >= g
+    np.testing.assert_array_equal(ba.admitted, adm)
+    w = np.real(h / h_hat) * adm
+    np.testing.assert_allclose(ba.weights, w, rtol=1e-12)
+    assert len({tuple(np.round(ba.weights[:, m], 9)) for m in range(B)}) == B  # every block its own weights
+    x = np.random.default_rng(1).standard_normal((K, d)) * 0.01  # unclipped
+    res = agg.aggregate(x, round_index=t)
+    for m in range(B):
+        block = slice(m * n_c, (m + 1) * n_c)
+        k_m = adm[:, m].sum()
+        got = res.sum_estimate[block] * k_m / K  # undo K/K′_m
+        mu = x.mean(axis=1, keepdims=True)  # model §2: s_k = (C/R)·clip_R(x_k − μ_k·1)
+        want = (w[:, m, None] * (x[:, block] - mu) + adm[:, m, None] * mu).sum(axis=0)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)

@@ -122,7 +122,8 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.inversion_csit": ("`stale`, `per-block`, `per-subcarrier`", "with coherence blocks, channel inversion and analog Gaussian: "
                                                   "block 0's CSIT kept over the update, re-acquired with admission per block, or "
                                                   "(`tdl`) each subcarrier's first time block kept over its `tdl_time_blocks` "
-                                                  "([model §5.1](model.md#sec-5-1)); analog Gaussian needs `per-block`"),
+                                                  "([model §5.1](model.md#sec-5-1)); analog Gaussian needs `per-block`; "
+                                                  "with `csi_error` an error per measurement (channel inversion only)"),
     # [privacy]
     "privacy.delta": ("(0, 1)", "δ of the ε column"),
     "privacy.level": ("`client`, `item`", "unit of privacy"),
