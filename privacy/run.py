@@ -295,7 +295,7 @@ class FlorasRunAccountant:
                                                        *([note] if note else []), *conv]
         eps_link, link = None, None
         if self.link is not None:
-            from privacy.link import floras_link_epsilon
+            from privacy.link_epsilon import floras_link_epsilon
 
             eps_link, link = floras_link_epsilon(self, rounds=rounds)
             assumptions += link["assumptions"]

@@ -10,7 +10,8 @@ import pytest
 from scipy import integrate
 
 from privacy import FlorasRunAccountant
-from privacy.link import LinkModel, exceed_probability, floras_link_epsilon
+from privacy.link import LinkModel, exceed_probability
+from privacy.link_epsilon import floras_link_epsilon
 
 
 def _scenario(phy: dict, *, M: int = 10, K: int = 4, accountant: str = "rdp", seed: int = 0):

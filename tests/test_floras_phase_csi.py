@@ -71,7 +71,7 @@ def test_the_runs_accountant_keeps_epsilon_and_bounds_the_link_over_the_estimate
     heavier factors: at 60 dB, K = 4, T = 3, 0.48 exact against 73 and 587), and its text names the law."""
     from test_floras_cell_privacy import _accountant  # noqa: E402
 
-    from privacy.link import floras_link_epsilon
+    from privacy.link_epsilon import floras_link_epsilon
 
     exact = _accountant({"floras": {"N": 8, "csit": "phase"}, "snr_db": 60.0})
     links = {e: floras_link_epsilon(_accountant({"floras": {"N": 8, "csit": "phase"}, "csi_error": e, "snr_db": 60.0}),

@@ -12,7 +12,8 @@ from scipy import integrate, stats
 from scipy.special import i0
 
 from privacy import FlorasRunAccountant
-from privacy.link import LinkModel, exceed_probability, floras_link_epsilon, gain_density
+from privacy.link import LinkModel, exceed_probability, gain_density
+from privacy.link_epsilon import floras_link_epsilon
 
 
 def _rician_gain(rng, n: int, kappa: float, csit: str) -> np.ndarray:

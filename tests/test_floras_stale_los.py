@@ -13,7 +13,8 @@ from scipy import integrate
 from scipy.special import j0, ndtr
 from scipy.stats import multivariate_normal
 
-from privacy.link import LinkModel, exceed_probability, floras_link_epsilon
+from privacy.link import LinkModel, exceed_probability
+from privacy.link_epsilon import floras_link_epsilon
 from privacy.link_stale import stale_exceed_probability
 from privacy.link_stale_los import bivariate_normal_cdf, los_stale_exceed_probability, ratio_exceed_probability
 from test_floras_cell_privacy import _accountant  # K = 4 of 10, T = 3, d = 40, L = 8, N = 8; snr_db and C in phy

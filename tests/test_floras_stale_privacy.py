@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from scipy.special import j0
 
-from privacy.link import LinkModel, exceed_probability, floras_link_epsilon
+from privacy.link import LinkModel, exceed_probability
+from privacy.link_epsilon import floras_link_epsilon
 from privacy.link_stale import stale_exceed_probability
 from test_floras_cell_privacy import _accountant  # K = 4 of 10, T = 3, d = 40, L = 8, N = 8; snr_db and C in phy
 

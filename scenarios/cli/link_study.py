@@ -50,7 +50,7 @@ def one_round(phy, *, scheme: str, K: int, d: int, relation: str = "replace", se
         return None, None
     eps_link = None
     if getattr(acc, "link", None) is not None:
-        from privacy.link import floras_link_epsilon
+        from privacy.link_epsilon import floras_link_epsilon
 
         eps_link = floras_link_epsilon(acc, rounds=1)[0]
     return float(acc.epsilon(rounds=1)), eps_link
