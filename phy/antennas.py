@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["centroid_combiner", "effective_channel", "mrc_weights", "antenna_conditional_variance", "client_leverage"]
+__all__ = ["centroid_combiner", "centroid_combiners", "effective_channel", "mrc_weights", "antenna_conditional_variance", "client_leverage"]
 
 
 def centroid_combiner(h: np.ndarray) -> np.ndarray:
@@ -61,6 +61,14 @@ def centroid_combiner(h: np.ndarray) -> np.ndarray:
     a = vecs[:, -1]
     lead = a[np.flatnonzero(np.abs(a) > 0)[0]]
     return a * (abs(lead) / lead) / np.linalg.norm(a)
+
+
+def centroid_combiners(h: np.ndarray) -> np.ndarray:
+    """a [n, N_r] complex128: :func:`centroid_combiner` of each of n rounds h [n, K, N_r] at once (batched eigh), each
+    up to a phase (|aᴴh_k| and ratios aᴴh_k/aᴴĥ_k do not depend on it)."""
+    norms = np.linalg.norm(h, axis=2, keepdims=True)
+    u = h / np.where(norms > 0, norms, 1.0)
+    return np.linalg.eigh(np.einsum("nkr,nks->nrs", u, u.conj()))[1][:, :, -1]  # Σ_k u_k u_kᴴ, ascending eigenvalues
 
 
 def effective_channel(h: np.ndarray) -> np.ndarray:

@@ -153,12 +153,7 @@ class ChannelInversionLink:
             s_sum = add_weighted_rows(np.zeros(d), s[adm], w[adm], lengths)
             return self.run_round_from_sum(s_sum, h=h, admitted=adm, rho=rho, transmit_power=power, round_index=t,
                                            h_hat=h_hat)
-        if cfg.rx_antennas == 1:
-            h = self.channel.draw(t, clients=clients)[:, 0]  # composite √β_eff·h̃ with a cell
-        else:  # aᴴh_k, the combiner's effective channel (model §5.2)
-            h = effective_channel(self.channel.draw_antennas(t, clients=clients))
-        adm = admitted_mask(h, g_th=cfg.g_th)
-        rho = inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
+        h, adm, rho = self.admission(t, clients=clients)
         power = np.zeros(self.K)
         if not adm.any():
             return ChannelInversionRound(np.zeros(d), adm, rho, h, power)
@@ -182,13 +177,18 @@ class ChannelInversionLink:
     def admission(self, round_index: int, *, clients=None) -> tuple[np.ndarray, np.ndarray, float]:
         """(h [K], admitted [K] bool, ρ) of round ``round_index``: the channel alone decides them, so the
         streaming path draws them before any update arrives (the same draws as :meth:`run_round`)."""
-        cfg, t = self.config, int(round_index)
-        if cfg.rx_antennas == 1:
-            h = self.channel.draw(t, clients=clients)[:, 0]
-        else:  # aᴴh_k, the combiner's effective channel (model §5.2), as in run_round
+        t = int(round_index)
+        if self.config.rx_antennas == 1:
+            h = self.channel.draw(t, clients=clients)[:, 0]  # composite √β_eff·h̃ with a cell
+        else:  # aᴴh_k, the combiner's effective channel (model §5.2)
             h = effective_channel(self.channel.draw_antennas(t, clients=clients))
-        adm = admitted_mask(h, g_th=cfg.g_th)
-        return h, adm, inversion_factor(h, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
+        return (h, *self._admit(h))
+
+    def _admit(self, h_hat: np.ndarray) -> tuple[np.ndarray, float]:
+        """(admitted [K], ρ) on the channels the clients invert: |ĥ_k|² ≥ g_th and the ρ rule over them."""
+        cfg = self.config
+        adm = admitted_mask(h_hat, g_th=cfg.g_th)
+        return adm, inversion_factor(h_hat, adm, g_th=cfg.g_th, rule=cfg.rho_rule)
 
     def admission_estimated(self, round_index: int, *, clients=None):
         """(h, admitted, ρ, ĥ) with the clients' estimates ĥ = h + e (:mod:`phy.csi_error`, model §5.1):
@@ -200,8 +200,7 @@ class ChannelInversionLink:
         if cfg.rx_antennas != 1:  # the combiner of the estimates; h, ĥ the effective channels aᴴh_k, aᴴĥ_k
             H, H_hat, a = self.antenna_estimates(t, clients=clients)
             h, h_hat = H @ a.conj(), H_hat @ a.conj()
-            adm = admitted_mask(h_hat, g_th=cfg.g_th)
-            return h, adm, inversion_factor(h_hat, adm, g_th=cfg.g_th, rule=cfg.rho_rule), h_hat
+            return (h, *self._admit(h_hat), h_hat)
         h = self.channel.draw(t, clients=clients)[:, 0]
         return (h, *self._admit_estimate(h, t, clients))
 
@@ -217,11 +216,9 @@ class ChannelInversionLink:
 
     def _admit_estimate(self, h0: np.ndarray, t: int, clients):
         """(admitted, ρ, ĥ_0) from block 0's channel h0 [K]: ĥ_0 = h0 + e, admission and ρ on ĥ_0."""
-        cfg = self.config
-        h_hat = estimate_channel(h0, self.channel.gain(t, clients=clients), csi_error=cfg.csi_error,
+        h_hat = estimate_channel(h0, self.channel.gain(t, clients=clients), csi_error=self.config.csi_error,
                                  seed=self.seed, round_index=t)
-        adm = admitted_mask(h_hat, g_th=cfg.g_th)
-        return adm, inversion_factor(h_hat, adm, g_th=cfg.g_th, rule=cfg.rho_rule), h_hat
+        return (*self._admit(h_hat), h_hat)
 
     def weights(self, round_index: int, *, n_blocks: int, clients=None):
         """(h_0, admitted, ρ, ĥ_0, w [K, B]) of a round whose update spans ``n_blocks`` coherence blocks: the CSIT

@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .csi_law import CsiRounds, batch_rounds, estimated_gains, strengths
+from .csi_law import CsiRounds, batch_rounds, check_antennas, estimated_gains, strengths
 from .randomness import stream
 
 __all__ = ["CellPool", "cell_pool", "client_strengths", "distinct_clients"]
@@ -65,8 +65,7 @@ def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed:
     fading's Rician factor (0: Rayleigh); ``n_rx`` N_r receive antennas (Rayleigh only; module docstring)."""
     gains = np.asarray(gains, dtype=np.float64).ravel()
     M, K, draws, n_rx = gains.size, int(K), int(draws), int(n_rx)
-    if n_rx < 1 or (n_rx > 1 and rician_k != 0.0):
-        raise ValueError(f"n_rx must be ≥ 1, and Rician fading (rician_k = {rician_k!r}) needs n_rx = 1 (got {n_rx!r})")
+    check_antennas(n_rx, rician_k)
     if not 1 <= K <= M or draws < 1 or not np.all(np.isfinite(gains)) or not np.all(gains > 0.0):
         raise ValueError(f"gains must be finite and > 0, 1 ≤ K ≤ M and draws ≥ 1 (got M = {M}, K = {K!r}, "
                          f"draws = {draws!r})")

@@ -28,9 +28,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .antennas import centroid_combiners
 from .randomness import stream
 
-__all__ = ["BATCH", "CsiRounds", "batch_rounds", "csi_rounds", "estimated_gains", "rician", "strengths",
+__all__ = ["BATCH", "CsiRounds", "batch_rounds", "check_antennas", "csi_rounds", "estimated_gains", "rician", "strengths",
            "strength_bound"]
 
 #: rounds per vectorised batch (one stream each), fewer when K is large: ≤ 2²⁰ client slots per batch (about 100 MB)
@@ -62,8 +63,7 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
     ``n_rx`` N_r > 1 receive antennas (Rayleigh only): every slot's channel and error are N_r-vectors, ĥ_j and h_j the
     effective channels aᴴĥ_j, aᴴh_j of the centroid combiner a of the round's K estimates (:func:`estimated_gains`)."""
     K, draws, n_rx = int(K), int(draws), int(n_rx)
-    if n_rx < 1 or (n_rx > 1 and rician_k != 0.0):
-        raise ValueError(f"n_rx must be ≥ 1, and Rician fading (rician_k = {rician_k!r}) needs n_rx = 1 (got {n_rx!r})")
+    check_antennas(n_rx, rician_k)
     if K < 1 or draws < 1 or not g_th > 0.0 or not csi_error >= 0.0 or not math.isfinite(csi_error):
         raise ValueError(f"K and draws must be ≥ 1, g_th > 0 and csi_error finite ≥ 0 (got {K!r}, {draws!r}, "
                          f"{g_th!r}, {csi_error!r})")
@@ -92,6 +92,12 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
     return out
 
 
+def check_antennas(n_rx: int, rician_k: float) -> None:
+    """N_r ≥ 1 receive antennas, and Rician fading at one antenna only (as model §5.2 refuses it with several)."""
+    if n_rx < 1 or (n_rx > 1 and rician_k != 0.0):
+        raise ValueError(f"n_rx must be ≥ 1, and Rician fading (rician_k = {rician_k!r}) needs n_rx = 1 (got {n_rx!r})")
+
+
 def estimated_gains(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[np.ndarray, np.ndarray]:
     """(c, |ĥ|²) of standard normals z [4, …]: h = (z₀ + i·z₁)/√2 (Rician of factor κ: :func:`rician`),
     ĥ = h + √(σ_e²/2)·(z₂ + i·z₃), c = Re(h/ĥ) (before admission).
@@ -102,9 +108,7 @@ def estimated_gains(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[n
     h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
     h_hat = h + math.sqrt(csi_error / 2.0) * (z[2] + 1j * z[3])
     if z.ndim == 4:
-        norms = np.linalg.norm(h_hat, axis=2, keepdims=True)
-        u = h_hat / np.where(norms > 0, norms, 1.0)
-        a = np.linalg.eigh(np.einsum("nkr,nks->nrs", u, u.conj()))[1][:, :, -1]  # principal eigenvector per round
+        a = centroid_combiners(h_hat)
         h, h_hat = np.einsum("nkr,nr->nk", h, a.conj()), np.einsum("nkr,nr->nk", h_hat, a.conj())
     return np.real(h / h_hat), np.abs(h_hat) ** 2
 

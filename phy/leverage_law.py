@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from phy.antennas import centroid_combiners
 from phy.randomness import stream
 
 __all__ = ["BATCH", "exposure_draws"]
@@ -26,10 +27,7 @@ def _batch_exposure(h: np.ndarray, g_th: float, h_hat: np.ndarray | None = None)
     """x [B] for channels h [B, K, N_r]: K′·ℓ of row 0 with the centroid combiner of all K rows, 0 unless admitted;
     ``h_hat`` the estimates (imperfect CSI): the combiner theirs, admission on and inversion of aᴴĥ_k."""
     est = h if h_hat is None else h_hat
-    norms = np.linalg.norm(est, axis=2, keepdims=True)
-    u = est / np.where(norms > 0, norms, 1.0)
-    _, vecs = np.linalg.eigh(np.einsum("bkr,bks->brs", u, u.conj()))  # Σ_k u_k u_kᴴ, ascending eigenvalues
-    a = vecs[:, :, -1]  # the principal eigenvector (its phase rotates every g_k alike: ℓ does not depend on it)
+    a = centroid_combiners(est)  # its phase rotates every g_k alike: ℓ does not depend on it
     heff = np.einsum("bkr,br->bk", est, a.conj())
     adm = np.abs(heff) ** 2 >= g_th
     g = np.where(adm[:, :, None], h / np.where(adm, heff, 1.0)[:, :, None], 0.0)

@@ -31,7 +31,7 @@ def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
     """(exposure [M], admitted [rounds]): Σ_t K′_t·ℓ_{k,t} = z²·μ_k² of every client over rounds 0 … rounds − 1, and
     each round's K′_t, from the run's own sampling and link draws (N_r > 1)."""
     from fl.sampling import round_clients
-    from phy.antennas import centroid_combiner, client_leverage
+    from phy.antennas import client_leverage
     from phy.channel_inversion import ChannelInversionLink
 
     phy, t_cfg = config.phy, config.training
@@ -46,14 +46,13 @@ def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
         if n not in links:  # a Poisson cohort's own link, as the run builds it
             links[n] = ChannelInversionLink(phy, K=n, seed=seed)
         link = links[n]
-        _, adm, _, h_hat = link.admission_estimated(t, clients=clients)  # the aggregator's admission of round t
+        # the aggregator's admission of round t, and the effective channels aᴴĥ_k the clients inverted (aᴴh_k with
+        # perfect CSI), a the combiner of every scheduled client's channels or estimates
+        _, adm, _, inverted = link.admission_estimated(t, clients=clients)
         admitted[t] = int(adm.sum())
-        if adm.any() and phy.csi_error != 0.0:  # the clients inverted aᴴĥ_k, a the combiner of the estimates
+        if adm.any():
             h = link.channel.draw_antennas(t, clients=clients)
-            exposure[clients[adm]] += adm.sum() * client_leverage(h[adm], inverted=h_hat[adm])
-        elif adm.any():
-            h = link.channel.draw_antennas(t, clients=clients)  # the combiner is every scheduled client's
-            exposure[clients[adm]] += adm.sum() * client_leverage(h[adm], combiner=centroid_combiner(h))
+            exposure[clients[adm]] += adm.sum() * client_leverage(h[adm], inverted=inverted[adm])
     return exposure, admitted
 
 
