@@ -62,10 +62,11 @@ def test_both_variants_load_and_every_point_validates(quick):
     ("matched_population_eps1_4.toml", {"central-gaussian", "analog-gaussian", "floras-none-capped", "ddgauss"}),
     ("matched_population_seed1.toml", {"central-gaussian", "analog-gaussian", "floras-none-capped", "ddgauss"}),
     ("matched_population_seed2.toml", {"central-gaussian", "analog-gaussian", "floras-none-capped", "ddgauss"}),
-    ("matched_population_ideal_seeds12.toml", {"ideal"})])
+    ("matched_population_ideal_seeds12.toml", {"ideal"}),
+    ("matched_population_sqsgd.toml", {"sqsgd"})])
 def test_each_slice_is_a_subset_of_the_whole_sweep(name, labels):
-    """scenarios/matched_population_eps8.toml, _eps2.toml, _eps1_4.toml, _seed1.toml, _seed2.toml and _ideal_seeds12.toml
-    (the slices): every point and seed is one of the
+    """scenarios/matched_population_eps8.toml, _eps2.toml, _eps1_4.toml, _seed1.toml, _seed2.toml, _ideal_seeds12.toml
+    and _sqsgd.toml (the slices): every point and seed is one of the
     whole sweep's, with the same base and the same overrides, so one invocation with both files copies its runs
     (scenarios/experiments/identical.py) instead of repeating them. A differing key (an η, a chunk size) fails."""
     whole = load_sweep(SWEEP)
