@@ -169,17 +169,14 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
 def check_inversion_csit(cfg: "PhyConfig", spec=None) -> None:
     """``inversion_csit`` (model §5.1): "stale" (block 0's CSIT over the update), "per-block" (re-acquired per
     coherence block) or "per-subcarrier" (each TDL subcarrier's first time block, kept over its B_t time blocks);
-    the last two with ``csi_error`` for channel inversion only (an error per measurement, :mod:`phy.csit_blocks`)."""
+    the last two with ``csi_error`` for channel inversion and analog Gaussian (an error per measurement,
+    :mod:`phy.csit_blocks`)."""
     from .csit_blocks import CSIT_MODES
 
     check_choice("inversion_csit", cfg.inversion_csit, CSIT_MODES)
     if spec is not None and cfg.inversion_csit != "stale" and spec.name not in ("channel-inversion", "analog-gaussian"):
         raise ValueError(f"inversion_csit: {cfg.inversion_csit!r} applies to schemes 'channel-inversion' and "
                          f"'analog-gaussian' only (got scheme {spec.name!r}); remove phy.inversion_csit")
-    if cfg.inversion_csit != "stale" and cfg.csi_error != 0.0 and spec is not None and spec.name != "channel-inversion":
-        raise ValueError(f"inversion_csit: {cfg.inversion_csit} CSIT with csi_error = {cfg.csi_error!r} is modelled for "
-                         f"channel inversion only (scheme {spec.name!r}: its accountant with an estimate per block is not "
-                         "derived); use csi_error = 0 or inversion_csit = 'stale'")
     if cfg.inversion_csit == "per-subcarrier" and cfg.fading_correlation != "tdl":
         raise ValueError(f"inversion_csit: 'per-subcarrier' needs OFDM subcarriers, fading_correlation = 'tdl' (got "
                          f"{cfg.fading_correlation!r}); use 'per-block' or 'stale' for blocks in time")

@@ -28,12 +28,14 @@ Var[w_{k,j} | ĥ] = (1 − J₀(x·b)²)/(2|ĥ_{k,j}|²), x = 2π·doppler·n_c,
 is its own reference). Transmit power depends on ĥ only; the server averages block j over A_j as above. B_t = 1 is
 "per-block" bit for bit (every block is its own reference). One pilot per subcarrier instead of one per block.
 
-Imperfect CSI (``phy.csi_error`` = σ_e², channel inversion only; model §5.1): every measurement is an estimate,
+Imperfect CSI (``phy.csi_error`` = σ_e², channel inversion and analog Gaussian; model §5.1): every measurement is an estimate,
 ĥ_{k,m} = h_{k,m} + e_{k,m}, e ~ CN(0, σ_e²·β_eff,k) i.i.d. over clients and blocks (stream (seed, "csi-error", t) as
 a [2, K, B] array), and block j's CSIT is its column's estimate, ĥ_{k,c(j)} + e_{k,c(j)} (one per block with
 "per-block", one per subcarrier with "per-subcarrier"); admission and ρ_j on it, and the share of s_k is
-w_{k,j} = Re(h_{k,j}/ĥ_{k,j}), Re(h/(h + e)) in a block that measures itself. Analog Gaussian refuses it (its
-accountant with per-block estimates is not derived).
+w_{k,j} = Re(h_{k,j}/ĥ_{k,j}), Re(h/(h + e)) in a block that measures itself. Analog Gaussian's clients scale their
+artificial noise as their data, so block m carries Σ_{A_m} w_{k,m}·ν_k, ν_k ~ N(0, σ_a,m²/K′_m): variance
+σ_a,m²·Σ_{A_m} w_{k,m}²/K′_m (the one-block link of model §5.1 per block); its accountant takes the largest of the B
+blocks' strengths (:mod:`scenarios.config.analog_csi`).
 
 Noise: the keyed blocks of :mod:`phy.blocks` (purposes as the one-block link) drawn at unit std and scaled per
 entry, so results do not depend on ``chunk_size`` or on how the clients are chunked.
@@ -174,9 +176,12 @@ def aggregate_per_block(link, chunks, *, K: int, d: int, round_index: int, clien
     if artificial is not None:
         target, counted = artificial
         var_a = np.where(live, np.maximum(0.0, target**2 - counted / np.where(live, ba.rho, 1.0)), 0.0)
-        s_hat += _noise(link, "analog-gaussian-artificial-noise", t, ba.per_entry(np.sqrt(var_a)))
+        # the clients' shares ν_k ~ N(0, σ_a,m²/K′_m) reach the sum weighted as their data, Σ_{A_m} w_{k,m}·ν_k
+        # (module docstring; the factor is exactly 1 with perfect CSI, so that path is untouched)
+        received = var_a if w_rx is w else var_a * (w_rx * w_rx).sum(axis=0) / np.maximum(counts, 1)
+        s_hat += _noise(link, "analog-gaussian-artificial-noise", t, ba.per_entry(np.sqrt(received)))
         figures.update(artificial_noise_std=float(np.sqrt(var_a[live]).mean()) if live.any() else 0.0,
-                       noise_std_effective=float(np.sqrt(rx_std[live] ** 2 + var_a[live]).mean()) if live.any() else 0.0,
+                       noise_std_effective=float(np.sqrt(rx_std[live] ** 2 + received[live]).mean()) if live.any() else 0.0,
                        receiver_noise_exceeds_target=float(np.mean(rx_std[live] > target)) if live.any() else 0.0)
         power += np.nan_to_num((ba.rho * var_a / np.maximum(counts, 1))[None, :] / np.abs(ba.h_hat) ** 2 * w).max(axis=1)
     factor = np.where(live, K / np.maximum(counts, 1), 0.0)  # K/K′_m: FedAvg's /K is block m's mean over A_m

@@ -83,12 +83,16 @@ def band_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarra
     return envelope_band_law([exceedances(x, upper=upper)], [x.size], upper=upper, beta=beta)
 
 
-def envelope_band_law(counts, sizes, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
+def envelope_band_law(counts, sizes, *, upper: float, beta: float, blocks: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """(values, weights) of one law stochastically larger than each of n laws rounded up onto the panels, with
     probability ≥ 1 − ``beta`` over all their draws: law l has ``sizes[l]`` draws and exceedance counts ``counts[l]``
     (:func:`exceedances`); at each threshold the bound is the largest of the n Clopper–Pearson limits, each at level
     β/(n·(J + 1)) (a union bound over laws and thresholds), then as :func:`band_law` (which is the case n = 1). Its
-    exceedance function bounds every law's, so it dominates each (model §5.1, "In a cell")."""
+    exceedance function bounds every law's, so it dominates each (model §5.1, "In a cell").
+
+    ``blocks`` = B ≥ 1: the law of the largest of B values each distributed as one of the laws, in any dependence:
+    P(max_m μ_m > t) ≤ min(1, B·P(μ > t)) (a union bound over the B), applied to every limit before it is made
+    monotone (model §5.1, per-block estimates)."""
     from scipy.stats import beta as beta_law
 
     counts = np.atleast_2d(np.asarray(counts, dtype=np.int64))
@@ -99,9 +103,11 @@ def envelope_band_law(counts, sizes, *, upper: float, beta: float) -> tuple[np.n
         raise ValueError(f"counts must be [n, {edges.size}] exceedance counts of n ≥ 1 laws with ≥ 1 draw each")
     if not 0.0 < float(beta) < 1.0:
         raise ValueError(f"beta must be in (0, 1) (got {beta!r})")
+    if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or blocks < 1:
+        raise ValueError(f"blocks must be an integer ≥ 1 (got {blocks!r})")
     level = float(beta) / counts.size
     ucb = np.where(counts >= m, 1.0, beta_law.ppf(1.0 - level, counts + 1, np.maximum(m - counts, 1))).max(axis=0)
-    ucb = np.minimum.accumulate(np.minimum(ucb, 1.0))
+    ucb = np.minimum.accumulate(np.minimum(int(blocks) * ucb, 1.0))
     mass = ucb - np.concatenate([ucb[1:], [0.0]])  # on edges[i]; 1 − U_0 on μ = 0
     values = np.concatenate([[0.0], edges])
     weights = np.concatenate([[1.0 - ucb[0]], mass])

@@ -608,6 +608,26 @@ def test_the_stale_pilot_sweep_is_the_aging_sweeps_one_pilot_floras_with_stale_b
             assert stale.run_overrides(p, 0) == {**one, **blocks, "phy.floras.pilots": "stale"}, p.label
 
 
+def test_the_per_block_estimate_sweep_is_the_aging_sweeps_per_block_cases_with_an_estimation_error():
+    """scenarios/cell_aging_csi.toml: every point is scenarios/cell_aging.toml's per-block case of the same scheme at
+    3 km/h (channel inversion at ε = ∞, analog Gaussian at ε = 8) with phy.csi_error = σ_e² ∈ {0, 0.01, 0.1} added and
+    nothing else changed, so its σ_e² = 0 rows repeat that sweep's; same base and seeds."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    aging = load_sweep(ROOT / "scenarios" / "cell_aging.toml")
+    csi = load_sweep(ROOT / "scenarios" / "cell_aging_csi.toml")
+    assert csi.base == aging.base and csi.seeds == aging.seeds
+    ref = {p.label: aging.run_overrides(p, 0) for p in aging.points}
+    seen = set()
+    for p in csi.points:
+        case, err = p.label, p.overrides["phy.csi_error"]
+        want = {**ref[case], "phy.csi_error": float(err)}
+        assert csi.run_overrides(p, 0) == want, p.label
+        seen.add((case, float(err)))
+    assert seen == {(c, e) for c in ("channel-inversion-perblock-3kmh", "analog-gaussian-perblock-3kmh")
+                    for e in (0.0, 0.01, 0.1)}
+
+
 def test_the_phase_csit_stale_pilot_sweep_is_the_stale_sweep_with_phase_csit():
     """scenarios/cell_aging_stale_phase.toml: every stale case is scenarios/cell_aging_stale.toml's at the same speed,
     and its pilot-per-block case scenarios/cell_aging.toml's at 3 km/h, with phy.floras.csit = "phase" and the capped

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 
-__all__ = ["CSI_BETA", "CSI_DRAWS", "csi_accountant", "csi_law"]
+__all__ = ["CSI_BETA", "CSI_DRAWS", "csi_accountant", "csi_law", "estimated_blocks"]
 
 #: Monte Carlo rounds of the strength law, and the confidence 1 − β of its Clopper–Pearson band
 CSI_DRAWS, CSI_BETA = 1_000_000, 1e-6
@@ -145,8 +145,22 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
             counts.append(exceedances(np.minimum(mu, upper), upper=upper))
     if not math.isfinite(upper):
         return max(means), min(sizes), len(sizes), upper, None
-    values, weights = envelope_band_law(counts, sizes, upper=upper, beta=beta)
+    values, weights = envelope_band_law(counts, sizes, upper=upper, beta=beta, blocks=estimated_blocks(phy, d))
     return max(means), min(sizes), len(sizes), upper, GaussianMixtureRound.panelled(values, weights)
+
+
+def estimated_blocks(phy, d: int) -> int:
+    """B: the coherence blocks a round estimates afresh with per-block CSIT (:func:`phy.csit_blocks.per_block_csit`),
+    1 with one block per update. Each block is the one-block link with the same law of (c_{k,m}, V_m) (every block's
+    channel is CN(0, β), its error i.i.d.); a replaced client moves Σ_m ‖Δ_m‖² ≤ S², so its round has strength
+    √(Σ_m ‖Δ_m‖²·c_{k,m}²/V_m) ≤ max_m μ_m, and the law of the largest of B is bounded by the union bound
+    (:func:`privacy.gaussian_mixture.envelope_band_law`; model §5.1). The one-block law alone would not do: a
+    split update's mixture of Gaussians differs from the one-block one where the hockey-stick divergence is concave in
+    μ² (tests/test_analog_csi_blocks.py)."""
+    from phy.csit_aging import analog_block_lengths
+    from phy.csit_blocks import per_block_csit
+
+    return int(analog_block_lengths(int(d), phy.coherence_symbols).size) if per_block_csit(phy, int(d)) else 1
 
 
 def csi_accountant(config, *, d: int, common: dict, threat: str):
@@ -199,7 +213,13 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
     gain = ("|Re(h_k/ĥ_k)|" if phy.rx_antennas == 1 else
             f"|Re(aᴴh_k/aᴴĥ_k)| (a the combiner of the {int(phy.rx_antennas)} antennas' estimates; the receiver noise "
             "not counted, model §5.2)")
-    law = (f"imperfect CSI, σ_e² = {float(phy.csi_error):g} (model §5.1): μ = {gain}·S/√V per round, {source}, "
+    blocks = estimated_blocks(phy, d)
+    if blocks > 1:
+        gain = (f"max over the round's {blocks} coherence blocks (each estimated afresh, per-block CSIT) of "
+                f"{gain}·S/√V_m, its law bounded by B = {blocks} times the one-block exceedance (a union bound)")
+    else:
+        gain += "·S/√V"
+    law = (f"imperfect CSI, σ_e² = {float(phy.csi_error):g} (model §5.1): μ = {gain} per round, {source}, "
            f"rounded up onto {len(event.strengths)} panels and made stochastically larger by one-sided Clopper–Pearson "
            f"bounds on every panel's exceedance (confidence 1 − {level}; mass {event.weights[-1]:.3g} at the bound "
            f"μ_max = √K·S/σ_a,min = {upper:.6g}); {seen}")
