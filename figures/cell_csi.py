@@ -1,7 +1,8 @@
 """Imperfect CSI against learning (``scenarios/cell_csi.toml``, and in a UMi cell ``scenarios/cell_csi_umi.toml`` and,
-with N_r = 2 and 4 receive antennas, ``scenarios/cell_csi_antennas.toml``; model §5.1), from stored results only. The
-stem is the sweep's name + ``_accuracy`` (``cell_csi_accuracy``, ``cell_csi_umi_accuracy``,
-``cell_csi_antennas_accuracy``); one line per scheme and number of receive antennas.
+with N_r = 2 and 4 receive antennas, ``scenarios/cell_csi_antennas.toml``; with an estimate per coherence block at
+3 km/h, ``scenarios/cell_aging_csi.toml``; model §5.1), from stored results only. The stem is the sweep's name +
+``_accuracy`` (``cell_csi_accuracy``, ``cell_csi_umi_accuracy``, ``cell_csi_antennas_accuracy``,
+``cell_aging_csi_accuracy``); one line per scheme and number of receive antennas.
 
 Channel inversion (ε = ∞) and analog Gaussian (its ε, calibrated on the revealed-strength law of model §5.1) with
 each client inverting its estimate ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k): final test accuracy against the
@@ -45,6 +46,15 @@ def _cell(phy: dict) -> str:
             "fixed drop per seed")
 
 
+def _blocks(phy: dict) -> str:
+    """"one coherence block", or the blocks and their per-block CSIT (cell_aging_csi.toml)."""
+    n_c = phy.get("coherence_symbols")
+    if n_c is None:
+        return "one coherence block"
+    return (f"coherence blocks of {n_c} symbols ({phy.get('fading_correlation')}, f_D·T_s = {phy.get('doppler'):g}), the "
+            f"CSIT and its estimate re-acquired per block ({phy.get('inversion_csit')})")
+
+
 def one_pilot_error(L: int, snr_db: float) -> float:
     """σ_e² = 1/(n_p·L·SNR) with n_p = 1: a least-squares estimate from one pilot symbol of L chips (model §5.1)."""
     return 1.0 / (L * 10 ** (snr_db / 10))
@@ -86,9 +96,10 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     fig.tight_layout()
     cfg = res.config().get("config", {}).get("phy", {})
     caption = (f"Imperfect CSI (model §5.1): each client inverts ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k), admission "
-               f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, {_cell(cfg)}, one coherence block; σ_e² = 0 is perfect CSI. "
+               f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, {_cell(cfg)}, {_blocks(cfg)}; σ_e² = 0 is perfect CSI. "
                "Analog Gaussian's clients' noise reaches the sum scaled by Re(h/ĥ) like their updates; its ε is calibrated on the "
-               "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws). "
+               "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws"
+               f"{'' if cfg.get('coherence_symbols') is None else '; with an estimate per block the largest block strength, its law bounded by the union bound over the blocks'}). "
                f"{_antenna_caption(lines)}FLORAS is not in this sweep. Mean over "
                f"seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     stem = f"{Path(results_dir).name}_accuracy"  # STEM for SWEEP

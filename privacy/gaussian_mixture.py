@@ -83,16 +83,12 @@ def band_law(draws, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarra
     return envelope_band_law([exceedances(x, upper=upper)], [x.size], upper=upper, beta=beta)
 
 
-def envelope_band_law(counts, sizes, *, upper: float, beta: float, blocks: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def envelope_band_law(counts, sizes, *, upper: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """(values, weights) of one law stochastically larger than each of n laws rounded up onto the panels, with
     probability ≥ 1 − ``beta`` over all their draws: law l has ``sizes[l]`` draws and exceedance counts ``counts[l]``
     (:func:`exceedances`); at each threshold the bound is the largest of the n Clopper–Pearson limits, each at level
     β/(n·(J + 1)) (a union bound over laws and thresholds), then as :func:`band_law` (which is the case n = 1). Its
-    exceedance function bounds every law's, so it dominates each (model §5.1, "In a cell").
-
-    ``blocks`` = B ≥ 1: the law of the largest of B values each distributed as one of the laws, in any dependence:
-    P(max_m μ_m > t) ≤ min(1, B·P(μ > t)) (a union bound over the B), applied to every limit before it is made
-    monotone (model §5.1, per-block estimates)."""
+    exceedance function bounds every law's, so it dominates each (model §5.1, "In a cell")."""
     from scipy.stats import beta as beta_law
 
     counts = np.atleast_2d(np.asarray(counts, dtype=np.int64))
@@ -103,11 +99,9 @@ def envelope_band_law(counts, sizes, *, upper: float, beta: float, blocks: int =
         raise ValueError(f"counts must be [n, {edges.size}] exceedance counts of n ≥ 1 laws with ≥ 1 draw each")
     if not 0.0 < float(beta) < 1.0:
         raise ValueError(f"beta must be in (0, 1) (got {beta!r})")
-    if isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer)) or blocks < 1:
-        raise ValueError(f"blocks must be an integer ≥ 1 (got {blocks!r})")
     level = float(beta) / counts.size
     ucb = np.where(counts >= m, 1.0, beta_law.ppf(1.0 - level, counts + 1, np.maximum(m - counts, 1))).max(axis=0)
-    ucb = np.minimum.accumulate(np.minimum(int(blocks) * ucb, 1.0))
+    ucb = np.minimum.accumulate(np.minimum(ucb, 1.0))
     mass = ucb - np.concatenate([ucb[1:], [0.0]])  # on edges[i]; 1 − U_0 on μ = 0
     values = np.concatenate([[0.0], edges])
     weights = np.concatenate([[1.0 - ucb[0]], mass])
@@ -157,10 +151,17 @@ class GaussianMixtureRound(PrivacyEvent):
     and the PLD Σ_i w_i·PLD(μ_i) (unsampled: the Gaussian pair; without replacement at rate q: the symmetric pair of
     :mod:`privacy.pld_wor` given μ, valid when the observer's μ does not tell whether the client was sampled, model
     §5.2 "A sampled T2 bound"). Poisson sampling has no construction here.
+
+    ``blocks`` = B > 1 (model §5.1, "Per-block estimates"): the update is spread over B blocks by the neighbouring
+    pair, each block's strength with this law (any dependence), so the round's strength² is Σ_m w_m·μ_m², Σ w_m ≤ 1.
+    The unsampled Rényi curve above still bounds it (e^{λμ²} is convex: Jensen); sampled without replacement, the
+    curve of :func:`privacy.split_mixture.split_sampled_rdp` (Theorem 27's branches, each convex in μ²); the PLD, whose
+    hockey-stick is not convex in μ², takes the largest block's strength, :meth:`largest` (a union bound).
     """
 
     strengths: tuple
     weights: tuple
+    blocks: int = 1
 
     def __post_init__(self):
         v, w = np.asarray(self.strengths, dtype=np.float64), np.asarray(self.weights, dtype=np.float64)
@@ -168,6 +169,21 @@ class GaussianMixtureRound(PrivacyEvent):
                 or np.any(np.diff(v) <= 0.0) or np.any(w < 0.0) or abs(float(w.sum()) - 1.0) > 1e-9:
             raise ValueError("strengths (finite, ≥ 0, strictly ascending) and weights (≥ 0, summing to 1) must be "
                              "non-empty sequences of one length")
+        if isinstance(self.blocks, bool) or not isinstance(self.blocks, (int, np.integer)) or self.blocks < 1:
+            raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
+
+    def largest(self) -> "GaussianMixtureRound":
+        """The law of max_m μ_m over the B blocks, whatever their dependence: P(max > t) ≤ min(1, B·P(μ > t)) at every
+        strength (a union bound; the event itself when B = 1)."""
+        if self.blocks == 1:
+            return self
+        w = np.asarray(self.weights)
+        above = np.concatenate([np.cumsum(w[::-1])[::-1][1:], [0.0]])  # P(μ > strengths[i])
+        exceed = np.minimum(1.0, self.blocks * above)
+        mass = np.concatenate([[1.0 - exceed[0]], exceed[:-1] - exceed[1:]])
+        keep = mass > 0.0
+        return GaussianMixtureRound(tuple(np.asarray(self.strengths)[keep].tolist()),
+                                    tuple((mass[keep] / mass[keep].sum()).tolist()))
 
     @classmethod
     def panelled(cls, values, weights) -> "GaussianMixtureRound":
@@ -224,6 +240,11 @@ class GaussianMixtureRound(PrivacyEvent):
         j = np.ceil(np.log(lifted) / math.log(RDP_RATIO) - 1e-12).astype(np.int64)
         grid, inv = np.unique(j, return_inverse=True)
         gw = np.bincount(inv, weights=w[pos], minlength=grid.size)
+        if self.blocks > 1:  # the update split over blocks: the branches' expectations (privacy.split_mixture)
+            from privacy.split_mixture import split_sampled_rdp
+
+            return split_sampled_rdp(np.concatenate([[0.0], RDP_RATIO ** grid.astype(np.float64)]),
+                                     np.concatenate([[zero], gw]), a, rate=float(rate))
         curves = np.stack([_wor_curve(int(k), float(rate), tuple(a.tolist())) for k in grid])  # [panels, orders]
         out = np.empty_like(a)
         for i, alpha in enumerate(a):
@@ -242,7 +263,7 @@ class GaussianMixtureRound(PrivacyEvent):
 
         if rate != 1.0:
             raise _unsupported(self, NO_PLD + " (Poisson sampling of a revealed Gaussian mixture is not derived)")
-        return _pld.PrivacyLossDistribution(self._pmf(float(discretization), None))
+        return _pld.PrivacyLossDistribution(self.largest()._pmf(float(discretization), None))
 
     def wor_pld(self, *, rate, discretization):
         """The PLD sampled without replacement at K/M = ``rate`` < 1 (replace-one; class docstring)."""
@@ -251,7 +272,7 @@ class GaussianMixtureRound(PrivacyEvent):
         return _pld.PrivacyLossDistribution(self.wor_pmf(rate=float(rate), discretization=float(discretization)))
 
     def wor_pmf(self, *, rate: float, discretization: float):
-        return self._pmf(float(discretization), float(rate))
+        return self.largest()._pmf(float(discretization), float(rate))
 
     def _pmf(self, h: float, rate: float | None):
         """Σ_i w_i·PMF(μ_i) on one grid: the Gaussian pair (``rate`` None) or :mod:`privacy.pld_wor`'s sampled pair."""

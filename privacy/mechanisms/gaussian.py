@@ -39,14 +39,16 @@ GAUSSIAN = register_mechanism(Mechanism(
 
 def mixture_round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
     """A Gaussian release whose strength μ = S/σ follows a revealed law (:class:`privacy.gaussian_mixture.GaussianMixtureRound`):
-    ``strengths`` and ``weights`` the law (already made an upper bound by the caller), ``law`` its description."""
+    ``strengths`` and ``weights`` the law (already made an upper bound by the caller), ``law`` its description,
+    ``blocks`` the coherence blocks the update is spread over (model §5.1, "Per-block estimates"; 1 by default)."""
     from privacy.gaussian_mixture import GaussianMixtureRound
 
     if relation != "replace":
         raise ValueError(f"relation must be 'replace' for mechanism gaussian-mixture (the strength law is derived for "
                          f"replace-one neighbours, K′ fixed by the channels; got {relation!r})")
     c = finite_number("clip_norm", p["clip_norm"], positive=True)
-    event = GaussianMixtureRound(tuple(float(x) for x in p["strengths"]), tuple(float(x) for x in p["weights"]))
+    event = GaussianMixtureRound(tuple(float(x) for x in p["strengths"]), tuple(float(x) for x in p["weights"]),
+                                 blocks=int(p.get("blocks", 1) or 1))
     mean = float(sum(w * m for w, m in zip(event.weights, event.strengths)))
     return MechanismRound(event, 2.0 * c, (
         f"sensitivity S = 2·clip_norm = {2.0 * c:.6g} (ℓ2 norm of one client's clipped contribution before the channel; "
@@ -59,6 +61,6 @@ def mixture_round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
 
 GAUSSIAN_MIXTURE = register_mechanism(Mechanism(
     name="gaussian-mixture", threat_model=THREAT_MODEL, round_event=mixture_round_event,
-    required=("clip_norm", "strengths", "weights"), optional=("law",),
+    required=("clip_norm", "strengths", "weights"), optional=("law", "blocks"),
     poisson_refusal="the revealed-strength mixture is derived for sampling without replacement (replace-one)",
 ))

@@ -145,18 +145,21 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
             counts.append(exceedances(np.minimum(mu, upper), upper=upper))
     if not math.isfinite(upper):
         return max(means), min(sizes), len(sizes), upper, None
-    values, weights = envelope_band_law(counts, sizes, upper=upper, beta=beta, blocks=estimated_blocks(phy, d))
-    return max(means), min(sizes), len(sizes), upper, GaussianMixtureRound.panelled(values, weights)
+    values, weights = envelope_band_law(counts, sizes, upper=upper, beta=beta)
+    event = GaussianMixtureRound.panelled(values, weights)
+    blocks = estimated_blocks(phy, d)
+    if blocks > 1:
+        event = GaussianMixtureRound(event.strengths, event.weights, blocks=blocks)
+    return max(means), min(sizes), len(sizes), upper, event
 
 
 def estimated_blocks(phy, d: int) -> int:
     """B: the coherence blocks a round estimates afresh with per-block CSIT (:func:`phy.csit_blocks.per_block_csit`),
     1 with one block per update. Each block is the one-block link with the same law of (c_{k,m}, V_m) (every block's
     channel is CN(0, β), its error i.i.d.); a replaced client moves Σ_m ‖Δ_m‖² ≤ S², so its round has strength
-    √(Σ_m ‖Δ_m‖²·c_{k,m}²/V_m) ≤ max_m μ_m, and the law of the largest of B is bounded by the union bound
-    (:func:`privacy.gaussian_mixture.envelope_band_law`; model §5.1). The one-block law alone would not do: a
-    split update's mixture of Gaussians differs from the one-block one where the hockey-stick divergence is concave in
-    μ² (tests/test_analog_csi_blocks.py)."""
+    √(Σ_m w_m·μ_{k,m}²), w_m = ‖Δ_m‖²/S² (Σ w_m ≤ 1): the event's ``blocks``
+    (:class:`privacy.gaussian_mixture.GaussianMixtureRound`: the Rényi bounds hold by convexity in μ², the PLD takes the
+    largest block, model §5.1, "Per-block estimates")."""
     from phy.csit_aging import analog_block_lengths
     from phy.csit_blocks import per_block_csit
 
@@ -215,8 +218,11 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
             "not counted, model §5.2)")
     blocks = estimated_blocks(phy, d)
     if blocks > 1:
-        gain = (f"max over the round's {blocks} coherence blocks (each estimated afresh, per-block CSIT) of "
-                f"{gain}·S/√V_m, its law bounded by B = {blocks} times the one-block exceedance (a union bound)")
+        gain = (f"√(Σ_m w_m·μ_m²) over the round's {blocks} coherence blocks (each estimated afresh, per-block CSIT; "
+                f"w_m the share of ‖Δ‖² in block m, any split), μ_m = {gain}·S/√V_m with this law in every block: "
+                "Rényi accountants bound it by convexity in μ² (sampled: the expectations of Theorem 27's branches, "
+                f"privacy.split_mixture), the PLD by the largest block's strength, its exceedance {blocks} times the "
+                "law's (a union bound)")
     else:
         gain += "·S/√V"
     law = (f"imperfect CSI, σ_e² = {float(phy.csi_error):g} (model §5.1): μ = {gain} per round, {source}, "
@@ -224,4 +230,4 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
            f"bounds on every panel's exceedance (confidence 1 − {level}; mass {event.weights[-1]:.3g} at the bound "
            f"μ_max = √K·S/σ_a,min = {upper:.6g}); {seen}")
     return RunAccountant("gaussian-mixture", **common, clip_norm=R, strengths=event.strengths, weights=event.weights,
-                         law=law, threat_model=threat + f"; with imperfect CSI {seen} (model §5.1)")
+                         blocks=event.blocks, law=law, threat_model=threat + f"; with imperfect CSI {seen} (model §5.1)")
