@@ -99,7 +99,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
                f"and ρ on |ĥ_k|²; SNR {cfg.get('snr_db')} dB, {_cell(cfg)}, {_blocks(cfg)}; σ_e² = 0 is perfect CSI. "
                "Analog Gaussian's clients' noise reaches the sum scaled by Re(h/ĥ) like their updates; its ε is calibrated on the "
                "revealed law of the round's strength (model §5.1; in a cell the envelope of the drop's per-client laws"
-               f"{'' if cfg.get('coherence_symbols') is None else '; with an estimate per block the largest block strength, its law bounded by the union bound over the blocks'}). "
+               f"{'' if cfg.get('coherence_symbols') is None else '; with an estimate per block a bound for any split of the update over the blocks: Rényi by convexity, the PLD on the largest block'}). "
                f"{_antenna_caption(lines)}FLORAS is not in this sweep. Mean over "
                f"seeds, bars min–max. {privacy_caption(res, record)} {SNR_DEFINITION}. {facts(res)}")
     stem = f"{Path(results_dir).name}_accuracy"  # STEM for SWEEP

@@ -34,8 +34,8 @@ a [2, K, B] array), and block j's CSIT is its column's estimate, ĥ_{k,c(j)} + e
 "per-block", one per subcarrier with "per-subcarrier"); admission and ρ_j on it, and the share of s_k is
 w_{k,j} = Re(h_{k,j}/ĥ_{k,j}), Re(h/(h + e)) in a block that measures itself. Analog Gaussian's clients scale their
 artificial noise as their data, so block m carries Σ_{A_m} w_{k,m}·ν_k, ν_k ~ N(0, σ_a,m²/K′_m): variance
-σ_a,m²·Σ_{A_m} w_{k,m}²/K′_m (the one-block link of model §5.1 per block); its accountant takes the largest of the B
-blocks' strengths (:mod:`scenarios.config.analog_csi`).
+σ_a,m²·Σ_{A_m} w_{k,m}²/K′_m (the one-block link of model §5.1 per block); its accountant bounds an update split over
+the B blocks (:mod:`scenarios.config.analog_csi`, :mod:`privacy.split_mixture`).
 
 Noise: the keyed blocks of :mod:`phy.blocks` (purposes as the one-block link) drawn at unit std and scaled per
 entry, so results do not depend on ``chunk_size`` or on how the clients are chunked.

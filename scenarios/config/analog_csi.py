@@ -11,7 +11,9 @@ would identify the sampled clients by their path loss, so they are not revealed:
 others drawn from the population) is simulated, and the observer is given a strength drawn from their envelope,
 which dominates every client's (:mod:`phy.csi_cell_law`; model §5.1, "In a cell"). A re-dropped cell draws every
 slot's gain afresh from the drop's law, so its channels are i.i.d. over clients and the cell-free argument holds with
-one law (log-distance only: the law needs 2·10⁷ path losses). Rician fading is drawn into the laws. μ's law has no
+one law (log-distance only: the law needs 2·10⁷ path losses). Rician fading is drawn into the laws. With an estimate
+per coherence block (``inversion_csit = "per-block"``, B blocks) every block has the one-block law and the event bounds
+any split of the update over the blocks (:func:`estimated_blocks`; model §5.1, "Per-block estimates"). μ's law has no
 closed form:
 :data:`CSI_DRAWS` Monte Carlo rounds (a fixed stream), rounded up onto panels and made stochastically larger by
 Clopper–Pearson bounds on each panel's exceedance (:func:`privacy.gaussian_mixture.band_law`, or its envelope over
