@@ -221,9 +221,6 @@ def test_no_certain_noise_is_epsilon_infinity_and_the_refusals_name_the_key(tmp_
                               partition=dataclasses.replace(config.partition, clients=analog_csi.CELL_CLIENTS + 1))
     with pytest.raises(ValueError, match=r"^partition.clients: .*per client"):  # tests/test_analog_csi_cell.py
         analog_csi.csi_accountant(big, d=100, common={}, threat="")
-    tdl = dataclasses.replace(config, phy=dataclasses.replace(config.phy, fading_correlation="tdl"))
-    with pytest.raises(ValueError, match=r"^phy.csi_error: .*flat Rayleigh or Rician"):
-        analog_csi.csi_accountant(tdl, d=100, common={}, threat="")
     poisson = dataclasses.replace(config, privacy=dataclasses.replace(config.privacy, relation="add-remove"),
                                   training=dataclasses.replace(config.training, sampling="poisson"))
     with pytest.raises(ValueError, match=r"^privacy: privacy.relation: .*replace-one"):

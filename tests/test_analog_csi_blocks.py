@@ -181,6 +181,45 @@ def test_the_per_block_strengths_have_the_law_and_their_largest_is_bounded(tmp_p
     assert law_ex(event, x99) < float(np.mean(top > x99)) - 4 * se(0.01)  # the one-block law does not bound the max
 
 
+@pytest.mark.parametrize("model", ["A", "D"])
+def test_tdl_subcarriers_each_have_the_one_block_law(tmp_path, model):
+    """Analog Gaussian over TR 38.901 TDL subcarriers with a per-subcarrier estimate (B_t = 1: every block measures
+    itself): client 0's strength on subcarrier t mod B in round t, μ = |Re(h/ĥ)|·S/√V (V from the block's admission,
+    as in the test above), against the one-block law's own draws (phy.csi_law with the configuration's κ: 0 for the
+    NLoS TDL-A, phy.los_k for TDL-D, whose specular phase the law does not read), two-sample Kolmogorov–Smirnov over 800
+    rounds. Caught: a subcarrier marginal other than CN(0, 1) or the Rician law, errors shared across subcarriers."""
+    from phy.analog_gaussian import AnalogGaussianAggregator
+    from phy.csi_law import csi_rounds, strengths
+    from phy.csit_blocks import block_admission
+    from test_analog_t2 import _scenario
+
+    z, d, n_c, K, g, err = 2.0, 160, 10, 10, 0.1, 0.1
+    extra = (f'csi_error = {err}\ncoherence_symbols = {n_c}\nfading_correlation = "tdl"\ntdl_model = "{model}"\n'
+             'delay_spread = 3e-7\ninversion_csit = "per-subcarrier"')
+    config = _scenario(tmp_path, n_rx=1, z=z, rounds=30, M=50, K=K, snr_db=20.0, g_th=g, phy_extra=extra,
+                       accountant="rdp")
+    config.privacy_accountant(d=d, D=30)  # accepted: no refusal for TDL with a per-block estimate
+    kappa = float(config.phy.los_k)
+    assert (kappa > 0) == (model == "D")
+    agg = AnalogGaussianAggregator(config.phy, K=K, d=d, seed=3)
+    C = math.sqrt(d)
+    S, sigma_t = 2 * C, z * 2 * C
+    rx = 10 ** (-20 / 10) / 8
+    var_a = sigma_t**2 - rx / g
+    B = d // n_c
+    link = []
+    for t in range(800):
+        ba = block_admission(agg.link, t, d=d)
+        m = t % B
+        w = ba.weights[:, m]
+        k_m = int(ba.admitted[:, m].sum())
+        V = var_a * float(w @ w) / max(k_m, 1) + rx / g
+        link.append(abs(w[0]) * S / math.sqrt(V))
+    law = strengths(csi_rounds(K=K, g_th=g, csi_error=err, rho_rule="threshold", draws=40_000, seed=1, rician_k=kappa),
+                    target_std=sigma_t, sensitivity=S, receiver_variance=rx)
+    assert stats.ks_2samp(np.asarray(link), law).pvalue > 1e-3
+
+
 def test_a_split_update_can_be_less_private_than_one_block_under_the_hockey_stick():
     """Why the bound is the largest block's strength, not the one-block law (model §5.1): with μ² ∈ {0, 2a} equally
     likely per block and the update split evenly over two i.i.d. blocks, μ² ∈ {0, a, 2a} w.p. ¼, ½, ¼; the revealed
