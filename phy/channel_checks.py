@@ -146,7 +146,7 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
     """``csi_error`` (model §5.1): a finite number ≥ 0; > 0 only for channel inversion, analog Gaussian (whose
     clients' shares and noise are both scaled by Re(h_k/ĥ_k): its accountant takes the revealed-strength law of
     :mod:`phy.csi_law`), with any number of receive antennas (the combiner of the estimates, model §5.2), and FLORAS
-    with phase CSIT (the pre-rotation by the estimate's phase; one coherence block, one receive antenna).
+    with phase CSIT (the pre-rotation by the estimate's phase; one receive antenna, a pilot and an estimate per block).
     """
     if isinstance(cfg.csi_error, bool) or not isinstance(cfg.csi_error, (int, float)) or not math.isfinite(cfg.csi_error) \
             or cfg.csi_error < 0:
@@ -158,9 +158,10 @@ def check_csi_error(cfg: "PhyConfig", spec) -> None:
         if cfg.of("floras").csit != "phase":
             raise ValueError("csi_error: FLORAS without CSIT (floras.csit = 'none') uses no channel estimate; set "
                              "floras.csit = 'phase' (pre-rotation by the estimate's phase) or csi_error = 0")
-        if cfg.coherence_symbols is not None:
-            raise ValueError("csi_error: FLORAS's phase CSIT from an estimate is modelled for one coherence block per "
-                             "update; remove phy.coherence_symbols or set csi_error = 0")
+        if cfg.coherence_symbols is not None and cfg.of("floras").pilots != "per-block":
+            raise ValueError("csi_error: FLORAS's phase CSIT from an estimate is modelled with a pilot (and an estimate) "
+                             "per coherence block; set floras.pilots = 'per-block', remove phy.coherence_symbols, or set "
+                             "csi_error = 0")
     elif spec.name not in ("channel-inversion", "analog-gaussian"):
         raise ValueError(f"csi_error: imperfect CSI is modelled for schemes 'channel-inversion', 'analog-gaussian' and "
                          f"'floras' (phase CSIT) only (got scheme {spec.name!r}); remove phy.csi_error or set it to 0")

@@ -12,7 +12,10 @@ the reference slot sent in fading block p, r_j^{s,p} = g_{k,p}·b·[j = π(k)] +
 With a pilot per block (p = m) every block is a one-block FLORAS round: the active term is exactly Σ_k s_k^i
 up to the pilot noise, and the inactive-sequence noise of block m has conditional variance (in (ŝ/b)²)
 V_m = (σ²/L)·Σ_{j∈I} (r_j^{s,m})^{−2}, i.e. Lévy(0, γ²) per block, independent across blocks. With the stale
-pilot (p = 0) the active term of client k carries the ratio g_{k,m}/g_{k,0} (channel aging). Paths: "fast"
+pilot (p = 0) the active term of client k carries the ratio g_{k,m}/g_{k,0} (channel aging). Phase CSIT from an
+estimate (``phy.csi_error``, per-block pilots only): block m's pre-rotation uses its own estimate
+ĥ_{k,m} = h_{k,m} + e_{k,m} (the [2, K, B] stream (seed, "csi-error", t), as channel inversion's per-block CSIT), so
+g_{k,m} = |h_{k,m}|·cos(∠h_{k,m} − ∠ĥ_{k,m}). Paths: "fast"
 draws the N despread noise rows per slot (keyed blocks ``(seed, "floras-despread-noise", t, block)``, as the
 one-block path) and can trace the inactive noise; "sufficient" draws ν^i ~ N(0, (σ²/L)·Σ_j c_{j,p(i)}²) as unit
 normals of ``(seed, "floras-sufficient-noise", t, block)`` scaled per entry. Pilots: p = 0 from
@@ -39,7 +42,14 @@ def run_blocks(link, s: np.ndarray, plan, *, round_index: int, clients, trace: b
     d = s.shape[1]
     active = link._clients.active_set(t, K=K)
     inactive = np.setdiff1d(np.arange(N), active)
-    G = effective_gain(link.channel.draw(t, clients=clients, n_blocks=plan.n_blocks), csit=link.params.csit)  # [K, B]
+    h = link.channel.draw(t, clients=clients, n_blocks=plan.n_blocks)  # [K, B]
+    estimate = None
+    if link.config.csi_error != 0.0:  # phase CSIT from an estimate per block: the stream (seed, "csi-error", t) [2, K, B]
+        from .csi_error import estimate_channel
+
+        estimate = estimate_channel(h, link.channel.gain(t, clients=clients), csi_error=float(link.config.csi_error),
+                                    seed=link.seed, round_index=t)
+    G = effective_gain(h, csit=link.params.csit, estimate=estimate)  # [K, B]
     P = plan.n_pilots
     R = np.empty((P, N))
     R[0] = std * stream(link.seed, "floras-reference-noise", t).standard_normal(N)

@@ -109,7 +109,8 @@ class LinkModel:
     round, the T rounds whose drops ``gain_scales`` holds (T·M gains, round after round; model §7.2 "Link level"),
     None for a fixed drop. undefined: why no ε_link is stated (then :func:`floras_link_epsilon` returns None with
     that reason), or None. csi_error: σ_e² of the estimate whose phase the clients pre-rotate by (phase CSIT, Rayleigh,
-    one antenna and block; model §5.1 "Imperfect CSI"; 0: the true phase).
+    one antenna, one block or a pilot and an estimate per block, each block's gain of the one-block law; model §5.1
+    "Imperfect CSI"; 0: the true phase).
     """
 
     snr_db: float
@@ -147,11 +148,10 @@ class LinkModel:
         if isinstance(e, bool) or not isinstance(e, (int, float)) or not (math.isfinite(e) and e >= 0):
             raise ValueError(f"csi_error must be a finite number ≥ 0 (σ_e², relative; got {e!r})")
         object.__setattr__(self, "csi_error", float(e))
-        if e and (self.csit != "phase" or self.rician_k or self.antennas > 1 or self.stale is not None
-                  or self.blocks > 1):
-            raise ValueError(f"csi_error = {e:g} is derived for phase CSIT over Rayleigh gains, one antenna and one "
-                             f"pilot block (got csit = {self.csit!r}, rician_k = {self.rician_k:g}, antennas = "
-                             f"{self.antennas}, blocks = {self.blocks}, stale = {self.stale is not None})")
+        if e and (self.csit != "phase" or self.rician_k or self.antennas > 1 or self.stale is not None):
+            raise ValueError(f"csi_error = {e:g} is derived for phase CSIT over Rayleigh gains, one antenna and a pilot "
+                             f"per block (got csit = {self.csit!r}, rician_k = {self.rician_k:g}, antennas = "
+                             f"{self.antennas}, stale = {self.stale is not None})")
         object.__setattr__(self, "_los", None)
         if self.stale is not None:
             r = np.asarray(self.stale, dtype=float)

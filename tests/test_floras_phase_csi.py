@@ -150,3 +150,51 @@ def test_a_link_model_refuses_what_is_not_derived():
             LinkModel(20.0, csi_error=0.1, **kw)
     with pytest.raises(ValueError, match=r"csi_error must be a finite number ≥ 0"):
         LinkModel(20.0, csit="phase", csi_error=-1.0)
+
+
+# ---------------------------------------------------------------- a pilot and an estimate per coherence block
+def test_per_block_pilots_pre_rotate_every_block_by_its_own_estimate():
+    """With floras.pilots = "per-block" and B blocks, block m's gain is |h_{k,m}|·cos(∠h_{k,m} − ∠ĥ_{k,m}),
+    ĥ = h + √(σ_e²/2)·(z₀ + j·z₁) from the [2, K, B] normals of (seed, "csi-error", t) (the channel inversion
+    stream): recomputed here from the link's channel draw. Caught: one estimate for the whole update, the true
+    phase kept in blocks m ≥ 1, the error drawn per block from another stream."""
+    from phy.link_channel import LinkChannel
+    from phy.randomness import stream
+
+    err, K, d, n_c, t = 0.2, 6, 60, 10, 4
+    cfg = PhyConfig.make(scheme="floras", L=32, snr_db=30.0, normalization="clip", clip_norm=1.0, csi_error=err,
+                         coherence_symbols=n_c, floras={"N": 8, "csit": "phase", "pilots": "per-block"})
+    cfg.validate(K=K, d=d)
+    link = FlorasLink(cfg, K=K, seed=5, key=KEY)
+    B = d // (n_c - 1) + (d % (n_c - 1) > 0)  # a pilot slot per block: ⌈d/(n_c − 1)⌉ blocks (model §5.1)
+    rnd = link.run_round(np.zeros((K, d)), round_index=t)
+    assert rnd.gain_blocks.shape == (K, B)
+    h = LinkChannel(cfg, K=K, seed=5).draw(t, n_blocks=B)
+    z = stream(5, "csi-error", t).standard_normal((2, K, B))
+    h_hat = h + math.sqrt(err / 2) * (z[0] + 1j * z[1])
+    want = np.abs(h) * np.cos(np.angle(h) - np.angle(h_hat))
+    np.testing.assert_allclose(rnd.gain_blocks, want, rtol=1e-12, atol=1e-14)
+    assert np.any(want < 0) or np.all(np.abs(want - np.abs(h)) > 0)  # not the exact phase's |h|
+
+
+def test_per_block_pilots_take_the_estimated_gain_law_and_a_stale_pilot_is_refused():
+    """The link model accepts σ_e² with B blocks (a pilot per block): ε_link over the estimate's gain law, at least the
+    one-block value (the union over T·K·B factors) and above exact phase CSIT's at the same B. A stale pilot with an
+    estimated phase is refused in the model and in the configuration, with the key to change."""
+    from privacy.link import LinkModel
+    from privacy.link_epsilon import floras_link_epsilon
+    from test_floras_cell_privacy import _accountant  # noqa: E402
+
+    with pytest.raises(ValueError, match=r"csi_error = 0.1 is derived for phase CSIT over Rayleigh gains, one antenna "
+                                         r"and a pilot per block \(.*stale = True\)"):
+        LinkModel(20.0, csit="phase", csi_error=0.1, blocks=3, stale=(1.0, 0.9, 0.8))
+    LinkModel(20.0, csit="phase", csi_error=0.1, blocks=3)
+    phy = {"floras": {"N": 8, "csit": "phase", "pilots": "per-block"}, "snr_db": 60.0, "coherence_symbols": 11}
+    one = floras_link_epsilon(_accountant({"floras": {"N": 8, "csit": "phase"}, "csi_error": 0.01, "snr_db": 60.0}),
+                              rounds=3)[0]
+    exact = floras_link_epsilon(_accountant(phy), rounds=3)[0]
+    est = floras_link_epsilon(_accountant({**phy, "csi_error": 0.01}), rounds=3)[0]
+    assert one <= est < math.inf and exact < est
+    stale = {**phy, "floras": {**phy["floras"], "pilots": "stale"}, "csi_error": 0.01}
+    with pytest.raises(ValueError, match=r"csi_error: FLORAS's phase CSIT from an estimate is modelled with a pilot"):
+        PhyConfig.make(scheme="floras", **stale).validate(K=4, d=40)
