@@ -55,7 +55,12 @@ def mixture_round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
         "replace)",
         f"noise: Gaussian whose strength μ = (the client's share of S)/(noise std) varies with the round's channels, "
         f"independent of the data and revealed to the observer; law over {len(event.strengths)} panels, mean "
-        f"{mean:.6g}, largest {event.upper:.6g}" + (f"; {p['law']}" if p.get("law") else ""),
+        f"{mean:.6g}, largest {event.upper:.6g}"
+        + ("" if event.blocks == 1 else
+           f"; the update split over {event.blocks} blocks, each block's strength with this law (any dependence): "
+           "Rényi bounds by convexity in μ² (sampled: privacy.split_mixture), the PLD on the largest block (its "
+           f"exceedance {event.blocks} times the law's)")
+        + (f"; {p['law']}" if p.get("law") else ""),
     ))
 
 
