@@ -141,8 +141,8 @@ def test_bad_values_name_the_key_and_range(bad):
 
 @pytest.mark.parametrize("kw, what", [
     (dict(scheme="floras", normalization="paper", clip_norm=None), "FLORAS without CSIT .* uses no channel estimate"),
-    (dict(scheme="floras", normalization="paper", clip_norm=None, floras={"csit": "phase"}, coherence_symbols=100),
-     "one coherence block"),
+    (dict(scheme="floras", normalization="paper", clip_norm=None, floras={"csit": "phase", "pilots": "stale"},
+          coherence_symbols=100), "modelled with a pilot \\(and an estimate\\) per coherence block"),
     (dict(scheme="central-gaussian", normalization="clip", clip_norm=1.0,
           **{"central-gaussian": {"noise_multiplier": 1.0}}), "'floras' \\(phase CSIT\\) only"),
 ])
