@@ -22,7 +22,9 @@ E√(D_a(Y)·D_b(Y)) ≤ √(E D_a(Y)·E D_b(Y)). Taking each minimum outside it
 the E's over X's law with the b_i's geometric means of expectations: a bound for every split of the update, equal to
 the one-block curve for a point law and above the one-block mixture of curves (a minimum of expectations against an
 expectation of minima) otherwise. A fractional order interpolates the cumulant (α − 1)·ε(α) linearly between the
-neighbouring integers (WBK Corollary 10: the cumulant is convex in α; (α − 1)·ε(α) = 0 at α = 1).
+neighbouring integers (WBK Corollary 10: the cumulant is convex in α; (α − 1)·ε(α) = 0 at α = 1), and every order
+takes the smaller of that and the unsampled mixture's cumulant ln E e^{(α−1)α·X/2} (sampling never increases the
+divergence; convex in X, so it bounds every split as well).
 """
 
 from __future__ import annotations
@@ -116,7 +118,9 @@ def split_sampled_rdp(strengths, weights, orders, *, rate: float) -> np.ndarray:
         lo, hi = int(math.floor(alpha)), int(math.ceil(alpha))
         t = alpha - lo
         value = cum[lo] if lo == hi else (1.0 - t) * cum[lo] + t * cum[hi]
-        out[n] = value / (alpha - 1.0)
+        # the unsampled mixture's cumulant ln E e^{(α−1)α·X/2} bounds every split too (e^{λx} convex), at any α
+        unsampled = float(logsumexp(np.log(w) + (alpha - 1.0) * alpha * x / 2.0))
+        out[n] = min(value, unsampled) / (alpha - 1.0)
     return np.maximum(out, 0.0)
 
 

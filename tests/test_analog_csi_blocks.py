@@ -259,3 +259,20 @@ def test_the_runs_epsilon_takes_the_blocks_and_the_report_says_so(tmp_path):
     assert "over the round's 5 coherence blocks" in text5 and "convexity in μ²" in text5 and "union bound" in text5
     p1, p5, p50 = eps(None, "pld")[0], eps(20, "pld")[0], eps(2, "pld")[0]
     assert p1 < p5 < p50
+
+
+def test_a_point_law_is_the_sampled_gaussians_curve_at_every_default_order():
+    """split_sampled_rdp of a one-point law equals dp_accounting's without-replacement sampled Gaussian curve at every
+    order of privacy.rdp.DEFAULT_ORDERS: the fractional ones (WBK Corollary 10's interpolation, from α = 1 up), the
+    integers to 64 and the large ones (128, 256 with the forward differences; 512, 1024 with dp_accounting's Stirling
+    branch, the c_i only). Caught: an order above 256 given the D_j branch, a fractional order interpolated from the
+    wrong neighbours."""
+    from privacy.rdp import DEFAULT_ORDERS
+    from privacy.sampled_gaussian import sampled_gaussian_rdp
+    from privacy.split_mixture import split_sampled_rdp
+
+    for q, mu in ((0.2, 0.27), (0.01, 1.5), (0.5, 0.05)):
+        got = split_sampled_rdp((mu,), (1.0,), DEFAULT_ORDERS, rate=q)
+        want = sampled_gaussian_rdp(DEFAULT_ORDERS, scheme="without-replacement", rate=q, noise_multiplier=1 / mu)
+        unsampled = np.asarray(DEFAULT_ORDERS) * mu * mu / 2
+        np.testing.assert_allclose(got, np.minimum(want, unsampled), rtol=1e-9, atol=1e-12)
