@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 
 from .blocks import block_noise, block_ranges, chunk_ranges
-from .fading import effective_gain
 from .randomness import stream
 
 __all__ = ["run_blocks"]
@@ -42,14 +41,7 @@ def run_blocks(link, s: np.ndarray, plan, *, round_index: int, clients, trace: b
     d = s.shape[1]
     active = link._clients.active_set(t, K=K)
     inactive = np.setdiff1d(np.arange(N), active)
-    h = link.channel.draw(t, clients=clients, n_blocks=plan.n_blocks)  # [K, B]
-    estimate = None
-    if link.config.csi_error != 0.0:  # phase CSIT from an estimate per block: the stream (seed, "csi-error", t) [2, K, B]
-        from .csi_error import estimate_channel
-
-        estimate = estimate_channel(h, link.channel.gain(t, clients=clients), csi_error=float(link.config.csi_error),
-                                    seed=link.seed, round_index=t)
-    G = effective_gain(h, csit=link.params.csit, estimate=estimate)  # [K, B]
+    G = link.block_gains(t, clients=clients, n_blocks=plan.n_blocks)  # [K, B]
     P = plan.n_pilots
     R = np.empty((P, N))
     R[0] = std * stream(link.seed, "floras-reference-noise", t).standard_normal(N)

@@ -222,11 +222,16 @@ class FlorasLink:
         return active, inactive, g, A_act, tail, r_ref, self.receiver.weights(r_ref)
 
     def gains(self, round_index: int, *, clients=None) -> np.ndarray:
-        """g [K] of the round (one block): Re(h_k) without CSIT, |h_k| with phase CSIT, and with ``phy.csi_error`` > 0
-        (phase CSIT only) |h_k|·cos(∠h_k − ∠ĥ_k) for the estimate ĥ_k of :func:`phy.csi_error.estimate_channel`
-        (the keyed stream (seed, "csi-error", t), as for channel inversion; model §5.1)."""
+        """g [K] of the round (one block): :meth:`block_gains` of its only block."""
+        return self.block_gains(round_index, clients=clients)[:, 0]
+
+    def block_gains(self, round_index: int, *, clients=None, n_blocks: int = 1) -> np.ndarray:
+        """g [K, B] of the round's B coherence blocks: Re(h) without CSIT, |h| with phase CSIT, and with
+        ``phy.csi_error`` > 0 (phase CSIT only) |h|·cos(∠h − ∠ĥ) for each block's estimate ĥ of
+        :func:`phy.csi_error.estimate_channel` (the keyed stream (seed, "csi-error", t) as [2, K, B], as for channel
+        inversion; model §5.1)."""
         t = int(round_index)
-        h = self.channel.draw(t, clients=clients)[:, 0]
+        h = self.channel.draw(t, clients=clients, n_blocks=int(n_blocks))
         if self.config.csi_error == 0.0:
             return effective_gain(h, csit=self.params.csit)
         from .csi_error import estimate_channel

@@ -36,7 +36,7 @@ import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as _dpa_rdp
 from scipy.special import gammaln, logsumexp
 
-__all__ = ["MAX_EXACT_ORDER", "split_sampled_rdp", "wbk_log_moment"]
+__all__ = ["MAX_EXACT_ORDER", "split_sampled_rdp"]
 
 #: the largest order at which dp_accounting evaluates Theorem 27 with its forward differences (its ``max_alpha``)
 MAX_EXACT_ORDER = 256
@@ -123,9 +123,3 @@ def split_sampled_rdp(strengths, weights, orders, *, rate: float) -> np.ndarray:
         out[n] = min(value, unsampled) / (alpha - 1.0)
     return np.maximum(out, 0.0)
 
-
-def wbk_log_moment(mu: float, alpha: int, *, rate: float) -> float:
-    """The cumulant of a point law (the ordinary sampled Gaussian of strength μ) through this module's branches:
-    equal to dp_accounting's Theorem 27 value (capped by the unsampled one) — the check of the reconstruction."""
-    return _cumulant(int(alpha), float(rate), _moments(np.array([float(mu) ** 2]), np.array([1.0]),
-                                                       np.array([int(alpha)])))

@@ -22,6 +22,7 @@ the clients, confidence 1 − :data:`CSI_BETA` over the simulation), the tail's 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -148,10 +149,7 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
     if not math.isfinite(upper):
         return max(means), min(sizes), len(sizes), upper, None
     values, weights = envelope_band_law(counts, sizes, upper=upper, beta=beta)
-    event = GaussianMixtureRound.panelled(values, weights)
-    blocks = estimated_blocks(phy, d)
-    if blocks > 1:
-        event = GaussianMixtureRound(event.strengths, event.weights, blocks=blocks)
+    event = dataclasses.replace(GaussianMixtureRound.panelled(values, weights), blocks=estimated_blocks(phy, d))
     return max(means), min(sizes), len(sizes), upper, event
 
 
@@ -218,7 +216,7 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
     gain = ("|Re(h_k/ĥ_k)|" if phy.rx_antennas == 1 else
             f"|Re(aᴴh_k/aᴴĥ_k)| (a the combiner of the {int(phy.rx_antennas)} antennas' estimates; the receiver noise "
             "not counted, model §5.2)")
-    blocks = estimated_blocks(phy, d)
+    blocks = event.blocks
     if blocks > 1:
         gain = (f"√(Σ_m w_m·μ_m²) over the round's {blocks} coherence blocks (each estimated afresh, per-block CSIT; "
                 f"w_m the share of ‖Δ‖² in block m, any split), μ_m = {gain}·S/√V_m with this law in every block: "
