@@ -1,8 +1,9 @@
 """Imperfect CSI against learning (``scenarios/cell_csi.toml``, and in a UMi cell ``scenarios/cell_csi_umi.toml`` and,
 with N_r = 2 and 4 receive antennas, ``scenarios/cell_csi_antennas.toml``; with an estimate per coherence block at
-3 km/h, ``scenarios/cell_aging_csi.toml``; model §5.1), from stored results only. The stem is the sweep's name +
-``_accuracy`` (``cell_csi_accuracy``, ``cell_csi_umi_accuracy``, ``cell_csi_antennas_accuracy``,
-``cell_aging_csi_accuracy``); one line per scheme and number of receive antennas.
+3 km/h, ``scenarios/cell_aging_csi.toml``, and with N_r = 1, 2, 4 antennas there, ``scenarios/cell_aging_antennas.toml``;
+model §5.1, §5.2), from stored results only. The stem is the sweep's name + ``_accuracy`` (``cell_csi_accuracy``,
+``cell_csi_umi_accuracy``, ``cell_csi_antennas_accuracy``, ``cell_aging_csi_accuracy``,
+``cell_aging_antennas_accuracy``); one line per scheme and number of receive antennas.
 
 Channel inversion (ε = ∞) and analog Gaussian (its ε, calibrated on the revealed-strength law of model §5.1) with
 each client inverting its estimate ĥ_k = h_k + e_k, e_k ~ CN(0, σ_e²·β_eff,k): final test accuracy against the

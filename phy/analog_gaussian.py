@@ -25,7 +25,7 @@ s_k + ν_k and can separate them in part (:func:`phy.antennas.client_leverage`);
 certain only of its own share, :func:`client_noise_floor`.
 
 Chip-timing offsets (``phy.timing_offset`` = τ_max, model §5.1, :mod:`phy.chip_timing`; one block, perfect CSI,
-N_r = 1, replace-one neighbours): each client's symbols, data and artificial noise alike, reach the matched filter
+replace-one neighbours; N_r > 1 on the combiner's effective channels, model §5.2): each client's symbols, data and artificial noise alike, reach the matched filter
 through its two-tap filter F_k (leakage a_k = τ_k/L_eff ≤ a_max), so the receiver sees Σ_adm F_k(s_k + ν_k) + n.
 The clients scale their noise variance by 1/(1 − 2a_max)² (:func:`phy.chip_timing.noise_inflation`), which keeps the
 guaranteed noise of §9.1 for the released ŝ (its d symbols): threat model T1 only, since a base station that reads
@@ -304,5 +304,5 @@ register_scheme(SchemeSpec(
     link_record=AnalogGaussianRecord, params=AnalogGaussianParams, requires_clip=True,
     example={"normalization": "clip", "clip_norm": 1.0, "analog-gaussian": {"noise_multiplier": 0.5}},
     description="analog AirComp with channel inversion and artificial Gaussian noise (model §9.1)",
-    channel="cell-coherence", rx_antennas=True, chip_timing=True,
+    channel="cell-coherence", rx_antennas=True, chip_timing=True, antennas_with=("coherence_symbols", "timing_offset"),
 ))

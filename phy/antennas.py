@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["centroid_combiner", "centroid_combiners", "effective_channel", "mrc_weights", "antenna_conditional_variance", "client_leverage"]
+__all__ = ["centroid_combiner", "centroid_combiners", "effective_channel", "effective_blocks", "block_leverage", "mrc_weights", "antenna_conditional_variance", "client_leverage"]
 
 
 def centroid_combiner(h: np.ndarray) -> np.ndarray:
@@ -77,6 +77,27 @@ def effective_channel(h: np.ndarray) -> np.ndarray:
     if h.shape[1] == 1:
         return h[:, 0].copy()
     return h @ centroid_combiner(h).conj()
+
+
+def effective_blocks(h: np.ndarray, columns: np.ndarray, h_hat: np.ndarray | None = None):
+    """(h_eff [K, B], ĥ_eff [K, B]) complex128 of an update over B coherence blocks to N_r antennas (model §5.2,
+    "Antennas over coherence blocks"): block j is combined with a_c, c = ``columns[j]`` its CSIT block, a_c =
+    :func:`centroid_combiner` of the CSIT Ĥ[:, c, :] (``h_hat`` [K, B, N_r], the estimates; None: h itself, perfect
+    CSI), so h_eff[:, j] = h[:, j, :]·a_c* and ĥ_eff[:, j] = Ĥ[:, c, :]·a_c*; a block that is its own CSIT
+    (c = j) with perfect CSI has ĥ_eff = h_eff. With N_r = 1 the combiner is 1: h[:, :, 0] and Ĥ[:, columns, 0]."""
+    h = np.asarray(h, dtype=np.complex128)
+    if h.ndim != 3:
+        raise ValueError(f"h must be a K×B×N_r array (got shape {h.shape})")
+    cols = np.asarray(columns, dtype=np.int64)
+    est = h if h_hat is None else np.asarray(h_hat, dtype=np.complex128)
+    used = np.unique(cols)
+    a = np.ones((h.shape[1], h.shape[2]), dtype=np.complex128)  # a_c for every CSIT block c (rows not used stay 1)
+    if h.shape[2] > 1:
+        a[used] = centroid_combiners(np.transpose(est[:, used, :], (1, 0, 2)))
+    h_eff = np.einsum("kbr,br->kb", h, a[cols].conj())
+    if h_hat is None:  # perfect CSI: block j's CSIT is block c's own effective channel
+        return h_eff, h_eff[:, cols]
+    return h_eff, np.einsum("kbr,br->kb", est[:, cols, :], a[cols].conj())
 
 
 def client_leverage(h: np.ndarray, *, combiner: np.ndarray | None = None, inverted: np.ndarray | None = None) -> np.ndarray:
@@ -117,6 +138,28 @@ def client_leverage(h: np.ndarray, *, combiner: np.ndarray | None = None, invert
     u, sv, _ = np.linalg.svd(G, full_matrices=False)
     rank = int(np.sum(sv > sv[0] * max(G.shape) * np.finfo(np.float64).eps))
     return np.einsum("kr,kr->k", u[:, :rank], u[:, :rank])
+
+
+def block_leverage(h: np.ndarray, admitted: np.ndarray, inverted: np.ndarray) -> np.ndarray:
+    """ℓ [K, B] ∈ [0, 1]: :func:`client_leverage` of every coherence block's admitted clients at once (model §5.2,
+    "Antennas over coherence blocks"); 0 where a client is not admitted.
+
+    h [K, B, N_r] the channels, admitted [K, B] bool, inverted [K, B] the effective channels the clients inverted
+    (aᴴĥ in block m's combiner). Block m's rows g_{k,m} = h_{k,m}/inverted_{k,m} of its admitted clients, the others
+    zero (a zero row changes neither GᵀG nor the other rows' leverage); the rank cut of :func:`client_leverage`
+    with the block's own K′_m."""
+    h = np.asarray(h, dtype=np.complex128)
+    adm = np.asarray(admitted, dtype=bool)
+    if h.ndim != 3 or adm.shape != h.shape[:2] or np.shape(inverted) != h.shape[:2]:
+        raise ValueError(f"h must be K×B×N_r and admitted, inverted K×B (got {h.shape}, {adm.shape}, {np.shape(inverted)})")
+    inv = np.where(adm, np.asarray(inverted, dtype=np.complex128), 1.0)
+    g = np.where(adm[:, :, None], h / inv[:, :, None], 0.0)
+    G = np.transpose(np.concatenate([g.real, g.imag], axis=2), (1, 0, 2))  # [B, K, 2N_r]
+    u, sv, _ = np.linalg.svd(G, full_matrices=False)
+    size = np.maximum(adm.sum(axis=0), G.shape[2])  # max(K′_m, 2N_r), client_leverage's max(G.shape)
+    keep = sv > (sv[:, :1] * size[:, None] * np.finfo(np.float64).eps)
+    lev = np.einsum("bkr,br->kb", u * u, keep.astype(np.float64))
+    return np.where(adm, lev, 0.0)
 
 
 def mrc_weights(r_ref: np.ndarray, *, b: float) -> np.ndarray:

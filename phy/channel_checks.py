@@ -128,7 +128,8 @@ def check_los_doppler(cfg: "PhyConfig") -> None:
 
 
 def check_antennas(cfg: "PhyConfig", spec) -> None:
-    """``rx_antennas`` (model §5.2): an integer ≥ 1; N_r > 1 only for a scheme that models it, one fading block, Rayleigh."""
+    """``rx_antennas`` (model §5.2): an integer ≥ 1; N_r > 1 only for a scheme that models it, Rayleigh; coherence
+    blocks and chip-timing offsets only where the scheme models them with antennas (``SchemeSpec.antennas_with``)."""
     check_int_at_least("rx_antennas", cfg.rx_antennas, 1)
     if cfg.rx_antennas == 1 or spec.channel == "none":
         return
@@ -137,9 +138,17 @@ def check_antennas(cfg: "PhyConfig", spec) -> None:
                          f"with several antennas is not modelled); use rx_antennas = 1 with it")
     for key, off, what in (("coherence_symbols", None, "several coherence blocks"), ("rician_k", 0.0, "Rician fading"),
                            ("timing_offset", 0.0, "chip-timing offsets")):
-        if getattr(cfg, key) != off:
-            raise ValueError(f"{key}: {what} with rx_antennas = {cfg.rx_antennas} is not modelled; remove phy.{key} "
-                             f"or use rx_antennas = 1")
+        if getattr(cfg, key) != off and key not in spec.antennas_with:
+            which = ", ".join(s.name for s in _antenna_schemes(key)) or "none"
+            raise ValueError(f"{key}: {what} with rx_antennas = {cfg.rx_antennas} is not modelled for scheme "
+                             f"{spec.name!r} (modelled for: {which}); remove phy.{key} or use rx_antennas = 1")
+
+
+def _antenna_schemes(key: str) -> list:
+    """The registered schemes that model ``key`` with N_r > 1 antennas (for the refusal's text)."""
+    from .schemes import scheme_names, scheme_spec
+
+    return [scheme_spec(n) for n in scheme_names() if key in scheme_spec(n).antennas_with]
 
 
 def check_csi_error(cfg: "PhyConfig", spec) -> None:

@@ -27,13 +27,16 @@ Channel aging (``phy.coherence_symbols`` = n_c < d, model §5.1, :mod:`phy.csit_
 channel (ĥ_{k,0}, with ``csi_error``), kept over the update's B = ⌈d/n_c⌉ blocks; admission and ρ are decided on it
 once, and the real part received in entry i is √ρ·Σ_{k admitted} Re(h_{k,m(i)}/ĥ_{k,0})·s_k^i + n^i, m(i) = ⌊i/n_c⌋.
 
-Chip-timing offsets (``phy.timing_offset`` = τ_max, model §5.1, :mod:`phy.chip_timing`; one block, perfect CSI, N_r = 1):
+Chip-timing offsets (``phy.timing_offset`` = τ_max, model §5.1, :mod:`phy.chip_timing`; one block, perfect CSI; with
+N_r > 1 on the combiner's effective channels, model §5.2):
 with the symbol repeated over L_eff chips the received sum is Σ_adm [(1 − a_k)·s_k^i + a_k·s_k^{i−1}], a_k = τ_k/L_eff.
 
 Receive antennas (``phy.rx_antennas`` = N_r > 1, model §5.2, :mod:`phy.antennas`): h_k is the effective
 scalar channel aᴴh_k of the base station's unit-norm combiner a, and n = Re{aᴴn} keeps the variance above. With
 imperfect CSI the base station knows the estimates Ĥ only: a is the combiner of Ĥ, client k inverts ĥ_k = aᴴĥ_k (admission
-and ρ on it) and its share is Re(aᴴh_k/aᴴĥ_k) (:meth:`ChannelInversionLink.antenna_estimates`).
+and ρ on it) and its share is Re(aᴴh_k/aᴴĥ_k) (:meth:`ChannelInversionLink.antenna_estimates`). Over coherence blocks
+each block is combined with its CSIT block's combiner (:func:`phy.antennas.effective_blocks`; block 0's with CSIT
+kept over the update, model §5.2 "Antennas over coherence blocks").
 
 Noise is drawn in logical blocks keyed by (seed, "channel-inversion-noise", round, block), so
 results do not depend on ``chunk_size``.
@@ -229,6 +232,16 @@ class ChannelInversionLink:
         if n_blocks == 1:
             h, adm, rho, h_hat = self.admission_estimated(t, clients=clients)
             return h, adm, rho, h_hat, inversion_weights(h, h_hat)[:, None]
+        if self.config.rx_antennas != 1:  # block 0's combiner a₀ (of the estimates) kept over the update (model §5.2)
+            from .antennas import effective_blocks
+
+            H = self.channel.draw_antennas(t, clients=clients, n_blocks=n_blocks)  # [K, B, N_r]
+            H_hat = estimate_channel(H[:, 0, :], self.channel.gain(t, clients=clients), csi_error=self.config.csi_error,
+                                     seed=self.seed, round_index=t)[:, None, :]
+            h_blocks, h_hat_all = effective_blocks(H, np.zeros(n_blocks, dtype=np.int64),
+                                                   None if self.config.csi_error == 0.0 else np.broadcast_to(H_hat, H.shape))
+            h, h_hat = h_blocks[:, 0], h_hat_all[:, 0]
+            return (h, *self._admit(h_hat), h_hat, stale_weights(h_blocks, h_hat))
         h_blocks = self.channel.draw(t, clients=clients, n_blocks=n_blocks)  # column 0: the one-block draw
         h = h_blocks[:, 0]
         adm, rho, h_hat = self._admit_estimate(h, t, clients)
@@ -392,5 +405,5 @@ register_scheme(SchemeSpec(
     name="channel-inversion",
     aggregator=lambda config, *, K, d, seed, key, relation: ChannelInversionAggregator(config, K=K, d=d, seed=seed),
     link_record=AdmissionRecord, example={"snr_db": 0.0}, description="truncated channel inversion, the analog AirComp baseline (model §6.2)",
-    channel="cell-coherence", rx_antennas=True, chip_timing=True,
+    channel="cell-coherence", rx_antennas=True, chip_timing=True, antennas_with=("coherence_symbols", "timing_offset"),
 ))

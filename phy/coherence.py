@@ -200,16 +200,25 @@ def clarke_factors(n_blocks: int, x: float) -> tuple[np.ndarray, np.ndarray]:
 
 def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlation: str = "iid", rho: float = 0.0,
                 rician_k: float = 0.0, lag_x: float = 0.0, tdl: tuple | None = None,
-                los_step: float = 0.0) -> np.ndarray:
+                los_step: float = 0.0, antenna: int = 0, h0: np.ndarray | None = None) -> np.ndarray:
     """Small-scale fading h [K, B] complex128 of one round (E|h|² = 1), column 0 = :func:`draw_rayleigh`.
 
     ``rho``: the AR(1) coefficient ("jakes"); ``lag_x``: 2π·f_D·T_s·n_c ("jakes-exact", :func:`lag_step`);
     ``tdl``: (model, delay spread [s], subcarrier spacing [Hz][, time blocks B_t, 2π·doppler·n_c]) of the "tdl"
     subcarriers (:func:`phy.channels.tdl.subcarrier_gains`); ``los_step``: ψ [rad], the line of sight's phase
-    advance per block in time (module doc; 0: constant over the round, as before the option existed)."""
+    advance per block in time (module doc; 0: constant over the round, as before the option existed).
+
+    ``antenna`` = r ≥ 1 with ``h0`` [K] (its block-0 draw, :func:`phy.fading.draw_rayleigh_antennas`'s column r):
+    receive antenna r's blocks (model §5.2, "Antennas over coherence blocks"), the same law with its innovations
+    from the keyed streams of the purposes above with r appended, so every antenna is an independent process;
+    antenna 0 is the draw above (no ``h0``). Rayleigh only (the configuration refuses Rician fading with N_r > 1)."""
     t = int(round_index)
+    r = int(antenna)
+    if (r == 0) != (h0 is None) or (r > 0 and rician_k > 0):
+        raise ValueError(f"draw_blocks: antenna {r} needs its block-0 draw h0 exactly when r ≥ 1, and Rayleigh fading")
+    keys = (t,) if r == 0 else (t, r)
     h = np.empty((int(K), int(n_blocks)), dtype=np.complex128)
-    h[:, 0] = draw_rayleigh(seed, t, K=K)
+    h[:, 0] = draw_rayleigh(seed, t, K=K) if h0 is None else np.asarray(h0, dtype=np.complex128)
     if correlation == "tdl" and n_blocks > 1:
         from .channels.tdl import subcarrier_gains
 
@@ -219,9 +228,9 @@ def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlati
         time_blocks, x = time if time else (1, 0.0)
         h = subcarrier_gains(h[:, 0], seed=seed, round_index=t, n_blocks=int(n_blocks), model=model,
                              delay_spread=float(spread), spacing=float(spacing), time_blocks=int(time_blocks),
-                             lag_x=float(x))
+                             lag_x=float(x), antenna=r)
     elif n_blocks > 1:
-        w = stream(seed, "fading-blocks", t).standard_normal((n_blocks - 1, K, 2)) / math.sqrt(2.0)
+        w = stream(seed, "fading-blocks", *keys).standard_normal((n_blocks - 1, K, 2)) / math.sqrt(2.0)
         w = w[..., 0] + 1j * w[..., 1]
         if correlation == "iid":
             h[:, 1:] = w.T

@@ -26,17 +26,16 @@ __all__ = ["estimate_channel", "inversion_weights"]
 
 
 def estimate_channel(h: np.ndarray, gain: np.ndarray, *, csi_error: float, seed: int, round_index: int) -> np.ndarray:
-    """ĥ [K] (or [K, N]) complex128 = h + e, e_{k(,n)} ~ CN(0, csi_error·gain_k) from (seed, "csi-error", t), i.i.d.
-    over clients and columns (antennas, each estimated from the same pilots, or coherence blocks each measured
-    afresh); h itself when 0."""
+    """ĥ [K] (or [K, N], [K, B, N_r]) complex128 = h + e, e ~ CN(0, csi_error·gain_k) from (seed, "csi-error", t),
+    i.i.d. over clients and columns (antennas, each estimated from the same pilots, coherence blocks each measured
+    afresh, or both); h itself when 0."""
     h = np.asarray(h)
     if csi_error == 0.0:
         return h
     rng = stream(seed, "csi-error", int(round_index))
     z = rng.standard_normal((2, *h.shape))
     std = np.sqrt(float(csi_error) * np.asarray(gain, dtype=np.float64) / 2.0)
-    if h.ndim == 2:
-        std = std[:, None]
+    std = std.reshape(std.shape + (1,) * (h.ndim - 1))
     return h + std * (z[0] + 1j * z[1])
 
 

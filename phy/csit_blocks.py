@@ -53,7 +53,7 @@ from .csit_aging import add_weighted_rows, analog_block_lengths
 from .normalization import normalize
 
 __all__ = ["CSIT_MODES", "per_block_csit", "csit_columns", "BlockAdmission", "BlockRound", "block_admission",
-           "aggregate_per_block"]
+           "antenna_blocks", "aggregate_per_block"]
 
 CSIT_MODES = ("stale", "per-block", "per-subcarrier")
 
@@ -118,19 +118,46 @@ def block_admission(link, round_index: int, *, d: int, clients=None) -> BlockAdm
 
     cfg = link.config
     lengths = analog_block_lengths(d, cfg.coherence_symbols)
-    h = link.channel.draw(int(round_index), clients=clients, n_blocks=lengths.size)
     cols = csit_columns(cfg, lengths.size)
-    h_hat = h if np.array_equal(cols, np.arange(lengths.size)) else h[:, cols]
-    if cfg.csi_error != 0.0:  # every measurement has its own error; a block reuses its CSIT column's (module doc)
-        from .csi_error import estimate_channel
+    own = np.array_equal(cols, np.arange(lengths.size))
+    if cfg.rx_antennas != 1:
+        h, h_hat = _antenna_blocks(link, int(round_index), lengths.size, cols, clients)
+        h_hat = h if own and cfg.csi_error == 0.0 else h_hat
+    else:
+        h = link.channel.draw(int(round_index), clients=clients, n_blocks=lengths.size)
+        h_hat = h if own else h[:, cols]
+        if cfg.csi_error != 0.0:  # every measurement has its own error; a block reuses its CSIT column's (module doc)
+            from .csi_error import estimate_channel
 
-        est = estimate_channel(h, link.channel.gain(int(round_index), clients=clients), csi_error=cfg.csi_error,
-                               seed=link.seed, round_index=int(round_index))
-        h_hat = est[:, cols]
+            est = estimate_channel(h, link.channel.gain(int(round_index), clients=clients), csi_error=cfg.csi_error,
+                                   seed=link.seed, round_index=int(round_index))
+            h_hat = est[:, cols]
     adm = admitted_mask(h_hat, g_th=cfg.g_th)
     rho = np.array([inversion_factor(h_hat[:, m], adm[:, m], g_th=cfg.g_th, rule=cfg.rho_rule)
                     for m in range(lengths.size)])
     return BlockAdmission(h, adm, rho, lengths, h_hat)
+
+
+def antenna_blocks(link, round_index: int, *, n_blocks: int, clients=None) -> tuple[np.ndarray, np.ndarray]:
+    """(H [K, B, N_r], Ĥ [K, B, N_r]) of a per-block round with N_r > 1 antennas: the channels
+    (:meth:`phy.link_channel.LinkChannel.draw_antennas`) and every block's estimate, each antenna's error i.i.d.
+    (:func:`phy.csi_error.estimate_channel` over [K, B, N_r]; Ĥ = H with perfect CSI)."""
+    from .csi_error import estimate_channel
+
+    t = int(round_index)
+    H = link.channel.draw_antennas(t, clients=clients, n_blocks=int(n_blocks))
+    H_hat = estimate_channel(H, link.channel.gain(t, clients=clients), csi_error=link.config.csi_error,
+                             seed=link.seed, round_index=t)
+    return H, H_hat
+
+
+def _antenna_blocks(link, t: int, n_blocks: int, cols: np.ndarray, clients) -> tuple[np.ndarray, np.ndarray]:
+    """(h_eff, ĥ_eff) [K, B]: block j combined with the centroid combiner of its CSIT block's estimates
+    (:func:`phy.antennas.effective_blocks`, model §5.2 "Antennas over coherence blocks")."""
+    from .antennas import effective_blocks
+
+    H, H_hat = antenna_blocks(link, t, n_blocks=n_blocks, clients=clients)
+    return effective_blocks(H, cols, None if link.config.csi_error == 0.0 else H_hat)
 
 
 def _noise(link, purpose: str, t: int, std_entry: np.ndarray) -> np.ndarray:

@@ -60,17 +60,32 @@ class LinkChannel:
             return np.ones(self.K)
         return self.cell.large_scale(clients, K=self.K, round_index=int(round_index)).gain_eff
 
-    def draw_antennas(self, round_index: int, *, clients=None) -> np.ndarray:
-        """h [K, N_r] complex128 of one round to the N_r = ``phy.rx_antennas`` antennas (model §5.2).
+    def draw_antennas(self, round_index: int, *, clients=None, n_blocks: int | None = None) -> np.ndarray:
+        """h [K, N_r] complex128 of one round to the N_r = ``phy.rx_antennas`` antennas (model §5.2); with
+        ``n_blocks`` = B: h [K, B, N_r] over the update's coherence blocks.
 
         h_{k,r} = √β_eff,k·h̃_{k,r}, h̃ from :func:`phy.fading.draw_rayleigh_antennas` (antenna 0 the draw of
-        model §5); N_r = 1: :meth:`draw` with one block. One coherence block, Rayleigh (the configuration refuses
-        coherence blocks and Rician fading with N_r > 1).
+        model §5); N_r = 1: :meth:`draw` with one block. Over blocks (model §5.2, "Antennas over coherence blocks")
+        antenna 0 is :meth:`draw`'s [K, B] and antenna r ≥ 1 the same fading law from its own block 0 and its own
+        keyed innovations (:func:`phy.coherence.draw_blocks` with ``antenna`` = r): independent antennas, each
+        correlated over blocks as antenna 0. Rayleigh (the configuration refuses Rician fading with N_r > 1).
         """
         n_rx = int(self.config.rx_antennas)
+        t = int(round_index)
+        if n_blocks is not None:
+            h0 = draw_rayleigh_antennas(self.seed, t, K=self.K, n_rx=n_rx)
+            out = np.empty((self.K, int(n_blocks), n_rx), dtype=np.complex128)
+            out[:, :, 0] = self.draw(t, clients=clients, n_blocks=int(n_blocks))  # antenna 0, the cell's gain on it
+            cfg = self.config
+            for r in range(1, n_rx):
+                out[:, :, r] = draw_blocks(self.seed, t, K=self.K, n_blocks=int(n_blocks),
+                                           correlation=cfg.fading_correlation, rho=self.rho, lag_x=self.lag_x,
+                                           tdl=self.tdl, antenna=r, h0=h0[:, r])
+            if self.cell is not None and n_rx > 1:
+                out[:, :, 1:] *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None, None]
+            return out
         if n_rx == 1:
             return self.draw(round_index, clients=clients)
-        t = int(round_index)
         h = draw_rayleigh_antennas(self.seed, t, K=self.K, n_rx=n_rx)
         if self.cell is not None:
             h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]

@@ -71,6 +71,10 @@ class SchemeSpec:
         The scheme models fractional-chip timing offsets (``phy.timing_offset``, :mod:`phy.chip_timing`).
     rx_antennas : bool
         The scheme models a base station with ``phy.rx_antennas`` > 1 receive antennas (model §5.2).
+    antennas_with : tuple of str
+        The ``[phy]`` keys the scheme also models with N_r > 1 antennas, among "coherence_symbols" (several
+        coherence blocks, model §5.2 "Antennas over coherence blocks") and "timing_offset" (chip-timing offsets);
+        the configuration refuses the others with N_r > 1.
     """
 
     name: str
@@ -85,6 +89,7 @@ class SchemeSpec:
     channel: str = "block-fading"
     chip_timing: bool = False
     rx_antennas: bool = False
+    antennas_with: tuple = ()
 
     def default_params(self):
         return None if self.params is None else self.params()

@@ -178,7 +178,7 @@ def test_a_scheduling_separating_base_station_is_the_composed_leverage_mechanism
 
     from scenarios.config import analog_exposure
 
-    monkeypatch.setattr(analog_exposure, "sampled_separating", lambda config, rounds: {})  # tests/test_analog_t2_sampled.py
+    monkeypatch.setattr(analog_exposure, "sampled_separating", lambda config, rounds, d=None: {})  # tests/test_analog_t2_sampled.py
     z, T, M, Kr = 2.0, 25, 30, 10
     config = _scenario(tmp_path, n_rx=2, z=z, rounds=T, M=M, K=Kr)
     got = scheduled_separating(config, d=100, rounds=T)

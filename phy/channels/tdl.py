@@ -124,7 +124,7 @@ def frequency_correlation(model: str, delay_spread: float, spacing: float, n_blo
 
 
 def subcarrier_gains(h0: np.ndarray, *, seed: int, round_index: int, n_blocks: int, model: str, delay_spread: float,
-                     spacing: float, time_blocks: int = 1, lag_x: float = 0.0) -> np.ndarray:
+                     spacing: float, time_blocks: int = 1, lag_x: float = 0.0, antenna: int = 0) -> np.ndarray:
     """h̃ [K, B] complex128 on the update's B blocks given block 0 ``h0`` [K] (module doc); column 0 is ``h0`` exactly.
 
     ``time_blocks`` = B_t: block j lies on subcarrier ⌊j/B_t⌋ and in time block j mod B_t, each tap a Clarke process
@@ -132,13 +132,15 @@ def subcarrier_gains(h0: np.ndarray, *, seed: int, round_index: int, n_blocks: i
     the update"); B_t = 1 is the static draw, bit for bit.
 
     The scattered taps only (Σ p = 1); a LoS profile's specular part is added by :func:`phy.coherence.draw_blocks`
-    with κ = :func:`los_k_factor`."""
+    with κ = :func:`los_k_factor`. ``antenna`` = r ≥ 1: receive antenna r's own taps (the streams' keys with r
+    appended, independent of antenna 0's; model §5.2)."""
     from ..randomness import stream
 
     tau, p = tdl_profile(model, float(delay_spread))
     K, L, B_t = int(h0.shape[0]), int(tau.size), int(time_blocks)
+    keys = (int(round_index),) if int(antenna) == 0 else (int(round_index), int(antenna))
     B_f = -(-int(n_blocks) // B_t)  # subcarriers
-    z = stream(seed, "fading-tdl-taps", int(round_index)).standard_normal((K, L, 2)) / math.sqrt(2.0)
+    z = stream(seed, "fading-tdl-taps", *keys).standard_normal((K, L, 2)) / math.sqrt(2.0)
     z = (z[..., 0] + 1j * z[..., 1]) * np.sqrt(p)[None, :]
     a = h0[:, None] * p[None, :] + z - z.sum(axis=1, keepdims=True) * p[None, :]
     phase = np.exp(-2j * math.pi * float(spacing) * np.outer(tau, np.arange(B_f, dtype=np.float64)))  # [L, B_f]
@@ -148,7 +150,7 @@ def subcarrier_gains(h0: np.ndarray, *, seed: int, round_index: int, n_blocks: i
         from ..coherence import clarke_factors
 
         c, A = clarke_factors(B_t, float(lag_x))
-        w = stream(seed, "fading-tdl-doppler", int(round_index)).standard_normal((K, L, B_t - 1, 2)) / math.sqrt(2.0)
+        w = stream(seed, "fading-tdl-doppler", *keys).standard_normal((K, L, B_t - 1, 2)) / math.sqrt(2.0)
         w = (w[..., 0] + 1j * w[..., 1]) * np.sqrt(p)[None, :, None]
         taps = np.empty((K, L, B_t), dtype=np.complex128)
         taps[:, :, 0] = a

@@ -27,17 +27,25 @@ __all__ = ["SAMPLED_BETA", "SAMPLED_DRAWS", "replay_exposure", "sampled_separati
 SAMPLED_DRAWS, SAMPLED_BETA = 200_000, 1e-6
 
 
-def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+def replay_exposure(config, *, rounds: int, d: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(exposure [M], admitted [rounds]): Σ_t K′_t·ℓ_{k,t} = z²·μ_k² of every client over rounds 0 … rounds − 1, and
-    each round's K′_t, from the run's own sampling and link draws (N_r > 1)."""
+    each round's K′_t, from the run's own sampling and link draws (N_r > 1).
+
+    With per-block CSIT over B > 1 coherence blocks (``d`` the update's size; model §5.2, "Antennas over coherence
+    blocks") block m has its own admitted set, combiner and leverage, and its entries carry independent noise, so
+    a round's view of client k is a Gaussian mechanism per block with the update split over them (Σ_m ‖Δ_m‖² ≤ S²):
+    its strength² Σ_m w_m·K′_m·ℓ_{k,m}/z² (Σ w_m ≤ 1) is at most max_m K′_m·ℓ_{k,m}/z², which the round adds;
+    ``admitted`` is then the mean K′_m over the blocks."""
     from fl.sampling import round_clients
-    from phy.antennas import client_leverage
+    from phy.antennas import block_leverage, client_leverage
     from phy.channel_inversion import ChannelInversionLink
+    from phy.csit_blocks import antenna_blocks, block_admission, per_block_csit
 
     phy, t_cfg = config.phy, config.training
     K, M, seed = int(t_cfg.clients_per_round), int(config.partition.clients), int(config.run.seed)
     exposure, admitted = np.zeros(M), np.zeros(int(rounds), dtype=np.int64)
     links: dict[int, ChannelInversionLink] = {}
+    per_block = d is not None and per_block_csit(phy, int(d))
     for t in range(int(rounds)):
         clients = round_clients(t_cfg.sampling, seed=seed, round_index=t, M=M, K=K)
         n = int(clients.size)
@@ -46,6 +54,13 @@ def replay_exposure(config, *, rounds: int) -> tuple[np.ndarray, np.ndarray]:
         if n not in links:  # a Poisson cohort's own link, as the run builds it
             links[n] = ChannelInversionLink(phy, K=n, seed=seed)
         link = links[n]
+        if per_block:  # every block's admission, combiner and leverage; the round adds the largest K′_m·ℓ_{k,m}
+            ba = block_admission(link, t, d=int(d), clients=clients)
+            H, _ = antenna_blocks(link, t, n_blocks=ba.lengths.size, clients=clients)
+            lev = block_leverage(H, ba.admitted, ba.h_hat)
+            admitted[t] = int(round(float(ba.counts.mean())))
+            exposure[clients] += (lev * ba.counts[None, :]).max(axis=1)
+            continue
         # the aggregator's admission of round t, and the effective channels aᴴĥ_k the clients inverted (aᴴh_k with
         # perfect CSI), a the combiner of every scheduled client's channels or estimates
         _, adm, _, inverted = link.admission_estimated(t, clients=clients)
@@ -73,22 +88,26 @@ def scheduled_separating(config, *, d: int, rounds: int) -> dict | None:
                 "text": (f"{observer} (T2, model §5.2): no guarantee under add/remove neighbours, since the clients it "
                          "schedules reveal which exist (model §7.3); defined for replace-one neighbours")}
     z = float(phy.of("analog-gaussian").noise_multiplier)
-    exposure, _ = replay_exposure(config, rounds=rounds)
+    exposure, _ = replay_exposure(config, rounds=rounds, d=d)
     top = float(exposure.max()) if exposure.size else 0.0
     mu = math.inf if z == 0.0 and top > 0.0 else (math.sqrt(top) / z if top > 0.0 else 0.0)
     delta = float(config.privacy.delta)
     eps = gdp_epsilon(delta, mu)
+    from phy.csit_blocks import per_block_csit
+
+    form = ("Σ_t max_m K′_{t,m}·ℓ_{k,t,m}/z² over its coherence blocks m (per-block CSIT: an admitted set, combiner "
+            "and leverage per block, the update split over them)" if per_block_csit(phy, int(d)) else "Σ_t K′_t·ℓ_{k,t}/z²")
     text = (f"a base station that schedules the clients and keeps its {n_rx} antennas' signals (T2, no amplification; "
-            f"model §5.2): given the sampled sets and the channels client k is μ_k-GDP with μ_k² = Σ_t K′_t·ℓ_{{k,t}}/z² "
+            f"model §5.2): given the sampled sets and the channels client k is μ_k-GDP with μ_k² ≤ {form} "
             f"over the rounds it is admitted in (ℓ its leverage, z = {z:.6g}, the receiver noise not counted); this "
             f"run's draws (seed {seed}, replayed before training) give the most exposed client μ = {mu:.6g}: "
             f"ε = {'∞' if math.isinf(eps) else f'{eps:.4g}'} at δ = {delta:g} (exact Gaussian-DP conversion)")
     return {"observer": observer, "antennas": n_rx, "mu_most_exposed": "inf" if math.isinf(mu) else mu,
             "epsilon_most_exposed": "inf" if math.isinf(eps) else eps, "text": text,
-            **sampled_separating(config, rounds=rounds)}
+            **sampled_separating(config, rounds=rounds, d=d)}
 
 
-def sampled_separating(config, *, rounds: int) -> dict:
+def sampled_separating(config, *, rounds: int, d: int | None = None) -> dict:
     """ε against a base station that keeps its N_r > 1 antennas and every admitted client's channel but does not learn
     who was sampled (model §5.2, "A sampled T2 bound"), JSON-ready: ``epsilon_sampled`` (None where not derived) and
     ``sampled_text``. Given the channels and a row R, uniform among the K scheduled and equal to client k's row when
@@ -99,7 +118,7 @@ def sampled_separating(config, *, rounds: int) -> dict:
     phy, pr = config.phy, config.privacy
     K, M, n_rx = int(config.training.clients_per_round), int(config.partition.clients), int(phy.rx_antennas)
     head = f"a base station that keeps its {n_rx} antennas but does not learn who was sampled (T2 with amplification)"
-    why = _sampled_not_derived(config)
+    why = _sampled_not_derived(config, d)
     if why is not None:
         return {"epsilon_sampled": None, "sampled_text": f"{head}: not derived ({why})"}
     z, delta = float(phy.of("analog-gaussian").noise_multiplier), float(pr.delta)
@@ -139,8 +158,13 @@ def _sampled_epsilons(K: int, M: int, n_rx: int, g_th: float, z: float, rounds: 
             sampled_gaussian_mixture_epsilon([1.0 / z], [1.0], **common))
 
 
-def _sampled_not_derived(config) -> str | None:
+def _sampled_not_derived(config, d: int | None = None) -> str | None:
     """Why the sampled T2 figure does not apply to ``config``, or None."""
+    from phy.csit_blocks import per_block_csit
+
+    if d is not None and per_block_csit(config.phy, int(d)):
+        return ("coherence blocks with per-block CSIT: a round's strength is the largest over its blocks, whose law "
+                "(over correlated blocks) is not derived; the scheduling figure above bounds it")
     if config.privacy.relation != "replace" or config.training.sampling != "without-replacement":
         return "derived for sampling without replacement and replace-one neighbours only"
     if int(config.training.clients_per_round) >= int(config.partition.clients):
