@@ -110,6 +110,10 @@ class FlorasAggregator:
         V_blocks = None  # each pilot's own V̂_m (several pilots, noise estimate "pilots")
         if p.noise_estimate == "energy":
             V_hat = energy_variance(rnd.s_hat, b=link.b)
+        elif rnd.r_ref_antennas is not None and rnd.r_ref_antennas.ndim == 3:  # every pilot of every antenna
+            V_blocks = [antenna_conditional_variance(r, np.arange(p.N), noise_variance=link.noise_std**2)
+                        for r in rnd.r_ref_antennas]
+            V_hat = float(sum(f * v for f, v in zip(rnd.pilot_share, V_blocks)))
         elif rnd.r_ref_antennas is not None:  # every antenna's pilots (model §5.2)
             V_hat = antenna_conditional_variance(rnd.r_ref_antennas, np.arange(p.N), noise_variance=link.noise_std**2)
         elif rnd.r_ref_blocks is None:  # the pilots: the conditional variance over all N sequences (the BS does not know the active set)
@@ -120,7 +124,8 @@ class FlorasAggregator:
         w = receiver_weight(p.receiver, gamma=link.gamma, V_hat=V_hat, cap=p.receiver_cap, antennas=self.config.rx_antennas)
         if p.receiver_scope == "block" and V_blocks is not None:
             # each pilot's entries weighted by the rule on its own V̂_m (model §6.4); w reported as the entry mean
-            w_m = np.array([receiver_weight(p.receiver, gamma=link.gamma, cap=p.receiver_cap, V_hat=v) for v in V_blocks])
+            w_m = np.array([receiver_weight(p.receiver, gamma=link.gamma, cap=p.receiver_cap, V_hat=v,
+                                            antennas=self.config.rx_antennas) for v in V_blocks])
             estimate = w_m[self.plan.indices()[1]] * estimate
             w = float(np.asarray(rnd.pilot_share) @ w_m)
         elif w != 1.0:
@@ -198,5 +203,5 @@ register_scheme(SchemeSpec(
     name="floras", aggregator=lambda config, *, K, d, seed, key, relation: FlorasAggregator(config, K=K, d=d, seed=seed, key=key),
     link_record=FlorasLinkRecord, params=FlorasParams, needs_key=True, unbiased=False, example={"L": 16, "floras": {"N": 8}},
     description="keyed random sequence assignment; the unused sequences add Cauchy noise (model §6.1)",
-    channel="cell-coherence", chip_timing=True, rx_antennas=True,
+    channel="cell-coherence", chip_timing=True, rx_antennas=True, antennas_with=("coherence_symbols",),
 ))

@@ -68,8 +68,10 @@ class FlorasRound:
     gain_blocks : [K, B] or None   g_{k,m} per coherence block (model §5.1; None: one block, ``gains``).
     r_ref_blocks : [P, N] or None  the despread reference slot of each pilot (None: one pilot, ``r_ref``).
     pilot_share : [P] or None      fraction of the d entries equalised with each pilot.
-    r_ref_antennas : [N_r, N] or None   the pilots of every receive antenna (model §5.2; None: one antenna).
-    gain_antennas : [K, N_r] or None    g_{k,r} per receive antenna (None: one antenna, ``gains``).
+    r_ref_antennas : [N_r, N] or None   the pilots of every receive antenna (model §5.2; None: one antenna); with
+                                   coherence blocks [P, N_r, N], every pilot's (:mod:`phy.floras_antenna_blocks`).
+    gain_antennas : [K, N_r] or None    g_{k,r} per receive antenna (None: one antenna, ``gains``); with coherence
+                                   blocks [K, B, N_r].
     pilot_loss : [K] or None       Λ_k, the privacy loss per unit S² given the pilots (chip path with timing offsets
                                    and γ > 0 only; :mod:`phy.floras_leakage`).
     """
@@ -152,6 +154,10 @@ class FlorasLink:
         d = s.shape[1]
         cfg, seed, t = self.config, self.seed, int(round_index)
         plan = self.plan(d)
+        if cfg.rx_antennas > 1 and not plan.single:  # antennas over coherence blocks (model §5.2)
+            from .floras_antenna_blocks import run_antenna_blocks
+
+            return run_antenna_blocks(self, s, plan, round_index=t, clients=clients, trace=trace, path=path)
         if cfg.rx_antennas > 1:  # per-antenna despreading, maximum-ratio on the pilots (model §5.2)
             return run_antennas(self, s, round_index=t, clients=clients, trace=trace, path=path)
         if not plan.single:

@@ -85,17 +85,19 @@ def chernoff_lower_tail(v: float, *, gamma: int, antennas: int) -> float:
     return float(min(1.0, math.exp(min(0.0, res.fun))))
 
 
-def _tail_edge(gamma: int, antennas: int) -> float:
-    """v_tail: the largest v (to 0.1 %) with chernoff_lower_tail(v) ≤ TAIL."""
+def _tail_edge(gamma: int, antennas: int, blocks: int = 1) -> float:
+    """v_tail: the largest v (to 0.1 %) with blocks·chernoff_lower_tail(v) ≤ TAIL (a union bound over the B blocks'
+    independent V_m for the smallest of them; B = 1: the round's one V)."""
+    bound = lambda v: blocks * chernoff_lower_tail(v, gamma=gamma, antennas=antennas)  # noqa: E731
     hi = float(gamma) / max(antennas - 2.0, 0.5)  # about the median of V or below it: its bound is far above TAIL
-    while chernoff_lower_tail(hi, gamma=gamma, antennas=antennas) <= TAIL:
+    while bound(hi) <= TAIL:
         hi *= 2.0
     lo = hi / 2.0
-    while chernoff_lower_tail(lo, gamma=gamma, antennas=antennas) > TAIL:
+    while bound(lo) > TAIL:
         lo /= 2.0
     while hi / lo > 1.001:
         mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if chernoff_lower_tail(mid, gamma=gamma, antennas=antennas) <= TAIL else (lo, mid)
+        lo, hi = (mid, hi) if bound(mid) <= TAIL else (lo, mid)
     return lo
 
 
@@ -111,7 +113,8 @@ def _truncated(c: np.ndarray, n: int) -> np.ndarray:
 class NoiseLaw:
     """The pessimistic law of V on the grid {0, h, …, n·h} (n·h = V_cap), as its cumulative sums.
 
-    Attributes: ``gamma``, ``antennas``; ``step`` h; ``z_max`` = γ/√v_tail; ``cumulative[i]`` = P(Ṽ ≤ i·h).
+    Attributes: ``gamma``, ``antennas``; ``step`` h; ``z_max`` = γ/√v_tail; ``cumulative[i]`` = P(Ṽ ≤ i·h);
+    ``blocks`` B: the law of the smallest of B independent V_m (B = 1: V itself).
     """
 
     gamma: int
@@ -119,6 +122,7 @@ class NoiseLaw:
     step: float
     z_max: float
     cumulative: np.ndarray
+    blocks: int = 1
 
     def cdf_z(self, z) -> np.ndarray:
         """P(Z̃ ≤ z), Z̃ = γ/√Ṽ ≥ γ/√V: a lower bound on the CDF of z (0 at z = 0)."""
@@ -138,16 +142,22 @@ class NoiseLaw:
 
 
 @functools.lru_cache(maxsize=8)
-def noise_law(gamma: int, antennas: int) -> NoiseLaw:
-    """The pessimistic :class:`NoiseLaw` of V for γ inactive sequences and N_r = ``antennas`` (see the module doc)."""
+def noise_law(gamma: int, antennas: int, blocks: int = 1) -> NoiseLaw:
+    """The pessimistic :class:`NoiseLaw` of V for γ inactive sequences and N_r = ``antennas`` (see the module doc).
+
+    ``blocks`` B > 1 pilot blocks (model §5.2, "Antennas over coherence blocks"): the law of V_min = min_m V_m over
+    B independent V_m of this law, P(Ṽ_min ≤ v) = 1 − (1 − P(Ṽ ≤ v))^B (min_m Ṽ_m ≤ min_m V_m: still pessimistic),
+    the tail edge moved down so that B·P(V ≤ v_tail) ≤ TAIL (the same tail mass per round as B = 1)."""
     from privacy.pld import PldTooLarge
 
     if isinstance(gamma, bool) or not float(gamma).is_integer() or gamma < 1:
         raise ValueError(f"gamma must be a whole number ≥ 1 with several antennas (got {gamma!r})")
     if isinstance(antennas, bool) or not float(antennas).is_integer() or antennas < 1:
         raise ValueError(f"antennas must be a whole number ≥ 1 (got {antennas!r})")
-    g, nr = int(gamma), int(antennas)
-    v_tail = _tail_edge(g, nr)
+    if isinstance(blocks, bool) or not float(blocks).is_integer() or blocks < 1:
+        raise ValueError(f"blocks must be a whole number ≥ 1 (got {blocks!r})")
+    g, nr, nb = int(gamma), int(antennas), int(blocks)
+    v_tail = _tail_edge(g, nr, nb)
     h = REL_STEP * v_tail / g
     n = int(math.ceil(CAP_RATIO**2 * v_tail / h))
     if n > MAX_POINTS:
@@ -168,4 +178,7 @@ def noise_law(gamma: int, antennas: int) -> NoiseLaw:
         if e:
             base = _truncated(fftconvolve(base, base), n)
     cumulative = np.minimum(np.cumsum(out), 1.0)
-    return NoiseLaw(gamma=g, antennas=nr, step=h, z_max=float(g / math.sqrt(v_tail)), cumulative=cumulative)
+    if nb > 1:  # the smallest of B independent copies: 1 − (1 − F)^B
+        with np.errstate(divide="ignore"):
+            cumulative = np.minimum(-np.expm1(nb * np.log1p(-cumulative)), 1.0)
+    return NoiseLaw(gamma=g, antennas=nr, step=h, z_max=float(g / math.sqrt(v_tail)), cumulative=cumulative, blocks=nb)

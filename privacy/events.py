@@ -92,9 +92,13 @@ class CauchyRound(PrivacyEvent):
         convex majorant of the sampled-Gaussian moment; the PLD (B > 1) is the mixture over V_min = min_m V_m.
     antennas : int ≥ 1
         Receive antennas N_r of the base station, whose maximum-ratio combiner leaves V = Σ_j 1/χ²_{N_r,j} over the
-        γ inactive sequences (model §5.2; §9.5, "Several antennas"); γ whole, one pilot block, multivariate release.
+        γ inactive sequences (model §5.2; §9.5, "Several antennas"); γ whole, multivariate release.
         Its Rényi curve is ln E[e^{α(α−1)S²/(2V)}]/(α−1) (:mod:`privacy.antenna_rdp`), its Poisson-sampled curve that
-        average of the sampled-Gaussian moment; sampled without replacement it takes the generic bound alone.
+        average of the sampled-Gaussian moment; sampled without replacement it takes the generic bound alone. With
+        B > 1 pilot blocks (model §5.2, "Antennas over coherence blocks") the unsampled curve is the same (the log
+        moment ln E[e^{c/V}] is convex in c and 0 at 0, so an update split over independent blocks loses at most what
+        one block loses), the sampled curves are the generic bounds on it, and the PLD is the mixture over the law
+        of V_min = min_m V_m (:func:`privacy.antenna_noise.noise_law` with ``blocks``).
     """
 
     gamma: float
@@ -112,9 +116,9 @@ class CauchyRound(PrivacyEvent):
         if self.scalar and self.blocks > 1:
             raise ValueError("a scalar release (d = 1) has one pilot block: blocks must be 1")
         _int_at_least("antennas", self.antennas, 1)
-        if self.antennas > 1 and (self.scalar or self.blocks > 1 or not float(self.gamma).is_integer()):
-            raise ValueError(f"antennas = {self.antennas} is derived for the multivariate release with one pilot block "
-                             f"and a whole γ (got scalar = {self.scalar}, blocks = {self.blocks}, gamma = {self.gamma!r})")
+        if self.antennas > 1 and (self.scalar or not float(self.gamma).is_integer()):
+            raise ValueError(f"antennas = {self.antennas} is derived for the multivariate release and a whole γ (got "
+                             f"scalar = {self.scalar}, gamma = {self.gamma!r})")
 
     def rdp(self, orders):
         from privacy import rdp as _rdp
@@ -134,7 +138,9 @@ class CauchyRound(PrivacyEvent):
         if self.scalar:
             return None
         if self.antennas > 1 and self.gamma > 0:
-            if scheme != "poisson":  # the generic bound on the V-average curve is the V-average of that bound
+            # without replacement: the generic bound on the V-average curve is the V-average of that bound; several
+            # pilot blocks: the V-average is over one V, not a split over B of them, so the generic bound alone
+            if scheme != "poisson" or self.blocks > 1:
                 return None
             from privacy.antenna_rdp import antenna_poisson_sampled_rdp
             return antenna_poisson_sampled_rdp(orders, rate=rate, sensitivity=self.sensitivity, gamma=int(self.gamma),

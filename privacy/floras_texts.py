@@ -57,7 +57,11 @@ def amplification_text(scheme: str, accountant: str, *, antennas: int = 1, pilot
         if antennas > 1:
             text += (f"; with {antennas} receive antennas the mixture is over V = Σ_j 1/χ²_{antennas} "
                      "(model §9.5, \"Several antennas\")")
-        if pilot_blocks > 1:
+        if pilot_blocks > 1 and antennas > 1:
+            text += (f"; with {pilot_blocks} pilot blocks the mixture is over V_min = min_m V_m (the round with V_min "
+                     "on every entry dominates it by post-processing), P(Ṽ_min ≤ v) = 1 − (1 − P(Ṽ ≤ v))^B on the grid, "
+                     "its tail edge lowered to keep the tail mass (model §5.2, \"Antennas over coherence blocks\")")
+        elif pilot_blocks > 1:
             text += (f"; with {pilot_blocks} pilot blocks V is V_min = min_m V_m = γ²/max_m Z_m² (the round with "
                      "V_min on every entry dominates it by post-processing; P(max|Z_m| ≤ z) = (2Φ(z) − 1)^B; model "
                      "§9.5, \"Several pilots\")")
@@ -65,6 +69,10 @@ def amplification_text(scheme: str, accountant: str, *, antennas: int = 1, pilot
     tight = ("sampled-Gaussian RDP of Wang, Balle & Kasiviswanathan 2019 (arXiv:1808.00087, Thm 27; replace-one)"
              if scheme == "without-replacement" else
              "sampled-Gaussian RDP of Mironov, Talwar & Zhang 2019 (arXiv:1908.10530; add/remove)")
+    if antennas > 1 and pilot_blocks > 1:
+        return (f"{generic}, on the unsampled curve of {antennas} receive antennas, which an update split over the "
+                f"{pilot_blocks} pilot blocks' independent V_m does not exceed (its log moment is convex and 0 at 0; "
+                "model §5.2, \"Antennas over coherence blocks\"); no conditional-Gaussian curve is derived for that split")
     if antennas > 1 and scheme == "without-replacement":
         return (f"{generic}, on the V-averaged curve of {antennas} receive antennas: a positive combination of the "
                 "base moments, so it is the V-average of that bound; no conditional-Gaussian curve without "

@@ -64,7 +64,10 @@ are jointly Gaussian, v ~ N(0, q·I), q = L·SNR·β/2, so given x, ⟨x, v⟩ ~
 P(|u_k| > c) = P(T > (c(1 + q) − q)√(N_r/q)) + P(T > (c(1 + q) + q)√(N_r/q)). The tail falls as c^{−N_r}, so c_max,
 and with it ε_link, shrinks with N_r. The release given the pilots and the factors is again a Gaussian mixture with
 the inactive sequences' V of N_r antennas, so the base curve is that of :mod:`privacy.antenna_rdp` at sensitivity
-c_max·S.
+c_max·S. With B > 1 pilot blocks (one per block; model §5.2, "Antennas over coherence blocks") every block's factor
+u_{k,m} has this marginal (every antenna's block m is CN(0, β), its pilot noise fresh) and its own V_m; the base
+curve with B independent V_m is the one-block curve (the log moment is convex and 0 at 0), so P(Gᶜ) ≤ T·K·B·mean_c P_c
+as with one antenna.
 
 A stale pilot (``stale``: one reference slot for B coherence blocks, model §5.1): block m's factor is
 g_m b/(g_0 b + w), a ratio of zero-mean jointly Gaussian variables with the closed form of :mod:`privacy.link_stale`;
@@ -141,9 +144,9 @@ class LinkModel:
             raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
         if isinstance(self.antennas, bool) or not isinstance(self.antennas, int) or self.antennas < 1:
             raise ValueError(f"antennas must be an integer ≥ 1 (got {self.antennas!r})")
-        if self.antennas > 1 and (self.csit != "none" or self.rician_k or self.blocks > 1):
-            raise ValueError(f"antennas = {self.antennas} is derived for csit 'none', Rayleigh gains and one pilot block "
-                             f"(got csit = {self.csit!r}, rician_k = {self.rician_k:g}, blocks = {self.blocks})")
+        if self.antennas > 1 and (self.csit != "none" or self.rician_k):
+            raise ValueError(f"antennas = {self.antennas} is derived for csit 'none' and Rayleigh gains (got csit = "
+                             f"{self.csit!r}, rician_k = {self.rician_k:g})")
         e = self.csi_error
         if isinstance(e, bool) or not isinstance(e, (int, float)) or not (math.isfinite(e) and e >= 0):
             raise ValueError(f"csi_error must be a finite number ≥ 0 (σ_e², relative; got {e!r})")

@@ -105,15 +105,15 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     V_min = γ²/max_m Z_m², whose |Z| law is (2Φ(z) − 1)^B; the panels and the tail are those of B = 1 with these
     weights, z_max from :func:`tail_edge` (the same tail mass per round).
 
-    ``antennas`` N_r > 1 receive antennas (maximum-ratio combiner; model §9.5, "Several antennas"; one pilot block):
+    ``antennas`` N_r > 1 receive antennas (maximum-ratio combiner; model §9.5, "Several antennas"):
     V = Σ_j 1/χ²_{N_r,j} over the γ inactive sequences, whose pessimistic law on a grid
-    (:func:`privacy.antenna_noise.noise_law`) gives the panels' weights in z = γ/√V and the tail edge.
+    (:func:`privacy.antenna_noise.noise_law`) gives the panels' weights in z = γ/√V and the tail edge; with B > 1
+    pilot blocks the law of V_min = min_m V_m on that grid (the argument above; model §5.2, "Antennas over
+    coherence blocks").
     """
     if sampling not in ("poisson", "without-replacement"):
         raise ValueError(f"sampling must be 'poisson' or 'without-replacement' (got {sampling!r})")
     blocks, antennas = int_at_least("blocks", blocks, 1), int_at_least("antennas", antennas, 1)
-    if antennas > 1 and blocks > 1:
-        raise ValueError("several receive antennas are derived for one pilot block a round: blocks must be 1")
     S, g = float(sensitivity), float(gamma)
     pess = _PESSIMISTIC.get()
     wor = sampling == "without-replacement" and rate < 1.0
@@ -123,7 +123,7 @@ def cauchy_mixture_pld(*, sensitivity: float, gamma: float, rate: float = 1.0,
     if antennas > 1 and g > 0.0:
         from privacy.antenna_noise import noise_law
 
-        law = noise_law(g, antennas)
+        law = noise_law(g, antennas, blocks)
     z_max = law.z_max if law is not None else tail_edge(int(blocks))
     edges = np.concatenate([[0.0], np.geomspace(Z_LO, z_max, int(math.ceil(math.log(z_max / Z_LO) / math.log(PANEL_RATIO))) + 1)])
     if law is not None:  # N_r > 1: the grid law's lower bound on the CDF of z

@@ -155,9 +155,6 @@ class FlorasRunAccountant:
             )
         self.pilot_blocks = pilot_blocks = _int_at_least("pilot_blocks", pilot_blocks, 1)
         antennas = _int_at_least("antennas", antennas, 1)
-        if antennas > 1 and pilot_blocks > 1:
-            raise ValueError(f"antennas = {antennas} is derived for one pilot block a round (got pilot_blocks = "
-                             f"{pilot_blocks})")
         if link is not None and getattr(link, "undefined", None) is None and getattr(link, "antennas", 1) != antennas:
             raise ValueError(f"link: the LinkModel has antennas = {getattr(link, 'antennas', 1)}, the run {antennas}; "
                              "pass the run's receive antennas to both")

@@ -95,8 +95,8 @@ def test_one_round_pld_is_the_v_mixture_of_gaussian_profiles(antennas):
 
 def test_run_accountant_with_antennas_takes_the_pld():
     common = dict(K=20, N=32, M=100, d=1000, normalization="clip", C=1.452, clip_norm=1.0)
-    with pytest.raises(ValueError, match="pilot block"):
-        FlorasRunAccountant(**common, accountant="pld", antennas=2, pilot_blocks=3)
+    with pytest.raises(ValueError, match="antennas"):
+        FlorasRunAccountant(**common, accountant="pld", antennas=0)
     eps = [FlorasRunAccountant(**common, accountant="pld", antennas=n).epsilon(rounds=200) for n in (1, 2, 4)]
     assert eps[0] < eps[1] < eps[2]  # less noise with more antennas at the same C
     tight = FlorasRunAccountant(**common, accountant="tightest", antennas=2)
@@ -108,6 +108,6 @@ def test_run_accountant_with_antennas_takes_the_pld():
 
 
 def test_cauchy_round_refuses_what_is_not_derived():
-    for bad in (dict(blocks=2), dict(scalar=True), dict(gamma=12.5)):
+    for bad in (dict(scalar=True), dict(gamma=12.5)):
         with pytest.raises(ValueError, match="antennas"):
             CauchyRound(**{"gamma": 12.0, "sensitivity": 1.0, "antennas": 2, **bad})

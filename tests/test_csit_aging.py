@@ -123,8 +123,5 @@ def test_options_are_one_line_errors():
     with pytest.raises(ValueError, match=r"^inversion_csit: scheme 'analog-gaussian'.*sensitivity"):
         PhyConfig.make(scheme="analog-gaussian", normalization="clip", clip_norm=1.0, coherence_symbols=50,
                        **{"analog-gaussian": {"noise_multiplier": 1.0}}).validate(K=4, d=100)
-    with pytest.raises(ValueError, match=r"^coherence_symbols: .*scheme 'floras' \(modelled for: channel-inversion, "
-                                         r"analog-gaussian\)"):
-        PhyConfig.make(scheme="floras", coherence_symbols=50, rx_antennas=2).validate(K=4, d=100)
     _cfg(coherence_symbols=50, rx_antennas=2).validate(K=4, d=100)  # channel inversion models blocks with antennas
     _cfg(coherence_symbols=50, csi_error=0.1, pathloss="umi").validate(K=4, d=100)  # combines with a cell and ĥ

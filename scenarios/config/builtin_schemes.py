@@ -60,6 +60,11 @@ def _floras_link_model(config, *, blocks: int, stale: tuple | None = None):
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
                   rician_k=float(phy.los_k), antennas=int(phy.rx_antennas), stale=stale)
+    if stale is not None and int(phy.rx_antennas) > 1:
+        return LinkModel(**{**common, "stale": None, "blocks": 1}, undefined=(
+            f"one stale pilot for {blocks} coherence blocks with {int(phy.rx_antennas)} receive antennas: the law of "
+            "the maximum-ratio factors Σ_r c_(j,r,0)·g_(k,m,r) is not derived for the link-level bound; ε, the "
+            "idealised release with the stale pilot's V, holds"))
     if phy.csi_error != 0.0:  # phase CSIT from an estimate: the gains |h|·cos(∠h − ∠ĥ) (model §5.1)
         if phy.los_k != 0.0:
             return LinkModel(**common, undefined=(
@@ -103,7 +108,8 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     bound, Rician gains given as (|r_m|, D_m) pairs with the line of sight's distance D_m); a cell (fixed or
     re-dropped every round) and Rician gains (`rician_k`, TDL-D/E: ε_link takes their law) are allowed.
     Several receive antennas (maximum ratio, model §5.2) have every accountant (model §9.5, "Several antennas") and an
-    ε_link over the maximum-ratio factors (privacy.link). Timing offsets are allowed with N = K (γ = 0: no inactive
+    ε_link over the maximum-ratio factors (privacy.link), also with a pilot per coherence block (model §5.2,
+    "Antennas over coherence blocks"; with one stale pilot ε_link is not stated). Timing offsets are allowed with N = K (γ = 0: no inactive
     sequence, no privacy noise, ε = ∞ whatever the link; model §5.1)."""
     from phy.coherence import coherence_plan
 
