@@ -18,10 +18,17 @@ def threat_text(antennas: int) -> str:
             "that keeps every antenna's despread outputs is outside it (model §9.5, \"Several antennas\")")
 
 
-def noise_text(N: int, K: int, antennas: int) -> str:
+def noise_text(N: int, K: int, antennas: int, pilot_blocks: int = 1) -> str:
     """The noise the ε counts: one antenna's isotropic Cauchy of scale γ = N − K (model §7.2), or with N_r > 1 the
-    maximum-ratio combiner's Gaussian of variance V = Σ_j 1/χ²_{N_r,j} (model §5.2; §9.5, "Several antennas")."""
+    maximum-ratio combiner's Gaussian of variance V = Σ_j 1/χ²_{N_r,j} (model §5.2; §9.5, "Several antennas"), per
+    pilot block with B > 1 pilots (model §5.2, "Antennas over coherence blocks")."""
     gamma = N - K
+    if antennas > 1 and pilot_blocks > 1:
+        return (noise_text(N, K, antennas).replace(
+            "(ŝ/b units), revealed to the adversary; ",
+            f"(ŝ/b units) in each of the {pilot_blocks} pilot blocks, independent over them and revealed to the "
+            "adversary; an update split over the blocks loses at most the one-block curve (its log moment is convex "
+            "and 0 at 0; model §5.2, \"Antennas over coherence blocks\"); "))
     if antennas == 1:
         return (f"noise: isotropic multivariate Cauchy of scale γ = N − K = {N} − {K} = {gamma} per round; "
                 "per-round RDP bound ε(α) = −ln(1 − α(α−1)S²/γ²)/(2(α−1)) if α(α−1)S² < γ², else ∞ "

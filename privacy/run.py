@@ -175,7 +175,7 @@ class FlorasRunAccountant:
             THREAT_MODEL_T1,
             f"neighbouring relation: {self._relation_text()}",
             sens_line,
-            noise_text(N, K, antennas),
+            noise_text(N, K, antennas, pilot_blocks),
             *sampling_lines,
             *sens.caveats,
             "composition over rounds: " + {"pld": "the round's PLD composed T times (FFT convolution)",

@@ -118,6 +118,8 @@ def test_floras_epsilon_over_pilot_blocks_with_antennas():
     pld = {B: FlorasRunAccountant(**common, pilot_blocks=B, accountant="pld") for B in (1, 4)}
     assert pld[4].epsilon(rounds=50) > pld[1].epsilon(rounds=50)
     assert any("Antennas over coherence blocks" in a for a in pld[4].report(rounds=50).assumptions)
+    assert any("in each of the 4 pilot blocks" in a for a in pld[4].report(rounds=50).assumptions)
+    assert not any("pilot blocks" in a for a in pld[1].report(rounds=50).assumptions)
     assert any("no conditional-Gaussian curve is derived for that split" in a
                for a in FlorasRunAccountant(**common, pilot_blocks=4, accountant="rdp").report(rounds=50).assumptions)
 
