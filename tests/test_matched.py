@@ -628,6 +628,39 @@ def test_the_per_block_estimate_sweep_is_the_aging_sweeps_per_block_cases_with_a
                     for e in (0.0, 0.01, 0.1)}
 
 
+def test_the_antenna_aging_sweeps_are_the_aging_sweeps_with_receive_antennas():
+    """scenarios/cell_aging_antennas.toml: every point is scenarios/cell_aging_csi.toml's point of the same scheme and
+    σ_e² ∈ {0, 0.1} with phy.rx_antennas = N_r ∈ {1, 2, 4} added, nothing else changed (its N_r = 1 rows repeat that
+    sweep's); scenarios/cell_aging_antennas_floras.toml: cell_aging.toml's FLORAS case with a pilot and a weight per
+    block under rdp-generic, with N_r ∈ {1, 2, 4}. Same base and seeds."""
+    from scenarios.experiments.sweep_file import load_sweep
+
+    csi = load_sweep(ROOT / "scenarios" / "cell_aging_csi.toml")
+    ant = load_sweep(ROOT / "scenarios" / "cell_aging_antennas.toml")
+    assert ant.base == csi.base and ant.seeds == csi.seeds
+    ref = {(p.label, float(p.overrides["phy.csi_error"])): csi.run_overrides(p, 0) for p in csi.points}
+    seen = set()
+    for p in ant.points:
+        key, n_rx = (p.label, float(p.overrides["phy.csi_error"])), int(p.overrides["phy.rx_antennas"])
+        assert ant.run_overrides(p, 0) == {**ref[key], "phy.rx_antennas": n_rx}, p.label
+        seen.add((*key, n_rx))
+    assert seen == {(c, e, n) for c in ("channel-inversion-perblock-3kmh", "analog-gaussian-perblock-3kmh")
+                    for e in (0.0, 0.1) for n in (1, 2, 4)}
+    aging = load_sweep(ROOT / "scenarios" / "cell_aging.toml")
+    floras = load_sweep(ROOT / "scenarios" / "cell_aging_antennas_floras.toml")
+    assert floras.base == aging.base and floras.seeds == aging.seeds
+    case = "floras-none-capped-generic-blocks1000-block"
+    one = aging.run_overrides({p.label: p for p in aging.points}[case], 0)
+    assert sorted(int(p.overrides["phy.rx_antennas"]) for p in floras.points) == [1, 1, 2, 2, 4, 4]
+    for p in floras.points:
+        n_rx = int(p.overrides["phy.rx_antennas"])
+        if p.label == case:
+            assert floras.run_overrides(p, 0) == {**one, "phy.rx_antennas": n_rx}
+        else:  # the same with the tightest accountant
+            assert p.label == "floras-none-capped-tightest-blocks1000-block"
+            assert floras.run_overrides(p, 0) == {**one, "phy.rx_antennas": n_rx, "privacy.accountant": "tightest"}
+
+
 def test_the_phase_csit_stale_pilot_sweep_is_the_stale_sweep_with_phase_csit():
     """scenarios/cell_aging_stale_phase.toml: every stale case is scenarios/cell_aging_stale.toml's at the same speed,
     and its pilot-per-block case scenarios/cell_aging.toml's at 3 km/h, with phy.floras.csit = "phase" and the capped
