@@ -48,6 +48,7 @@ FIGURES = (
     ("cell_csi", "cell_csi_antennas"),  # its own stem, see the module
     ("cell_csi", "cell_aging_csi"),  # its own stem, see the module
     ("cell_csi", "cell_aging_antennas"),  # its own stem, see the module
+    ("cell_aging_antennas", "cell_aging_antennas*"),  # both antenna-aging sweeps merged, see the module
     ("cell_tdl", "cell_tdl"),
 )
 
