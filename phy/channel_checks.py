@@ -128,16 +128,16 @@ def check_los_doppler(cfg: "PhyConfig") -> None:
 
 
 def check_antennas(cfg: "PhyConfig", spec) -> None:
-    """``rx_antennas`` (model §5.2): an integer ≥ 1; N_r > 1 only for a scheme that models it, Rayleigh; coherence
-    blocks and chip-timing offsets only where the scheme models them with antennas (``SchemeSpec.antennas_with``)."""
+    """``rx_antennas`` (model §5.2): an integer ≥ 1; N_r > 1 only for a scheme that models it; coherence blocks and
+    chip-timing offsets only where the scheme models them with antennas (``SchemeSpec.antennas_with``); Rician fading
+    with the line of sight steered over a half-wavelength linear array (model §5.2)."""
     check_int_at_least("rx_antennas", cfg.rx_antennas, 1)
     if cfg.rx_antennas == 1 or spec.channel == "none":
         return
     if not spec.rx_antennas:
         raise ValueError(f"rx_antennas: scheme {spec.name!r} models a single-antenna base station (its per-client rate "
                          f"with several antennas is not modelled); use rx_antennas = 1 with it")
-    for key, off, what in (("coherence_symbols", None, "several coherence blocks"), ("rician_k", 0.0, "Rician fading"),
-                           ("timing_offset", 0.0, "chip-timing offsets")):
+    for key, off, what in (("coherence_symbols", None, "several coherence blocks"), ("timing_offset", 0.0, "chip-timing offsets")):
         if getattr(cfg, key) != off and key not in spec.antennas_with:
             which = ", ".join(s.name for s in _antenna_schemes(key)) or "none"
             raise ValueError(f"{key}: {what} with rx_antennas = {cfg.rx_antennas} is not modelled for scheme "

@@ -50,7 +50,7 @@ from .fading import draw_rayleigh
 from .randomness import stream
 
 __all__ = ["CORRELATIONS", "PILOT_MODES", "MAX_EXACT_BLOCKS", "CoherencePlan", "coherence_plan", "block_correlation",
-           "lag_step", "check_exact_blocks", "clarke_factors", "draw_blocks", "block0_correlations"]
+           "lag_step", "check_exact_blocks", "clarke_factors", "draw_blocks", "block0_correlations", "los_phasors"]
 
 CORRELATIONS = ("iid", "jakes", "jakes-exact", "tdl")
 MAX_EXACT_BLOCKS = 4096  # "jakes-exact" holds a B×B factor: 128 MB at this size
@@ -247,16 +247,25 @@ def draw_blocks(seed: int, round_index: int, *, K: int, n_blocks: int, correlati
         else:
             raise ValueError(f"fading_correlation must be one of {{{', '.join(CORRELATIONS)}}} (got {correlation!r})")
     if rician_k > 0:
-        phi = 2.0 * math.pi * stream(seed, "fading-los-phase", t).random(K)
-        los = np.exp(1j * phi)[:, None]
-        if los_step != 0.0 and n_blocks > 1:
-            if correlation in ("jakes", "jakes-exact"):
-                b = np.arange(n_blocks, dtype=np.float64)
-            elif correlation == "tdl" and tdl is not None and len(tdl) > 3 and int(tdl[3]) > 1:
-                b = (np.arange(n_blocks) % int(tdl[3])).astype(np.float64)
-            else:
-                raise ValueError(f"los_step = {los_step!r}: the line of sight rotates only over blocks in time "
-                                 "('jakes', 'jakes-exact', or 'tdl' with time blocks)")
-            los = los * np.exp(1j * float(los_step) * b)[None, :]
+        los = los_phasors(seed, t, K=K, n_blocks=n_blocks, correlation=correlation, tdl=tdl, los_step=los_step)
         h = math.sqrt(rician_k / (rician_k + 1.0)) * los + math.sqrt(1.0 / (rician_k + 1.0)) * h
     return h
+
+
+def los_phasors(seed: int, round_index: int, *, K: int, n_blocks: int, correlation: str = "iid",
+                tdl: tuple | None = None, los_step: float = 0.0) -> np.ndarray:
+    """e^{j(φ_k + ψ·b_m)} [K, B] complex128: the line of sight's phase of client k in block m (module doc), φ_k ~ U(0, 2π)
+    from ``(seed, "fading-los-phase", t)``, ψ = ``los_step`` per block in time (b_m as :func:`draw_blocks` states)."""
+    t = int(round_index)
+    phi = 2.0 * math.pi * stream(seed, "fading-los-phase", t).random(K)
+    los = np.exp(1j * phi)[:, None]
+    if los_step != 0.0 and n_blocks > 1:
+        if correlation in ("jakes", "jakes-exact"):
+            b = np.arange(n_blocks, dtype=np.float64)
+        elif correlation == "tdl" and tdl is not None and len(tdl) > 3 and int(tdl[3]) > 1:
+            b = (np.arange(n_blocks) % int(tdl[3])).astype(np.float64)
+        else:
+            raise ValueError(f"los_step = {los_step!r}: the line of sight rotates only over blocks in time "
+                             "('jakes', 'jakes-exact', or 'tdl' with time blocks)")
+        los = los * np.exp(1j * float(los_step) * b)[None, :]
+    return np.broadcast_to(los, (int(K), int(n_blocks)))

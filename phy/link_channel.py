@@ -10,11 +10,14 @@ block) it is exactly :func:`phy.fading.draw_rayleigh` (the link of model §5, bi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .cell import CellChannel, client_ids
-from .coherence import block_correlation, draw_blocks, lag_step
+from .coherence import block_correlation, draw_blocks, lag_step, los_phasors
 from .fading import draw_rayleigh, draw_rayleigh_antennas
+from .randomness import stream
 
 __all__ = ["LinkChannel"]
 
@@ -68,30 +71,51 @@ class LinkChannel:
         model §5); N_r = 1: :meth:`draw` with one block. Over blocks (model §5.2, "Antennas over coherence blocks")
         antenna 0 is :meth:`draw`'s [K, B] and antenna r ≥ 1 the same fading law from its own block 0 and its own
         keyed innovations (:func:`phy.coherence.draw_blocks` with ``antenna`` = r): independent antennas, each
-        correlated over blocks as antenna 0. Rayleigh (the configuration refuses Rician fading with N_r > 1).
+        correlated over blocks as antenna 0. Rician fading (κ > 0, model §5.2 "Rician fading with several
+        antennas"): antenna r's line of sight is antenna 0's times the steering phase e^{jπ·r·sin θ_k} of a
+        half-wavelength uniform linear array (θ_k :meth:`los_angles`), its scattered part antenna r's Rayleigh draw.
         """
         n_rx = int(self.config.rx_antennas)
         t = int(round_index)
-        if n_blocks is not None:
-            h0 = draw_rayleigh_antennas(self.seed, t, K=self.K, n_rx=n_rx)
-            out = np.empty((self.K, int(n_blocks), n_rx), dtype=np.complex128)
-            out[:, :, 0] = self.draw(t, clients=clients, n_blocks=int(n_blocks))  # antenna 0, the cell's gain on it
-            cfg = self.config
-            for r in range(1, n_rx):
-                out[:, :, r] = draw_blocks(self.seed, t, K=self.K, n_blocks=int(n_blocks),
-                                           correlation=cfg.fading_correlation, rho=self.rho, lag_x=self.lag_x,
-                                           tdl=self.tdl, antenna=r, h0=h0[:, r])
-            if self.cell is not None and n_rx > 1:
-                out[:, :, 1:] *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None, None]
-            return out
-        if n_rx == 1:
+        if n_rx == 1 and n_blocks is None:
             return self.draw(round_index, clients=clients)
-        h = draw_rayleigh_antennas(self.seed, t, K=self.K, n_rx=n_rx)
+        B = 1 if n_blocks is None else int(n_blocks)
+        if n_blocks is None and self.los_k == 0.0:  # one block, Rayleigh: the Sionna draw of every antenna
+            h = draw_rayleigh_antennas(self.seed, t, K=self.K, n_rx=n_rx)
+            if self.cell is not None:
+                h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]
+            else:
+                client_ids(clients, self.K)
+            return h
+        out = np.empty((self.K, B, n_rx), dtype=np.complex128)
+        out[:, :, 0] = self.draw(t, clients=clients, n_blocks=B)  # antenna 0 (with its line of sight and cell gain)
+        if n_rx > 1:
+            cfg = self.config
+            h0 = draw_rayleigh_antennas(self.seed, t, K=self.K, n_rx=n_rx)
+            for r in range(1, n_rx):
+                out[:, :, r] = h0[:, r:r + 1] if B == 1 else draw_blocks(
+                    self.seed, t, K=self.K, n_blocks=B, correlation=cfg.fading_correlation, rho=self.rho,
+                    lag_x=self.lag_x, tdl=self.tdl, antenna=r, h0=h0[:, r])
+            if self.los_k:
+                k = self.los_k
+                los = los_phasors(self.seed, t, K=self.K, n_blocks=B, correlation=cfg.fading_correlation, tdl=self.tdl,
+                                  los_step=self.los_step)
+                steer = np.exp(1j * np.pi * np.arange(1, n_rx)[None, :] * np.sin(self.los_angles(t, clients=clients))[:, None])
+                out[:, :, 1:] = (math.sqrt(k / (k + 1.0)) * los[:, :, None] * steer[:, None, :]
+                                 + math.sqrt(1.0 / (k + 1.0)) * out[:, :, 1:])
+            if self.cell is not None:
+                out[:, :, 1:] *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None, None]
+        return out[:, 0, :] if n_blocks is None else out
+
+    def los_angles(self, round_index: int, *, clients=None) -> np.ndarray:
+        """θ_k [K] rad: the azimuth of each client's line of sight at the array (model §5.2): the drop's angle in a cell
+        (:class:`phy.cell.LargeScale`; fixed across rounds unless re-dropped), else U(0, 2π) per round from the keyed
+        stream ``(seed, "fading-los-angle", t)``."""
+        t = int(round_index)
         if self.cell is not None:
-            h *= self.cell.large_scale(clients, K=self.K, round_index=t).amplitude[:, None]
-        else:
-            client_ids(clients, self.K)
-        return h
+            return self.cell.large_scale(clients, K=self.K, round_index=t).angle
+        client_ids(clients, self.K)
+        return 2.0 * np.pi * stream(self.seed, "fading-los-angle", t).random(self.K)
 
     def describe(self) -> dict:
         cfg = self.config

@@ -43,8 +43,6 @@ def test_rx_antennas_is_checked_with_one_line_naming_the_key():
         (dict(rx_antennas=True), "rx_antennas"),
         (dict(scheme="ddgauss", normalization="clip", clip_norm=1.0, rx_antennas=2), "rx_antennas"),
         (dict(scheme="sqsgd", normalization="clip", clip_norm=1.0, rx_antennas=2), "rx_antennas"),
-        (dict(scheme="channel-inversion", rx_antennas=2, rician_k=1.0), "rician_k"),
-        (dict(scheme="floras", rx_antennas=2, rician_k=1.0), "rician_k"),
         (dict(scheme="floras", rx_antennas=2, timing_offset=0.3), "timing_offset"),
         (dict(scheme="floras", rx_antennas=2, floras={"csit": "phase"}), "floras.csit"),
         (dict(scheme="floras", rx_antennas=2, floras={"path": "chip"}), "rx_antennas"),

@@ -53,6 +53,10 @@ def _refusal(config) -> str | None:
         return (f"partition.clients: analog Gaussian's ε with imperfect CSI in a cell takes one strength law per "
                 f"client (≤ {CELL_CLIENTS} clients, got {int(config.partition.clients)}); use a population of at most "
                 f"{CELL_CLIENTS}, no cell (remove phy.pathloss), or csi_error = 0")
+    if phy.los_k != 0.0 and int(phy.rx_antennas) > 1:
+        return (f"phy.rician_k: analog Gaussian's ε with imperfect CSI takes the law of |Re(aᴴh_k/aᴴĥ_k)| over Rayleigh "
+                f"channels at {int(phy.rx_antennas)} antennas; with a line of sight (κ = {float(phy.los_k):g}) steered over "
+                "the array that law is not derived: use rician_k = 0 (a NLoS TDL profile), rx_antennas = 1, or csi_error = 0")
     # TDL subcarriers: analog Gaussian measures every block itself (its own check refuses CSIT kept over blocks), and
     # every subcarrier is CN(0, β) or, for TDL-D/E, Rician with κ = phy.los_k around a specular phase the law does not
     # read, so each block has the one-block law and the split bound applies (model §5.1, "Per-block estimates")

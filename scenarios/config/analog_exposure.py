@@ -172,4 +172,7 @@ def _sampled_not_derived(config, d: int | None = None) -> str | None:
     if config.phy.has_cell:
         return ("a cell: large-scale fading ties a channel to its client across rounds, so the channels can reveal who "
                 "was sampled (docs/cell.md, T2 linking)")
+    if config.phy.los_k != 0.0:
+        return (f"Rician fading (κ = {float(config.phy.los_k):g}): the leverage law is drawn over Rayleigh channels; with a "
+                "line of sight steered over the array it is not derived")
     return None

@@ -60,6 +60,11 @@ def _floras_link_model(config, *, blocks: int, stale: tuple | None = None):
     phy = config.phy
     common = dict(snr_db=float(phy.snr_db), L=int(phy.L), csit=phy.of("floras").csit, blocks=blocks,
                   rician_k=float(phy.los_k), antennas=int(phy.rx_antennas), stale=stale)
+    if phy.los_k != 0.0 and int(phy.rx_antennas) > 1:
+        return LinkModel(**{**common, "rician_k": 0.0, "stale": None, "blocks": 1}, undefined=(
+            f"Rician gains (κ = {float(phy.los_k):g}) with {int(phy.rx_antennas)} receive antennas: the law of the "
+            "maximum-ratio factors with a line of sight steered over the array is not derived for the link-level "
+            "bound; ε, the idealised release, does not depend on the fading"))
     if stale is not None and int(phy.rx_antennas) > 1:
         return LinkModel(**{**common, "stale": None, "blocks": 1}, undefined=(
             f"one stale pilot for {blocks} coherence blocks with {int(phy.rx_antennas)} receive antennas: the law of "
