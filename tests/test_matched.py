@@ -206,6 +206,23 @@ label = "ideal"
     return path
 
 
+def test_predict_only_without_calibrating_plans_every_uncached_point_as_feasible(tmp_path, capsys):
+    """--predict-only --no-calibrate computes no noise key (the tests' calibration store is off, so none is cached):
+    FLORAS at ε = 2 and 8 (both SNRs) and ideal at ε = 2 and 8 (20 dB; 0 dB is reused) are marked and planned as
+    feasible, ε = ∞ needs no calculation. 9 points × 2 seeds = 18 runs, against the 14 that calibrating finds (ideal has
+    no finite ε). Plausible bugs: a calibration run anyway, the pending points counted as copies of one another (an
+    empty identity), --no-calibrate accepted for a real run."""
+    sweep_path = mini_sweep(tmp_path)
+    assert main(["matched", str(sweep_path), "--predict-only", "--no-calibrate", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "calibrating" not in out
+    assert "matched: 18 run(s) (0 grid point(s) infeasible, not run, 3 reused from another SNR)" in out, out
+    assert out.count("not calibrated (ε = ") == 6
+    assert "6 grid point(s) not calibrated (--no-calibrate" in out
+    assert main(["matched", str(sweep_path), "--no-calibrate", "--workers", "0"]) == 2
+    assert "--no-calibrate plans without calibrating, which only --predict-only does" in capsys.readouterr().err
+
+
 def test_tune_sweep_uses_the_validation_split_at_one_epsilon(tmp_path, narrow_floras_range):
     from scenarios.experiments.sweep_file import load_sweep
     from scenarios.experiments.tune import tune_sweep

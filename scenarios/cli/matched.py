@@ -6,6 +6,7 @@ Examples::
     floras matched scenarios/matched.toml scenarios/matched_xdev.toml scenarios/matched_budget.toml \
         scenarios/matched_snr.toml --tune                          # the full set (Fashion-MNIST)
     floras matched scenarios/matched.toml --predict-only            # run count and time, nothing trained
+    floras matched scenarios/matched.toml --predict-only --no-calibrate   # the same without calibrating (seconds)
     floras matched scenarios/matched.toml --calibrate-only          # key per scheme, ε and accountant
 
 Each grid point's ``privacy.target_epsilon`` is calibrated into its scheme's noise parameter when
@@ -62,6 +63,10 @@ def register(subparsers) -> None:
                    help="print the plan and predicted time; train nothing (the points' noise keys are calibrated "
                         "first, as for a real run, since the plan needs to know which are feasible, and kept in the "
                         "calibration store: a later run reads them)")
+    p.add_argument("--no-calibrate", action="store_true",
+                   help="with --predict-only: calibrate nothing; a point whose noise key is not in the calibration store "
+                        "is planned as feasible and marked so (seconds instead of minutes; the run count is then an "
+                        "upper bound)")
     p.add_argument("--calibrate-only", action="store_true",
                    help="print each scheme's calibrated key per target ε under every accountant of --accountants; run nothing")
     p.add_argument("--accountants", default="rdp,rdp-generic,pld", metavar="A,A,…",
@@ -160,6 +165,9 @@ def run(args) -> int:
 
     if args.tune and args.tuned:
         raise ValueError("--tune and --tuned exclude each other (tune now, or reuse a tune.json)")
+    if getattr(args, "no_calibrate", False) and not args.predict_only:
+        raise ValueError("--no-calibrate plans without calibrating, which only --predict-only does (a run needs every "
+                         "noise key): add --predict-only, or remove --no-calibrate")
     check_dask_options(args)
     workers, threads = workers_of(args)
     tuned = read_tuned(args.tuned) if args.tuned else None  # a bad record is refused before the sweeps load
@@ -226,10 +234,12 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
     # each; planning then finds them cached
     seed_from_finished_runs([(with_tuned_lr(s, tuned), root / s.name) for s in sweeps],
                             runs_of=lambda s, point, config: not reused_at_snr(s, point, config.phy.scheme))
-    prefetch_calibrations(sweeps, executor=executor, workers=None if args.scheduler else workers)
+    calibrate = not getattr(args, "no_calibrate", False)
+    if calibrate:
+        prefetch_calibrations(sweeps, executor=executor, workers=None if args.scheduler else workers)
     plans = []
     for s in sweeps:
-        feasible, planned = plan_sweep(s, tuned_lr=tuned)
+        feasible, planned = plan_sweep(s, tuned_lr=tuned, calibrate=calibrate)
         pred = predict(planned, seeds=len(s.seeds), workers=workers if args.scheduler is None else 1)
         plans.append((s, feasible, planned, pred))
     from scenarios.experiments.sweep_dirs import finished_runs
@@ -244,6 +254,11 @@ def _run(args, cluster: dict, tuned, workers: int, threads: int):
         print(format_plan(planned))
     total = sum(p[3].wall_seconds for p in plans)
     print(f"floras matched: predicted total {total / 60:.1f} min wall ({sum(p[3].runs for p in plans)} runs)")
+    pending = sum(bool(q.pending) and q.status == "feasible" for p in plans for q in p[2])
+    if pending:
+        print(f"floras matched: {pending} grid point(s) not calibrated (--no-calibrate: their noise keys are not in the "
+              "calibration store), planned as feasible, so the run count and time are upper bounds; without "
+              "--no-calibrate (or with --calibrate-only) they are computed and kept in the store")
     if args.predict_only:
         return None
     jobs = [(feasible, root / s.name) for s, feasible, _, _ in plans]

@@ -71,6 +71,8 @@ class PlannedPoint:
     K: int = 0
     M: int = 0
     batch_size: int = 0
+    #: not empty when the point was planned without its calibration (``floras matched --predict-only --no-calibrate``)
+    pending: str = ""
     #: the resolved configuration with ``run.seed`` left out (:func:`scenarios.experiments.identical.identity`);
     #: held in memory only (it may contain a key), never written
     identity: str = dataclasses.field(default="", repr=False, compare=False)
@@ -109,12 +111,16 @@ def with_tuned_lr(sweep: Sweep, tuned_lr: dict[str, float] | None) -> Sweep:
 
 
 def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
-               loader: Callable[[Path, dict], Any] | None = None) -> tuple[Sweep, list[PlannedPoint]]:
+               loader: Callable[[Path, dict], Any] | None = None, calibrate: bool = True) -> tuple[Sweep, list[PlannedPoint]]:
     """(the sweep restricted to its feasible points, every point planned).
 
     ``tuned_lr`` maps a case label to its chosen learning rate (``training.lr`` override; see :func:`tuned_for`);
-    other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error)."""
+    other ValueErrors than :class:`InfeasibleTarget` propagate (bad input is an error). ``calibrate`` False: a point
+    whose noise key is not cached is built without it and planned as feasible with ``pending`` set (a prediction
+    only: its feasibility is unknown)."""
     loader = loader or default_loader
+    if not calibrate:
+        loader = _uncalibrated_loader(loader)
     planned, feasible = [], []
     snr_grid = [float(v) for v in sweep_grid(sweep).get("phy.snr_db", [])]  # anchors: points at the first SNR
     anchors = {_without_snr(p): p.slug for p in sweep.points if snr_grid and float(p.grid["phy.snr_db"]) == snr_grid[0]}
@@ -131,6 +137,8 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
         except ValueError as exc:
             raise ValueError(f"{sweep.path}: grid point {point.slug}: {exc}") from None
         status, reuses, reason = "feasible", "", ""
+        pending = getattr(cfg, "pending", "")
+        cfg = getattr(cfg, "config", cfg)
         if reused_at_snr(sweep, point, cfg.phy.scheme):
             status, reuses = "reused", anchors[_without_snr(point)]
             reason = f"{cfg.phy.scheme} learns the same at every SNR: the runs at {snr_grid[0]:g} dB stand for this point"
@@ -141,9 +149,32 @@ def plan_sweep(sweep: Sweep, *, tuned_lr: dict[str, float] | None = None,
             threat_model=threat_model_of(cfg.phy.scheme), calibration=cfg.privacy.calibrated,
             lr=float(cfg.training.lr), dataset=cfg.data.name, rounds=cfg.run.rounds,
             K=cfg.training.clients_per_round, M=cfg.partition.clients, batch_size=cfg.training.batch_size,
-            identity=_seedless_identity(cfg),
+            pending=pending, identity="" if pending else _seedless_identity(cfg),
         ))
     return dataclasses.replace(sweep, points=tuple(feasible)), planned
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pending:
+    """A point built without its calibration: its configuration and why."""
+
+    config: Any
+    pending: str
+
+
+def _uncalibrated_loader(loader):
+    """``loader`` for the points whose noise key is cached or needs no calculation (ε = ∞); the others built without
+    it."""
+    def load(base, overrides):
+        from scenarios.config.loading import build_scenario_file
+        from scenarios.config.targets import answered, request_of
+
+        built = build_scenario_file(base, overrides)
+        request = request_of(built)
+        if request is None or answered(request) or math.isinf(float(request[1])):  # ε = ∞: no noise, nothing to compute
+            return loader(base, overrides)
+        return _Pending(built, f"not calibrated (ε = {request[1]:g}: its noise key is not in the calibration store)")
+    return load
 
 
 def _seedless_identity(cfg) -> str:
@@ -286,7 +317,9 @@ def format_plan(planned: list[PlannedPoint]) -> str:
     """One line per point: scheme, target ε, calibrated value (or the reason it is infeasible)."""
     lines = []
     for p in planned:
-        if p.status == "feasible":
+        if p.status == "feasible" and p.pending:
+            lines.append(f"  {p.slug}: {p.pending}, planned as feasible, η = {p.lr:g}")
+        elif p.status == "feasible":
             cal = p.calibration or {}
             value = cal.get("value")
             val = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) and math.isfinite(value) else str(value))
