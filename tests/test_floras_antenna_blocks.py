@@ -126,13 +126,13 @@ def test_floras_epsilon_over_pilot_blocks_with_antennas():
 
 def test_configuration_accepts_blocks_with_antennas_and_states_no_link_bound_for_a_stale_pilot():
     from scenarios.config import scenario_from_dict
-    from scenarios.config.builtin_schemes import _floras_link_model, floras_pilot_blocks
+    from scenarios.config.floras_link import floras_link_model, floras_pilot_blocks
 
     for pilots in ("per-block", "stale"):
         cfg = scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2, "coherence_symbols": 50,
                                           "floras": {"pilots": pilots}}})
         _, blocks, stale = floras_pilot_blocks(cfg.phy, d=400, accountant="rdp", K=cfg.training.clients_per_round)
-        link = _floras_link_model(cfg, blocks=blocks, stale=stale)
+        link = floras_link_model(cfg, blocks=blocks, stale=stale)
         assert (link.undefined is None) == (pilots == "per-block"), link.undefined
         if pilots == "per-block":
             assert link.antennas == 2 and link.blocks == blocks > 1

@@ -224,7 +224,7 @@ def test_a_redropped_cell_states_no_epsilon_link_past_the_drawn_rounds():
 
 
 def test_a_redropped_population_too_large_to_draw_is_stated_with_its_count():
-    from scenarios.config.builtin_schemes import MAX_LINK_POPULATION
+    from scenarios.config.floras_link import MAX_LINK_POPULATION
     from scenarios.config.schemes import scheme_accountant
 
     T = MAX_LINK_POPULATION["log-distance"] // 10 + 1  # T·M just above the limit with M = 10

@@ -70,10 +70,10 @@ def test_over_blocks_every_antenna_has_the_aging_law_with_the_turning_line_of_si
 
 def test_what_is_not_derived_with_a_steered_line_of_sight_is_said_or_refused(tmp_path):
     from scenarios.config import scenario_from_dict
-    from scenarios.config.builtin_schemes import _floras_link_model
+    from scenarios.config.floras_link import floras_link_model
 
     cfg = scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2, "rician_k": 3.0}})
-    link = _floras_link_model(cfg, blocks=1)
+    link = floras_link_model(cfg, blocks=1)
     assert link.undefined is not None and "steered over the array" in link.undefined
     with pytest.raises(ValueError, match=r"^privacy: phy.rician_k: analog Gaussian.s ε with imperfect CSI"):
         scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,

@@ -24,7 +24,7 @@ def add_coherence_options(p) -> None:
 def coherence_blocks(args) -> tuple[int, int, tuple | None]:
     """(pilot blocks of ε, coherence blocks of ε_link, the stale pilot's block correlations or None) of ``floras
     privacy``'s coherence options (``--coherence-symbols``, ``--pilots``, ``--fading-correlation``, ``--doppler``;
-    model §5.1, §7.2), through the scenario's own rule (:func:`scenarios.config.builtin_schemes.floras_pilot_blocks`);
+    model §5.1, §7.2), through the scenario's own rule (:func:`scenarios.config.floras_link.floras_pilot_blocks`);
     (1, 1, None) without ``--coherence-symbols``. Each bad value refused by its option's name."""
     n_c, law, doppler = args.coherence_symbols, args.fading_correlation, args.doppler
     if n_c is None:
@@ -43,7 +43,7 @@ def coherence_blocks(args) -> tuple[int, int, tuple | None]:
                          f"with {law})")
     from phy.coherence import MAX_EXACT_BLOCKS, coherence_plan
     from phy.config import PhyConfig
-    from scenarios.config.builtin_schemes import floras_pilot_blocks
+    from scenarios.config.floras_link import floras_pilot_blocks
 
     plan = coherence_plan(args.d, n_c, args.pilots)
     if law == "jakes-exact" and plan.n_blocks > MAX_EXACT_BLOCKS:

@@ -29,8 +29,11 @@ once (importing TensorFlow).
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 __all__ = ["MEASURED_LOAD", "SECONDS_PER_ROUND", "SECONDS_PER_ROUND_BY_SETTING", "RUN_OVERHEAD_S",
-           "WORKER_START_S", "REFERENCE_K", "run_seconds"]
+           "WORKER_START_S", "REFERENCE_K", "run_seconds", "Prediction", "predict"]
 
 REFERENCE_K = 20
 MEASURED_LOAD = "2.5–3 (Fashion-MNIST, K = 20) and 5.9–7.4 (digits, K = 100) on 2 cores"
@@ -70,3 +73,62 @@ def run_seconds(*, dataset: str, scheme: str, rounds: int, K: int, M: int = 0, b
         table = SECONDS_PER_ROUND.get(dataset, SECONDS_PER_ROUND["fashion-mnist"])
         per_round = table.get(scheme, max(table.values())) * max(K, 1) / REFERENCE_K
     return RUN_OVERHEAD_S.get(dataset, 4.1) + rounds * per_round
+
+
+@dataclass(frozen=True)
+class Prediction:
+    runs: int
+    infeasible_points: int
+    run_seconds: float  # Σ over runs, one worker
+    workers: int
+    reused_points: int = 0
+    copied: int = 0  # runs identical to a run planned before them: copied, not run (in ``runs``, not in the time)
+    finished: int = 0  # runs already finished in the output folder: skipped (in ``runs``, not in the time)
+
+    def without_copies(self, copies: int, seconds: float) -> "Prediction":
+        return dataclasses.replace(self, copied=copies, run_seconds=self.run_seconds - seconds)
+
+    def without_finished(self, finished: int, seconds: float) -> "Prediction":
+        return dataclasses.replace(self, finished=finished, run_seconds=self.run_seconds - seconds)
+
+    @property
+    def wall_seconds(self) -> float:
+        """Runs spread evenly over the workers, plus one TensorFlow start per worker."""
+        to_run = self.runs - self.copied - self.finished
+        return self.run_seconds / max(1, self.workers) + (WORKER_START_S if to_run > 0 else 0.0)
+
+    def line(self, name: str) -> str:
+        reused = f", {self.reused_points} reused from another SNR" if self.reused_points else ""
+        reused += f", {self.copied} copied from identical runs" if self.copied else ""
+        reused += f", {self.finished} already finished in the output folder" if self.finished else ""
+        return (f"{name}: {self.runs} run(s) ({self.infeasible_points} grid point(s) infeasible, not run{reused}); predicted "
+                f"{_hms(self.run_seconds)} of run time, {_hms(self.wall_seconds)} wall on {self.workers} worker(s) "
+                f"(at the timing table's load average {MEASURED_LOAD}; now {_load()})")
+
+
+def _load() -> str:
+    try:
+        import os
+
+        return f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except OSError:
+        return "unknown"
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def predict(planned: list, *, seeds: int, workers: int) -> Prediction:
+    """Run count and predicted time (per-round table of :mod:`scenarios.experiments.matched_timing`)."""
+    runs = 0
+    total = 0.0
+    for p in planned:
+        if p.status != "feasible":
+            continue
+        runs += seeds
+        total += seeds * run_seconds(dataset=p.dataset, scheme=p.scheme, rounds=p.rounds, K=p.K, M=p.M,
+                                     batch_size=p.batch_size)
+    return Prediction(runs=runs, infeasible_points=sum(p.status == "infeasible" for p in planned),
+                      run_seconds=total, workers=max(1, workers), reused_points=sum(p.status == "reused" for p in planned))
