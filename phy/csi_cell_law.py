@@ -66,6 +66,9 @@ def cell_pool(gains, *, K: int, g_th: float, csi_error: float, draws: int, seed:
     gains = np.asarray(gains, dtype=np.float64).ravel()
     M, K, draws, n_rx = gains.size, int(K), int(draws), int(n_rx)
     check_antennas(n_rx, rician_k)
+    if n_rx > 1 and rician_k != 0.0:  # a fixed drop fixes each client's line-of-sight azimuth: not derived here
+        raise ValueError(f"rician_k = {rician_k!r} with n_rx = {n_rx}: a fixed drop's law with a line of sight steered "
+                         "at each client's own azimuth is not derived; use rician_k = 0 or n_rx = 1")
     if not 1 <= K <= M or draws < 1 or not np.all(np.isfinite(gains)) or not np.all(gains > 0.0):
         raise ValueError(f"gains must be finite and > 0, 1 ≤ K ≤ M and draws ≥ 1 (got M = {M}, K = {K!r}, "
                          f"draws = {draws!r})")

@@ -15,7 +15,8 @@ With N_r > 1 receive antennas (model §5.2) c_k = Re(aᴴh_k/aᴴĥ_k) with the 
 and the receiver noise is not counted (σ_n² = 0 below: V = σ_T²·Σ_adm c_j²/K′, μ_k ≤ √K·S/σ_T).
 
 One draw is one round without a cell: K scheduled clients with i.i.d. CN(0, 1) channels (Rician of factor κ with
-``phy.rician_k``: :func:`rician`; CN(0, I) to N_r antennas) and CN(0, σ_e²) errors,
+``phy.rician_k``: :func:`rician`; CN(0, I) to N_r antennas, with a line of sight steered at a uniform azimuth) and
+CN(0, σ_e²) errors,
 admission |ĥ_k|² ≥ g_th, ρ by the rule on ĥ, and for the client in row 0 (rows are exchangeable, so a uniformly chosen
 one) its c_0 (0 unless admitted), Σ_adm c_j², K′ and ρ. The draws are i.i.d. across rounds (keyed stream
 ``(seed, "csi-strength-law", batch)``), as the binomial counts of :func:`privacy.gaussian_mixture.band_law` require.
@@ -31,8 +32,8 @@ import numpy as np
 from .antennas import centroid_combiners
 from .randomness import stream
 
-__all__ = ["BATCH", "CsiRounds", "batch_rounds", "check_antennas", "csi_rounds", "estimated_gains", "rician", "strengths",
-           "strength_bound"]
+__all__ = ["BATCH", "CsiRounds", "batch_rounds", "check_antennas", "csi_rounds", "estimated_gains", "rician", "steering",
+           "strengths", "strength_bound"]
 
 #: rounds per vectorised batch (one stream each), fewer when K is large: ≤ 2²⁰ client slots per batch (about 100 MB)
 BATCH, SLOTS = 4096, 2**20
@@ -60,8 +61,11 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
     (every β = 1, no cell) or ``gains(rng, shape)`` → β_eff [shape] i.i.d. from one client's law (a re-dropped cell,
     :meth:`phy.cell.CellChannel.drop_law_gains`), drawn per slot from the batch's stream after the normals: slot j
     is admitted when β_j·|ĥ_j|² ≥ g_th and ρ = min β_j·|ĥ_j|² ("min-admitted"); c_j does not depend on β_j.
-    ``n_rx`` N_r > 1 receive antennas (Rayleigh only): every slot's channel and error are N_r-vectors, ĥ_j and h_j the
-    effective channels aᴴĥ_j, aᴴh_j of the centroid combiner a of the round's K estimates (:func:`estimated_gains`)."""
+    ``n_rx`` N_r > 1 receive antennas: every slot's channel and error are N_r-vectors, ĥ_j and h_j the effective
+    channels aᴴĥ_j, aᴴh_j of the centroid combiner a of the round's K estimates (:func:`estimated_gains`); with κ > 0
+    the line of sight of slot j is steered at an azimuth θ_j ~ U(0, 2π) drawn from the batch's stream after the normals
+    (and before ``gains``): the link without a cell or with a cell re-dropped every round (model §5.2, "Rician fading
+    with several antennas")."""
     K, draws, n_rx = int(K), int(draws), int(n_rx)
     check_antennas(n_rx, rician_k)
     if K < 1 or draws < 1 or not g_th > 0.0 or not csi_error >= 0.0 or not math.isfinite(csi_error):
@@ -77,7 +81,9 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
         n = min(rows, draws - start)
         rng = stream(int(seed), "csi-strength-law", b)
         shape = (4, n, K) if n_rx == 1 else (4, n, K, n_rx)
-        c, g = estimated_gains(rng.standard_normal(shape), float(csi_error), float(rician_k))
+        z = rng.standard_normal(shape)
+        los = steering(rng.random((n, K)), n_rx) if n_rx > 1 and rician_k > 0.0 else None
+        c, g = estimated_gains(z, float(csi_error), float(rician_k), los=los)
         if gains is not None:
             g = gains(rng, (n, K)) * g
         adm = g >= g_th
@@ -93,19 +99,27 @@ def csi_rounds(*, K: int, g_th: float, csi_error: float, rho_rule: str, draws: i
 
 
 def check_antennas(n_rx: int, rician_k: float) -> None:
-    """N_r ≥ 1 receive antennas, and Rician fading at one antenna only (as model §5.2 refuses it with several)."""
-    if n_rx < 1 or (n_rx > 1 and rician_k != 0.0):
-        raise ValueError(f"n_rx must be ≥ 1, and Rician fading (rician_k = {rician_k!r}) needs n_rx = 1 (got {n_rx!r})")
+    """N_r ≥ 1 receive antennas."""
+    if n_rx < 1:
+        raise ValueError(f"n_rx must be ≥ 1 (got {n_rx!r})")
 
 
-def estimated_gains(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[np.ndarray, np.ndarray]:
+def steering(u: np.ndarray, n_rx: int) -> np.ndarray:
+    """e^{jπ·r·sin θ} [..., N_r] of azimuths θ = 2π·u (u ~ U(0, 1)): the half-wavelength linear array's steering
+    vector of a line of sight (model §5.2)."""
+    return np.exp(1j * np.pi * np.arange(int(n_rx)) * np.sin(2.0 * np.pi * np.asarray(u))[..., None])
+
+
+def estimated_gains(z: np.ndarray, csi_error: float, rician_k: float, *, los: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """(c, |ĥ|²) of standard normals z [4, …]: h = (z₀ + i·z₁)/√2 (Rician of factor κ: :func:`rician`),
     ĥ = h + √(σ_e²/2)·(z₂ + i·z₃), c = Re(h/ĥ) (before admission).
 
     z [4, n, K, N_r] (N_r receive antennas, model §5.2): h, ĥ [n, K, N_r] per antenna; each round's combiner a is
     the centroid of its K estimates (:func:`phy.antennas.centroid_combiner`, batched), and c = Re(aᴴh/aᴴĥ),
-    |aᴴĥ|² [n, K] (the phase of a cancels in both)."""
-    h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k)
+    |aᴴĥ|² [n, K] (the phase of a cancels in both). ``los`` [n, K, N_r]: the line of sight's steering vectors
+    (:func:`steering`; a common phase per client cancels as at one antenna, :func:`rician`)."""
+    h = rician((z[0] + 1j * z[1]) / math.sqrt(2.0), rician_k, los=los)
     h_hat = h + math.sqrt(csi_error / 2.0) * (z[2] + 1j * z[3])
     if z.ndim == 4:
         a = centroid_combiners(h_hat)
@@ -113,13 +127,14 @@ def estimated_gains(z: np.ndarray, csi_error: float, rician_k: float) -> tuple[n
     return np.real(h / h_hat), np.abs(h_hat) ** 2
 
 
-def rician(h: np.ndarray, rician_k: float) -> np.ndarray:
-    """√(κ/(κ+1)) + √(1/(κ+1))·h for κ = ``rician_k`` > 0 (unit power; h itself for κ = 0). The line of sight's
-    phase is taken 0: c = Re(h/ĥ) and |ĥ|² do not change when h and the circular error turn together, so the
+def rician(h: np.ndarray, rician_k: float, *, los: np.ndarray | None = None) -> np.ndarray:
+    """√(κ/(κ+1))·los + √(1/(κ+1))·h for κ = ``rician_k`` > 0 (unit power; h itself for κ = 0), ``los`` 1 or the
+    steering vectors. The line of sight's phase is taken 0: c = Re(h/ĥ) and |ĥ|² do not change when h and the circular
+    error turn together (with antennas too: the centroid combiner does not see a client's common phase), so the
     link's random phase φ_k (:mod:`phy.coherence`) leaves the law as it is."""
     if rician_k == 0.0:
         return h
-    return math.sqrt(rician_k / (rician_k + 1.0)) + math.sqrt(1.0 / (rician_k + 1.0)) * h
+    return math.sqrt(rician_k / (rician_k + 1.0)) * (1.0 if los is None else los) + math.sqrt(1.0 / (rician_k + 1.0)) * h
 
 
 def strengths(rounds: CsiRounds, *, target_std: float, sensitivity: float, receiver_variance: float) -> np.ndarray:

@@ -75,10 +75,11 @@ def test_what_is_not_derived_with_a_steered_line_of_sight_is_said_or_refused(tmp
     cfg = scenario_from_dict({"phy": {"scheme": "floras", "rx_antennas": 2, "rician_k": 3.0}})
     link = floras_link_model(cfg, blocks=1)
     assert link.undefined is not None and "steered over the array" in link.undefined
-    with pytest.raises(ValueError, match=r"^privacy: phy.rician_k: analog Gaussian.s ε with imperfect CSI"):
-        scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,
-                                    "rx_antennas": 2, "rician_k": 3.0, "csi_error": 0.1,
-                                    "analog-gaussian": {"noise_multiplier": 1.0}}})
+    analog = {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0, "rx_antennas": 2, "rician_k": 3.0,
+              "csi_error": 0.1, "analog-gaussian": {"noise_multiplier": 1.0}}
+    with pytest.raises(ValueError, match=r"^privacy: phy.rician_k: analog Gaussian.s ε with imperfect CSI in a fixed drop"):
+        scenario_from_dict({"phy": {**analog, "pathloss": "log-distance"}})
+    scenario_from_dict({"phy": analog})  # no cell: the law steers each slot's line of sight (phy.csi_law)
     ok = scenario_from_dict({"phy": {"scheme": "analog-gaussian", "normalization": "clip", "clip_norm": 1.0,
                                      "rx_antennas": 2, "rician_k": 3.0, "analog-gaussian": {"noise_multiplier": 1.0}}})
     from scenarios.config.analog_exposure import _sampled_not_derived

@@ -53,10 +53,11 @@ def _refusal(config) -> str | None:
         return (f"partition.clients: analog Gaussian's ε with imperfect CSI in a cell takes one strength law per "
                 f"client (≤ {CELL_CLIENTS} clients, got {int(config.partition.clients)}); use a population of at most "
                 f"{CELL_CLIENTS}, no cell (remove phy.pathloss), or csi_error = 0")
-    if phy.los_k != 0.0 and int(phy.rx_antennas) > 1:
-        return (f"phy.rician_k: analog Gaussian's ε with imperfect CSI takes the law of |Re(aᴴh_k/aᴴĥ_k)| over Rayleigh "
-                f"channels at {int(phy.rx_antennas)} antennas; with a line of sight (κ = {float(phy.los_k):g}) steered over "
-                "the array that law is not derived: use rician_k = 0 (a NLoS TDL profile), rx_antennas = 1, or csi_error = 0")
+    if phy.los_k != 0.0 and int(phy.rx_antennas) > 1 and phy.has_cell and not phy.redrop:
+        return (f"phy.rician_k: analog Gaussian's ε with imperfect CSI in a fixed drop takes each client's law of "
+                f"|Re(aᴴh_k/aᴴĥ_k)|; with {int(phy.rx_antennas)} antennas and a line of sight (κ = {float(phy.los_k):g}) "
+                "steered at each client's own azimuth that law is not derived: use rician_k = 0 (a NLoS TDL profile), "
+                "rx_antennas = 1, a re-dropped cell (redrop = true) or no cell, or csi_error = 0")
     # TDL subcarriers: analog Gaussian measures every block itself (its own check refuses CSIT kept over blocks), and
     # every subcarrier is CN(0, β) or, for TDL-D/E, Rician with κ = phy.los_k around a specular phase the law does not
     # read, so each block has the one-block law and the split bound applies (model §5.1, "Per-block estimates")
@@ -195,8 +196,9 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
                                                    "are not certain to add noise (z·S ≤ σ_n/√g_th) and Re(h/ĥ) is "
                                                    "unbounded")
     kappa = "" if phy.los_k == 0.0 else f"; Rician κ = {float(phy.los_k):g}"
+    steered = "" if int(phy.rx_antennas) == 1 else ", the line of sight steered over the array at a uniform azimuth"
     if phy.has_cell and phy.redrop:
-        fading = "Rayleigh" if phy.los_k == 0.0 else f"Rician (κ = {float(phy.los_k):g})"
+        fading = "Rayleigh" if phy.los_k == 0.0 else f"Rician (κ = {float(phy.los_k):g}{steered})"
         source = (f"its law from {m} Monte Carlo rounds of a re-dropped {phy.pathloss} cell (every slot's large-scale "
                   f"gain drawn afresh from the drop's law, the same for every client; i.i.d. {fading} fading; fixed "
                   f"stream; plug-in mean {mean:.6g})")
@@ -212,7 +214,7 @@ def csi_accountant(config, *, d: int, common: dict, threat: str):
         seen = ("the observer is given a strength dominating the sampled client's, not the channels (which would "
                 "identify the sampled clients by their path loss: membership stays hidden, as for perfect CSI)")
     else:
-        fading = "Rayleigh" if phy.los_k == 0.0 else f"Rician (κ = {float(phy.los_k):g})"
+        fading = "Rayleigh" if phy.los_k == 0.0 else f"Rician (κ = {float(phy.los_k):g}{steered})"
         source = (f"its law from {m} Monte Carlo rounds of i.i.d. {fading} channels (fixed stream; plug-in mean "
                   f"{mean:.6g})")
         level = f"{CSI_BETA:g} over the simulation"
