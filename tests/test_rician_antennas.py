@@ -84,4 +84,26 @@ def test_what_is_not_derived_with_a_steered_line_of_sight_is_said_or_refused(tmp
                                      "rx_antennas": 2, "rician_k": 3.0, "analog-gaussian": {"noise_multiplier": 1.0}}})
     from scenarios.config.analog_exposure import _sampled_not_derived
 
-    assert "Rician fading (κ = 3)" in _sampled_not_derived(ok)
+    assert _sampled_not_derived(ok) is None  # the leverage law steers each slot's line of sight (phy.leverage_law)
+
+
+def test_the_sampled_leverage_law_is_the_links_own_with_a_steered_line_of_sight():
+    """κ = 10, N_r = 2, K = 8, g_th = 0.3: row 0's K′·ℓ over 6 000 rounds of the link's own channels (the replay's
+    rule: centroid of all K, admission on |aᴴh|², :func:`phy.antennas.client_leverage`) against 40 000 draws of
+    :func:`phy.leverage_law.exposure_draws` (KS, p > 10⁻³), and unlike the Rayleigh law's (p < 10⁻⁶)."""
+    from scipy import stats
+
+    from phy.antennas import centroid_combiner, client_leverage
+    from phy.leverage_law import exposure_draws
+
+    K, n_rx, kappa, g = 8, 2, 10.0, 0.3
+    ch = LinkChannel(PhyConfig.make(scheme="channel-inversion", rx_antennas=n_rx, rician_k=kappa), K=K, seed=6)
+    link = []
+    for t in range(6000):
+        h = ch.draw_antennas(t)
+        a = centroid_combiner(h)
+        adm = np.abs(h @ a.conj()) ** 2 >= g
+        link.append(adm.sum() * client_leverage(h[adm], combiner=a)[0] if adm[0] else 0.0)
+    law = exposure_draws(K=K, n_rx=n_rx, g_th=g, draws=40_000, seed=0, rician_k=kappa)
+    assert stats.ks_2samp(link, law).pvalue > 1e-3
+    assert stats.ks_2samp(link, exposure_draws(K=K, n_rx=n_rx, g_th=g, draws=40_000, seed=0)).pvalue < 1e-6

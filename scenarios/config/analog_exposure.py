@@ -126,14 +126,16 @@ def sampled_separating(config, *, rounds: int, d: int | None = None) -> dict:
         return {"epsilon_sampled": "inf", "sampled_text": f"{head}: no privacy noise (z = 0), ε = ∞"}
     try:
         eps, aggregate = _sampled_epsilons(K, M, n_rx, float(phy.g_th), z, int(rounds), delta, SAMPLED_DRAWS,
-                                           float(phy.csi_error))
+                                           float(phy.csi_error), float(phy.los_k))
     except ValueError as exc:  # a PLD too large (a weak noise): say so, never fail the run for this figure
         return {"epsilon_sampled": None, "sampled_text": f"{head}: not computed ({exc})"}
+    fading = ("Rayleigh" if phy.los_k == 0.0 else
+              f"Rician (κ = {float(phy.los_k):g}, the line of sight steered over the array at a uniform azimuth)")
     csi = "" if phy.csi_error == 0.0 else (f" estimated with relative error σ_e² = {float(phy.csi_error):g} per "
                                            "antenna (the clients invert aᴴĥ_k)")
     text = (f"{head}, model §5.2: client k is in a round with probability K/M = {K / M:.4g} (without replacement, "
             f"replace-one) and then seen with strength μ = √(K′·ℓ)/z (z = {z:.6g}, ℓ its leverage, the receiver noise "
-            f"not counted), μ's law over i.i.d. Rayleigh channels{csi} from {SAMPLED_DRAWS} Monte Carlo rounds (fixed "
+            f"not counted), μ's law over i.i.d. {fading} channels{csi} from {SAMPLED_DRAWS} Monte Carlo rounds (fixed "
             f"stream), rounded up onto 1 % panels and made stochastically larger by one-sided Clopper–Pearson bounds "
             f"on every panel's exceedance, the tail's margin at μ_max = √K/z (confidence 1 − {SAMPLED_BETA:g} over the "
             f"simulation); PLD mixture composed over "
@@ -145,13 +147,13 @@ def sampled_separating(config, *, rounds: int, d: int | None = None) -> dict:
 
 @functools.lru_cache(maxsize=16)
 def _sampled_epsilons(K: int, M: int, n_rx: int, g_th: float, z: float, rounds: int, delta: float,
-                      draws: int, csi_error: float = 0.0) -> tuple[float, float]:
+                      draws: int, csi_error: float = 0.0, rician_k: float = 0.0) -> tuple[float, float]:
     """(the sampled T2 ε, the aggregate's under the same accounting); pure and seed-free, so cached per process (a
     sweep's seeds of one case share it)."""
     from phy.leverage_law import exposure_draws
     from privacy.gaussian_mixture import band_law, sampled_gaussian_mixture_epsilon
 
-    x = exposure_draws(K=K, n_rx=n_rx, g_th=g_th, draws=draws, seed=0, csi_error=csi_error)
+    x = exposure_draws(K=K, n_rx=n_rx, g_th=g_th, draws=draws, seed=0, csi_error=csi_error, rician_k=rician_k)
     values, weights = band_law(np.minimum(np.sqrt(x) / z, math.sqrt(K) / z), upper=math.sqrt(K) / z, beta=SAMPLED_BETA)
     common = dict(rate=K / M, rounds=rounds, delta=delta)
     return (sampled_gaussian_mixture_epsilon(values, weights, **common),
@@ -172,7 +174,4 @@ def _sampled_not_derived(config, d: int | None = None) -> str | None:
     if config.phy.has_cell:
         return ("a cell: large-scale fading ties a channel to its client across rounds, so the channels can reveal who "
                 "was sampled (docs/cell.md, T2 linking)")
-    if config.phy.los_k != 0.0:
-        return (f"Rician fading (κ = {float(config.phy.los_k):g}): the leverage law is drawn over Rayleigh channels; with a "
-                "line of sight steered over the array it is not derived")
     return None
