@@ -55,7 +55,7 @@ from .channel_uses import analog_channel_uses
 from .antennas import centroid_combiner, effective_channel
 from .config import SNR_DEFINITION, PhyConfig
 from .csi_error import estimate_channel, inversion_weights
-from .csit_aging import add_weighted_rows, analog_block_lengths, stale_weights
+from .csit_aging import add_weighted_rows, analog_block_lengths, stale_antenna_channels, stale_weights
 from .csit_blocks import aggregate_per_block, per_block_csit
 from .chip_timing import add_delayed_rows, delayed_sum, symbol_leakage
 from .link_channel import LinkChannel
@@ -233,15 +233,8 @@ class ChannelInversionLink:
             h, adm, rho, h_hat = self.admission_estimated(t, clients=clients)
             return h, adm, rho, h_hat, inversion_weights(h, h_hat)[:, None]
         if self.config.rx_antennas != 1:  # block 0's combiner a₀ (of the estimates) kept over the update (model §5.2)
-            from .antennas import effective_blocks
-
-            H = self.channel.draw_antennas(t, clients=clients, n_blocks=n_blocks)  # [K, B, N_r]
-            H_hat = estimate_channel(H[:, 0, :], self.channel.gain(t, clients=clients), csi_error=self.config.csi_error,
-                                     seed=self.seed, round_index=t)[:, None, :]
-            h_blocks, h_hat_all = effective_blocks(H, np.zeros(n_blocks, dtype=np.int64),
-                                                   None if self.config.csi_error == 0.0 else np.broadcast_to(H_hat, H.shape))
-            h, h_hat = h_blocks[:, 0], h_hat_all[:, 0]
-            return (h, *self._admit(h_hat), h_hat, stale_weights(h_blocks, h_hat))
+            h_blocks, h_hat = stale_antenna_channels(self, t, n_blocks=n_blocks, clients=clients)
+            return (h_blocks[:, 0], *self._admit(h_hat), h_hat, stale_weights(h_blocks, h_hat))
         h_blocks = self.channel.draw(t, clients=clients, n_blocks=n_blocks)  # column 0: the one-block draw
         h = h_blocks[:, 0]
         adm, rho, h_hat = self._admit_estimate(h, t, clients)

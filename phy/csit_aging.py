@@ -61,6 +61,25 @@ def analog_block_lengths(d: int, n_c: int | None) -> np.ndarray:
     return lengths
 
 
+def stale_antenna_channels(link, round_index: int, *, n_blocks: int, clients=None) -> tuple[np.ndarray, np.ndarray]:
+    """(h [K, B], ĥ_0 [K]) complex128 of a round with N_r > 1 antennas and the CSIT of block 0 kept over the update
+    (model §5.2, "Antennas over coherence blocks"): the combiner a₀ is the centroid of block 0's channels (of their
+    estimates with ``csi_error``, drawn as the one-block link draws them), h_{k,m} = a₀ᴴh_{k,m} and ĥ_0 = a₀ᴴĥ_{k,0}.
+    ``link`` a :class:`phy.channel_inversion.ChannelInversionLink`."""
+    from .antennas import effective_blocks
+    from .csi_error import estimate_channel
+
+    t, cfg = int(round_index), link.config
+    H = link.channel.draw_antennas(t, clients=clients, n_blocks=int(n_blocks))  # [K, B, N_r]
+    est = None
+    if cfg.csi_error != 0.0:
+        H0 = estimate_channel(H[:, 0, :], link.channel.gain(t, clients=clients), csi_error=cfg.csi_error,
+                              seed=link.seed, round_index=t)
+        est = np.broadcast_to(H0[:, None, :], H.shape)
+    h, h_hat = effective_blocks(H, np.zeros(int(n_blocks), dtype=np.int64), est)
+    return h, h_hat[:, 0]
+
+
 def stale_weights(h: np.ndarray, h_hat0: np.ndarray) -> np.ndarray:
     """w [K, B] float64 = Re(h_{k,m}/ĥ_{k,0}) for the channel h [K, B] and the clients' CSIT ĥ_0 [K]."""
     h = np.asarray(h)

@@ -77,13 +77,15 @@ def csit_columns(config, n_blocks: int) -> np.ndarray:
 @dataclass(frozen=True)
 class BlockAdmission:
     """One round's per-block admission: h [K, B] complex128, admitted [K, B] bool, rho [B] (0 where K′_m = 0),
-    lengths [B] entries per block, h_hat [K, B] the CSIT of every block (h itself with "per-block")."""
+    lengths [B] entries per block, h_hat [K, B] the CSIT of every block (h itself with "per-block"); antennas
+    [K, B, N_r] the channels to every antenna with N_r > 1 (h is then the combined aᴴh), None with one."""
 
     h: np.ndarray
     admitted: np.ndarray
     rho: np.ndarray
     lengths: np.ndarray
     h_hat: np.ndarray
+    antennas: np.ndarray | None = None
 
     @property
     def weights(self) -> np.ndarray:
@@ -120,8 +122,12 @@ def block_admission(link, round_index: int, *, d: int, clients=None) -> BlockAdm
     lengths = analog_block_lengths(d, cfg.coherence_symbols)
     cols = csit_columns(cfg, lengths.size)
     own = np.array_equal(cols, np.arange(lengths.size))
-    if cfg.rx_antennas != 1:
-        h, h_hat = _antenna_blocks(link, int(round_index), lengths.size, cols, clients)
+    H = None
+    if cfg.rx_antennas != 1:  # block j combined with the centroid of its CSIT block's estimates (model §5.2)
+        from .antennas import effective_blocks
+
+        H, H_hat = antenna_blocks(link, int(round_index), n_blocks=lengths.size, clients=clients)
+        h, h_hat = effective_blocks(H, cols, None if cfg.csi_error == 0.0 else H_hat)
         h_hat = h if own and cfg.csi_error == 0.0 else h_hat
     else:
         h = link.channel.draw(int(round_index), clients=clients, n_blocks=lengths.size)
@@ -135,7 +141,7 @@ def block_admission(link, round_index: int, *, d: int, clients=None) -> BlockAdm
     adm = admitted_mask(h_hat, g_th=cfg.g_th)
     rho = np.array([inversion_factor(h_hat[:, m], adm[:, m], g_th=cfg.g_th, rule=cfg.rho_rule)
                     for m in range(lengths.size)])
-    return BlockAdmission(h, adm, rho, lengths, h_hat)
+    return BlockAdmission(h, adm, rho, lengths, h_hat, H)
 
 
 def antenna_blocks(link, round_index: int, *, n_blocks: int, clients=None) -> tuple[np.ndarray, np.ndarray]:
@@ -149,15 +155,6 @@ def antenna_blocks(link, round_index: int, *, n_blocks: int, clients=None) -> tu
     H_hat = estimate_channel(H, link.channel.gain(t, clients=clients), csi_error=link.config.csi_error,
                              seed=link.seed, round_index=t)
     return H, H_hat
-
-
-def _antenna_blocks(link, t: int, n_blocks: int, cols: np.ndarray, clients) -> tuple[np.ndarray, np.ndarray]:
-    """(h_eff, ĥ_eff) [K, B]: block j combined with the centroid combiner of its CSIT block's estimates
-    (:func:`phy.antennas.effective_blocks`, model §5.2 "Antennas over coherence blocks")."""
-    from .antennas import effective_blocks
-
-    H, H_hat = antenna_blocks(link, t, n_blocks=n_blocks, clients=clients)
-    return effective_blocks(H, cols, None if link.config.csi_error == 0.0 else H_hat)
 
 
 def _noise(link, purpose: str, t: int, std_entry: np.ndarray) -> np.ndarray:

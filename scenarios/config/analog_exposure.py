@@ -39,7 +39,7 @@ def replay_exposure(config, *, rounds: int, d: int | None = None) -> tuple[np.nd
     from fl.sampling import round_clients
     from phy.antennas import block_leverage, client_leverage
     from phy.channel_inversion import ChannelInversionLink
-    from phy.csit_blocks import antenna_blocks, block_admission, per_block_csit
+    from phy.csit_blocks import block_admission, per_block_csit
 
     phy, t_cfg = config.phy, config.training
     K, M, seed = int(t_cfg.clients_per_round), int(config.partition.clients), int(config.run.seed)
@@ -56,8 +56,7 @@ def replay_exposure(config, *, rounds: int, d: int | None = None) -> tuple[np.nd
         link = links[n]
         if per_block:  # every block's admission, combiner and leverage; the round adds the largest K′_m·ℓ_{k,m}
             ba = block_admission(link, t, d=int(d), clients=clients)
-            H, _ = antenna_blocks(link, t, n_blocks=ba.lengths.size, clients=clients)
-            lev = block_leverage(H, ba.admitted, ba.h_hat)
+            lev = block_leverage(ba.antennas, ba.admitted, ba.h_hat)
             admitted[t] = int(round(float(ba.counts.mean())))
             exposure[clients] += (lev * ba.counts[None, :]).max(axis=1)
             continue
