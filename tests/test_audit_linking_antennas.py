@@ -235,9 +235,10 @@ def test_audit_cli_with_antennas_and_a_cell(tmp_path):
     assert rc == 0
     res = json.loads(out.read_text())
     assert res["linking"]["rx_antennas"] == 2
-    assert set(res["linking"]["by_persistence"]["0"]) == {"similarity", "pilot", "index", "signature"}
+    assert set(res["linking"]["by_persistence"]["0"]) == {"similarity", "pilot", "index", "signature", "steering", "joint"}
     tr = res["tracking"]["by_persistence"]["0"]
-    assert tr["rx_antennas"] == 2 and set(tr["methods"]) == {"pilot", "signature", "similarity", "cumulative"}
+    assert tr["rx_antennas"] == 2 and set(tr["methods"]) == {"pilot", "signature", "similarity", "steering", "joint",
+                                                                     "cumulative", "cumulative-joint"}
     assert set(tr["methods"]["pilot"]["chain"]) == {"2", "5", "10"}
     assert res["tracking"]["channel"]["cell"]["pathloss"] == "umi"
     assert [r["rx_antennas"] for r in res["linking_sweep"]] == [1, 4]

@@ -37,6 +37,15 @@ detector** Σ_r (r_{j,r}^s)² > τ (derived). Inactive: ‖r_j^s‖² = (σ²/L)
 τ = (σ²/L)·χ²_{N_r}⁻¹(1 − P_FA); active with large-scale gain β_eff: (b²β_eff/2 + σ²/L)·χ²_{N_r}, so
 P_D(τ) = χ²_{N_r} survival at τ/(b²β_eff/2 + σ²/L) (a cell: average over the clients' β_eff). N_r = 1 is the
 one-antenna detector above, bit for bit.
+
+Rician gains at N_r antennas (model §5.2, "Rician fading with several antennas"; csit "none"): antenna r's line of
+sight is A·e^{j(φ + π·r·sin θ)}, θ the client's azimuth, so given (φ, θ) the pilot vector is
+N(μ, v₁·I), μ_r = A·b·cos(φ + π·r·sin θ), v₁ = b²/(2(κ+1)) + σ²/L, and ‖r_j^s‖²/v₁ is noncentral χ²_{N_r} with
+non-centrality ‖μ‖²/v₁. P_D(τ) = E_φ[ncx2 survival at τ/v₁] (φ ~ U(0, 2π); ‖μ‖² is π-periodic in φ: midpoint
+nodes on [0, π)) at the client's θ, and also averaged over θ ~ U(0, 2π) where the angle is drawn afresh every round
+(no cell). The energy detector is no longer the NP test there: the likelihood ratio keeps a term in rᵀμ, which a
+detector matched to steering vectors would use; the audit reports the energy detector's rates and this, its exact
+P_D.
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ __all__ = [
     "detector_statistic",
     "np_threshold",
     "theoretical_detection_probability",
+    "drop_detection_probability",
     "evaluate_detector",
     "top_k_accuracy",
     "roc_curve",
@@ -122,19 +132,46 @@ def np_threshold(*, noise_var: float, false_alarm, kind: str, n_rx: int = 1):
     return float(tau) if tau.ndim == 0 else tau
 
 
+ANGLE_NODES = 256  # midpoint nodes of the average over θ ~ U(0, 2π) (a smooth periodic integrand)
+PHASE_NODES_ANTENNAS = 64  # midpoint nodes in φ on [0, π) (at least 8κ·N_r: the integrand's bandwidth grows so)
+
+
+def _los_antenna_detection(threshold: float, *, b: float, noise_var: float, n_rx: int, kappa: float,
+                           angle: float | None) -> float:
+    """P_D(τ) of the energy detector over N_r antennas with a steered line of sight (module docstring)."""
+    if angle is None:
+        theta = (np.arange(ANGLE_NODES) + 0.5) * (2.0 * math.pi / ANGLE_NODES)
+    else:
+        theta = np.array([float(angle)])
+        if not math.isfinite(theta[0]):
+            raise ValueError(f"angle must be a finite azimuth in rad (got {angle!r})")
+    n_phi = max(PHASE_NODES_ANTENNAS, int(math.ceil(8.0 * kappa * n_rx)))
+    phi = (np.arange(n_phi) + 0.5) * (math.pi / n_phi)
+    v1 = b * b / (2.0 * (kappa + 1.0)) + noise_var
+    a2 = kappa / (kappa + 1.0) * b * b
+    arg = phi[:, None, None] + math.pi * np.arange(n_rx)[None, None, :] * np.sin(theta)[None, :, None]
+    nc = a2 * np.sum(np.cos(arg) ** 2, axis=2) / v1  # [φ, θ]
+    return float(np.mean(_st.ncx2.sf(threshold / v1, df=n_rx, nc=nc)))
+
+
+
 def theoretical_detection_probability(*, threshold: float, b: float, noise_var: float, csit: str,
-                                      n_rx: int = 1, kappa: float = 0.0) -> float:
-    """P_D(τ) of the NP detector for an active sequence (orthonormal set), see the module docstring.
+                                      n_rx: int = 1, kappa: float = 0.0, angle: float | None = None) -> float:
+    """P_D(τ) of the energy (csit "none") or signed (csit "phase") detector for an active sequence (orthonormal
+    set), see the module docstring.
 
     b : the received reference amplitude (b·√β_eff in a cell); n_rx : receive antennas (csit "none" only);
-    kappa : Rician K-factor of the gains (one antenna; 0: Rayleigh).
+    kappa : Rician K-factor of the gains (0: Rayleigh); angle : with κ > 0 and n_rx > 1, the client's azimuth θ
+    [rad] (None: averaged over θ ~ U(0, 2π), the law without a cell).
     """
     n_rx = _check_rx(n_rx)
     kappa = float(kappa)
     if not (math.isfinite(kappa) and kappa >= 0.0):
         raise ValueError(f"kappa must be a finite number ≥ 0 (the Rician K-factor; got {kappa!r})")
     if kappa and n_rx != 1:
-        raise ValueError(f"kappa > 0 is modelled at one antenna only (got n_rx = {n_rx})")
+        if csit != "none":
+            raise ValueError(f"csit must be 'none' with n_rx = {n_rx} receive antennas (got {csit!r})")
+        return _los_antenna_detection(threshold, b=b, noise_var=noise_var, n_rx=n_rx, kappa=kappa, angle=angle)
     if csit == "none":
         if kappa:
             from privacy.gain_laws import los_phase_cosines
@@ -157,6 +194,23 @@ def theoretical_detection_probability(*, threshold: float, b: float, noise_var: 
         val, _ = integrate.quad(lambda x: 2 * x * np.exp(-x * x) * _st.norm.sf((threshold - x * b) / s), 0, np.inf, limit=200)
         return float(val)
     raise ValueError(f"csit must be one of {{none, phase}} (got {csit!r})")
+
+
+def drop_detection_probability(threshold: float, *, b: float, noise_var: float, csit: str, n_rx: int = 1,
+                               kappa: float = 0.0, betas=None, angles=None) -> float:
+    """P_D at τ over a drop: :func:`theoretical_detection_probability` at b without a cell (``betas`` None); in a cell
+    its mean over the (round, client) β_eff [lists of [K] arrays] at amplitude b·√β_eff, and with a line of sight at
+    several antennas over the pairs (β_eff, θ) with the clients' azimuths ``angles`` (model §5.2)."""
+    steered = bool(kappa) and n_rx > 1 and betas is not None
+    if betas is None:
+        rows, counts = np.ones((1, 1)), np.ones(1)
+    else:
+        cols = [np.concatenate(betas)] + ([np.concatenate(angles)] if steered else [])
+        rows, counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)
+    pd = [theoretical_detection_probability(threshold=threshold, b=b * math.sqrt(row[0]), noise_var=noise_var, csit=csit,
+                                            n_rx=n_rx, kappa=kappa, angle=float(row[1]) if steered else None)
+          for row in rows]
+    return float(np.dot(pd, counts) / counts.sum())
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,10 @@ from .decoding import client_nmse, summarize_nmse
 from .detection import (
     DEFAULT_FALSE_ALARM,
     detector_kind,
+    drop_detection_probability,
     evaluate_detector,
     np_threshold,
     roc_curve,
-    theoretical_detection_probability,
     top_k_accuracy,
 )
 from .game import NEIGHBOURS, THREATS, play_game
@@ -42,29 +42,19 @@ __all__ = ["measure_t2", "detection_sweep", "linking_sweep", "accountant_upper",
 SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L·P/σ²), model §5"
 
 
-def _theory(tau: float, *, up, config: PhyConfig, betas) -> float:
-    """P_D at τ: the formula at the reference amplitude b without a cell; in a cell its mean over the (round, client)
-    β_eff, at amplitude b·√β_eff."""
-    if config.has_cell:
-        values, counts = np.unique(np.concatenate(betas), return_counts=True)
-    else:
-        values, counts = np.ones(1), np.ones(1)
-    pd = [theoretical_detection_probability(threshold=tau, b=up.b * math.sqrt(v), noise_var=up.noise_var,
-                                            csit=config.of("floras").csit, n_rx=int(config.rx_antennas),
-                                            kappa=float(config.los_k)) for v in values]
-    return float(np.dot(pd, counts) / counts.sum())
-
-
 def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConfig, K: int, false_alarm: float,
-                     confidence: float, betas=None) -> dict:
+                     confidence: float, betas=None, angles=None) -> dict:
     kind = detector_kind(config.of("floras").csit)
     n_rx = int(config.rx_antennas)
     tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind, n_rx=n_rx)
     det = evaluate_detector(stats, mask, threshold=tau, nominal_false_alarm=false_alarm, kind=kind, confidence=confidence)
-    theory = _theory(tau, up=up, config=config, betas=betas)
+    theory = drop_detection_probability(tau, b=up.b, noise_var=up.noise_var, csit=config.of("floras").csit, n_rx=n_rx,
+                                        kappa=float(config.los_k), betas=betas if config.has_cell else None, angles=angles)
     statistic = ("|r_j^s|²" if kind == "energy" else "r_j^s") if n_rx == 1 else f"Σ_r (r_{{j,r}}^s)² over {n_rx} antennas"
     return {
-        "detector": f"{kind} detector ({statistic} > τ), Neyman–Pearson optimal per sequence for csit = {config.of('floras').csit}",
+        "detector": f"{kind} detector ({statistic} > τ), " + (
+            "not the Neyman–Pearson test with a steered line of sight (model §5.2; its exact P_D is the theory)"
+            if config.los_k and n_rx > 1 else f"Neyman–Pearson optimal per sequence for csit = {config.of('floras').csit}"),
         "threshold_rule": (f"Neyman–Pearson threshold for per-sequence false-alarm probability {false_alarm:g} (noise level σ²/L known)"
                            + ("" if n_rx == 1 else f"; τ = (σ²/L)·χ²_{n_rx}⁻¹(1 − P_FA)")),
         "threshold": det.threshold,
@@ -110,7 +100,7 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
     C = config.norm_bound(d)
     stats = np.empty((rounds, config.of("floras").N))
     mask = np.zeros((rounds, config.of("floras").N), dtype=bool)
-    nmse, betas = [], []
+    nmse, betas, angles = [], [], []
     linking, tracking = {}, {}
     for p_i, rho in enumerate(persistence):
         views = []
@@ -123,6 +113,7 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
                 mask[t, truth.active] = True
                 nmse.append(client_nmse(view, truth))
                 betas.append(truth.beta_eff)
+                angles.append(truth.angles)
         pairs = [(views[2 * m], views[2 * m + 1]) for m in range(rounds // 2)]
         block = {}
         for method in LINK_METHODS:
@@ -134,11 +125,12 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
     decoding = summarize_nmse(np.concatenate(nmse))
     return {
         "detection": _detection_block(stats, mask, up=up, config=config, K=K, false_alarm=false_alarm, confidence=confidence,
-                                      betas=betas),
+                                      betas=betas, angles=angles),
         "decoding": decoding,
         "linking": {
             "by_persistence": linking,
-            "chance": {"similarity": 1.0 / K, "pilot": 1.0 / K, "index": 1.0 / config.of("floras").N, "signature": 1.0 / K},
+            "chance": {"similarity": 1.0 / K, "pilot": 1.0 / K, "index": 1.0 / config.of("floras").N, "signature": 1.0 / K,
+                       "steering": 1.0 / K},
             "update_model": "s_k^t = C·unit(centre(√ρ·m_k + √(1−ρ)·z_k^t)), ρ = persistence of a client's update direction",
             "uncertainty": "standard error of the mean success over disjoint round pairs",
             "rx_antennas": int(config.rx_antennas),

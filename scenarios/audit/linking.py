@@ -22,8 +22,23 @@ still try to follow a client from round t to round t + 1 by what it decodes:
     drop is fixed across rounds (model §5.1), so it links clients.
 ``signature``
     Match the pilot vectors r_j^s ∈ R^{N_r} by maximum total cosine similarity (a spatial signature).
-    With fading i.i.d. across rounds and antennas it is at chance; a channel correlated across rounds
-    (not modelled) would make it work.
+    With fading i.i.d. across rounds and antennas it is at chance; a channel correlated across rounds would make it
+    work.
+``steering``
+    Match by the line of sight's direction (model §5.2, "Rician fading with several antennas"): antenna r's line of
+    sight is A·e^{j(φ + π·r·u)}, u = sin θ_k, so the pilot vector's mean A·b·√β·cos(φ + π·r·u) lies in the plane
+    span{c_u, s_u}, c_u[r] = cos(π·r·u), s_u[r] = sin(π·r·u), whatever the round's phase φ. The base station
+    estimates û_j = argmax_u ‖P_u r_j^s‖² over a grid of u ∈ [0, 1] (P_u the projector on that plane: the
+    least-squares fit of an unknown phase and amplitude; u and −u span the same plane, so the real pilots give
+    |sin θ| only) and matches by minimum total (û_j(t) − û_l(t + 1))² (the rank matching). In a fixed drop θ_k
+    stays with the client while the keyed permutation changes. With N_r ≤ 2 every plane is the whole space and û
+    is undefined: the method then pairs the detected sequences in index order, a uniformly random guess.
+``joint``
+    Match by both fingerprints at once, the features (ln E_j, û_j) (N_r ≤ 2: ln E_j alone, the ``pilot`` matching),
+    each divided by its standard deviation over the 2K sequences being matched (a scale the base station computes;
+    a weighting tuned to each feature's spread within a client would do at least as well), by minimum total squared
+    Euclidean distance (Hungarian algorithm): a matching in two dimensions is no longer the rank matching, so a
+    tracker's running means sharpen it (:mod:`scenarios.audit.tracking`).
 ``index``
     Predict that a client keeps its sequence index.
 
@@ -39,6 +54,8 @@ the same way every round, e.g. non-IID shards, gives ρ > 0).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
@@ -47,9 +64,10 @@ from phy.randomness import stream
 from .signals import BaseStationView, RoundTruth
 
 __all__ = ["LINK_METHODS", "persistent_updates", "link_rounds", "linking_success", "detected", "log_pilot_energy",
-           "energy_matching"]
+           "energy_matching", "steering_estimate", "joint_features", "feature_matching"]
 
-LINK_METHODS = ("similarity", "pilot", "index", "signature")
+LINK_METHODS = ("similarity", "pilot", "index", "signature", "steering", "joint")
+STEERING_GRID = 2049  # grid of u = |sin θ| on [0, 1] (spacing 4.9·10⁻⁴)
 
 
 def persistent_updates(seed: int, round_index: int, *, K: int, d: int, C: float, persistence: float,
@@ -89,6 +107,47 @@ def energy_matching(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return linear_sum_assignment(np.square(a[:, None] - b[None, :]))
 
 
+@functools.lru_cache(maxsize=8)
+def _steering_projectors(n_rx: int) -> tuple[np.ndarray, np.ndarray]:
+    """(u [G], P_u [G, N_r, N_r]): the grid of :data:`STEERING_GRID` values of u = |sin θ| and the projectors on
+    span{c_u, s_u} (module doc, ``steering``)."""
+    u = np.linspace(0.0, 1.0, STEERING_GRID)
+    ph = np.pi * u[:, None] * np.arange(n_rx)[None, :]
+    M = np.stack([np.cos(ph), np.sin(ph)], axis=2)  # [G, N_r, 2]
+    P = M @ np.linalg.pinv(M)
+    P.setflags(write=False)
+    return u, P
+
+
+def steering_estimate(pilots: np.ndarray) -> np.ndarray:
+    """û [n] ∈ [0, 1]: the line-of-sight direction |sin θ| of each pilot vector ``pilots`` [n, N_r] (N_r ≥ 3), the u
+    whose plane span{cos(π·r·u), sin(π·r·u)} holds most of its energy (module doc, ``steering``)."""
+    p = np.asarray(pilots, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] < 3:
+        raise ValueError(f"pilots must be an n×N_r array with N_r ≥ 3 antennas (got shape {p.shape}): with N_r ≤ 2 "
+                         "every direction fits a real pilot vector")
+    u, P = _steering_projectors(int(p.shape[1]))
+    energy = np.einsum("ni,gij,nj->ng", p, P, p)
+    return u[np.argmax(energy, axis=1)]
+
+
+def joint_features(view: BaseStationView, sequences: np.ndarray) -> np.ndarray:
+    """[len(sequences), D] float64: (ln E_j, û_j) with N_r ≥ 3, ln E_j alone (D = 1) otherwise (module doc, ``joint``)."""
+    le = log_pilot_energy(view, sequences)
+    if view.n_rx < 3:
+        return le[:, None]
+    return np.stack([le, steering_estimate(view.r_pilots[sequences])], axis=1)
+
+
+def feature_matching(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) matching features ``a`` [n, D] to ``b`` [n, D] by minimum total squared Euclidean distance after
+    dividing each feature by its standard deviation over the 2n rows (a constant feature is left as it is)."""
+    sd = np.concatenate([a, b]).std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    x, y = a / sd, b / sd
+    return linear_sum_assignment(np.sum(np.square(x[:, None, :] - y[None, :, :]), axis=2))
+
+
 def _unit(v: np.ndarray) -> np.ndarray:
     n = np.linalg.norm(v, axis=1, keepdims=True)
     return v / np.where(n > 0, n, 1.0)
@@ -109,6 +168,12 @@ def link_rounds(view_a: BaseStationView, view_b: BaseStationView, *, method: str
         rows, cols = linear_sum_assignment(-_unit(view_a.decodes()[da]) @ _unit(view_b.decodes()[db]).T)
     elif method == "signature":
         rows, cols = linear_sum_assignment(-_unit(view_a.r_pilots[da]) @ _unit(view_b.r_pilots[db]).T)
+    elif method == "steering" and view_a.n_rx < 3:  # no direction to estimate (module doc): index order
+        rows = cols = np.arange(da.size)
+    elif method == "steering":
+        rows, cols = energy_matching(steering_estimate(view_a.r_pilots[da]), steering_estimate(view_b.r_pilots[db]))
+    elif method == "joint":
+        rows, cols = feature_matching(joint_features(view_a, da), joint_features(view_b, db))
     else:
         raise ValueError(f"method must be one of {{{', '.join(LINK_METHODS)}}} (got {method!r})")
     return {int(da[r]): int(db[c]) for r, c in zip(rows, cols)}

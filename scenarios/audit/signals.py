@@ -5,7 +5,7 @@ the raw chips of the reference slot and of every data slot. :class:`T2Uplink` pr
 composing the physical-layer blocks of :mod:`phy` — the sequence set
 (:func:`phy.sequences.make_sequences`), the clients' keyed assignment
 (:class:`phy.assignment.KeyedAssignment`), Sionna Rayleigh block fading keyed by (seed, round), or Rician with
-``phy.rician_k`` at one antenna (:func:`phy.fading.draw_rayleigh`, :mod:`phy.coherence`,
+``phy.rician_k`` (:func:`phy.fading.draw_rayleigh`, :mod:`phy.coherence`,
 :func:`phy.fading.effective_gain`) and the receiver's
 despreading (:meth:`phy.receiver.Receiver.despread`) — around the chip-level superposition of
 model §6.1:
@@ -23,7 +23,10 @@ Receive antennas and a cell (model §5.1, §5.2): the channel of client k to ant
 h_{k,r} = √β_eff,k·h̃_{k,r}, drawn by :meth:`phy.link_channel.LinkChannel.draw_antennas` — the channel
 :class:`phy.floras.FlorasLink` uses with the same configuration and seed (β_eff = 1 without a cell; the
 drop fixed across rounds unless ``phy.redrop``; h̃ i.i.d. across rounds) — and g_{k,r} = Re(h_{k,r})
-(|h_{k,r}| with phase pre-rotation, one antenna only). Antenna r receives its own chips
+(|h_{k,r}| with phase pre-rotation, one antenna only). With a line of sight (κ = ``phy.rician_k`` > 0) antenna r's
+line of sight is antenna 0's times the steering phase e^{jπ·r·sin θ_k} of a half-wavelength array, θ_k the client's
+azimuth: the drop's angle in a cell (fixed across rounds, a spatial signature that outlives the keyed permutation),
+else drawn afresh every round (model §5.2, "Rician fading with several antennas"). Antenna r receives its own chips
 
     y_{s,r} = Σ_k g_{k,r}·b·a_{π_t(k)} + n_{s,r},   y_{i,r} = Σ_k g_{k,r}·s_k^i·a_{π_t(k)} + n_{i,r},
 
@@ -117,7 +120,8 @@ class RoundTruth:
     """Simulator-side facts of the round, never given to an attack.
 
     active : [K] int64 (sequence π_t(k) of client k); gains : [K] float64 (g_k at antenna 0); s : [K, d] float64;
-    gains_antennas : [K, N_r] float64 (g_{k,r}); beta_eff : [K] float64 (β_eff,k, 1 without a cell).
+    gains_antennas : [K, N_r] float64 (g_{k,r}); beta_eff : [K] float64 (β_eff,k, 1 without a cell);
+    angles : [K] float64 (θ_k [rad], the line of sight's azimuth; None without a line of sight).
     """
 
     active: np.ndarray
@@ -125,6 +129,7 @@ class RoundTruth:
     s: np.ndarray
     gains_antennas: np.ndarray | None = None
     beta_eff: np.ndarray | None = None
+    angles: np.ndarray | None = None
 
 
 class T2Uplink:
@@ -195,4 +200,6 @@ class T2Uplink:
             r_pilots=np.stack(r_ref, axis=1),
             r_data_antennas=np.stack(r_data, axis=0),
         )
-        return view, RoundTruth(active=active, gains=np.ascontiguousarray(G[:, 0]), s=s, gains_antennas=G, beta_eff=beta)
+        angles = self.channel.los_angles(t) if self.channel.los_k else None
+        return view, RoundTruth(active=active, gains=np.ascontiguousarray(G[:, 0]), s=s, gains_antennas=G, beta_eff=beta,
+                                angles=angles)

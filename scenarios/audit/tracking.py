@@ -3,7 +3,7 @@
 The same K clients (identities 0..K−1) are scheduled every round; the keyed permutation gives each round
 a fresh assignment of sequences. From T rounds of base-station views the attacker links round t to round
 t + 1 for every t with a pairwise method of :mod:`scenarios.audit.linking` (``pilot``, ``signature``,
-``similarity``) and the scorer reports
+``similarity``, ``steering``, ``joint``) and the scorer reports
 
 (a) **pairwise** success: the fraction of (client, t) with the link t → t + 1 right, over the T − 1
     consecutive pairs; interval: two-sided Clopper–Pearson on the pooled count, treating the K(T − 1)
@@ -28,7 +28,13 @@ t + 1 for every t with a pairwise method of :mod:`scenarios.audit.linking` (``pi
     helps only a matching that is not by rank; the earlier absolute-difference cost had the rank matching
     among its optima, with ties that the solver broke by the last bits of its input.
 
-Intervals of (b) and (c) are Clopper–Pearson on the pooled counts with the same caveat (overlapping
+(d) the **cumulative joint** attack: (c) with the two-dimensional features (ln E_j, û_j) of the ``joint`` link
+    (N_r ≥ 3; below it the features are ln E alone and (d) is (c)): the chains' running means are vectors and each
+    round is matched by :func:`scenarios.audit.linking.feature_matching` (each feature divided by its standard
+    deviation over the chains' means and the new round's features). In two dimensions the matching is not by rank,
+    so the running means, whose noise falls as 1/n, do sharpen it.
+
+Intervals of (b), (c) and (d) are Clopper–Pearson on the pooled counts with the same caveat (overlapping
 windows share links): indicative, not exact.
 """
 
@@ -36,13 +42,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .linking import detected, energy_matching, link_rounds, log_pilot_energy
+from .linking import detected, energy_matching, feature_matching, joint_features, link_rounds, log_pilot_energy
 from .signals import BaseStationView, RoundTruth
 from .stats import clopper_pearson
 
 __all__ = ["TRACK_METHODS", "CHAIN_LENGTHS", "chain_success", "cumulative_success", "track_clients"]
 
-TRACK_METHODS = ("pilot", "signature", "similarity")
+TRACK_METHODS = ("pilot", "signature", "similarity", "steering", "joint")
 CHAIN_LENGTHS = (2, 5, 10)
 
 
@@ -69,7 +75,8 @@ def chain_success(mappings: list[dict[int, int]], truths: list[RoundTruth], R: i
 
 def cumulative_success(features: list[tuple[np.ndarray, np.ndarray]], truths: list[RoundTruth],
                        R: int) -> tuple[int, int, int]:
-    """(followed hits, link hits, trials) of (c) after R rounds; features[t] = (detected sequences [K], ln E [K]).
+    """(followed hits, link hits, trials) of (c) after R rounds; features[t] = (detected sequences [K], ln E [K]); of
+    (d) with features[t] = (detected sequences [K], [K, D] features).
 
     followed: client k's chain (opened at π_s(k)) sits at π_{s+R−1}(k); link: the tracker's last link
     s + R − 2 → s + R − 1 is right for the client at the chain's round-(s + R − 2) sequence (one trial per
@@ -82,7 +89,10 @@ def cumulative_success(features: list[tuple[np.ndarray, np.ndarray]], truths: li
         prev = seq
         for t in range(s + 1, s + R):
             det, le = features[t]
-            rows, cols = energy_matching(mu, le)  # the rank matching, as the pairwise pilot link
+            if le.ndim == 1:
+                rows, cols = energy_matching(mu, le)  # the rank matching, as the pairwise pilot link
+            else:
+                rows, cols = feature_matching(mu, le)
             order = np.empty(seq.size, dtype=np.int64)
             order[rows] = cols
             prev, seq = seq, det[order]
@@ -125,6 +135,10 @@ def track_clients(views: list[tuple[BaseStationView, RoundTruth]], *, kind: str,
     cum = {R: cumulative_success(feats, truths, R) for R in sorted(set(lengths) | {max(2, T // 2), T})}
     methods["cumulative"] = {"followed": {str(R): _rate(f, n, confidence) for R, (f, _, n) in cum.items()},
                              "link": {str(R): _rate(lk, n, confidence) for R, (_, lk, n) in cum.items()}}
+    joint = [(det, joint_features(v, det)) for (det, _), (v, _) in zip(feats, views)]
+    cum = {R: cumulative_success(joint, truths, R) for R in cum}
+    methods["cumulative-joint"] = {"followed": {str(R): _rate(f, n, confidence) for R, (f, _, n) in cum.items()},
+                                   "link": {str(R): _rate(lk, n, confidence) for R, (_, lk, n) in cum.items()}}
     return {
         "rx_antennas": views[0][0].n_rx,
         "rounds": T,

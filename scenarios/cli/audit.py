@@ -13,7 +13,8 @@ assumptions. ``--sweep-snr-db`` adds detection against SNR (both CSIT modes) and
 ``--sweep-K``/``--sweep-N`` for the ROC figure. JSON keys: see docs/audit.md.
 
 Receive antennas and a cell (model §5.1, §5.2; T2 only): ``--rx-antennas N`` gives the base station N
-antennas (energy detector over the antennas, maximum-ratio decodes, pilot-energy and signature linking);
+antennas (energy detector over the antennas, maximum-ratio decodes, pilot-energy, signature, line-of-sight
+direction (``--set phy.rician_k=κ``, N ≥ 3) and joint linking);
 the cell keys come through ``--set phy.KEY=VALUE`` as in ``floras link``, e.g.
 ``--set phy.pathloss='"umi"' --set phy.snr_reference='"median-distance"'``. ``--sweep-rx-antennas 1 2 4 8``
 repeats detection and multi-round linking for each N_r at the SNRs of ``--sweep-snr-db`` (default
@@ -171,10 +172,11 @@ def format_report(res: dict) -> str:
 
 def _tracking_line(tr: dict) -> str:
     m = tr["methods"]
-    parts = [f"{name} {_f(m[name]['pairwise']['success_rate'], 3)}" for name in ("pilot", "signature", "similarity")]
-    for score in ("link", "followed"):
-        cum = m["cumulative"][score]
-        parts.append(f"cumulative {score} after " + ", ".join(f"{R}: {_f(v['success_rate'], 3)}" for R, v in cum.items()))
+    parts = [f"{name} {_f(m[name]['pairwise']['success_rate'], 3)}" for name in ("pilot", "signature", "steering", "joint", "similarity")]
+    for name in ("cumulative", "cumulative-joint"):
+        for score in ("link", "followed"):
+            cum = m[name][score]
+            parts.append(f"{name} {score} after " + ", ".join(f"{R}: {_f(v['success_rate'], 3)}" for R, v in cum.items()))
     chain = m["pilot"]["chain"]
     parts.append("pilot chains " + ", ".join(f"{R}: {_f(v['success_rate'], 3)}" for R, v in chain.items()))
     return "; ".join(parts)
