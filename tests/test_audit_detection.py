@@ -109,7 +109,8 @@ def test_detection_through_a_rician_uplink_matches_its_theory():
 
 def test_base_station_view_holds_no_client_secret():
     names = {f.name for f in dataclasses.fields(BaseStationView)}
-    assert names == {"A", "b", "noise_var", "y_ref", "y_data", "r_ref", "r_data", "K", "r_pilots", "r_data_antennas"}
+    assert names == {"A", "b", "noise_var", "y_ref", "y_data", "r_ref", "r_data", "K", "r_pilots", "r_data_antennas",
+                     "r_pilot_blocks", "pilot_of"}
 
 
 @pytest.mark.parametrize("snr_db", [0.0, 20.0])

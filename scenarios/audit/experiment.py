@@ -21,10 +21,10 @@ import numpy as np
 
 from phy.config import PhyConfig
 
+from .blocks import audit_detector, pilots_detection_probability
 from .decoding import client_nmse, summarize_nmse
 from .detection import (
     DEFAULT_FALSE_ALARM,
-    detector_kind,
     drop_detection_probability,
     evaluate_detector,
     np_threshold,
@@ -42,21 +42,27 @@ __all__ = ["measure_t2", "detection_sweep", "linking_sweep", "accountant_upper",
 SNR_DEFINITION = "SNR = P/σ² (per-chip noise variance σ²/L; despread SNR = L·P/σ²), model §5"
 
 
-def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConfig, K: int, false_alarm: float,
+def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConfig, K: int, d: int, false_alarm: float,
                      confidence: float, betas=None, angles=None) -> dict:
-    kind = detector_kind(config.of("floras").csit)
+    kind, dof, P = audit_detector(config, d)
     n_rx = int(config.rx_antennas)
-    tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind, n_rx=n_rx)
+    tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind, n_rx=dof)
     det = evaluate_detector(stats, mask, threshold=tau, nominal_false_alarm=false_alarm, kind=kind, confidence=confidence)
-    theory = drop_detection_probability(tau, b=up.b, noise_var=up.noise_var, csit=config.of("floras").csit, n_rx=n_rx,
-                                        kappa=float(config.los_k), betas=betas if config.has_cell else None, angles=angles)
-    statistic = ("|r_j^s|²" if kind == "energy" else "r_j^s") if n_rx == 1 else f"Σ_r (r_{{j,r}}^s)² over {n_rx} antennas"
+    cell_betas = betas if config.has_cell else None
+    if P > 1:  # the energy over P pilots (None where not derived)
+        theory = pilots_detection_probability(tau, config=config, n_pilots=P, b=up.b, noise_var=up.noise_var, betas=cell_betas)
+    else:
+        theory = drop_detection_probability(tau, b=up.b, noise_var=up.noise_var, csit=config.of("floras").csit, n_rx=n_rx,
+                                            kappa=float(config.los_k), betas=cell_betas, angles=angles)
+    statistic = (f"Σ_{{p,r}} (r_{{j,r}}^{{s,p}})² over {P} pilots and {n_rx} antenna(s)" if P > 1 else
+                 ("|r_j^s|²" if kind == "energy" else "r_j^s") if n_rx == 1 else f"Σ_r (r_{{j,r}}^s)² over {n_rx} antennas")
     return {
         "detector": f"{kind} detector ({statistic} > τ), " + (
             "not the Neyman–Pearson test with a steered line of sight (model §5.2; its exact P_D is the theory)"
-            if config.los_k and n_rx > 1 else f"Neyman–Pearson optimal per sequence for csit = {config.of('floras').csit}"),
+            if config.los_k and n_rx > 1 else "over the pilots of every coherence block (scenarios/audit/blocks.py)"
+            if P > 1 else f"Neyman–Pearson optimal per sequence for csit = {config.of('floras').csit}"),
         "threshold_rule": (f"Neyman–Pearson threshold for per-sequence false-alarm probability {false_alarm:g} (noise level σ²/L known)"
-                           + ("" if n_rx == 1 else f"; τ = (σ²/L)·χ²_{n_rx}⁻¹(1 − P_FA)")),
+                           + ("" if dof == 1 else f"; τ = (σ²/L)·χ²_{dof}⁻¹(1 − P_FA)")),
         "threshold": det.threshold,
         "detection_probability": det.detection_probability,
         "detection_probability_ci": list(det.detection_ci),
@@ -68,7 +74,7 @@ def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConf
         "active_sequence_rounds": det.n_active,
         "inactive_sequence_rounds": det.n_inactive,
         "top_k_accuracy": top_k_accuracy(stats, mask, K=K),
-        "roc": roc_curve(stats, mask, noise_var=up.noise_var, kind=kind, n_rx=n_rx),
+        "roc": roc_curve(stats, mask, noise_var=up.noise_var, kind=kind, n_rx=dof),
     }
 
 
@@ -96,7 +102,7 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
     if not persistence:
         raise ValueError("persistence must list at least one value in [0, 1]")
     up = _uplink(config, K=K, seed=seed, key=key)
-    kind = detector_kind(config.of("floras").csit)
+    kind = audit_detector(config, d)[0]
     C = config.norm_bound(d)
     stats = np.empty((rounds, config.of("floras").N))
     mask = np.zeros((rounds, config.of("floras").N), dtype=bool)
@@ -124,8 +130,8 @@ def measure_t2(config: PhyConfig, *, K: int, d: int, rounds: int, seed: int, key
         tracking[f"{rho:g}"] = track_clients(views, kind=kind, chain_lengths=chain_lengths, confidence=confidence)
     decoding = summarize_nmse(np.concatenate(nmse))
     return {
-        "detection": _detection_block(stats, mask, up=up, config=config, K=K, false_alarm=false_alarm, confidence=confidence,
-                                      betas=betas, angles=angles),
+        "detection": _detection_block(stats, mask, up=up, config=config, K=K, d=d, false_alarm=false_alarm,
+                                      confidence=confidence, betas=betas, angles=angles),
         "decoding": decoding,
         "linking": {
             "by_persistence": linking,
@@ -156,7 +162,7 @@ def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, 
                     cfg = replace(config, snr_db=float(snr)).with_params("floras", csit=csit, N=int(N))
                     cfg.validate(K=int(K))
                     up = _uplink(cfg, K=int(K), seed=seed, key=key)
-                    kind = detector_kind(csit)
+                    kind = audit_detector(cfg, d)[0]
                     stats = np.empty((rounds, N))
                     mask = np.zeros((rounds, N), dtype=bool)
                     nmse = []
@@ -167,7 +173,8 @@ def detection_sweep(config: PhyConfig, *, snr_dbs, csits=("none", "phase"), Ks, 
                         stats[t] = view.statistic(kind)
                         mask[t, truth.active] = True
                         nmse.append(client_nmse(view, truth))
-                    block = _detection_block(stats, mask, up=up, config=cfg, K=int(K), false_alarm=false_alarm, confidence=confidence)
+                    block = _detection_block(stats, mask, up=up, config=cfg, K=int(K), d=d, false_alarm=false_alarm,
+                                             confidence=confidence)
                     dec = summarize_nmse(np.concatenate(nmse))
                     out.append({"snr_db": float(snr), "csit": csit, "K": int(K), "N": int(N), **block,
                                 "decoding_nmse": dec["median"], "decoding": dec})

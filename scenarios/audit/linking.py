@@ -13,7 +13,7 @@ still try to follow a client from round t to round t + 1 by what it decodes:
     Match by the reference amplitude |r_j^s| (a channel fingerprint): minimum total
     (ln|r_j^s(t)| − ln|r_l^s(t+1)|)². With N_r receive antennas (model §5.2) by the pilot energy
     E_j = ‖r_j^s‖² = Σ_r (r_{j,r}^s)²: minimum total (ln E_j(t) − ln E_l(t+1))² (N_r = 1: the same matching,
-    ln E = 2 ln|r|). The squared cost's optimum is unique for distinct values: the rank matching (the i-th
+    ln E = 2 ln|r|); with a pilot per coherence block (model §5.1) E_j sums over the P pilots too. The squared cost's optimum is unique for distinct values: the rank matching (the i-th
     smallest of round t to the i-th smallest of round t + 1). The absolute difference has the rank matching
     among its optima too, but ties are generic (two pairs whose intervals overlap cost the same either way
     round), so the solver's pick among them moved with the last bits of its input from one CPU to another. Without a cell,
@@ -95,8 +95,9 @@ def detected(view: BaseStationView, kind: str) -> np.ndarray:
 
 
 def log_pilot_energy(view: BaseStationView, sequences: np.ndarray) -> np.ndarray:
-    """The pilot feature of ``pilot`` linking [len(sequences)]: ln|r_j^s| (N_r = 1) or ln ‖r_j^s‖² (N_r > 1)."""
-    if view.n_rx == 1:
+    """The pilot feature of ``pilot`` linking [len(sequences)]: ln|r_j^s| (N_r = 1, one pilot) or ln E_j (the energy
+    over the antennas and pilots)."""
+    if view.n_rx == 1 and view.n_pilots == 1:
         return np.log(np.abs(view.r_ref[sequences]))
     return np.log(view.pilot_energy()[sequences])
 
@@ -121,14 +122,20 @@ def _steering_projectors(n_rx: int) -> tuple[np.ndarray, np.ndarray]:
 
 def steering_estimate(pilots: np.ndarray) -> np.ndarray:
     """û [n] ∈ [0, 1]: the line-of-sight direction |sin θ| of each pilot vector ``pilots`` [n, N_r] (N_r ≥ 3), the u
-    whose plane span{cos(π·r·u), sin(π·r·u)} holds most of its energy (module doc, ``steering``)."""
+    whose plane span{cos(π·r·u), sin(π·r·u)} holds most of its energy (module doc, ``steering``); [P, n, N_r]: the
+    energy summed over the P pilots (coherence blocks: the direction is the same in every block)."""
     p = np.asarray(pilots, dtype=np.float64)
-    if p.ndim != 2 or p.shape[1] < 3:
-        raise ValueError(f"pilots must be an n×N_r array with N_r ≥ 3 antennas (got shape {p.shape}): with N_r ≤ 2 "
-                         "every direction fits a real pilot vector")
-    u, P = _steering_projectors(int(p.shape[1]))
-    energy = np.einsum("ni,gij,nj->ng", p, P, p)
+    if p.ndim not in (2, 3) or p.shape[-1] < 3:
+        raise ValueError(f"pilots must be an n×N_r or P×n×N_r array with N_r ≥ 3 antennas (got shape {p.shape}): with "
+                         "N_r ≤ 2 every direction fits a real pilot vector")
+    u, P = _steering_projectors(int(p.shape[-1]))
+    energy = np.einsum("ni,gij,nj->ng", p, P, p) if p.ndim == 2 else np.einsum("pni,gij,pnj->ng", p, P, p)
     return u[np.argmax(energy, axis=1)]
+
+
+def _pilots(view: BaseStationView, sequences: np.ndarray) -> np.ndarray:
+    """The pilot vectors of ``sequences``: [n, N_r] with one pilot, [P, n, N_r] with P."""
+    return view.r_pilots[sequences] if view.n_pilots == 1 else view.r_pilot_blocks[:, sequences]
 
 
 def joint_features(view: BaseStationView, sequences: np.ndarray) -> np.ndarray:
@@ -136,7 +143,7 @@ def joint_features(view: BaseStationView, sequences: np.ndarray) -> np.ndarray:
     le = log_pilot_energy(view, sequences)
     if view.n_rx < 3:
         return le[:, None]
-    return np.stack([le, steering_estimate(view.r_pilots[sequences])], axis=1)
+    return np.stack([le, steering_estimate(_pilots(view, sequences))], axis=1)
 
 
 def feature_matching(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +178,7 @@ def link_rounds(view_a: BaseStationView, view_b: BaseStationView, *, method: str
     elif method == "steering" and view_a.n_rx < 3:  # no direction to estimate (module doc): index order
         rows = cols = np.arange(da.size)
     elif method == "steering":
-        rows, cols = energy_matching(steering_estimate(view_a.r_pilots[da]), steering_estimate(view_b.r_pilots[db]))
+        rows, cols = energy_matching(steering_estimate(_pilots(view_a, da)), steering_estimate(_pilots(view_b, db)))
     elif method == "joint":
         rows, cols = feature_matching(joint_features(view_a, da), joint_features(view_b, db))
     else:

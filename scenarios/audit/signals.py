@@ -33,6 +33,12 @@ else drawn afresh every round (model §5.2, "Rician fading with several antennas
 noise i.i.d. N(0, σ²/L) over chip, antenna and slot, and despreads them: r_{j,r}^s = a_jᵀy_{s,r},
 r_{j,r}^i = a_jᵀy_{i,r}. The clients are the same K (identities 0..K−1) every round.
 
+Coherence blocks (``phy.coherence_symbols``, model §5.1): the update's entries follow FLORAS's layout
+(:func:`phy.coherence.coherence_plan`, ``phy.floras.pilots``): entry i is sent in fading block m(i) with gains
+g_{k,m(i),r} from ``draw_antennas(t, n_blocks=B)`` and, with a pilot per block, pilot p is sent in block p; the base
+station sees every pilot r_{j,r}^{s,p} (its noise for p ≥ 1 from one [P − 1, N_r, L] draw of
+``(seed, "audit-chip-reference-noise-blocks", t)``); with the stale pilot it sees the one pilot of block 0.
+
 The fading of round t is the same draw :class:`phy.floras.FlorasLink` uses with the same seed;
 the chip noise of antenna 0 comes from the keyed streams ``(seed, "audit-chip-reference-noise", t)`` and
 ``(seed, "audit-chip-data-noise", t)`` (so N_r = 1 is the one-antenna audit bit for bit), that of antennas
@@ -47,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phy.assignment import KeyedAssignment
+from phy.coherence import coherence_plan
 from phy.config import PhyConfig
 from phy.fading import effective_gain
 from phy.link_channel import LinkChannel
@@ -73,6 +80,9 @@ class BaseStationView:
     K : int                      number of scheduled clients (the base station schedules them).
     r_pilots : [N, N_r] float64  r_{j,r}^s of every antenna (column 0 = r_ref).
     r_data_antennas : [N_r, N, d] float64  r_{j,r}^i of every antenna (row 0 = r_data).
+    r_pilot_blocks : [P, N, N_r] float64   r_{j,r}^{s,p} of every pilot p (P = 1 without coherence blocks or with the
+                                           stale pilot; row 0 = r_pilots).
+    pilot_of : [d] int64                   the pilot p(i) FLORAS's layout equalises entry i with (model §5.1).
     """
 
     A: np.ndarray
@@ -85,34 +95,53 @@ class BaseStationView:
     K: int
     r_pilots: np.ndarray
     r_data_antennas: np.ndarray
+    r_pilot_blocks: np.ndarray
+    pilot_of: np.ndarray
 
     @property
     def n_rx(self) -> int:
         """N_r, the receive antennas."""
         return int(self.r_pilots.shape[1])
 
+    @property
+    def n_pilots(self) -> int:
+        """P, the reference slots of the round (one per coherence block with ``pilots = "per-block"``)."""
+        return int(self.r_pilot_blocks.shape[0])
+
     def pilot_energy(self) -> np.ndarray:
-        """‖r_j^s‖² = Σ_r (r_{j,r}^s)² [N] float64 [W]: the energy detector's statistic (model §5.2)."""
-        return np.einsum("nr,nr->n", self.r_pilots, self.r_pilots)
+        """‖r_j^s‖² = Σ_{p,r} (r_{j,r}^{s,p})² [N] float64 [W]: the energy detector's statistic (model §5.2), over
+        every antenna and every pilot."""
+        if self.n_pilots == 1:
+            return np.einsum("nr,nr->n", self.r_pilots, self.r_pilots)
+        return np.einsum("pnr,pnr->n", self.r_pilot_blocks, self.r_pilot_blocks)
 
     def statistic(self, kind: str) -> np.ndarray:
-        """The per-sequence detector statistic [N]: |r_j^s|² / r_j^s at one antenna, Σ_r (r_{j,r}^s)² with N_r > 1."""
+        """The per-sequence detector statistic [N]: |r_j^s|² / r_j^s at one antenna and one pilot, else the energy
+        Σ_{p,r} (r_{j,r}^{s,p})² over the N_r antennas and P pilots (``kind`` must then be "energy")."""
         from .detection import detector_statistic
 
-        if self.n_rx == 1:
+        if self.n_rx == 1 and self.n_pilots == 1:
             return detector_statistic(self.r_ref, kind=kind)
-        return detector_statistic(self.r_pilots, kind=kind, antennas=True)
+        if self.n_pilots == 1:
+            return detector_statistic(self.r_pilots, kind=kind, antennas=True)
+        if kind != "energy":
+            raise ValueError(f"kind must be 'energy' with {self.n_pilots} pilots (the energy over pilots; got {kind!r})")
+        return self.pilot_energy()
 
     def decodes(self) -> np.ndarray:
         """Per-sequence decodes [N, d] float64 (model §7.1: s_k up to noise for active j).
 
         N_r = 1: v_j = b·r_j^i / r_j^s. N_r > 1: maximum ratio on the pilots (model §5.2),
-        v_j = b·Σ_r r_{j,r}^s·r_{j,r}^i / Σ_r (r_{j,r}^s)².
+        v_j = b·Σ_r r_{j,r}^s·r_{j,r}^i / Σ_r (r_{j,r}^s)². With several pilots entry i takes its own pilot p(i).
         """
+        if self.n_pilots > 1:  # entry i with its own pilot p(i) (model §5.1), maximum ratio over the antennas
+            R = self.r_pilot_blocks[self.pilot_of]  # [d, N, N_r]
+            num = np.einsum("dnr,rnd->nd", R, self.r_data_antennas)
+            return self.b * num / np.einsum("dnr,dnr->nd", R, R)
         if self.n_rx == 1:
             return self.b * self.r_data / self.r_ref[:, None]
         num = np.einsum("nr,rnd->nd", self.r_pilots, self.r_data_antennas)
-        return self.b * num / self.pilot_energy()[:, None]
+        return self.b * num / np.einsum("nr,nr->n", self.r_pilots, self.r_pilots)[:, None]
 
 
 @dataclass(frozen=True)
@@ -121,7 +150,8 @@ class RoundTruth:
 
     active : [K] int64 (sequence π_t(k) of client k); gains : [K] float64 (g_k at antenna 0); s : [K, d] float64;
     gains_antennas : [K, N_r] float64 (g_{k,r}); beta_eff : [K] float64 (β_eff,k, 1 without a cell);
-    angles : [K] float64 (θ_k [rad], the line of sight's azimuth; None without a line of sight).
+    angles : [K] float64 (θ_k [rad], the line of sight's azimuth; None without a line of sight);
+    gains_blocks : [K, B, N_r] float64 (g_{k,m,r} of every coherence block; B = 1 without coherence blocks).
     """
 
     active: np.ndarray
@@ -130,6 +160,7 @@ class RoundTruth:
     gains_antennas: np.ndarray | None = None
     beta_eff: np.ndarray | None = None
     angles: np.ndarray | None = None
+    gains_blocks: np.ndarray | None = None
 
 
 class T2Uplink:
@@ -148,9 +179,8 @@ class T2Uplink:
         self.config = config.validate(K=K)
         if config.scheme != "floras":
             raise ValueError(f"scheme must be 'floras' for the T2 audit (got {config.scheme!r})")
-        if config.coherence_symbols is not None or config.timing_offset != 0.0:
-            raise ValueError("the T2 audit models one fading block per round, chip-synchronous (model §5, §5.1, §5.2): "
-                             "remove phy.coherence_symbols and phy.timing_offset for floras audit")
+        if config.timing_offset != 0.0:
+            raise ValueError("the T2 audit is chip-synchronous (model §5.1, §5.2): remove phy.timing_offset for floras audit")
         if config.csi_error != 0.0:  # its detection theory takes the gains |h_k| (model §5.1)
             raise ValueError("csi_error: floras audit takes FLORAS's phase CSIT exact; set phy.csi_error = 0")
         self.K = int(K)
@@ -171,7 +201,15 @@ class T2Uplink:
         cfg, t = self.config, int(round_index)
         L, d = cfg.L, s.shape[1]
         active = self._clients.active_set(t, K=self.K)
-        G = effective_gain(self.channel.draw_antennas(t), csit=cfg.of("floras").csit)  # [K, N_r]
+        plan = self.plan(d)
+        B, P = plan.n_blocks, plan.n_pilots
+        if B == 1:
+            G = effective_gain(self.channel.draw_antennas(t), csit=cfg.of("floras").csit)  # [K, N_r]
+            Gb, fade, pilot = G[:, None, :], np.zeros(d, dtype=np.int64), np.zeros(d, dtype=np.int64)
+        else:  # coherence blocks (model §5.1): block m's gains, entry i in block fade[i], equalised with pilot[i]
+            Gb = effective_gain(self.channel.draw_antennas(t, n_blocks=B), csit=cfg.of("floras").csit)  # [K, B, N_r]
+            G = np.ascontiguousarray(Gb[:, 0, :])
+            fade, pilot = plan.indices()
         beta = (np.ones(self.K) if self.channel.cell is None
                 else self.channel.cell.large_scale(None, K=self.K, round_index=t).gain_eff)
         std = np.sqrt(self.noise_var)
@@ -185,9 +223,16 @@ class T2Uplink:
         for r in range(self.n_rx):  # each antenna despreads its own chips (model §5.2)
             g = np.ascontiguousarray(G[:, r])
             y_ref.append(A_act @ (g * self.b) + std * n_ref[r])
-            y_data.append(A_act @ (g[:, None] * s) + std * n_data[r])
+            y_data.append(A_act @ (g[:, None] * s if B == 1 else Gb[:, fade, r] * s) + std * n_data[r])
             r_ref.append(self.receiver.despread(y_ref[r]))
             r_data.append(self.receiver.despread(y_data[r]))
+        r_blocks = np.empty((P, self.A.shape[1], self.n_rx))
+        r_blocks[0] = np.stack(r_ref, axis=1)
+        if P > 1:  # pilot p ≥ 1, sent in fading block p, on every antenna
+            n_blk = stream(self.seed, "audit-chip-reference-noise-blocks", t).standard_normal((P - 1, self.n_rx, L))
+            for p in range(1, P):
+                y = A_act @ (Gb[:, p, :] * self.b) + std * n_blk[p - 1].T  # [L, N_r]
+                r_blocks[p] = self.receiver.despread(y)
         view = BaseStationView(
             A=self.A,
             b=self.b,
@@ -197,9 +242,16 @@ class T2Uplink:
             r_ref=r_ref[0],
             r_data=r_data[0],
             K=self.K,
-            r_pilots=np.stack(r_ref, axis=1),
+            r_pilots=r_blocks[0],
             r_data_antennas=np.stack(r_data, axis=0),
+            r_pilot_blocks=r_blocks,
+            pilot_of=pilot,
         )
         angles = self.channel.los_angles(t) if self.channel.los_k else None
         return view, RoundTruth(active=active, gains=np.ascontiguousarray(G[:, 0]), s=s, gains_antennas=G, beta_eff=beta,
-                                angles=angles)
+                                angles=angles, gains_blocks=Gb)
+
+    def plan(self, d: int):
+        """FLORAS's block layout of an update of d entries (:func:`phy.coherence.coherence_plan`; one block without
+        ``phy.coherence_symbols``)."""
+        return coherence_plan(int(d), self.config.coherence_symbols, self.config.of("floras").pilots)

@@ -131,7 +131,7 @@ def track_clients(views: list[tuple[BaseStationView, RoundTruth]], *, kind: str,
     feats = []
     for v, _ in views:
         det = detected(v, kind)
-        feats.append((det, 2.0 * log_pilot_energy(v, det) if v.n_rx == 1 else log_pilot_energy(v, det)))
+        feats.append((det, 2.0 * log_pilot_energy(v, det) if v.n_rx == 1 and v.n_pilots == 1 else log_pilot_energy(v, det)))
     cum = {R: cumulative_success(feats, truths, R) for R in sorted(set(lengths) | {max(2, T // 2), T})}
     methods["cumulative"] = {"followed": {str(R): _rate(f, n, confidence) for R, (f, _, n) in cum.items()},
                              "link": {str(R): _rate(lk, n, confidence) for R, (_, lk, n) in cum.items()}}

@@ -1,0 +1,162 @@
+"""The T2 audit over coherence blocks: a pilot per block, the energy detector over the pilots, its P_D, decoding
+with each entry's pilot and linking by the pooled pilot energy (model §5.1, §7.5; scenarios/audit/blocks.py)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import j0
+
+from phy.assignment import simulation_key
+from phy.cell import drop
+from phy.channels.tdl import tdl_profile
+from phy.config import PhyConfig
+from phy.link_channel import LinkChannel
+from scenarios.audit.blocks import audit_detector, block_covariance, quadratic_form_survival
+from scenarios.audit.detection import np_threshold
+from scenarios.audit.experiment import measure_t2
+from scenarios.audit.linking import link_rounds, linking_success, persistent_updates
+from scenarios.audit.signals import T2Uplink
+
+
+def _cfg(*, N: int, snr_db: float, n_rx: int = 1, **phy) -> PhyConfig:
+    floras = {"N": N, "pilots": phy.pop("pilots", "per-block")}
+    return PhyConfig.make(scheme="floras", L=16, snr_db=snr_db, floras=floras, rx_antennas=n_rx, **phy)
+
+
+def _rounds(cfg: PhyConfig, *, K: int, rounds: int, seed: int, d: int):
+    up = T2Uplink(cfg, K=K, seed=seed, key=simulation_key(seed))
+    return up, [up.round(persistent_updates(seed, t, K=K, d=d, C=1.0, persistence=0.0), round_index=t)
+                for t in range(rounds)]
+
+
+def test_imhof_survival_is_the_chi2_and_the_monte_carlo():
+    """Equal weights: Σ w·χ²_h over n terms is w·χ²_{n·h} (to 10⁻⁹); unequal weights (a Jakes block covariance's
+    eigenvalues plus noise): within 5 standard errors of a 4·10⁵-sample Monte Carlo of the sum."""
+    for w, h, x in [(0.7, 2, 12.0), (0.3, 4, 200.0), (2.0, 1, 9.0)]:
+        n = 10 if h != 4 else 159
+        assert abs(quadratic_form_survival(x, np.full(n, w), h) - stats.chi2.sf(x / w, n * h)) < 1e-9
+    P = 40
+    lam = np.clip(np.linalg.eigvalsh(0.5 * j0(0.3 * np.abs(np.subtract.outer(np.arange(P), np.arange(P))))), 0, None) + 0.05
+    rng = np.random.default_rng(0)
+    for h in (1, 4):
+        x = float(np.sum(lam) * h)  # near the mean: P mid-range
+        q = quadratic_form_survival(x, lam, h)
+        mc = np.mean((rng.chisquare(h, (400_000, P)) * lam).sum(1) > x)
+        assert 0.2 < q < 0.8 and abs(mc - q) <= 5 * math.sqrt(q * (1 - q) / 400_000), (h, q, mc)
+
+
+@pytest.mark.parametrize("phy", [
+    {"fading_correlation": "jakes", "doppler": 0.01},
+    {"fading_correlation": "jakes-exact", "doppler": 0.01},
+    {"fading_correlation": "tdl", "tdl_model": "A", "delay_spread": 300e-9, "subcarrier_spacing": 30e3, "tdl_time_blocks": 2,
+     "doppler": 0.01},
+])
+def test_block_covariance_is_the_model_law_and_the_simulator(phy):
+    """Re R of model §5.1 from the formulas (AR(1) ρ^|Δ| with ρ = J₀(x); J₀(x·|Δ|); for TDL the subcarriers'
+    Σ_l p_l·cos(2π·Δs·Δf·τ_l)·J₀(x·Δt), sub-major order), x = 2π·doppler·n_c, to 10⁻¹²; and the simulator's
+    E[Re h_p·Re h_q] over 20 000 clients is ½ of it, within 5 standard errors ((1 + R²)/(4n))^½ per entry."""
+    n_c, P = 5, 6
+    cfg = _cfg(N=8, snr_db=10.0, coherence_symbols=n_c, **phy)
+    x = 2 * math.pi * 0.01 * n_c
+    m = np.arange(P)
+    if phy["fading_correlation"] == "jakes":
+        want = j0(x) ** np.abs(np.subtract.outer(m, m))
+    elif phy["fading_correlation"] == "jakes-exact":
+        want = j0(x * np.abs(np.subtract.outer(m, m)))
+    else:
+        tau, p = tdl_profile("A", 300e-9)
+        ds, dt = np.subtract.outer(m // 2, m // 2), np.subtract.outer(m % 2, m % 2)
+        want = np.cos(2 * math.pi * 30e3 * ds[..., None] * tau) @ p * j0(x * np.abs(dt))
+    got = block_covariance(cfg, P)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    K = 20_000
+    g = LinkChannel(cfg, K=K, seed=1).draw(0, n_blocks=P).real  # [K, P]
+    emp = g.T @ g / K
+    se = np.sqrt((1 + want**2) / (4 * K))
+    assert np.all(np.abs(emp - 0.5 * want) <= 5 * se), np.max(np.abs(emp - 0.5 * want) / se)
+
+
+def test_per_block_pilots_are_seen_and_each_entry_is_decoded_with_its_own():
+    """Per-block pilots (n_c = 3: 2 data slots a block), N_r = 2: the base station's pilot p of an active sequence is
+    g_{k,p,r}·b plus N(0, σ²/L) (KS at 10⁻³ at 10 dB); at 90 dB the decodes of the active sequences are s_k (NMSE
+    < 10⁻⁶) although the gains change from block to block. With the stale pilot the decode of entry i is
+    s_k^i·(Σ_r g_{k,0,r}·g_{k,m(i),r})/Σ_r g_{k,0,r}² (channel aging; to 10⁻³ relative or 10⁻⁴ absolute: the noise
+    σ/√L ≈ 8·10⁻⁶ at 90 dB over gains of about 0.1)."""
+    K, N, d = 4, 8, 10
+    kw = {"coherence_symbols": 3, "fading_correlation": "jakes-exact", "doppler": 0.05}
+    up, views = _rounds(_cfg(N=N, snr_db=10.0, n_rx=2, **kw), K=K, rounds=30, seed=5, d=d)
+    resid = []
+    for view, truth in views:
+        assert view.n_pilots == 5 and truth.gains_blocks.shape == (K, 5, 2)
+        resid.append((view.r_pilot_blocks[:, truth.active, :] - up.b * truth.gains_blocks.transpose(1, 0, 2)).ravel())
+        np.testing.assert_array_equal(view.pilot_of, np.repeat(np.arange(5), 2))
+    assert stats.kstest(np.concatenate(resid) / math.sqrt(up.noise_var), "norm").pvalue > 1e-3
+    _, views = _rounds(_cfg(N=N, snr_db=90.0, n_rx=2, **kw), K=K, rounds=3, seed=5, d=d)
+    for view, truth in views:
+        assert np.max(np.sum((view.decodes()[truth.active] - truth.s) ** 2, 1) / np.sum(truth.s**2, 1)) < 1e-6
+    _, views = _rounds(_cfg(N=N, snr_db=90.0, n_rx=2, pilots="stale", **kw), K=K, rounds=3, seed=5, d=d)
+    for view, truth in views:
+        G = truth.gains_blocks  # [K, B, N_r]; stale: entry i is slot i + 1, in block ⌊(i + 1)/n_c⌋
+        fade = (np.arange(d) + 1) // 3
+        factor = np.einsum("kr,kir->ki", G[:, 0], G[:, fade]) / np.sum(G[:, 0] ** 2, 1)[:, None]
+        assert view.n_pilots == 1
+        np.testing.assert_allclose(view.decodes()[truth.active], truth.s * factor, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("correlation", ["iid", "jakes-exact"])
+def test_energy_detector_over_blocks_in_a_cell(correlation):
+    """P = 4 pilots, N_r = 2, UMi at −5 dB: τ = (σ²/L)·χ²₈⁻¹(1 − P_FA); the inactive sequences cross it at P_FA and the
+    active at the mean over the drop of P(Σ_{p,r} x² > τ), x_r ~ N(0, (b²β_k/2)·R + σ²/L·I): i.i.d. blocks χ²₈ survival
+    at τ/(b²β_k/2 + σ²/L); Jakes blocks (R = J₀(x·|p − q|), x = 2π·0.03·3) a 4·10⁵-sample Monte Carlo of the sum over
+    the eigenvalues (99.9 % binomial bands, widened by 4 Monte Carlo standard errors); the audit's reported theory is
+    that mean (to 10⁻⁹ for i.i.d. blocks, within the Monte Carlo's 4 standard errors for Jakes)."""
+    K, N, T, d, pfa = 5, 12, 150, 8, 0.05
+    cell = {"pathloss": "umi", "cell_radius": 250.0, "snr_reference": "median-distance"}
+    cfg = _cfg(N=N, snr_db=-5.0, n_rx=2, coherence_symbols=3, fading_correlation=correlation, doppler=0.03, **cell)
+    assert audit_detector(cfg, d) == ("energy", 8, 4)
+    up, views = _rounds(cfg, K=K, rounds=T, seed=6, d=d)
+    tau = np_threshold(noise_var=up.noise_var, false_alarm=pfa, kind="energy", n_rx=8)
+    beta = views[0][1].beta_eff
+    if correlation == "iid":
+        pd, mc_se = stats.chi2.sf(tau / (up.b**2 * beta / 2 + up.noise_var), 8), 0.0
+    else:
+        R = j0(2 * math.pi * 0.03 * 3 * np.abs(np.subtract.outer(np.arange(4), np.arange(4))))
+        rng = np.random.default_rng(1)
+        pd = np.array([np.mean((rng.chisquare(2, (400_000, 4)) * (up.b**2 * bk / 2 * np.linalg.eigvalsh(R)
+                                                                     + up.noise_var)).sum(1) > tau) for bk in beta])
+        mc_se = math.sqrt(np.mean(pd * (1 - pd)) / (400_000 * K))
+    fa = det = 0
+    for view, truth in views:
+        stat = view.statistic("energy")
+        mask = np.zeros(N, dtype=bool)
+        mask[truth.active] = True
+        fa += int(np.sum(stat[~mask] > tau))
+        det += int(np.sum(stat[mask] > tau))
+    for hits, n, p in ((fa, T * (N - K), pfa), (det, T * K, pd.mean())):
+        lo, hi = stats.binom.interval(0.999, n, p)
+        assert lo - 4 * mc_se * n <= hits <= hi + 4 * mc_se * n, (hits / n, p)
+    res = measure_t2(cfg, K=K, d=d, rounds=4, seed=6, key=simulation_key(6), false_alarm=pfa, persistence=(0.0,))
+    assert abs(res["detection"]["detection_probability_theory"] - pd.mean()) <= 1e-9 + 4 * mc_se
+    assert res["detection"]["threshold"] == tau
+
+
+def test_pooled_pilot_energy_links_two_clients_by_the_f_law():
+    """K = N = 2, log-distance n = 3.5 without shadowing (seed 10: d ≈ 203 and 250 m), i.i.d. blocks, P pilots:
+    E_k = (b²β_k/2 + σ²/L)·χ²_P, so a round orders the two clients alike with p = F_{P,P} tail at v_2/v_1 and a round
+    pair links iff both rounds order them alike, q = p² + (1 − p)² (derived as for one pilot); the disjoint pairs are
+    Bernoulli(q): 99.9 % binomial band at P = 2 and P = 8 (one pilot: tests/test_audit_linking_antennas.py)."""
+    cell = {"pathloss": "log-distance", "pathloss_exponent": 3.5, "shadowing_db": 0.0}
+    dist, *_ = drop(10, np.array([0, 1]), radius=250.0, min_distance=10.0)
+    v = (250.0 / dist) ** 3.5 / 2 + 10 ** (-2.0) / 16
+    for P in (2, 8):
+        cfg = _cfg(N=2, snr_db=20.0, coherence_symbols=2, fading_correlation="iid", **cell)
+        _, views = _rounds(cfg, K=2, rounds=400, seed=10, d=P)
+        assert views[0][0].n_pilots == P
+        p = float(stats.f.sf(v[1] / v[0], P, P))
+        q = p * p + (1 - p) ** 2
+        x = np.array([linking_success(link_rounds(views[2 * m][0], views[2 * m + 1][0], method="pilot", kind="energy"),
+                                      views[2 * m][1], views[2 * m + 1][1]) for m in range(200)])
+        lo, hi = stats.binom.interval(0.999, x.size, q)
+        assert lo <= x.sum() <= hi, (P, x.mean(), q)
