@@ -160,3 +160,38 @@ def test_pooled_pilot_energy_links_two_clients_by_the_f_law():
                                       views[2 * m][1], views[2 * m + 1][1]) for m in range(200)])
         lo, hi = stats.binom.interval(0.999, x.size, q)
         assert lo <= x.sum() <= hi, (P, x.mean(), q)
+
+
+def test_timing_offsets_reach_the_base_station_as_floras_chip_path_sends_them():
+    """τ_max = 0.5 (one antenna, as FLORAS's link models offsets): the offsets are FlorasLink's chip-path draw (its Ã equals (1 − τ)·a + τ·S·a from the
+    keyed τ, bit for bit); the pilot outputs are Aᵀ(Ã·g_r·b) plus N(0, σ²/L) (KS at 10⁻³), so inactive
+    sequences see the active ones' leakage; the data chips carry g_k·τ_k·a_k[L−1]·u_k^{i−1} in chip 0 of slot i
+    (90 dB, to 8 chip-noise standard deviations σ/√L ≈ 8·10⁻⁶ each); the audit reports no P_D theory (not derived)."""
+    from phy.chip_timing import draw_offsets
+    from phy.floras import FlorasLink
+
+    K, N, d, T, tmax = 4, 8, 5, 30, 0.5
+    key = simulation_key(9)
+    for snr in (10.0, 90.0):
+        cfg = _cfg(N=N, snr_db=snr, timing_offset=tmax)
+        up, views = _rounds(cfg, K=K, rounds=T if snr == 10.0 else 3, seed=9, d=d)
+        link = FlorasLink(cfg, K=K, seed=9, key=key) if snr == 10.0 else None
+        resid = []
+        for t, (view, truth) in enumerate(views):
+            A = up.A[:, truth.active]
+            tau = draw_offsets(9, t, K=K, max_offset=tmax)
+            shifted = np.vstack([np.zeros((1, K)), A[:-1]])
+            A_rx = (1 - tau) * A + tau * shifted
+            if link is not None:
+                np.testing.assert_array_equal(link.chip_pilots(t)[3], A_rx)
+            G = truth.gains_antennas
+            resid.append((view.r_pilots - up.A.T @ (A_rx @ (G * up.b))).ravel())
+            if snr == 90.0:
+                prev = np.hstack([np.full((K, 1), up.b), truth.s[:, :-1]])
+                want = A_rx @ (G[:, 0:1] * truth.s)
+                want[0] += (G[:, 0] * tau * A[-1]) @ prev
+                np.testing.assert_allclose(view.y_data, want, rtol=0, atol=8 * math.sqrt(up.noise_var))
+        if snr == 10.0:
+            assert stats.kstest(np.concatenate(resid) / math.sqrt(up.noise_var), "norm").pvalue > 1e-3
+    res = measure_t2(_cfg(N=N, snr_db=10.0, timing_offset=tmax), K=K, d=d, rounds=4, seed=9, key=key, persistence=(0.0,))
+    assert res["detection"]["detection_probability_theory"] is None

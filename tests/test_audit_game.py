@@ -155,6 +155,6 @@ def test_the_audit_takes_rician_gains_at_one_antenna():
     rayleigh = accountant_upper(K=10, N=16, d=8, C=0.5, power=1.0, clip_norm=1.0, neighbour="replace", delta=1e-5)
     assert upper["epsilon"] == rayleigh["epsilon"] and res.bound.epsilon <= upper["epsilon"]
     assert any("Rician gains κ = 5" in a for a in upper["assumptions"])
-    with pytest.raises(ValueError, match="remove phy.timing_offset for floras audit"):
-        T2Uplink(PhyConfig.make(scheme="floras", L=16, timing_offset=0.3, floras={"N": 16}), K=10, seed=3,
-                 key=simulation_key(3))
+    with pytest.raises(ValueError, match="timing_offset and coherence_symbols cannot be combined"):
+        T2Uplink(PhyConfig.make(scheme="floras", L=16, timing_offset=0.3, coherence_symbols=5, floras={"N": 16}), K=10,
+                 seed=3, key=simulation_key(3))

@@ -28,10 +28,10 @@ from scipy import stats as _st
 
 from phy.coherence import block0_correlations, coherence_plan
 
-from .detection import detector_kind
+from .detection import detector_kind, drop_detection_probability
 
 __all__ = ["audit_detector", "block_covariance", "quadratic_form_survival", "block_detection_probability",
-           "pilots_detection_probability"]
+           "pilots_detection_probability", "detection_theory"]
 
 
 def audit_detector(config, d: int) -> tuple[str, int, int]:
@@ -105,3 +105,17 @@ def pilots_detection_probability(threshold: float, *, config, n_pilots: int, b: 
         return None
     return block_detection_probability(threshold, b=b, noise_var=noise_var, n_rx=int(config.rx_antennas), corr=corr,
                                        betas=betas)
+
+
+def detection_theory(threshold: float, *, config, n_pilots: int, b: float, noise_var: float, betas=None,
+                     angles=None) -> float | None:
+    """The P_D the audit reports beside its measured rate: over P > 1 pilots :func:`pilots_detection_probability`, at
+    one pilot :func:`scenarios.audit.detection.drop_detection_probability`; None with chip-timing offsets (they mix
+    the sequences: not derived) or where the law is not derived. ``betas`` None without a cell."""
+    if float(config.timing_offset):
+        return None
+    if n_pilots > 1:
+        return pilots_detection_probability(threshold, config=config, n_pilots=n_pilots, b=b, noise_var=noise_var,
+                                            betas=betas)
+    return drop_detection_probability(threshold, b=b, noise_var=noise_var, csit=config.of("floras").csit,
+                                      n_rx=int(config.rx_antennas), kappa=float(config.los_k), betas=betas, angles=angles)

@@ -21,11 +21,10 @@ import numpy as np
 
 from phy.config import PhyConfig
 
-from .blocks import audit_detector, pilots_detection_probability
+from .blocks import audit_detector, detection_theory
 from .decoding import client_nmse, summarize_nmse
 from .detection import (
     DEFAULT_FALSE_ALARM,
-    drop_detection_probability,
     evaluate_detector,
     np_threshold,
     roc_curve,
@@ -48,12 +47,8 @@ def _detection_block(stats: np.ndarray, mask: np.ndarray, *, up, config: PhyConf
     n_rx = int(config.rx_antennas)
     tau = np_threshold(noise_var=up.noise_var, false_alarm=false_alarm, kind=kind, n_rx=dof)
     det = evaluate_detector(stats, mask, threshold=tau, nominal_false_alarm=false_alarm, kind=kind, confidence=confidence)
-    cell_betas = betas if config.has_cell else None
-    if P > 1:  # the energy over P pilots (None where not derived)
-        theory = pilots_detection_probability(tau, config=config, n_pilots=P, b=up.b, noise_var=up.noise_var, betas=cell_betas)
-    else:
-        theory = drop_detection_probability(tau, b=up.b, noise_var=up.noise_var, csit=config.of("floras").csit, n_rx=n_rx,
-                                            kappa=float(config.los_k), betas=cell_betas, angles=angles)
+    theory = detection_theory(tau, config=config, n_pilots=P, b=up.b, noise_var=up.noise_var,
+                              betas=betas if config.has_cell else None, angles=angles)
     statistic = (f"Σ_{{p,r}} (r_{{j,r}}^{{s,p}})² over {P} pilots and {n_rx} antenna(s)" if P > 1 else
                  ("|r_j^s|²" if kind == "energy" else "r_j^s") if n_rx == 1 else f"Σ_r (r_{{j,r}}^s)² over {n_rx} antennas")
     return {

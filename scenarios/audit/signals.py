@@ -33,6 +33,11 @@ else drawn afresh every round (model §5.2, "Rician fading with several antennas
 noise i.i.d. N(0, σ²/L) over chip, antenna and slot, and despreads them: r_{j,r}^s = a_jᵀy_{s,r},
 r_{j,r}^i = a_jᵀy_{i,r}. The clients are the same K (identities 0..K−1) every round.
 
+Chip-timing offsets (``phy.timing_offset`` = τ_max, one block; model §5.1, :mod:`phy.chip_timing`): client k's chips
+arrive τ_k ~ U(0, τ_max) late, the draw of FLORAS's chip path ``(seed, "timing-offset", t)``, so every antenna
+receives Ã = (1 − τ)·a + τ·S·a in place of a, and chip 0 of slot i carries g_{k,r}·τ_k·a_k[L−1]·u_k^{i−1} (u^{−1} of
+data slot 0 the reference amplitude b): the despread outputs mix the sequences.
+
 Coherence blocks (``phy.coherence_symbols``, model §5.1): the update's entries follow FLORAS's layout
 (:func:`phy.coherence.coherence_plan`, ``phy.floras.pilots``): entry i is sent in fading block m(i) with gains
 g_{k,m(i),r} from ``draw_antennas(t, n_blocks=B)`` and, with a pilot per block, pilot p is sent in block p; the base
@@ -53,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phy.assignment import KeyedAssignment
+from phy.chip_timing import draw_offsets, received_chips
 from phy.coherence import coherence_plan
 from phy.config import PhyConfig
 from phy.fading import effective_gain
@@ -179,8 +185,6 @@ class T2Uplink:
         self.config = config.validate(K=K)
         if config.scheme != "floras":
             raise ValueError(f"scheme must be 'floras' for the T2 audit (got {config.scheme!r})")
-        if config.timing_offset != 0.0:
-            raise ValueError("the T2 audit is chip-synchronous (model §5.1, §5.2): remove phy.timing_offset for floras audit")
         if config.csi_error != 0.0:  # its detection theory takes the gains |h_k| (model §5.1)
             raise ValueError("csi_error: floras audit takes FLORAS's phase CSIT exact; set phy.csi_error = 0")
         self.K = int(K)
@@ -213,7 +217,10 @@ class T2Uplink:
         beta = (np.ones(self.K) if self.channel.cell is None
                 else self.channel.cell.large_scale(None, K=self.K, round_index=t).gain_eff)
         std = np.sqrt(self.noise_var)
-        A_act = self.A[:, active]
+        A_act, tail = self.A[:, active], None
+        if cfg.timing_offset > 0:  # the same offsets as FlorasLink's chip path: Ã = (1 − τ)·a + τ·S·a and the tail
+            A_act, tail = received_chips(A_act, draw_offsets(self.seed, t, K=self.K, max_offset=cfg.timing_offset))
+            prev = np.hstack([np.full((self.K, 1), self.b), s[:, :-1]])  # symbol i − 1 of slot i (the reference first)
         n_ref = [stream(self.seed, "audit-chip-reference-noise", t).standard_normal(L)]
         n_data = [stream(self.seed, "audit-chip-data-noise", t).standard_normal((L, d))]
         if self.n_rx > 1:
@@ -224,6 +231,8 @@ class T2Uplink:
             g = np.ascontiguousarray(G[:, r])
             y_ref.append(A_act @ (g * self.b) + std * n_ref[r])
             y_data.append(A_act @ (g[:, None] * s if B == 1 else Gb[:, fade, r] * s) + std * n_data[r])
+            if tail is not None:  # chip 0 of slot i carries the last chip of slot i − 1 (phy.chip_timing)
+                y_data[r][0] += (tail * g) @ prev
             r_ref.append(self.receiver.despread(y_ref[r]))
             r_data.append(self.receiver.despread(y_data[r]))
         r_blocks = np.empty((P, self.A.shape[1], self.n_rx))
