@@ -129,7 +129,11 @@ def steering_estimate(pilots: np.ndarray) -> np.ndarray:
         raise ValueError(f"pilots must be an n×N_r or P×n×N_r array with N_r ≥ 3 antennas (got shape {p.shape}): with "
                          "N_r ≤ 2 every direction fits a real pilot vector")
     u, P = _steering_projectors(int(p.shape[-1]))
-    energy = np.einsum("ni,gij,nj->ng", p, P, p) if p.ndim == 2 else np.einsum("pni,gij,pnj->ng", p, P, p)
+    if p.ndim == 2:
+        energy = np.einsum("ni,gij,nj->ng", p, P, p)
+    else:  # Σ_p p_pᵀ·P_u·p_p = ⟨Σ_p p_p·p_pᵀ, P_u⟩: the pilots' Gram matrix first
+        gram = np.einsum("pni,pnj->nij", p, p)
+        energy = gram.reshape(gram.shape[0], -1) @ P.reshape(P.shape[0], -1).T
     return u[np.argmax(energy, axis=1)]
 
 

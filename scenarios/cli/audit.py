@@ -16,7 +16,9 @@ Receive antennas and a cell (model §5.1, §5.2; T2 only): ``--rx-antennas N`` g
 antennas (energy detector over the antennas, maximum-ratio decodes, pilot-energy, signature, line-of-sight
 direction (``--set phy.rician_k=κ``, N ≥ 3) and joint linking);
 the cell keys come through ``--set phy.KEY=VALUE`` as in ``floras link``, e.g.
-``--set phy.pathloss='"umi"' --set phy.snr_reference='"median-distance"'``. ``--sweep-rx-antennas 1 2 4 8``
+``--set phy.pathloss='"umi"' --set phy.snr_reference='"median-distance"'``; so do coherence blocks
+(``--set phy.coherence_symbols=…``: the base station sees the pilot of every block) and chip-timing offsets
+(``--set phy.timing_offset=…``, one antenna). ``--sweep-rx-antennas 1 2 4 8``
 repeats detection and multi-round linking for each N_r at the SNRs of ``--sweep-snr-db`` (default
 ``--snr-db``; with it the detection sweep runs only if ``--sweep-K`` or ``--sweep-N`` is given)::
 
