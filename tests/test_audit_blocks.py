@@ -195,3 +195,40 @@ def test_timing_offsets_reach_the_base_station_as_floras_chip_path_sends_them():
             assert stats.kstest(np.concatenate(resid) / math.sqrt(up.noise_var), "norm").pvalue > 1e-3
     res = measure_t2(_cfg(N=N, snr_db=10.0, timing_offset=tmax), K=K, d=d, rounds=4, seed=9, key=key, persistence=(0.0,))
     assert res["detection"]["detection_probability_theory"] is None
+
+
+def test_estimated_phase_gains_and_detection():
+    """Phase CSIT from an estimate (σ_e² = 0.5), UMi at 0 dB: the audit's gains are FLORAS's link's (block_gains, bit for
+    bit, one block and four per-block pilots); the signed detector's P_D formula equals a 10⁶-sample Monte Carlo of the
+    model law g = Re(h·ĥ*)/|ĥ|, ĥ = h + CN(0, σ_e²) (5 standard errors), and the simulator's detections lie in the
+    99.9 % binomial band of its mean over the drop."""
+    from phy.floras import FlorasLink
+    from scenarios.audit.blocks import estimated_phase_detection
+
+    K, N, T, d, e2 = 5, 12, 200, 4, 0.5
+    cell = {"pathloss": "umi", "cell_radius": 250.0, "snr_reference": "median-distance"}
+    key = simulation_key(8)
+    for blocks in ({}, {"coherence_symbols": 2, "fading_correlation": "iid"}):
+        cfg = PhyConfig.make(scheme="floras", L=16, snr_db=0.0, floras={"N": N, "csit": "phase"}, csi_error=e2,
+                             **cell, **blocks)
+        up, views = _rounds(cfg, K=K, rounds=3, seed=8, d=d)
+        link = FlorasLink(cfg, K=K, seed=8, key=key)
+        for t, (_, truth) in enumerate(views):
+            B = truth.gains_blocks.shape[1]
+            np.testing.assert_array_equal(truth.gains_blocks[:, :, 0], link.block_gains(t, n_blocks=B))
+    cfg = PhyConfig.make(scheme="floras", L=16, snr_db=0.0, floras={"N": N, "csit": "phase"}, csi_error=e2, **cell)
+    up, views = _rounds(cfg, K=K, rounds=T, seed=8, d=d)
+    tau = np_threshold(noise_var=up.noise_var, false_alarm=0.01, kind="signed")
+    rng = np.random.default_rng(2)
+    n = 1_000_000
+    h = (rng.standard_normal(n) + 1j * rng.standard_normal(n)) / math.sqrt(2)
+    hh = h + math.sqrt(e2 / 2) * (rng.standard_normal(n) + 1j * rng.standard_normal(n))
+    g = np.real(h * np.conj(hh)) / np.abs(hh)
+    r = g * up.b + math.sqrt(up.noise_var) * rng.standard_normal(n)
+    mc, want = np.mean(r > tau), estimated_phase_detection(tau, b=up.b, noise_var=up.noise_var, csi_error=e2)
+    assert abs(mc - want) <= 5 * math.sqrt(want * (1 - want) / n), (mc, want)
+    betas = [tr.beta_eff for _, tr in views]
+    pd = estimated_phase_detection(tau, b=up.b, noise_var=up.noise_var, csi_error=e2, betas=betas)
+    hits = sum(int(np.sum(v.statistic("signed")[tr.active] > tau)) for v, tr in views)
+    lo, hi = stats.binom.interval(0.999, T * K, pd)
+    assert 0.2 < pd < 0.95 and lo <= hits <= hi, (hits / (T * K), pd)

@@ -259,6 +259,6 @@ def test_antenna_audit_input_errors_name_the_parameter():
         np_threshold(noise_var=1.0, false_alarm=0.1, kind="energy", n_rx=0)
     with pytest.raises(ValueError, match="kind"):
         np_threshold(noise_var=1.0, false_alarm=0.1, kind="signed", n_rx=2)
-    with pytest.raises(ValueError, match="csi_error"):
-        T2Uplink(PhyConfig.make(scheme="floras", L=16, snr_db=10.0, floras={"N": 8, "csit": "phase"}, csi_error=0.1), K=4,
+    with pytest.raises(ValueError, match="timing_offset: chip-timing offsets with rx_antennas = 2"):
+        T2Uplink(PhyConfig.make(scheme="floras", L=16, snr_db=10.0, floras={"N": 8}, rx_antennas=2, timing_offset=0.3), K=4,
                  seed=0, key=simulation_key(0))

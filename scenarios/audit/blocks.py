@@ -14,7 +14,8 @@ TDL subcarriers' and time blocks' product for "tdl"), independent over the anten
 Σ_i λ_i·χ²_{N_r,i}, λ_i the eigenvalues of C, and P_D(τ) = P(Σ_i λ_i·χ²_{N_r,i} > τ) by Imhof's inversion
 (Imhof 1961, Biometrika 48: P(Q > x) = ½ + (1/π)∫₀^∞ sin θ(u)/(u·ρ(u)) du, θ(u) = ½Σ_i h_i·arctan(λ_i·u) − ½x·u,
 ρ(u) = Π_i (1 + λ_i²u²)^{h_i/4}, h_i = N_r). With i.i.d. blocks every λ_i is b²β_eff/2 + σ²/L and the law is
-χ²_{P·N_r} scaled. Phase CSIT (|h| per block) and a line of sight are not derived here: their P_D is left out (None).
+χ²_{P·N_r} scaled. Phase CSIT (|h| per block) and a line of sight over several pilots are not derived here: their
+P_D is left out (None). One pilot with phase CSIT from an estimate: :func:`estimated_phase_detection`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from phy.coherence import block0_correlations, coherence_plan
 from .detection import detector_kind, drop_detection_probability
 
 __all__ = ["audit_detector", "block_covariance", "quadratic_form_survival", "block_detection_probability",
-           "pilots_detection_probability", "detection_theory"]
+           "pilots_detection_probability", "estimated_phase_detection", "detection_theory"]
 
 
 def audit_detector(config, d: int) -> tuple[str, int, int]:
@@ -107,13 +108,34 @@ def pilots_detection_probability(threshold: float, *, config, n_pilots: int, b: 
                                        betas=betas)
 
 
+def estimated_phase_detection(threshold: float, *, b: float, noise_var: float, csi_error: float, betas=None) -> float:
+    """P_D(τ) of the signed detector r_j^s > τ with phase CSIT from an estimate (model §5.1 "Imperfect CSI"; one pilot,
+    one antenna). Derived (privacy.gain_laws.estimated_phase_density): g = A + B, A with density 2λa·e^{−λa²}
+    (λ = 1 + σ_e²), B ~ N(0, σ_e²/(2λ)) independent, so r^s = A·b + N(0, b²σ_e²/(2λ) + σ²/L) and
+    P_D = ∫₀^∞ 2λa·e^{−λa²}·Q((τ − a·b)/s) da, s² = b²σ_e²/(2λ) + σ²/L; at b·√β_eff in a cell (mean over ``betas``)."""
+    lam = 1.0 + float(csi_error)
+    values, counts = (np.ones(1), np.ones(1)) if betas is None else np.unique(np.concatenate(betas), return_counts=True)
+    pd = []
+    for v in values:
+        bb = b * math.sqrt(float(v))
+        sd = math.sqrt(bb * bb * float(csi_error) / (2.0 * lam) + noise_var)
+        val, _ = integrate.quad(lambda a: 2 * lam * a * math.exp(-lam * a * a) * _st.norm.sf((threshold - a * bb) / sd),
+                                0.0, np.inf, limit=200)
+        pd.append(val)
+    return float(np.dot(pd, counts) / counts.sum())
+
+
 def detection_theory(threshold: float, *, config, n_pilots: int, b: float, noise_var: float, betas=None,
                      angles=None) -> float | None:
     """The P_D the audit reports beside its measured rate: over P > 1 pilots :func:`pilots_detection_probability`, at
-    one pilot :func:`scenarios.audit.detection.drop_detection_probability`; None with chip-timing offsets (they mix
-    the sequences: not derived) or where the law is not derived. ``betas`` None without a cell."""
-    if float(config.timing_offset):
+    one pilot :func:`scenarios.audit.detection.drop_detection_probability` (with ``phy.csi_error``
+    :func:`estimated_phase_detection`); None with chip-timing offsets (they mix the sequences: not derived) or where
+    the law is not derived. ``betas`` None without a cell."""
+    if float(config.timing_offset) or (config.csi_error and (n_pilots > 1 or float(config.los_k))):
         return None
+    if config.csi_error:
+        return estimated_phase_detection(threshold, b=b, noise_var=noise_var, csi_error=float(config.csi_error),
+                                         betas=betas)
     if n_pilots > 1:
         return pilots_detection_probability(threshold, config=config, n_pilots=n_pilots, b=b, noise_var=noise_var,
                                             betas=betas)

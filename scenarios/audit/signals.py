@@ -38,6 +38,9 @@ arrive τ_k ~ U(0, τ_max) late, the draw of FLORAS's chip path ``(seed, "timing
 receives Ã = (1 − τ)·a + τ·S·a in place of a, and chip 0 of slot i carries g_{k,r}·τ_k·a_k[L−1]·u_k^{i−1} (u^{−1} of
 data slot 0 the reference amplitude b): the despread outputs mix the sequences.
 
+Phase CSIT from an estimate (``phy.csi_error`` = σ_e², model §5.1 "Imperfect CSI"): each block is pre-rotated by its
+estimate ĥ = h + e, e ~ CN(0, σ_e²·β_eff), the draw of FLORAS's link, so g = |h|·cos(∠h − ∠ĥ).
+
 Coherence blocks (``phy.coherence_symbols``, model §5.1): the update's entries follow FLORAS's layout
 (:func:`phy.coherence.coherence_plan`, ``phy.floras.pilots``): entry i is sent in fading block m(i) with gains
 g_{k,m(i),r} from ``draw_antennas(t, n_blocks=B)`` and, with a pilot per block, pilot p is sent in block p; the base
@@ -61,6 +64,7 @@ from phy.assignment import KeyedAssignment
 from phy.chip_timing import draw_offsets, received_chips
 from phy.coherence import coherence_plan
 from phy.config import PhyConfig
+from phy.csi_error import estimate_channel
 from phy.fading import effective_gain
 from phy.link_channel import LinkChannel
 from phy.randomness import check_seed, stream
@@ -185,8 +189,6 @@ class T2Uplink:
         self.config = config.validate(K=K)
         if config.scheme != "floras":
             raise ValueError(f"scheme must be 'floras' for the T2 audit (got {config.scheme!r})")
-        if config.csi_error != 0.0:  # its detection theory takes the gains |h_k| (model §5.1)
-            raise ValueError("csi_error: floras audit takes FLORAS's phase CSIT exact; set phy.csi_error = 0")
         self.K = int(K)
         self.seed = check_seed(seed)
         self.A = make_sequences(config.of("floras").sequences, L=config.L, N=config.of("floras").N, seed=self.seed)
@@ -208,10 +210,10 @@ class T2Uplink:
         plan = self.plan(d)
         B, P = plan.n_blocks, plan.n_pilots
         if B == 1:
-            G = effective_gain(self.channel.draw_antennas(t), csit=cfg.of("floras").csit)  # [K, N_r]
+            G = self._gains(self.channel.draw_antennas(t), t)  # [K, N_r]
             Gb, fade, pilot = G[:, None, :], np.zeros(d, dtype=np.int64), np.zeros(d, dtype=np.int64)
         else:  # coherence blocks (model §5.1): block m's gains, entry i in block fade[i], equalised with pilot[i]
-            Gb = effective_gain(self.channel.draw_antennas(t, n_blocks=B), csit=cfg.of("floras").csit)  # [K, B, N_r]
+            Gb = self._gains(self.channel.draw_antennas(t, n_blocks=B), t)  # [K, B, N_r]
             G = np.ascontiguousarray(Gb[:, 0, :])
             fade, pilot = plan.indices()
         beta = (np.ones(self.K) if self.channel.cell is None
@@ -259,6 +261,16 @@ class T2Uplink:
         angles = self.channel.los_angles(t) if self.channel.los_k else None
         return view, RoundTruth(active=active, gains=np.ascontiguousarray(G[:, 0]), s=s, gains_antennas=G, beta_eff=beta,
                                 angles=angles, gains_blocks=Gb)
+
+    def _gains(self, h: np.ndarray, t: int) -> np.ndarray:
+        """g of the channel h [K, …]: Re h, |h|, or with ``phy.csi_error`` the pre-rotation by each block's estimate
+        (:func:`phy.csi_error.estimate_channel`, the stream FLORAS's link draws: g = |h|·cos(∠h − ∠ĥ); model §5.1)."""
+        csit = self.config.of("floras").csit
+        if not self.config.csi_error:
+            return effective_gain(h, csit=csit)
+        h_hat = estimate_channel(h, self.channel.gain(t), csi_error=float(self.config.csi_error), seed=self.seed,
+                                 round_index=t)
+        return effective_gain(h, csit=csit, estimate=h_hat)
 
     def plan(self, d: int):
         """FLORAS's block layout of an update of d entries (:func:`phy.coherence.coherence_plan`; one block without
