@@ -55,14 +55,16 @@ def test_perfect_csi_is_todays_link_and_the_ratio_receiver_stays_unbiased():
         assert err < 1e-6, (path, err)
 
 
-def test_the_audit_refuses():
+def test_the_audit_refuses_the_t1_game_and_measures_t2():
+    """The T1 game's likelihood ratio takes the gains exact: refused with an estimate; the T2 measurements run on the
+    estimated-phase gains (tests/test_audit_blocks.py) and report the estimated-phase P_D."""
     from scenarios.audit.experiment import measure_t2, run_audit
 
     link = _link(0.1)
-    with pytest.raises(ValueError, match=r"^csi_error: floras audit takes FLORAS's phase CSIT exact"):
-        measure_t2(link.config, K=20, d=10, rounds=2, seed=0, key=KEY)
-    with pytest.raises(ValueError, match=r"^csi_error: floras audit"):
+    with pytest.raises(ValueError, match=r"^csi_error: floras audit's T1 game takes FLORAS's phase CSIT exact"):
         run_audit(link.config, threat="T1", K=20, d=10, trials=4, rounds=2, seed=0, key=KEY)
+    res = measure_t2(link.config, K=20, d=10, rounds=2, seed=0, key=KEY, persistence=(0.0,))
+    assert 0.0 < res["detection"]["detection_probability_theory"] < 1.0
 
 
 def test_the_runs_accountant_keeps_epsilon_and_bounds_the_link_over_the_estimated_gains():

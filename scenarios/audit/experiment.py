@@ -221,8 +221,9 @@ def run_audit(config: PhyConfig, *, threat: str, K: int, d: int, trials: int, ro
         raise ValueError(f"trials must be an integer ≥ 4 (got {trials!r})")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
         raise ValueError(f"rounds must be an integer ≥ 2 (got {rounds!r})")
-    if config.csi_error != 0.0:  # the audit's detection theory takes FLORAS's gains exact (|h_k|)
-        raise ValueError("csi_error: floras audit takes FLORAS's phase CSIT exact; set phy.csi_error = 0")
+    if config.csi_error != 0.0 and threat == "T1":  # the T1 game's likelihood ratio takes the gains exact (|h_k|)
+        raise ValueError("csi_error: floras audit's T1 game takes FLORAS's phase CSIT exact; use --threat T2 or "
+                         "phy.csi_error = 0")
     if not 0.0 < false_alarm < 1.0:
         raise ValueError(f"false_alarm must be in (0, 1) (got {false_alarm!r})")
     if not all(0.0 <= float(p) <= 1.0 for p in persistence) or not len(persistence):
