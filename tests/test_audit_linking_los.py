@@ -137,3 +137,39 @@ def test_steering_without_a_direction_and_the_joint_tracker():
     pair = tr["methods"]["joint"]["pairwise"]["success_rate"]
     assert tr["methods"]["cumulative-joint"]["link"]["2"]["success_rate"] == pair
     assert tr["methods"]["cumulative-joint"]["followed"]["2"]["success_rate"] == pair
+
+
+def _linking_audit(config: dict, rates: dict) -> dict:
+    """A stored T2 audit with an N_r sweep: rates {(N_r, snr): {method: success}}."""
+    sweep = [{"rx_antennas": n, "snr_db": snr,
+              "tracking": {"methods": {m: {"pairwise": {"success_rate": v}} for m, v in by.items()}}}
+             for (n, snr), by in rates.items()]
+    base = {"K": 10, "N": 16, "L": 16, "d": 64, "pathloss": "none", "rician_k": 0.0, "coherence_symbols": None,
+            "timing_offset": 0.0, "csit": "none", "csi_error": 0.0, "pilots": "per-block", "fading_correlation": "iid"}
+    return {"threat": "T2", "empirical_epsilon_lower": 0.1, "config": {**base, **config}, "linking_sweep": sweep,
+            "rounds": 100, "seed": 0}
+
+
+def test_linking_figure_draws_the_best_attack_of_each_stored_audit(tmp_path, monkeypatch):
+    """figures.audit_linking reads the stored JSON only: one line per audit with an N_r sweep, its points the largest
+    pairwise rate over the methods (in %), its label the channel named from the stored configuration; an audit
+    without an N_r sweep is not drawn."""
+    import json
+
+    import figures.audit_linking as fig_mod
+
+    a = _linking_audit({"pathloss": "umi", "rician_k": 10.0}, {
+        (1, 20.0): {"pilot": 0.2, "steering": 0.1, "joint": 0.2}, (8, 20.0): {"pilot": 0.5, "steering": 0.6, "joint": 0.9}})
+    b = _linking_audit({"pathloss": "umi", "coherence_symbols": 2, "d": 159, "fading_correlation": "jakes-exact"}, {
+        (1, 20.0): {"pilot": 0.39, "signature": 0.1}, (4, 20.0): {"pilot": 0.6, "signature": 0.12}})
+    c = _linking_audit({}, {(2, 20.0): {"pilot": 0.1}})
+    for name, x in (("a", a), ("b", b), ("c", c)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(x))
+    seen = {}
+    monkeypatch.setattr(fig_mod, "save_figure", lambda fig, out, stem, caption: seen.update(fig=fig, caption=caption) or [])
+    fig_mod.make(tmp_path, tmp_path / "out")
+    lines = {l.get_label(): l for l in seen["fig"].axes[0].get_lines() if not l.get_label().startswith("_")}
+    assert list(lines["UMI cell, κ = 10"].get_ydata()) == pytest.approx([20.0, 90.0])
+    assert list(lines["UMI cell, 159 pilots, jakes-exact"].get_xdata()) == [1, 4]
+    assert list(lines["UMI cell, 159 pilots, jakes-exact"].get_ydata()) == pytest.approx([39.0, 60.0])
+    assert "no cell" not in lines and "c.json" not in seen["caption"] and "chance 1/K (K = 10)" in lines

@@ -68,12 +68,14 @@ def test_quick_set_and_every_figure(tmp_path, capsys):
     assert main(["audit", "--threat", "T2", "--trials", "200", "--rounds", "20",
                  "--sweep-snr-db", "0", "20", "--json", str(audit / "t2.json")]) == 0
     assert main(["audit", "--threat", "T1", "--trials", "200", "--json", str(audit / "t1.json")]) == 0
+    assert main(["audit", "--threat", "T2", "--trials", "4", "--rounds", "6", "--sweep-rx-antennas", "1", "2",
+                 "--json", str(audit / "t2_link.json")]) == 0
     assert main(["privacy", "curves", "--out", str(results / "privacy")]) == 0
     capsys.readouterr()
     figs = tmp_path / "figures"
     assert main(["figures", "--results", str(results), "--out", str(figs)]) == 0
     for stem in ("fig4_floras_vs_channel_inversion", "fig5_privacy_cost", "snr_sweep_accuracy",
-                 "privacy_utility", "audit_epsilon", "audit_roc", "privacy_eps_vs_gamma",
+                 "privacy_utility", "audit_epsilon", "audit_roc", "audit_linking", "privacy_eps_vs_gamma",
                  "privacy_eps_vs_rounds"):
         for suffix in (".png", ".pdf"):
             assert (figs / f"{stem}{suffix}").stat().st_size > 5_000, stem + suffix

@@ -122,7 +122,7 @@ def foreign_entries(results: Path, out: Path) -> list[str]:
 
 def _stored_json_figures(results: Path, out: Path, absent: list[str]) -> list[Path]:
     """Audit figures (``results/audit/*.json``) and privacy curves (``results/privacy``)."""
-    from figures import audit_epsilon, audit_roc
+    from figures import audit_epsilon, audit_linking, audit_roc
     from figures.audit_roc import load_audits
     from figures.privacy_curves import plot_curves
 
@@ -135,6 +135,10 @@ def _stored_json_figures(results: Path, out: Path, absent: list[str]) -> list[Pa
             made.extend(audit_roc.make(audit_dir, out))
         else:
             absent.append(f"audit ROC (floras audit --threat T2 --sweep-snr-db ... --json {audit_dir}/FILE.json)")
+        if audit_linking.linking_audits(audit_dir):
+            made.extend(audit_linking.make(audit_dir, out))
+        else:
+            absent.append(f"audit linking (floras audit --threat T2 --sweep-rx-antennas 1 2 4 8 --json {audit_dir}/FILE.json)")
     else:
         absent.append(f"audit (floras audit --threat T1|T2 --json {audit_dir}/FILE.json)")
     curves = results / "privacy" / "privacy_curves.json"
