@@ -34,6 +34,8 @@ def channel_label(config: dict) -> str:
     """A short name of an audit's channel from its stored configuration."""
     cell = config.get("pathloss")
     parts = [f"{cell.upper() if len(cell) <= 3 else cell} cell" if cell and cell != "none" else "no cell"]
+    if parts[0] != "no cell" and config.get("redrop"):
+        parts[0] += " re-dropped every round"
     if config.get("rician_k"):
         parts.append(f"κ = {config['rician_k']:g}")
     if config.get("coherence_symbols") is not None:
@@ -94,7 +96,7 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     caption = (
         f"FLORAS, T2: the base station links the K = {', '.join(str(K) for K in Ks)} scheduled clients from one round to "
         f"the next by the best of its one-pair attacks (line: the largest pairwise success over every consecutive round "
-        f"pair; symbol: which attack, {marks}); N = {c['N']}, L = {c['L']}, no CSIT unless stated, the drop fixed, "
+        f"pair; symbol: which attack, {marks}); N = {c['N']}, L = {c['L']}, no CSIT unless stated, the drop fixed unless re-dropped, "
         f"{', '.join(sorted({str(a['rounds']) for a in audits}))} rounds, seed {audits[0]['seed']}, one drop. "
         f"{SNR_DEFINITION}; in a cell the SNR holds at the stored reference distance. Where no attack works the largest "
         f"of five rates sits a little above chance. The accountant's ε is a T1 "
