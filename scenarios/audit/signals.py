@@ -33,10 +33,11 @@ else drawn afresh every round (model §5.2, "Rician fading with several antennas
 noise i.i.d. N(0, σ²/L) over chip, antenna and slot, and despreads them: r_{j,r}^s = a_jᵀy_{s,r},
 r_{j,r}^i = a_jᵀy_{i,r}. The clients are the same K (identities 0..K−1) every round.
 
-Chip-timing offsets (``phy.timing_offset`` = τ_max, one block; model §5.1, :mod:`phy.chip_timing`): client k's chips
-arrive τ_k ~ U(0, τ_max) late, the draw of FLORAS's chip path ``(seed, "timing-offset", t)``, so every antenna
-receives Ã = (1 − τ)·a + τ·S·a in place of a, and chip 0 of slot i carries g_{k,r}·τ_k·a_k[L−1]·u_k^{i−1} (u^{−1} of
-data slot 0 the reference amplitude b): the despread outputs mix the sequences.
+Chip-timing offsets (``phy.timing_offset`` = τ_max; one block and one antenna, as FLORAS's link models them; model
+§5.1, :mod:`phy.chip_timing`): client k's chips arrive τ_k ~ U(0, τ_max) late, the draw of FLORAS's chip path
+``(seed, "timing-offset", t)``, so the base station receives Ã = (1 − τ)·a + τ·S·a in place of a, and chip 0 of slot i
+carries g_k·τ_k·a_k[L−1]·u_k^{i−1} (u^{−1} of data slot 0 the reference amplitude b): the despread outputs mix the
+sequences.
 
 Phase CSIT from an estimate (``phy.csi_error`` = σ_e², model §5.1 "Imperfect CSI"): each block is pre-rotated by its
 estimate ĥ = h + e, e ~ CN(0, σ_e²·β_eff), the draw of FLORAS's link, so g = |h|·cos(∠h − ∠ĥ).
