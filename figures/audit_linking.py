@@ -69,14 +69,17 @@ def make(results_dir: Path, out_dir: Path) -> list[Path]:
     snrs = sorted({r["snr_db"] for a in audits for r in a["linking_sweep"]})
     fig, axes = plt.subplots(1, len(snrs), figsize=(6.5 * len(snrs), 5.2), squeeze=False)
     Ks = sorted({a["config"]["K"] for a in audits})
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = ("-", "--", "-.")
     for ax, snr in zip(axes[0], snrs):
-        for a in audits:
+        for i, a in enumerate(audits):  # one colour and style per audit in every panel
             recs = sorted((r for r in a["linking_sweep"] if r["snr_db"] == snr), key=lambda r: r["rx_antennas"])
             if not recs:
                 continue
             xs = [r["rx_antennas"] for r in recs]
             best = [_best(r) for r in recs]
-            (line,) = ax.plot(xs, [100 * b for b, _ in best], "-", label=channel_label(a["config"]))
+            (line,) = ax.plot(xs, [100 * b for b, _ in best], styles[(i // len(cycle)) % len(styles)],
+                              color=cycle[i % len(cycle)], label=channel_label(a["config"]))
             for x, (b, m) in zip(xs, best):
                 ax.plot([x], [100 * b], METHODS[m], color=line.get_color(), ms=6, mfc="none", label="_method")
         for K in Ks:

@@ -152,8 +152,8 @@ def _linking_audit(config: dict, rates: dict) -> dict:
 
 def test_linking_figure_draws_the_best_attack_of_each_stored_audit(tmp_path, monkeypatch):
     """figures.audit_linking reads the stored JSON only: one line per audit with an N_r sweep, its points the largest
-    pairwise rate over the methods (in %), its label the channel named from the stored configuration; an audit
-    without an N_r sweep is not drawn."""
+    pairwise rate over the methods (in %), its label the channel named from the stored configuration, its colour the
+    same in every SNR panel; an audit without an N_r sweep is not drawn."""
     import json
 
     import figures.audit_linking as fig_mod
@@ -161,14 +161,19 @@ def test_linking_figure_draws_the_best_attack_of_each_stored_audit(tmp_path, mon
     a = _linking_audit({"pathloss": "umi", "rician_k": 10.0}, {
         (1, 20.0): {"pilot": 0.2, "steering": 0.1, "joint": 0.2}, (8, 20.0): {"pilot": 0.5, "steering": 0.6, "joint": 0.9}})
     b = _linking_audit({"pathloss": "umi", "coherence_symbols": 2, "d": 159, "fading_correlation": "jakes-exact"}, {
-        (1, 20.0): {"pilot": 0.39, "signature": 0.1}, (4, 20.0): {"pilot": 0.6, "signature": 0.12}})
+        (1, 20.0): {"pilot": 0.39, "signature": 0.1}, (4, 20.0): {"pilot": 0.6, "signature": 0.12},
+        (1, 10.0): {"pilot": 0.3}, (2, 10.0): {"pilot": 0.4}})
     c = _linking_audit({}, {(2, 20.0): {"pilot": 0.1}})
     for name, x in (("a", a), ("b", b), ("c", c)):
         (tmp_path / f"{name}.json").write_text(json.dumps(x))
     seen = {}
     monkeypatch.setattr(fig_mod, "save_figure", lambda fig, out, stem, caption: seen.update(fig=fig, caption=caption) or [])
     fig_mod.make(tmp_path, tmp_path / "out")
-    lines = {l.get_label(): l for l in seen["fig"].axes[0].get_lines() if not l.get_label().startswith("_")}
+    low, high = ({l.get_label(): l for l in ax.get_lines() if not l.get_label().startswith("_")}
+                 for ax in seen["fig"].axes[:2])  # 10 dB, 20 dB
+    assert "UMI cell, κ = 10" not in low and list(low["UMI cell, 159 pilots, jakes-exact"].get_ydata()) == [30.0, 40.0]
+    assert low["UMI cell, 159 pilots, jakes-exact"].get_color() == high["UMI cell, 159 pilots, jakes-exact"].get_color()
+    lines = high
     assert list(lines["UMI cell, κ = 10"].get_ydata()) == pytest.approx([20.0, 90.0])
     assert list(lines["UMI cell, 159 pilots, jakes-exact"].get_xdata()) == [1, 4]
     assert list(lines["UMI cell, 159 pilots, jakes-exact"].get_ydata()) == pytest.approx([39.0, 60.0])
