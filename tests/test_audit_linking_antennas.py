@@ -238,7 +238,7 @@ def test_audit_cli_with_antennas_and_a_cell(tmp_path):
     assert set(res["linking"]["by_persistence"]["0"]) == {"similarity", "pilot", "index", "signature", "steering", "joint"}
     tr = res["tracking"]["by_persistence"]["0"]
     assert tr["rx_antennas"] == 2 and set(tr["methods"]) == {"pilot", "signature", "similarity", "steering", "joint",
-                                                                     "cumulative", "cumulative-joint"}
+                                                                     "cumulative", "cumulative-joint", "clustered"}
     assert set(tr["methods"]["pilot"]["chain"]) == {"2", "5", "10"}
     assert res["tracking"]["channel"]["cell"]["pathloss"] == "umi"
     assert [r["rx_antennas"] for r in res["linking_sweep"]] == [1, 4]

@@ -34,7 +34,12 @@ t + 1 for every t with a pairwise method of :mod:`scenarios.audit.linking` (``pi
     deviation over the chains' means and the new round's features). In two dimensions the matching is not by rank,
     so the running means, whose noise falls as 1/n, do sharpen it.
 
-Intervals of (b), (c) and (d) are Clopper–Pearson on the pooled counts with the same caveat (overlapping
+(e) the **clustered** attack (:mod:`scenarios.audit.clustering`): all T rounds' joint features clustered offline into
+    K clients, one point a round each, with per-feature weights learnt from the clusters' spread; ``link`` the
+    fraction of (client, t) whose rounds t and t + 1 share a cluster, ``followed`` the fraction of clients whose T
+    rounds all do.
+
+Intervals of (b)–(e) are Clopper–Pearson on the pooled counts with the same caveat (overlapping
 windows share links): indicative, not exact.
 """
 
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .clustering import cluster_clients
 from .linking import detected, energy_matching, feature_matching, joint_features, link_rounds, log_pilot_energy
 from .signals import BaseStationView, RoundTruth
 from .stats import clopper_pearson
@@ -139,6 +145,9 @@ def track_clients(views: list[tuple[BaseStationView, RoundTruth]], *, kind: str,
     cum = {R: cumulative_success(joint, truths, R) for R in cum}
     methods["cumulative-joint"] = {"followed": {str(R): _rate(f, n, confidence) for R, (f, _, n) in cum.items()},
                                    "link": {str(R): _rate(lk, n, confidence) for R, (_, lk, n) in cum.items()}}
+    link, n_link, followed, n_clients = cluster_clients(views, kind=kind)
+    methods["clustered"] = {"link": _rate(link, n_link, confidence), "followed": _rate(followed, n_clients, confidence),
+                            "rounds": T}
     return {
         "rx_antennas": views[0][0].n_rx,
         "rounds": T,

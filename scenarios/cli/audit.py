@@ -179,6 +179,8 @@ def _tracking_line(tr: dict) -> str:
         for score in ("link", "followed"):
             cum = m[name][score]
             parts.append(f"{name} {score} after " + ", ".join(f"{R}: {_f(v['success_rate'], 3)}" for R, v in cum.items()))
+    parts.append(f"clustered link {_f(m['clustered']['link']['success_rate'], 3)}, followed through all "
+                 f"{m['clustered']['rounds']} rounds {_f(m['clustered']['followed']['success_rate'], 3)}")
     chain = m["pilot"]["chain"]
     parts.append("pilot chains " + ", ".join(f"{R}: {_f(v['success_rate'], 3)}" for R, v in chain.items()))
     return "; ".join(parts)
