@@ -86,15 +86,21 @@ def block_detection_probability(threshold: float, *, b: float, noise_var: float,
     over the (round, client) β_eff of ``betas``, a list of [K] arrays)."""
     corr = np.asarray(corr, dtype=np.float64)
     eig = np.clip(np.linalg.eigvalsh(corr), 0.0, None)
-    values, counts = (np.ones(1), np.ones(1)) if betas is None else np.unique(np.concatenate(betas), return_counts=True)
-    pd = []
-    for v in values:
-        lam = 0.5 * b * b * float(v) * eig + noise_var
+
+    def at(v: float) -> float:
+        lam = 0.5 * b * b * v * eig + noise_var
         if np.allclose(lam, lam[0], rtol=1e-12, atol=0.0):  # i.i.d. blocks: χ²_{P·N_r} scaled
-            pd.append(float(_st.chi2.sf(threshold / lam[0], df=lam.size * int(n_rx))))
-        else:
-            pd.append(quadratic_form_survival(threshold, lam, int(n_rx)))
-    return float(np.dot(pd, counts) / counts.sum())
+            return float(_st.chi2.sf(threshold / lam[0], df=lam.size * int(n_rx)))
+        return quadratic_form_survival(threshold, lam, int(n_rx))
+
+    return _drop_mean(at, betas)
+
+
+def _drop_mean(pd_at, betas) -> float:
+    """The mean of ``pd_at(β_eff)`` over the (round, client) β_eff of ``betas`` (a list of [K] arrays; None: the value
+    at β_eff = 1, no cell), each distinct value computed once."""
+    values, counts = (np.ones(1), np.ones(1)) if betas is None else np.unique(np.concatenate(betas), return_counts=True)
+    return float(np.dot([pd_at(float(v)) for v in values], counts) / counts.sum())
 
 
 def pilots_detection_probability(threshold: float, *, config, n_pilots: int, b: float, noise_var: float,
@@ -114,15 +120,15 @@ def estimated_phase_detection(threshold: float, *, b: float, noise_var: float, c
     (λ = 1 + σ_e²), B ~ N(0, σ_e²/(2λ)) independent, so r^s = A·b + N(0, b²σ_e²/(2λ) + σ²/L) and
     P_D = ∫₀^∞ 2λa·e^{−λa²}·Q((τ − a·b)/s) da, s² = b²σ_e²/(2λ) + σ²/L; at b·√β_eff in a cell (mean over ``betas``)."""
     lam = 1.0 + float(csi_error)
-    values, counts = (np.ones(1), np.ones(1)) if betas is None else np.unique(np.concatenate(betas), return_counts=True)
-    pd = []
-    for v in values:
-        bb = b * math.sqrt(float(v))
+
+    def at(v: float) -> float:
+        bb = b * math.sqrt(v)
         sd = math.sqrt(bb * bb * float(csi_error) / (2.0 * lam) + noise_var)
         val, _ = integrate.quad(lambda a: 2 * lam * a * math.exp(-lam * a * a) * _st.norm.sf((threshold - a * bb) / sd),
                                 0.0, np.inf, limit=200)
-        pd.append(val)
-    return float(np.dot(pd, counts) / counts.sum())
+        return val
+
+    return _drop_mean(at, betas)
 
 
 def detection_theory(threshold: float, *, config, n_pilots: int, b: float, noise_var: float, betas=None,

@@ -23,10 +23,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .linking import detected, joint_features
-from .signals import BaseStationView, RoundTruth
+from .signals import RoundTruth
 
-__all__ = ["cluster_rounds", "cluster_scores", "cluster_clients"]
+__all__ = ["cluster_rounds", "cluster_scores"]
 
 
 def cluster_rounds(features: list[np.ndarray], *, passes: int = 10) -> np.ndarray:
@@ -84,11 +83,3 @@ def cluster_scores(labels: np.ndarray, sequences: list[np.ndarray], truths: list
             n_link += 1
         followed += int(cs[0] is not None and all(c == cs[0] for c in cs))
     return link, n_link, followed, K
-
-
-def cluster_clients(views: list[tuple[BaseStationView, RoundTruth]], *, kind: str, passes: int = 10) -> tuple[int, int, int, int]:
-    """:func:`cluster_scores` of :func:`cluster_rounds` on the ``joint`` features of the K sequences detected in each of
-    the T rounds ``views``."""
-    seqs = [detected(v, kind) for v, _ in views]
-    labels = cluster_rounds([joint_features(v, s) for (v, _), s in zip(views, seqs)], passes=passes)
-    return cluster_scores(labels, seqs, [tr for _, tr in views])

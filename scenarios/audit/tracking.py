@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .clustering import cluster_clients
+from .clustering import cluster_rounds, cluster_scores
 from .linking import detected, energy_matching, feature_matching, joint_features, link_rounds, log_pilot_energy
 from .signals import BaseStationView, RoundTruth
 from .stats import clopper_pearson
@@ -145,7 +145,8 @@ def track_clients(views: list[tuple[BaseStationView, RoundTruth]], *, kind: str,
     cum = {R: cumulative_success(joint, truths, R) for R in cum}
     methods["cumulative-joint"] = {"followed": {str(R): _rate(f, n, confidence) for R, (f, _, n) in cum.items()},
                                    "link": {str(R): _rate(lk, n, confidence) for R, (_, lk, n) in cum.items()}}
-    link, n_link, followed, n_clients = cluster_clients(views, kind=kind)
+    labels = cluster_rounds([f for _, f in joint])  # the joint features computed once, above
+    link, n_link, followed, n_clients = cluster_scores(labels, [det for det, _ in joint], truths)
     methods["clustered"] = {"link": _rate(link, n_link, confidence), "followed": _rate(followed, n_clients, confidence),
                             "rounds": T}
     return {
