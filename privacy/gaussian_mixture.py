@@ -30,8 +30,8 @@ import numpy as np
 from privacy.events import PrivacyEvent
 from privacy.pld import DEFAULT_DISCRETIZATION, _check_grid as check_grid, mixture_pmf, self_compose
 
-__all__ = ["PANEL_RATIO", "band_law", "envelope_band_law", "exceedances", "panel_edges",
-           "sampled_gaussian_mixture_epsilon", "GaussianMixtureRound"]
+__all__ = ["PANEL_RATIO", "band_law", "envelope_band_law", "exceedances", "panel_edges", "tail_band_law",
+           "tail_thresholds", "sampled_gaussian_mixture_epsilon", "GaussianMixtureRound"]
 
 #: the ratio of consecutive μ panels (every draw is rounded up to its panel's upper edge)
 PANEL_RATIO = 1.01
@@ -109,6 +109,48 @@ def envelope_band_law(counts, sizes, *, upper: float, beta: float) -> tuple[np.n
     return values[keep], weights[keep] / weights[keep].sum()
 
 
+def tail_thresholds(upper: float, *, span: float = 1e6) -> np.ndarray:
+    """Thresholds for :func:`tail_band_law`: 0 and the geometric edges ``upper``·r^{−j} (r = :data:`PANEL_RATIO`) from
+    ``upper``/``span`` up to ``upper``, ascending."""
+    J = int(math.ceil(math.log(float(span)) / math.log(PANEL_RATIO)))
+    return np.concatenate([[0.0], float(upper) * PANEL_RATIO ** (-np.arange(J, -1, -1, dtype=np.float64))])
+
+
+def tail_band_law(counts, size: int, *, thresholds, beta: float, bound=None) -> tuple[np.ndarray, np.ndarray]:
+    """(values, weights) of a law stochastically larger than an *unbounded* law rounded up onto the panels
+    ``thresholds``[1:], with probability ≥ 1 − ``beta`` over its ``size`` i.i.d. draws, from the draws' exceedance
+    counts at ``thresholds`` (ascending, from 0, fixed before the draws): at each threshold P(μ > t) is bounded by the
+    one-sided Clopper–Pearson limit at level β/(number of thresholds) (a union bound), or by ``bound`` [same length]
+    (an exceedance bound that holds with certainty, e.g. from a dominating variable) where that is smaller; made
+    non-increasing; mass between consecutive thresholds on the upper one, the mass above the last at μ = ∞ (the
+    last value). A Gaussian of infinite strength releases the update itself, which dominates every other
+    (model §5.1, "FLORAS's ε with offsets")."""
+    from scipy.stats import beta as beta_law
+
+    t = np.asarray(thresholds, dtype=np.float64).ravel()
+    c = np.asarray(counts, dtype=np.int64).ravel()
+    m = int(size)
+    if t.size < 2 or t[0] != 0.0 or np.any(np.diff(t) <= 0.0) or not np.isfinite(t[-1]):
+        raise ValueError("thresholds must be ascending finite values starting at 0")
+    if c.shape != t.shape or m < 1 or np.any(c < 0) or np.any(c > m) or np.any(np.diff(c) > 0):
+        raise ValueError(f"counts must be {t.size} non-increasing exceedance counts of size ≥ 1 draws")
+    if not 0.0 < float(beta) < 1.0:
+        raise ValueError(f"beta must be in (0, 1) (got {beta!r})")
+    level = float(beta) / t.size
+    ucb = np.where(c >= m, 1.0, beta_law.ppf(1.0 - level, c + 1, np.maximum(m - c, 1)))
+    if bound is not None:
+        b = np.asarray(bound, dtype=np.float64).ravel()
+        if b.shape != t.shape or np.any(~(b >= 0.0)):
+            raise ValueError(f"bound must hold {t.size} exceedance probabilities ≥ 0")
+        ucb = np.minimum(ucb, b)
+    ucb = np.minimum.accumulate(np.minimum(ucb, 1.0))
+    mass = ucb - np.concatenate([ucb[1:], [0.0]])  # above t_i up to t_{i+1}: on t_{i+1}; above the last: ∞
+    values = np.concatenate([t[1:], [math.inf]])
+    values, weights = np.concatenate([[0.0], values]), np.concatenate([[1.0 - ucb[0]], mass])
+    keep = weights > 0.0
+    return values[keep], weights[keep] / weights[keep].sum()
+
+
 def _panels(values: np.ndarray, weights: np.ndarray, mu_max: float) -> tuple[np.ndarray, np.ndarray, float]:
     """(panel μ's, their weights, weight at μ = 0): each positive value rounded up to the grid μ_max·r^{−j}."""
     zero = float(weights[values <= 0.0].sum())
@@ -165,10 +207,10 @@ class GaussianMixtureRound(PrivacyEvent):
 
     def __post_init__(self):
         v, w = np.asarray(self.strengths, dtype=np.float64), np.asarray(self.weights, dtype=np.float64)
-        if v.ndim != 1 or v.shape != w.shape or v.size == 0 or not np.all(np.isfinite(v)) or np.any(v < 0.0) \
-                or np.any(np.diff(v) <= 0.0) or np.any(w < 0.0) or abs(float(w.sum()) - 1.0) > 1e-9:
-            raise ValueError("strengths (finite, ≥ 0, strictly ascending) and weights (≥ 0, summing to 1) must be "
-                             "non-empty sequences of one length")
+        if v.ndim != 1 or v.shape != w.shape or v.size == 0 or not np.all(np.isfinite(v[:-1])) or np.isnan(v[-1]) \
+                or np.any(v < 0.0) or np.any(np.diff(v) <= 0.0) or np.any(w < 0.0) or abs(float(w.sum()) - 1.0) > 1e-9:
+            raise ValueError("strengths (≥ 0, strictly ascending, finite but for a last +∞) and weights (≥ 0, summing "
+                             "to 1) must be non-empty sequences of one length")
         if isinstance(self.blocks, bool) or not isinstance(self.blocks, (int, np.integer)) or self.blocks < 1:
             raise ValueError(f"blocks must be an integer ≥ 1 (got {self.blocks!r})")
 
@@ -205,13 +247,26 @@ class GaussianMixtureRound(PrivacyEvent):
 
     @property
     def upper(self) -> float:
-        """The largest strength (every round is at most this Gaussian)."""
+        """The largest strength (every round is at most this Gaussian; ∞ where the law has an infinite tail)."""
         return float(self.strengths[-1])
+
+    @property
+    def infinite_mass(self) -> float:
+        """P(μ = ∞): the rounds that release the update without noise (:func:`tail_band_law`)."""
+        return float(self.weights[-1]) if math.isinf(self.strengths[-1]) else 0.0
+
+    @property
+    def finite_upper(self) -> float:
+        """The largest finite strength (0 when there is none)."""
+        finite = [s for s in self.strengths if math.isfinite(s)]
+        return float(finite[-1]) if finite else 0.0
 
     def rdp(self, orders):
         from privacy.rdp import check_orders
 
         a = check_orders(orders)
+        if self.infinite_mass > 0.0:  # E[e^{(α−1)αμ²/2}] = ∞ for every α > 1
+            return np.full_like(a, math.inf)
         mu, w = np.asarray(self.strengths), np.asarray(self.weights)
         mu, w = mu[w > 0.0], w[w > 0.0]
         out = np.empty_like(a)
@@ -233,6 +288,8 @@ class GaussianMixtureRound(PrivacyEvent):
         if scheme != "without-replacement" or self.upper == 0.0:
             return None
         a = np.asarray(orders, dtype=np.float64)
+        if self.infinite_mass > 0.0:  # the sampled round's curve is ∞ too (its (1 − q)·… + q·∞ term)
+            return np.full_like(a, math.inf)
         mu, w = np.asarray(self.strengths), np.asarray(self.weights)
         pos = (mu > 0.0) & (w > 0.0)
         zero = float(w[~pos].sum())
@@ -284,12 +341,16 @@ class GaussianMixtureRound(PrivacyEvent):
         pess = _PESSIMISTIC.get()
         if self.upper == 0.0:
             return pld_pmf.DensePLDPmf(h, 0, np.ones(1), 0.0, pess)
-        check_grid(1.0 / self.upper, 1.0, 1.0 if rate is None else rate, h, symmetric=rate is not None)
+        if self.finite_upper > 0.0:
+            check_grid(1.0 / self.finite_upper, 1.0, 1.0 if rate is None else rate, h, symmetric=rate is not None)
         parts = []
         for w, mu in zip(self.weights, self.strengths):
             if w == 0.0:
                 continue
-            if mu == 0.0:  # the round does not depend on the client: loss 0
+            if math.isinf(mu):  # the update itself: infinite loss when the client is sampled, else 0
+                q = 1.0 if rate is None else rate
+                parts.append((w, pld_pmf.DensePLDPmf(h, 0, np.array([1.0 - q]), q, pess)))
+            elif mu == 0.0:  # the round does not depend on the client: loss 0
                 parts.append((w, pld_pmf.DensePLDPmf(h, 0, np.ones(1), 0.0, pess)))
             elif rate is None:
                 g = _pld.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, pessimistic_estimate=pess,

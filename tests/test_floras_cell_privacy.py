@@ -244,7 +244,8 @@ def test_refusals_kept_for_stale_pilots_timing_and_antennas():
     assert (phase.pilot_blocks, phase.link.blocks, phase.link.csit) == (1, 4, "phase")
     # a stale pilot over one block (n_c ≥ d + 1) is the link of §5
     assert _accountant({"coherence_symbols": 41, "floras": {"N": 8, "pilots": "stale"}}).link.blocks == 1
-    with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε"):  # Rician: tests/test_floras_rician_privacy.py
+    # offsets with N > K: the PLD of the law given the pilots only (tests/test_floras_timing_law.py)
+    with pytest.raises(ValueError, match=r"privacy\.accountant = 'rdp': with chip-timing offsets"):
         _accountant({"timing_offset": 0.2, "floras": {"N": 8, "path": "chip"}})
     # several antennas: every accountant (model §9.5, "Several antennas"; tests/test_antenna_rdp.py), no ε_link
     assert math.isfinite(_accountant({"rx_antennas": 2, "floras": {"N": 8, "csit": "none"}}).epsilon(rounds=3))
@@ -266,13 +267,13 @@ def test_refusals_kept_for_stale_pilots_timing_and_antennas():
     assert np.all(tight.round_rdp >= _accountant({}).round_rdp)
 
 
-def test_timing_offsets_run_only_without_inactive_sequences_at_epsilon_infinity():
-    # N = K (γ = 0): no inactive sequence carries privacy noise, ε = ∞ whatever the link, so the offsets are
-    # allowed (their accuracy cost can be measured); one inactive sequence (N = K + 1) claims a finite ε that
-    # model §5.1 does not derive with offsets, so it is refused
+def test_timing_offsets_without_inactive_sequences_at_epsilon_infinity():
+    # N = K (γ = 0): no inactive sequence carries privacy noise, ε = ∞ whatever the link, under every accountant;
+    # one inactive sequence (N = K + 1) takes the law given the pilots, which only the PLD accountants bound
+    # (model §5.1, "FLORAS's ε with offsets"; tests/test_floras_timing_law.py)
     acc = _accountant({"timing_offset": 0.5, "floras": {"N": 4, "path": "chip"}})
     assert acc.gamma == 0 and math.isinf(acc.epsilon(rounds=3))
-    with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε .*floras\.N = K, γ = 0, ε = ∞"):
+    with pytest.raises(ValueError, match=r"privacy\.accountant = 'rdp': .*\"pld\" or \"tightest\""):
         _accountant({"timing_offset": 0.5, "floras": {"N": 5, "path": "chip"}})
 
 

@@ -192,9 +192,12 @@ def test_a_rician_floras_run_states_epsilon_and_an_epsilon_link_of_its_law(phy, 
     assert info["delta_truncation"] == pytest.approx(3 * 4 * B * exceed_probability(info["c_max"], acc.link), rel=1e-4)
 
 
-def test_timing_offsets_stay_refused_and_antennas_take_every_accountant_and_an_epsilon_link():
-    with pytest.raises(ValueError, match=r"phy\.timing_offset: FLORAS's ε is derived for chip-synchronous clients"):
-        _accountant({"timing_offset": 0.2, "floras": {"N": 40, "csit": "none", "path": "chip"}})
+def test_timing_offsets_with_a_line_of_sight_are_refused_and_antennas_take_every_accountant_and_an_epsilon_link():
+    # the law given the pilots is drawn for Rayleigh gains (tests/test_floras_timing_law.py)
+    with pytest.raises(ValueError, match=r"phy\.csi_error / phy\.rician_k: the law is drawn for perfect CSI and "
+                                         r"Rayleigh gains"):
+        _accountant({"timing_offset": 0.2, "rician_k": 3.0, "floras": {"N": 40, "csit": "none", "path": "chip"}},
+                    accountant="pld")
     antennas = {"rx_antennas": 2, "floras": {"N": 40, "csit": "none"}}
     for accountant in ("rdp", "pld"):  # model §9.5, "Several antennas"; the link bound: tests/test_link_antennas.py
         acc = _accountant(antennas, accountant=accountant)

@@ -40,7 +40,8 @@ GAUSSIAN = register_mechanism(Mechanism(
 def mixture_round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
     """A Gaussian release whose strength μ = S/σ follows a revealed law (:class:`privacy.gaussian_mixture.GaussianMixtureRound`):
     ``strengths`` and ``weights`` the law (already made an upper bound by the caller), ``law`` its description,
-    ``blocks`` the coherence blocks the update is spread over (model §5.1, "Per-block estimates"; 1 by default)."""
+    ``blocks`` the coherence blocks the update is spread over (model §5.1, "Per-block estimates"; 1 by default),
+    ``sensitivity_text`` the sensitivity line where S = 2·clip_norm is stated in other units (FLORAS's ŝ/b)."""
     from privacy.gaussian_mixture import GaussianMixtureRound
 
     if relation != "replace":
@@ -49,13 +50,16 @@ def mixture_round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
     c = finite_number("clip_norm", p["clip_norm"], positive=True)
     event = GaussianMixtureRound(tuple(float(x) for x in p["strengths"]), tuple(float(x) for x in p["weights"]),
                                  blocks=int(p.get("blocks", 1) or 1))
-    mean = float(sum(w * m for w, m in zip(event.weights, event.strengths)))
+    mean = float(sum(w * m for w, m in zip(event.weights, event.strengths) if m < math.inf))
+    tail = (f", mass {event.infinite_mass:.3g} at μ = ∞ (rounds counted as releasing the update without noise)"
+            if event.infinite_mass > 0.0 else "")
     return MechanismRound(event, 2.0 * c, (
+        str(p["sensitivity_text"]) if p.get("sensitivity_text") else
         f"sensitivity S = 2·clip_norm = {2.0 * c:.6g} (ℓ2 norm of one client's clipped contribution before the channel; "
         "replace)",
         f"noise: Gaussian whose strength μ = (the client's share of S)/(noise std) varies with the round's channels, "
-        f"independent of the data and revealed to the observer; law over {len(event.strengths)} panels, mean "
-        f"{mean:.6g}, largest {event.upper:.6g}"
+        f"independent of the data and revealed to the observer; law over {len(event.strengths)} panels, mean of the "
+        f"finite part {mean:.6g}, largest finite {event.finite_upper:.6g}{tail}"
         + ("" if event.blocks == 1 else
            f"; the update split over {event.blocks} blocks, each block's strength with this law (any dependence): "
            "Rényi bounds by convexity in μ² (sampled: privacy.split_mixture), the PLD on the largest block (its "
@@ -66,6 +70,6 @@ def mixture_round_event(p: dict, *, K: int, relation: str) -> MechanismRound:
 
 GAUSSIAN_MIXTURE = register_mechanism(Mechanism(
     name="gaussian-mixture", threat_model=THREAT_MODEL, round_event=mixture_round_event,
-    required=("clip_norm", "strengths", "weights"), optional=("law", "blocks"),
+    required=("clip_norm", "strengths", "weights"), optional=("law", "blocks", "sensitivity_text"),
     poisson_refusal="the revealed-strength mixture is derived for sampling without replacement (replace-one)",
 ))
