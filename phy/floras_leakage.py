@@ -17,8 +17,9 @@ divergence of order α is at most α·Λ_k·S²/2 with
 
 (the privacy loss per unit S² given the pilots). Without offsets Λ_k ≤ c_k²/V (V the inactive sequences' variance of
 §6.1), whose Lévy law gives the accountant's curve; with offsets the inactive pilots carry the active clients'
-leakage, so neither V's law nor the bound on C_k holds and no ε is derived (model §5.1). :func:`release_given_pilots`
-computes C, D and the noise variance of one round for measuring Λ (docs/cell.md "Chip-timing offsets").
+leakage, so neither V's law nor the bound on C_k holds: the ε is that of Λ's own law, drawn by Monte Carlo
+(:mod:`phy.floras_timing_law`, model §5.1 "FLORAS's ε with offsets"). :func:`release_given_pilots` computes C, D and
+the noise variance of one round for measuring Λ (docs/cell.md "Chip-timing offsets").
 """
 
 from __future__ import annotations

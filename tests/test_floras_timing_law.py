@@ -182,3 +182,21 @@ def test_offsets_raise_epsilon_and_only_the_pld_accountants_take_them(monkeypatc
         _timing(_scenario({"timing_offset": 0.2}, level="item"), 10)
     with pytest.raises(ValueError, match=r"phy\.pathloss: the law is drawn without a cell"):
         _timing(_scenario({"timing_offset": 0.2, "pathloss": "log-distance"}), 10)
+
+
+def test_calibration_cache_keeps_what_the_law_reads():
+    # the law reads the SNR and the CSIT (model §5.1), which the idealised FLORAS ε does not: two scenarios that
+    # differ in them share a calibration without offsets and not with them (scenarios.config.targets)
+    import dataclasses
+
+    from scenarios.config.targets import _cache_key
+
+    def key(phy, **changes):
+        cfg = _scenario(phy)
+        return _cache_key(dataclasses.replace(cfg, phy=dataclasses.replace(cfg.phy, **changes)))
+
+    assert key({}) == key({}, snr_db=10.0)
+    assert key({"timing_offset": 0.2}) != key({"timing_offset": 0.2}, snr_db=10.0)
+    csit = {"floras": {"N": 8, "path": "chip", "csit": "phase"}}
+    assert key({"timing_offset": 0.2}) != key({"timing_offset": 0.2, **csit})
+    assert key({}) == key(csit)

@@ -86,11 +86,12 @@ def floras_pilot_blocks(phy, *, d: int, accountant: str, K: int) -> tuple[int, i
     from phy.coherence import coherence_plan
 
     noiseless = int(phy.of("floras").N) == int(K)  # γ = 0: ε = ∞, nothing of the link to derive
-    if phy.timing_offset != 0.0 and not noiseless:
-        raise ValueError("phy.timing_offset: FLORAS's ε is derived for chip-synchronous clients (model §5.1): an "
-                         "offset leaks the active sequences into the inactive pilots, whose noise is then not Cauchy; "
-                         "remove phy.timing_offset for a FLORAS run (floras link studies it without an ε; timing "
-                         "offsets run with floras.N = K, γ = 0, ε = ∞)")
+    if phy.timing_offset != 0.0 and not noiseless:  # a run takes scenarios.config.floras_timing instead
+        raise ValueError("phy.timing_offset: this bound (the Cauchy release and ε_link over the factors) is derived for "
+                         "chip-synchronous clients (model §5.1): an offset leaks the active sequences into the "
+                         "inactive pilots, whose noise is then not Cauchy; a scenario with N > K and offsets takes the "
+                         "law of the loss given the pilots (privacy.accountant \"pld\" or \"tightest\", model §5.1 "
+                         "\"FLORAS's ε with offsets\"); remove phy.timing_offset here")
     pilots = phy.of("floras").pilots
     plan = coherence_plan(d, phy.coherence_symbols, pilots)
     if plan.n_pilots != plan.n_blocks:  # one stale pilot for B > 1 blocks

@@ -113,14 +113,19 @@ def _cache_key(config) -> str:
     data = config.to_dict()
     # analog Gaussian with imperfect CSI in a cell: the laws come from the cell, and a fixed drop's from the seed's
     drop_matters = config.phy.scheme == "analog-gaussian" and config.phy.csi_error != 0.0 and config.phy.has_cell
-    if not drop_matters or config.phy.redrop:
+    # FLORAS with chip-timing offsets and N > K: the law given the pilots reads the link (SNR, CSIT, sequences; the
+    # seed draws any but Walsh–Hadamard sequences; model §5.1 "FLORAS's ε with offsets")
+    timing_law = (config.phy.scheme == "floras" and config.phy.timing_offset != 0.0
+                  and int(config.phy.of("floras").N) > int(config.training.clients_per_round))
+    seeded = timing_law and config.phy.of("floras").sequences != "walsh-hadamard"
+    if (not drop_matters or config.phy.redrop) and not seeded:
         data["run"].pop("seed", None)
     data["training"].pop("lr", None)
     data["training"].pop("server_momentum", None)
     if config.phy.scheme != "analog-gaussian":  # its guaranteed noise includes the receiver's (SNR, L, g_th)
-        for key in ("snr_db", "chunk_size", "g_th", "rho_rule", "resource", "csi_error"):
+        for key in ("chunk_size", "g_th", "rho_rule", "resource", "csi_error") + (() if timing_law else ("snr_db",)):
             data["phy"].pop(key, None)  # channel keys that no other scheme's idealised ε reads
-        for key in ("csit", "path", "sequences", *FLORAS_SERVER_RULE):
+        for key in (() if timing_law else ("csit", "path", "sequences")) + FLORAS_SERVER_RULE:
             data["phy"].get("floras", {}).pop(key, None)
     for key in CELL_KEYS if not drop_matters else ():
         data["phy"].pop(key, None)
