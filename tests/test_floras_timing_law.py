@@ -200,3 +200,14 @@ def test_calibration_cache_keeps_what_the_law_reads():
     csit = {"floras": {"N": 8, "path": "chip", "csit": "phase"}}
     assert key({"timing_offset": 0.2}) != key({"timing_offset": 0.2, **csit})
     assert key({}) == key(csit)
+
+
+def test_the_law_is_drawn_once_per_link_whatever_the_calibrated_c():
+    # a calibration bisects C: the law reads the link only, so a second C (or clip norm) reuses it
+    from scenarios.config.floras_timing import _law, timing_law
+
+    before = _law.cache_info()
+    timing_law(_scenario({"timing_offset": 0.3, "C": 0.05}), draws=50_000)
+    timing_law(_scenario({"timing_offset": 0.3, "C": 0.7}), draws=50_000)
+    after = _law.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)

@@ -61,17 +61,16 @@ def _progress(done: int, total: int) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _law(phy_json: str, K: int, seed: int, draws: int, beta: float):
-    import json
-
+def _law(key: tuple, draws: int, beta: float):
+    """The band law of √Λ for the link ``key`` = (A's bytes, its shape, K, b, σ_n, τ_max, CSIT): what the law reads,
+    and nothing else (C, the clip norm or the rounds do not change it, so a calibration's bisection draws it once)."""
     import numpy as np
 
-    from phy.config import PhyConfig
-    from phy.floras_timing_law import law_link, loss_counts
+    from phy.floras_timing_law import LawLink, loss_counts
     from privacy.gaussian_mixture import tail_band_law, tail_thresholds
 
-    cfg = PhyConfig.from_dict(json.loads(phy_json))
-    law = law_link(cfg, K=K, seed=seed)
+    A = np.frombuffer(key[0], dtype=np.float64).reshape(key[1])
+    law = LawLink(A, K=key[2], b=key[3], noise_std=key[4], timing_offset=key[5], csit=key[6])
     kappa = law.b * (1.0 + law.tau_max * float(np.abs(law.A).max())) / law.noise_std
     thresholds = tail_thresholds(_UPPER_SIGMAS * kappa, span=1e6)
     counts = loss_counts(law, rounds=draws, thresholds=thresholds, progress=_progress if draws >= 10**7 else None)
@@ -82,16 +81,16 @@ def _law(phy_json: str, K: int, seed: int, draws: int, beta: float):
 
 
 def timing_law(config, *, draws: int | None = None, beta: float | None = None):
-    """(values, weights, κ) of the dominating law of √Λ (unit sensitivity)
-    for the FLORAS run ``config`` (module docstring)."""
-    import json
+    """(values, weights, κ) of the dominating law of √Λ (unit sensitivity) for the FLORAS run ``config`` (module
+    docstring); cached per link (the sequences, K, b, σ_n, τ_max and the CSIT)."""
+    from phy.floras_timing_law import law_link
 
     phy = config.phy
     # Walsh–Hadamard sequences do not depend on the seed: one law for every seed of a sweep
     seed = 0 if phy.of("floras").sequences == "walsh-hadamard" else int(config.run.seed)
-    return _law(json.dumps(phy.to_dict(), sort_keys=True, default=str), int(config.training.clients_per_round),
-                seed, TIMING_DRAWS if draws is None else int(draws),
-                TIMING_BETA if beta is None else float(beta))
+    law = law_link(phy, K=int(config.training.clients_per_round), seed=seed)
+    key = (law.A.tobytes(), law.A.shape, law.K, law.b, law.noise_std, law.tau_max, law.csit)
+    return _law(key, TIMING_DRAWS if draws is None else int(draws), TIMING_BETA if beta is None else float(beta))
 
 
 def coarsen(mu, weights, *, ratio: float = MU_RATIO, floor: float = MU_FLOOR, cap: float = MU_CAP):
