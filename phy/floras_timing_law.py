@@ -85,19 +85,22 @@ def law_link(config, *, K: int, seed: int = 0) -> LawLink:
 def losses(law: LawLink, act: np.ndarray, g: np.ndarray, tau: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Λ [R, K] of every active slot of R rounds from their assignment ``act`` [R, K] (π(k)), gains ``g`` [R, K],
     offsets ``tau`` [R, K] and despread pilot noise ``n`` [R, N] (module doc)."""
-    R, K = act.shape
-    rows = np.arange(R)[:, None]
-    direct = np.zeros((R, law.N))
-    late = np.zeros((R, law.N))
-    direct[rows, act] = g * (1.0 - tau)
-    late[rows, act] = g * tau
-    r = law.b * (direct + late @ law.X.T) + n
-    c = law.b / r
+    c = _weights(law, act, g, tau, n)
     xc = c @ law.X  # (Xᵀc)_l
     C = g * ((1.0 - tau) * np.take_along_axis(c, act, 1) + tau * np.take_along_axis(xc, act, 1))
     D = g * tau * law.A[-1][act] * (c @ law.A[0])[:, None]
     noise = law.noise_std**2 * np.einsum("rn,rn->r", c, c)
     return np.square(np.abs(C) + np.abs(D)) * law.b**2 / noise[:, None]
+
+
+def _weights(law: LawLink, act, g, tau, n) -> np.ndarray:
+    """c = b/r^s [R, N] from the despread pilots r^s = b·Σ_k g_k·[(1 − τ_k)·e_π(k) + τ_k·X e_π(k)] + n (module doc)."""
+    rows = np.arange(act.shape[0])[:, None]
+    direct = np.zeros((act.shape[0], law.N))
+    late = np.zeros((act.shape[0], law.N))
+    direct[rows, act] = g * (1.0 - tau)
+    late[rows, act] = g * tau
+    return law.b / (law.b * (direct + late @ law.X.T) + n)
 
 
 def loss_bound(law: LawLink, g: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -129,13 +132,7 @@ def sample_losses(law: LawLink, *, rounds: int, seed: int = 0, key: str = "flora
 def _slot0(law: LawLink, act, g, tau, n) -> np.ndarray:
     """Λ of slot 0 with every slot's pilot in r^s (:func:`losses` restricted to slot 0)."""
     R = act.shape[0]
-    rows = np.arange(R)[:, None]
-    direct = np.zeros((R, law.N))
-    late = np.zeros((R, law.N))
-    direct[rows, act] = g * (1.0 - tau)
-    late[rows, act] = g * tau
-    r = law.b * (direct + late @ law.X.T) + n
-    c = law.b / r
+    c = _weights(law, act, g, tau, n)
     l0, g0, t0 = act[:, 0], g[:, 0], tau[:, 0]
     C = g0 * ((1.0 - t0) * c[np.arange(R), l0] + t0 * np.einsum("rj,rj->r", c, law.X[:, l0].T))
     D = g0 * t0 * law.A[-1][l0] * (c @ law.A[0])
