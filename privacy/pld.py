@@ -226,6 +226,8 @@ def self_compose(pld, count: int):
                               f"points, above {MAX_COMPOSED_POINTS} ({16 * size / 2**30:.1f} GiB per array): the "
                               "privacy loss spreads too wide over the rounds (a weak noise, or very many rounds); use "
                               "a larger noise, a coarser pld discretization, or accountant rdp")
+    if count >= 1 and max(p._infinity_mass for p in (pld._pmf_remove, pld._pmf_add)) >= 1.0 - 1e-12:
+        return pld  # every round's loss is ∞ (e.g. FLORAS with γ = 0): so is T rounds' (dp_accounting's log1p(−1) fails)
     return pld.self_compose(count, tail_mass_truncation=_COMPOSE_TAIL)
 
 

@@ -273,6 +273,9 @@ def test_timing_offsets_without_inactive_sequences_at_epsilon_infinity():
     # (model §5.1, "FLORAS's ε with offsets"; tests/test_floras_timing_law.py)
     acc = _accountant({"timing_offset": 0.5, "floras": {"N": 4, "path": "chip"}})
     assert acc.gamma == 0 and math.isinf(acc.epsilon(rounds=3))
+    for accountant in ("pld", "tightest"):  # the PLD of γ = 0 is all at infinite loss, and so is its composition
+        noiseless = _accountant({"timing_offset": 0.5, "floras": {"N": 4, "path": "chip"}}, accountant=accountant)
+        assert math.isinf(noiseless.report(rounds=200).epsilon)
     with pytest.raises(ValueError, match=r"privacy\.accountant = 'rdp': .*\"pld\" or \"tightest\""):
         _accountant({"timing_offset": 0.5, "floras": {"N": 5, "path": "chip"}})
 
