@@ -25,12 +25,13 @@ __all__ = ["MU_CAP", "coarsen", "TIMING_BETA", "TIMING_DRAWS", "timing_accountan
 
 #: Monte Carlo rounds of the law of √Λ, and the confidence 1 − β of its band
 TIMING_DRAWS, TIMING_BETA = 200_000_000, 1e-6
-#: strengths above this are counted as μ = ∞ (pessimistic: a Gaussian of strength 8 is not far from the update itself, and its PLD grid grows as μ²)
+#: strengths above this are counted as μ = ∞ (pessimistic: a Gaussian of strength 8 is not far from the update
+#: itself, and its PLD grid grows as μ²)
 MU_CAP = 8.0
-#: the PLD's strength grid: ratio and floor (strengths rounded up onto it: about 230 panels up to MU_CAP)
+#: the PLD's strength grid: ratio and floor (strengths rounded up onto it: about 185 panels up to MU_CAP)
 MU_RATIO, MU_FLOOR = 1.05, 1e-3
 #: the top threshold in units of κ (the thresholds are fixed before the draws)
-_UPPER_SIGMAS = 8.0  # the top threshold κ·8: P(|g| > 8) < 2·10⁻²⁹
+_UPPER_SIGMAS = 8.0  # P(|g| > 8) ≤ e^{−64} < 2·10⁻²⁸ (either CSIT)
 
 
 def _refusal(config) -> str | None:
