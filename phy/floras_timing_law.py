@@ -82,13 +82,17 @@ def law_link(config, *, K: int, seed: int = 0) -> LawLink:
                    csit=link.params.csit)
 
 
-def losses(law: LawLink, act: np.ndarray, g: np.ndarray, tau: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Λ [R, K] of every active slot of R rounds from their assignment ``act`` [R, K] (π(k)), gains ``g`` [R, K],
-    offsets ``tau`` [R, K] and despread pilot noise ``n`` [R, N] (module doc)."""
+def losses(law: LawLink, act: np.ndarray, g: np.ndarray, tau: np.ndarray, n: np.ndarray, *,
+           slots: int | None = None) -> np.ndarray:
+    """Λ [R, s] of the first ``slots`` (default every) active slots of R rounds from their assignment ``act`` [R, K]
+    (π(k)), gains ``g`` [R, K], offsets ``tau`` [R, K] and despread pilot noise ``n`` [R, N] (module doc); every
+    slot's pilot enters r^s."""
     c = _weights(law, act, g, tau, n)
-    xc = c @ law.X  # (Xᵀc)_l
-    C = g * ((1.0 - tau) * np.take_along_axis(c, act, 1) + tau * np.take_along_axis(xc, act, 1))
-    D = g * tau * law.A[-1][act] * (c @ law.A[0])[:, None]
+    s = act.shape[1] if slots is None else int(slots)
+    a, gs, ts = act[:, :s], g[:, :s], tau[:, :s]
+    xc = np.einsum("rj,rkj->rk", c, law.X.T[a])  # (Xᵀc)_l at each slot's sequence l
+    C = gs * ((1.0 - ts) * np.take_along_axis(c, a, 1) + ts * xc)
+    D = gs * ts * law.A[-1][a] * (c @ law.A[0])[:, None]
     noise = law.noise_std**2 * np.einsum("rn,rn->r", c, c)
     return np.square(np.abs(C) + np.abs(D)) * law.b**2 / noise[:, None]
 
@@ -125,18 +129,8 @@ def sample_losses(law: LawLink, *, rounds: int, seed: int = 0, key: str = "flora
     for i, start in enumerate(range(0, int(rounds), BATCH)):
         R = min(BATCH, int(rounds) - start)
         act, g, tau, n = _batch(law, stream(seed, key, i), R)
-        out.append(_slot0(law, act, g, tau, n))
+        out.append(losses(law, act, g, tau, n, slots=1)[:, 0])
     return np.concatenate(out)
-
-
-def _slot0(law: LawLink, act, g, tau, n) -> np.ndarray:
-    """Λ of slot 0 with every slot's pilot in r^s (:func:`losses` restricted to slot 0)."""
-    R = act.shape[0]
-    c = _weights(law, act, g, tau, n)
-    l0, g0, t0 = act[:, 0], g[:, 0], tau[:, 0]
-    C = g0 * ((1.0 - t0) * c[np.arange(R), l0] + t0 * np.einsum("rj,rj->r", c, law.X[:, l0].T))
-    D = g0 * t0 * law.A[-1][l0] * (c @ law.A[0])
-    return np.square(np.abs(C) + np.abs(D)) * law.b**2 / (law.noise_std**2 * np.einsum("rn,rn->r", c, c))
 
 
 def loss_counts(law: LawLink, *, rounds: int, thresholds: np.ndarray, seed: int = 0,
@@ -149,7 +143,7 @@ def loss_counts(law: LawLink, *, rounds: int, thresholds: np.ndarray, seed: int 
     for i, start in enumerate(range(0, total, BATCH)):
         R = min(BATCH, total - start)
         act, g, tau, n = _batch(law, stream(seed, key, i), R)
-        x = np.sort(np.sqrt(_slot0(law, act, g, tau, n)))
+        x = np.sort(np.sqrt(losses(law, act, g, tau, n, slots=1)[:, 0]))
         counts += R - np.searchsorted(x, t, side="right")
         if progress is not None:
             progress(start + R, total)
