@@ -8,7 +8,7 @@ from typing import ClassVar
 from .checks import check_choice, check_finite_positive, check_int_at_least
 
 __all__ = ["FlorasParams", "SEQUENCE_FAMILIES", "CSIT_MODES", "PATHS", "RECEIVERS", "NOISE_ESTIMATES", "PILOT_MODES",
-           "RECEIVER_SCOPES"]
+           "RECEIVER_SCOPES", "PRIVACY_BOUNDS"]
 
 SEQUENCE_FAMILIES = ("walsh-hadamard", "random-orthonormal", "pn")
 CSIT_MODES = ("none", "phase")
@@ -17,6 +17,7 @@ RECEIVERS = ("plain", "inverse-variance", "capped")
 NOISE_ESTIMATES = ("pilots", "energy")
 PILOT_MODES = ("per-block", "stale")
 RECEIVER_SCOPES = ("round", "block")
+PRIVACY_BOUNDS = ("auto", "idealised", "law")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,12 @@ class FlorasParams:
     pilots : {"per-block", "stale"}
         With ``phy.coherence_symbols`` (model §5.1): a reference slot in every coherence block (its channel
         uses counted), or the one reference slot of the update for every block (channel aging).
+    privacy_bound : {"auto", "idealised", "law"}
+        Which bound gives the run's ε (model §5.1, "FLORAS's ε with offsets"). "idealised": the Cauchy release with
+        c_k = 1 (model §7.1; with ε_link beside it in the report). "law": the PLD of the law given the pilots, the
+        bound that holds for the simulated link (N > K, no cell, one block and antenna, perfect CSI; accountant
+        ``pld`` or ``tightest``). "auto": the law with chip-timing offsets and N > K (the only bound derived there),
+        the idealised release otherwise.
     """
 
     N: int = 30
@@ -64,6 +71,7 @@ class FlorasParams:
     noise_estimate: str = "pilots"
     pilots: str = "per-block"
     receiver_scope: str = "round"
+    privacy_bound: str = "auto"
 
     moved_from: ClassVar[dict] = {}
 
@@ -76,12 +84,21 @@ class FlorasParams:
         check_choice("floras.noise_estimate", self.noise_estimate, NOISE_ESTIMATES)
         check_choice("floras.pilots", self.pilots, PILOT_MODES)
         check_choice("floras.receiver_scope", self.receiver_scope, RECEIVER_SCOPES)
+        check_choice("floras.privacy_bound", self.privacy_bound, PRIVACY_BOUNDS)
         if self.receiver_scope == "block" and self.noise_estimate != "pilots":
             raise ValueError(f"floras.receiver_scope = 'block' needs floras.noise_estimate = 'pilots' (each pilot's own "
                              f"conditional variance; got {self.noise_estimate!r})")
         check_int_at_least("floras.N", self.N, K if active else 1)
         if not active:
             return
+        offsets = getattr(phy, "timing_offset", 0.0) != 0.0
+        if self.privacy_bound == "idealised" and offsets and self.N > K:
+            raise ValueError("floras.privacy_bound = 'idealised': with chip-timing offsets and N > K the inactive "
+                             "sequences no longer add the Cauchy release's noise (model §5.1); use privacy_bound = "
+                             "'law' or 'auto' (the law given the pilots), or remove phy.timing_offset")
+        if self.privacy_bound == "law" and self.N == K:
+            raise ValueError(f"floras.privacy_bound = 'law' needs N > K inactive sequences (got N = K = {K}): with N = K "
+                             "FLORAS adds no privacy noise and its ε is ∞; raise floras.N or use privacy_bound = 'auto'")
         n_c = getattr(phy, "coherence_symbols", None)
         if n_c is not None:
             if self.pilots == "per-block" and isinstance(n_c, int) and n_c < 2:

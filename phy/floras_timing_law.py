@@ -72,10 +72,10 @@ def law_link(config, *, K: int, seed: int = 0) -> LawLink:
     elif float(config.csi_error) != 0.0 or float(config.los_k) != 0.0:
         why = "phy.csi_error / phy.rician_k: the law is drawn for perfect CSI and Rayleigh gains; set both to 0"
     if why is not None:
-        raise ValueError("FLORAS's ε with chip-timing offsets (model §5.1): " + why)
+        raise ValueError("FLORAS's ε from the law given the pilots (model §5.1): " + why)
     link = FlorasLink(config, K=int(K), seed=int(seed), key=bytes(16))
     if not link.orthonormal:
-        raise ValueError("FLORAS's ε with chip-timing offsets (model §5.1): the law assumes orthonormal sequences "
+        raise ValueError("FLORAS's ε from the law given the pilots (model §5.1): the law assumes orthonormal sequences "
                          f"(AᵀA = I); floras.sequences = {link.params.sequences!r} with N = {link.params.N}, "
                          f"L = {int(config.L)} is not: use Walsh–Hadamard sequences or N ≤ L orthonormal ones")
     return LawLink(link.A, K=K, b=link.b, noise_std=link.noise_std, timing_offset=float(config.timing_offset),

@@ -245,7 +245,7 @@ def test_refusals_kept_for_stale_pilots_timing_and_antennas():
     # a stale pilot over one block (n_c ≥ d + 1) is the link of §5
     assert _accountant({"coherence_symbols": 41, "floras": {"N": 8, "pilots": "stale"}}).link.blocks == 1
     # offsets with N > K: the PLD of the law given the pilots only (tests/test_floras_timing_law.py)
-    with pytest.raises(ValueError, match=r"privacy\.accountant = 'rdp': with chip-timing offsets"):
+    with pytest.raises(ValueError, match=r"privacy\.accountant = 'rdp': FLORAS's ε from the law given the pilots \(chip-timing offsets\)"):
         _accountant({"timing_offset": 0.2, "floras": {"N": 8, "path": "chip"}})
     # several antennas: every accountant (model §9.5, "Several antennas"; tests/test_antenna_rdp.py), no ε_link
     assert math.isfinite(_accountant({"rx_antennas": 2, "floras": {"N": 8, "csit": "none"}}).epsilon(rounds=3))

@@ -211,3 +211,98 @@ def test_the_law_is_drawn_once_per_link_whatever_the_calibrated_c():
     timing_law(_scenario({"timing_offset": 0.3, "C": 0.7}), draws=50_000)
     after = _law.cache_info()
     assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+
+
+# ---------------------------------------------------------------- the law for synchronous clients (privacy_bound)
+def test_synchronous_law_on_the_fast_path_is_the_links_law():
+    # without offsets the law reads no chip: the fast path's despread pilots r^s = b·g·e_π + n, n ~ N(0, σ_n²·I_N),
+    # give Λ_k = (g_k·c_l)²·b²/(σ_n²·‖c‖²), c_j = b/r_j^s (model §5.1), computed here from the link's own pilots
+    cfg = PhyConfig.make(scheme="floras", L=16, snr_db=10.0, floras={"N": 16, "path": "fast"})
+    link = make_aggregator(cfg, K=10, d=1, seed=0, key=bytes(16)).link
+    ref = []
+    for t in range(1500):
+        active, _, g, r_ref, _ = link.pilots(t)
+        c = link.b / r_ref
+        k = t % 10
+        ref.append((g[k] * c[active[k]]) ** 2 * link.b**2 / (link.noise_std**2 * np.dot(c, c)))
+    law = law_link(cfg, K=10)
+    assert law.tau_max == 0.0
+    assert stats.ks_2samp(sample_losses(law, rounds=100_000), np.array(ref)).pvalue > 1e-3
+    # a pilot-noise std off by a factor 2 (variance 4) is rejected against the same rounds
+    off = law_link(PhyConfig.make(scheme="floras", L=16, snr_db=10.0 - 10 * math.log10(4), floras={"N": 16}), K=10)
+    assert stats.ks_2samp(sample_losses(off, rounds=100_000), np.array(ref)).pvalue < 1e-6
+
+
+def test_privacy_bound_law_accounts_synchronous_floras_by_the_law(monkeypatch):
+    from privacy import FlorasRunAccountant
+    from scenarios.config import floras_timing
+    from scenarios.config.schemes import scheme_accountant
+
+    monkeypatch.setattr(floras_timing, "TIMING_DRAWS", 2_000_000)
+    law = {"floras": {"N": 8, "privacy_bound": "law"}}  # path auto: the law does not read the path without offsets
+    ideal = scheme_accountant(_scenario({"snr_db": 60.0}, accountant="tightest"), d=40, D=1)
+    assert isinstance(ideal, FlorasRunAccountant)  # "auto" without offsets: the idealised release, as before
+    e_ideal = ideal.epsilon(rounds=1)
+    rep = scheme_accountant(_scenario({"snr_db": 60.0, **law}, accountant="tightest"), d=40, D=1).report(rounds=1)
+    # at 60 dB c_k → 1 and the law is the idealised one (test above), within the band's rounding and margins
+    assert e_ideal < rep.epsilon < 1.4 * e_ideal
+    text = "\n".join(rep.assumptions)
+    assert "synchronous clients (no chip-timing offset)" in text and "assumed known to the observer" in text
+    # at 20 dB a client in a deep fade has |c_k| > 1: the simulated link is less private than the idealised release
+    e20 = scheme_accountant(_scenario({"snr_db": 20.0, **law}, accountant="tightest"), d=40, D=1).epsilon(rounds=1)
+    assert e20 > 2.0 * e_ideal
+
+
+def test_privacy_bound_refusals_name_the_key():
+    from scenarios.config import scenario_from_dict
+
+    def build(phy, **privacy):
+        return _scenario(phy, **privacy)
+
+    with pytest.raises(ValueError, match=r"floras\.privacy_bound.*'auto', 'idealised', 'law'|floras\.privacy_bound"):
+        scenario_from_dict({"phy": {"scheme": "floras", "floras": {"privacy_bound": "exact"}}}, resolve=False)
+    with pytest.raises(ValueError, match=r"floras\.privacy_bound = 'idealised': with chip-timing offsets and N > K"):
+        build({"timing_offset": 0.2, "floras": {"N": 8, "path": "chip", "privacy_bound": "idealised"}})
+    with pytest.raises(ValueError, match=r"floras\.privacy_bound = 'law' needs N > K"):
+        build({"floras": {"N": 4, "privacy_bound": "law"}})
+    # the Rényi accountants (refused when the scenario is validated): without offsets the way out is the idealised
+    # release
+    with pytest.raises(ValueError, match=r"privacy\.accountant = 'rdp'.*privacy_bound = \"auto\""):
+        build({"floras": {"N": 8, "privacy_bound": "law"}}, accountant="rdp")
+    # the law's refusals (a cell) hold without offsets too
+    with pytest.raises(ValueError, match=r"phy\.pathloss: the law is drawn without a cell"):
+        build({"pathloss": "log-distance", "floras": {"N": 8, "privacy_bound": "law"}}, accountant="pld")
+
+
+def test_calibration_cache_keeps_the_snr_for_the_synchronous_law():
+    import dataclasses
+
+    from scenarios.config.targets import _cache_key
+
+    def key(phy, **changes):
+        cfg = _scenario(phy)
+        return _cache_key(dataclasses.replace(cfg, phy=dataclasses.replace(cfg.phy, **changes)))
+
+    law = {"floras": {"N": 8, "privacy_bound": "law"}}
+    assert key(law) != key(law, snr_db=10.0)
+    assert key({}) != key(law)  # the bound changes ε: never one calibration for both
+
+
+def test_link_study_gives_the_law_epsilon_when_asked(monkeypatch):
+    # floras link --csv: the one-round ε (K = M, T = 1) by the law's PLD with privacy_bound = "law"; under "auto" with
+    # offsets and N > K no bound is derived for the Rényi accountant the study uses, and the cell stays empty
+    from scenarios.cli import link_study
+    from scenarios.cli.link_study import one_round
+    from scenarios.config import floras_timing
+
+    # 2·10⁶ draws leave an empty tail of about 21/m = 10⁻⁵ at μ = ∞ (the default 2·10⁸: 10⁻⁷), so a larger δ here
+    monkeypatch.setattr(floras_timing, "TIMING_DRAWS", 2_000_000)
+    monkeypatch.setattr(link_study, "ONE_ROUND_DELTA", 1e-3)
+    law = PhyConfig.make(scheme="floras", L=8, snr_db=20.0, C=0.05, floras={"N": 8, "privacy_bound": "law"})
+    eps, eps_link = one_round(law, scheme="floras", K=4, d=40)
+    assert math.isfinite(eps) and eps_link is None
+    # the run accountant's ε of the same round (M = K = 4, T = 1) under the PLD
+    run = _scenario({"floras": {"N": 8, "privacy_bound": "law"}}, M=4, K=4, accountant="pld", delta=1e-3)
+    assert eps == pytest.approx(_timing(run, 2_000_000).epsilon(rounds=1), rel=1e-9)
+    offsets = PhyConfig.make(scheme="floras", L=8, snr_db=20.0, C=0.05, timing_offset=0.2, floras={"N": 8, "path": "chip"})
+    assert one_round(offsets, scheme="floras", K=4, d=40) == (None, None)

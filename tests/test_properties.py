@@ -150,6 +150,7 @@ INVALID = {
                                  st.text(max_size=4), st.booleans(), st.lists(st.integers(), max_size=2)),
     "phy.floras.pilots": not_in(("per-block", "stale")),
     "phy.floras.receiver_scope": not_in(("round", "block")),
+    "phy.floras.privacy_bound": not_in(("auto", "idealised", "law")),
     "phy.rx_antennas": below(1),
     "phy.timing_offset": st.one_of(st.floats(max_value=-1e-9, allow_nan=False), st.floats(min_value=1.0, allow_nan=False),
                                    NON_FINITE, NOT_NUMBER),
@@ -270,6 +271,7 @@ VALID = {
     "phy.los_doppler": st.none(),  # a value needs a line of sight and blocks in time (tests/test_los_doppler.py)
     "phy.floras.pilots": st.sampled_from(("per-block", "stale")),
     "phy.floras.receiver_scope": st.sampled_from(("round", "block")),
+    "phy.floras.privacy_bound": st.sampled_from(("auto", "idealised")),  # "law" needs pld: tests/test_floras_timing_law.py
     "phy.timing_offset": st.just(0.0),  # FLORAS (the default scheme) has no ε with offsets: tests/test_cell.py
     "phy.rx_antennas": st.just(1),  # likewise several receive antennas (tests/test_antennas.py)
     "phy.csi_error": st.just(0.0),  # > 0 for channel inversion only (tests/test_csi_error.py)

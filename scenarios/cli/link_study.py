@@ -7,7 +7,9 @@ Schemes without privacy noise (or whose noise parameter is unset) leave the cell
 fills ``epsilon_link``, the link-level bound of :mod:`privacy.link` for that round (at the link's SNR, L,
 CSIT, cell drop of the link's seed and pilot blocks; empty where it is not defined, e.g. a re-dropped cell).
 With per-block pilots the ε is the per-round curve of model §7.2 as without them (K = M: no sampling; model §9.5,
-"Several pilots").
+"Several pilots"). With ``phy.floras.privacy_bound = "law"`` (``--set``) FLORAS's ε is the PLD of the law given the
+pilots (model §5.1, "FLORAS's ε with offsets"; minutes per SNR to draw); with chip-timing offsets and N > K under
+the default "auto" the cell stays empty (no other bound is derived there).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def one_round(phy, *, scheme: str, K: int, d: int, relation: str = "replace", se
     if wiring(scheme).accountant is None:
         return None, None
     priv = {"delta": ONE_ROUND_DELTA, "relation": relation, "level": "client"}
+    if scheme == "floras" and phy.of("floras").privacy_bound == "law":  # asked for: the law's PLD (minutes to draw)
+        priv["accountant"] = "pld"
     data = {"partition": {"clients": K}, "training": {"clients_per_round": K},
             "phy": replace(phy, scheme=scheme).to_dict(), "privacy": priv, "run": {"rounds": 1, "seed": int(seed)}}
     try:

@@ -31,9 +31,9 @@ def _floras(config, *, d: int, D: int):
     from privacy import FlorasRunAccountant
 
     t, phy, p = config.training, config.phy, config.phy.of("floras")
-    if phy.timing_offset != 0.0 and int(p.N) > int(t.clients_per_round):  # the law given the pilots (model §5.1)
-        from scenarios.config.floras_timing import timing_accountant
+    from scenarios.config.floras_timing import timing_accountant, uses_law
 
+    if uses_law(config):  # the law given the pilots (model §5.1): with offsets and N > K, or asked for
         return timing_accountant(config, d=d, common=_common(config), threat="T1 only (output observer)")
     pilots, blocks, stale = floras_pilot_blocks(phy, d=d, accountant=config.privacy.accountant, K=t.clients_per_round)
     return FlorasRunAccountant(

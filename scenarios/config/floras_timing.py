@@ -1,5 +1,7 @@
-"""FLORAS's accountant with chip-timing offsets and inactive sequences (N > K; model §5.1, "FLORAS's ε with
-offsets").
+"""FLORAS's accountant from the law given the pilots (model §5.1, "FLORAS's ε with offsets"): with chip-timing offsets
+and inactive sequences (N > K), the only bound derived there, and for synchronous clients when
+``phy.floras.privacy_bound = "law"`` (the bound that holds for the simulated link, where the idealised release's
+c_k = 1 does not; :func:`uses_law`).
 
 Given the round's pilots, gains, offsets and assignment — data-independent, here all **revealed to the observer**
 (a bound for the T1 observer, who sees ŝ only) — client k's round is a Gaussian mechanism of strength
@@ -21,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 
-__all__ = ["MU_CAP", "coarsen", "TIMING_BETA", "TIMING_DRAWS", "timing_accountant", "timing_law"]
+__all__ = ["MU_CAP", "coarsen", "TIMING_BETA", "TIMING_DRAWS", "timing_accountant", "timing_law", "uses_law"]
 
 #: Monte Carlo rounds of the law of √Λ, and the confidence 1 − β of its band
 TIMING_DRAWS, TIMING_BETA = 200_000_000, 1e-6
@@ -34,20 +36,35 @@ MU_RATIO, MU_FLOOR = 1.05, 1e-3
 _UPPER_SIGMAS = 8.0  # P(|g| > 8) ≤ e^{−64} < 2·10⁻²⁸ (either CSIT)
 
 
+def uses_law(config) -> bool:
+    """Whether a FLORAS run's ε is the law given the pilots: ``phy.floras.privacy_bound = "law"``, or ``"auto"`` with
+    chip-timing offsets and N > K (the only bound derived there; model §5.1)."""
+    phy = config.phy
+    if phy.scheme != "floras":
+        return False
+    p = phy.of("floras")
+    bound = getattr(p, "privacy_bound", "auto")
+    if bound == "auto":
+        return phy.timing_offset != 0.0 and int(p.N) > int(config.training.clients_per_round)
+    return bound == "law"
+
+
 def _refusal(config) -> str | None:
     t, pr, phy = config.training, config.privacy, config.phy
+    what = "FLORAS's ε from the law given the pilots" + (" (chip-timing offsets)" if phy.timing_offset != 0.0 else "")
+    out = ("or remove phy.timing_offset" if phy.timing_offset != 0.0
+           else "or set phy.floras.privacy_bound = \"auto\" (the idealised release)")
     if pr.relation != "replace" or getattr(t, "sampling", "without-replacement") != "without-replacement":
-        return ("privacy.relation: FLORAS's ε with chip-timing offsets is derived for replace-one neighbours sampled "
-                "without replacement (the sampled pair given the revealed strength); use relation = \"replace\" and "
-                "training.sampling = \"without-replacement\", or remove phy.timing_offset")
+        return (f"privacy.relation: {what} is derived for replace-one neighbours sampled without replacement (the "
+                "sampled pair given the revealed strength); use relation = \"replace\" and training.sampling = "
+                f"\"without-replacement\", {out}")
     if pr.level != "client":
-        return ("privacy.level: FLORAS's ε with chip-timing offsets is derived at client level; use level = "
-                "\"client\", or remove phy.timing_offset")
+        return f"privacy.level: {what} is derived at client level; use level = \"client\", {out}"
     if pr.accountant not in ("pld", "tightest"):
-        return (f"privacy.accountant = {pr.accountant!r}: with chip-timing offsets FLORAS's strength law has a tail "
-                "whose every Rényi moment is infinite (model §5.1, \"FLORAS's ε with offsets\"); use accountant "
-                "\"pld\" or \"tightest\" (the PLD), or remove phy.timing_offset")
-    if phy.of("floras").path != "chip":
+        return (f"privacy.accountant = {pr.accountant!r}: {what}: the strength law's tail (its Monte Carlo band's mass at "
+                "μ = ∞) makes every Rényi moment infinite (model §5.1, \"FLORAS's ε with offsets\"); use accountant "
+                f"\"pld\" or \"tightest\" (the PLD), {out}")
+    if phy.timing_offset != 0.0 and phy.of("floras").path != "chip":
         return ("phy.floras.path: timing offsets are simulated on the chip path; set phy.floras.path = \"chip\"")
     return None
 
@@ -140,8 +157,9 @@ def timing_accountant(config, *, d: int, common: dict, threat: str, draws: int |
     strengths, w = coarsen(S * values, weights)
     inf_mass = float(w[-1]) if math.isinf(strengths[-1]) else 0.0
     m = TIMING_DRAWS if draws is None else int(draws)
-    law = (f"chip-timing offsets τ_k ~ U(0, {float(phy.timing_offset):g}) chips (model §5.1, \"FLORAS's ε with "
-           f"offsets\"): given the pilots, gains, offsets and assignment (revealed to the observer) client k's round "
+    offsets = (f"chip-timing offsets τ_k ~ U(0, {float(phy.timing_offset):g}) chips" if phy.timing_offset != 0.0
+               else "synchronous clients (no chip-timing offset), the law asked for by phy.floras.privacy_bound")
+    law = (f"{offsets} (model §5.1, \"FLORAS's ε with offsets\": the law given the pilots): given the pilots, gains, offsets and assignment (revealed to the observer) client k's round "
            f"is a Gaussian of strength μ = √Λ_k·S, S = {S:.6g} in units of ŝ/b; the law of √Λ from {m} Monte Carlo "
            f"rounds of i.i.d. Rayleigh gains (one uniformly chosen slot each, fixed stream), rounded up onto "
            f"geometric panels and made stochastically larger by one-sided Clopper–Pearson bounds (confidence "
@@ -150,5 +168,5 @@ def timing_accountant(config, *, d: int, common: dict, threat: str, draws: int |
            f"infinite: mass {inf_mass:.3g} at μ = ∞")
     return RunAccountant("gaussian-mixture", **common, clip_norm=S / 2.0, strengths=tuple(strengths.tolist()),
                          weights=tuple(w.tolist()), law=law, sensitivity_text="sensitivity " + sens.derivation,
-                         threat_model=threat + "; with chip-timing offsets the pilots, gains, offsets and assignment "
-                                               "are assumed known to the observer (model §5.1)")
+                         threat_model=threat + "; for the law given the pilots the pilots, gains, offsets and "
+                                               "assignment are assumed known to the observer (model §5.1)")

@@ -155,6 +155,10 @@ KEY_DOCS: dict[str, tuple[str, str]] = {
     "phy.floras.receiver_scope": ("`round`, `block`", "with several pilots: one weight per round from the mean V̂, or each "
                                                       "pilot's entries weighted on its own V̂_m ([model §6.4](model.md#sec-6-4))"),
     "phy.floras.noise_estimate": ("`pilots`, `energy`", "V̂ from the pilot outputs, or ‖ŝ‖²/(b²d)"),
+    "phy.floras.privacy_bound": ("`auto`, `idealised`, `law`", "the bound of the ε ([model §5.1](model.md#sec-5-1)): the idealised Cauchy "
+                                 "release, or the PLD of the law given the pilots (the simulated link; N > K, no cell, "
+                                 "one block and antenna, perfect CSI, `pld`/`tightest`); `auto`: the law with timing "
+                                 "offsets and N > K, the idealised release otherwise"),
     "phy.floras.pilots": ("`per-block`, `stale`", "with coherence blocks: a reference slot per block ((d + B)·L channel uses), or one stale pilot per update"),
     # [phy.central-gaussian], [phy.analog-gaussian]
     "phy.central-gaussian.noise_multiplier": ("≥ 0, required", "z: total noise std z·S, S = 2C (`replace`) or C "

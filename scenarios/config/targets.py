@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from scenarios.config.floras_timing import uses_law
 from scenarios.config.calibration import Calibration, InfeasibleTarget, calibrate_config, calibrated_key, with_phy
 from scenarios.config.schemes import get_phy_key
 from scenarios.config.scenario import build_scenario
@@ -113,10 +114,9 @@ def _cache_key(config) -> str:
     data = config.to_dict()
     # analog Gaussian with imperfect CSI in a cell: the laws come from the cell, and a fixed drop's from the seed's
     drop_matters = config.phy.scheme == "analog-gaussian" and config.phy.csi_error != 0.0 and config.phy.has_cell
-    # FLORAS with chip-timing offsets and N > K: the law given the pilots reads the link (SNR, CSIT, sequences; the
-    # seed draws any but Walsh–Hadamard sequences; model §5.1 "FLORAS's ε with offsets")
-    timing_law = (config.phy.scheme == "floras" and config.phy.timing_offset != 0.0
-                  and int(config.phy.of("floras").N) > int(config.training.clients_per_round))
+    # FLORAS's ε from the law given the pilots (with chip-timing offsets and N > K, or asked for): the law reads the
+    # link (SNR, CSIT, sequences; the seed draws any but Walsh–Hadamard sequences; model §5.1 "FLORAS's ε with offsets")
+    timing_law = uses_law(config)
     seeded = timing_law and config.phy.of("floras").sequences != "walsh-hadamard"
     if (not drop_matters or config.phy.redrop) and not seeded:
         data["run"].pop("seed", None)
