@@ -1,6 +1,6 @@
 """Analog Gaussian AirComp: truncated channel inversion with artificial noise (model §9.1, §6.2).
 
-The link is channel inversion (:class:`phy.channel_inversion.ChannelInversionLink`, both ρ
+The link is channel inversion (:class:`phy.inversion_link.ChannelInversionLink`, both ρ
 rules, both resource conventions) of the clip-normalized vectors; in ŝ units
 
     ŝ = Σ_{k admitted} s_k + n/√ρ + a,
@@ -50,7 +50,7 @@ import numpy as np
 from .aggregation import AggregationResult, aggregate_concatenated, check_updates, clipped_metrics, noise_metrics, relative_error
 from .blocks import chunk_ranges, fill_block_noise
 from .central_gaussian import CentralGaussianParams, sum_sensitivity
-from .channel_inversion import ChannelInversionLink, admitted_sums, receiver_noise_variance
+from .inversion_link import ChannelInversionLink, admitted_sums, receiver_noise_variance
 from .channel_uses import analog_channel_uses
 from .chip_timing import add_filtered_noise, chips_per_symbol, filtered_noise_covariance, max_leakage, noise_inflation
 from .csi_error import inversion_weights
@@ -194,7 +194,7 @@ class AnalogGaussianAggregator:
         return AggregationResult(estimate, k_adm, err, diag)
 
     def aggregate_stream(self, chunks, *, round_index: int, clients=None) -> AggregationResult:
-        """:meth:`aggregate` from the admitted running sums (:func:`phy.channel_inversion.admitted_sums`): the
+        """:meth:`aggregate` from the admitted running sums (:func:`phy.inversion_link.admitted_sums`): the
         artificial noise a is one draw of its sum (module docstring), so ŝ needs Σ_adm s_k only (clip rule)."""
         cfg, t = self.config, int(round_index)
         if cfg.normalization != "clip":  # the scheme requires clip (SchemeSpec.requires_clip)

@@ -9,7 +9,7 @@ every client. e_k is drawn per round and client slot from the keyed stream (seed
 independent of the fading, the cell and the noise; σ_e² = 0 returns h itself (perfect CSI, the link of
 model §6.2 bit for bit). With N_r receive antennas (model §5.2) every antenna's channel h_{k,r} has its own error
 e_{k,r}, i.i.d.; the base station forms its combiner a from the estimates and client k inverts aᴴĥ_k, so the
-share of s_k in the combined real part is Re(aᴴh_k/aᴴĥ_k) (:meth:`phy.channel_inversion.ChannelInversionLink.admission_estimated`).
+share of s_k in the combined real part is Re(aᴴh_k/aᴴĥ_k) (:meth:`phy.inversion_link.ChannelInversionLink.admission_estimated`).
 
 Pilot interpretation (not a separate key): a least-squares estimate from n_p pilot symbols of energy P
 over L chips each has error variance σ²/(n_p·L·P) = 1/(n_p·L·SNR) [model §5: SNR = P/σ²], i.e.

@@ -65,7 +65,7 @@ def stale_antenna_channels(link, round_index: int, *, n_blocks: int, clients=Non
     """(h [K, B], ĥ_0 [K]) complex128 of a round with N_r > 1 antennas and the CSIT of block 0 kept over the update
     (model §5.2, "Antennas over coherence blocks"): the combiner a₀ is the centroid of block 0's channels (of their
     estimates with ``csi_error``, drawn as the one-block link draws them), h_{k,m} = a₀ᴴh_{k,m} and ĥ_0 = a₀ᴴĥ_{k,0}.
-    ``link`` a :class:`phy.channel_inversion.ChannelInversionLink`."""
+    ``link`` a :class:`phy.inversion_link.ChannelInversionLink`."""
     from .antennas import effective_blocks
     from .csi_error import estimate_channel
 

@@ -116,7 +116,7 @@ class BlockRound:
 def block_admission(link, round_index: int, *, d: int, clients=None) -> BlockAdmission:
     """Draw the round's B blocks (the channel of :class:`phy.link_channel.LinkChannel`) and admit per block on each
     block's CSIT (:func:`csit_columns`)."""
-    from .channel_inversion import admitted_mask, inversion_factor
+    from .inversion_link import admitted_mask, inversion_factor
 
     cfg = link.config
     lengths = analog_block_lengths(d, cfg.coherence_symbols)
@@ -172,7 +172,7 @@ def aggregate_per_block(link, chunks, *, K: int, d: int, round_index: int, clien
     ``artificial``: (σ_T, counted receiver variance) of the analog Gaussian scheme, None for channel inversion.
     Returns the result (noise figures in its diagnostics: means over the non-empty blocks) and the round's trace.
     """
-    from .channel_inversion import receiver_noise_variance
+    from .inversion_link import receiver_noise_variance
 
     cfg, t = link.config, int(round_index)
     ba = block_admission(link, t, d=d, clients=clients)

@@ -121,7 +121,7 @@ def csi_law(config, *, d: int, draws: int | None = None, beta: float | None = No
 
     from phy.analog_gaussian import target_noise_std
     from phy.central_gaussian import sum_sensitivity
-    from phy.channel_inversion import receiver_noise_variance
+    from phy.inversion_link import receiver_noise_variance
     from phy.csi_law import strength_bound, strengths
     from privacy.gaussian_mixture import GaussianMixtureRound, envelope_band_law, exceedances
 

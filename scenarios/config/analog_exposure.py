@@ -11,7 +11,7 @@ the receiver noise not counted), so the rounds compose exactly to μ_k-Gaussian 
 and ε(δ) of max_k μ_k bounds every client of the run. With imperfect CSI (``phy.csi_error``, model §5.1) client k
 inverts aᴴĥ_k (a the combiner of the estimates), so its row of the leverage is h_k/aᴴĥ_k (the channels and their
 estimates given to the base station); the formula is unchanged. The sampling and the channels are keyed per round, so the run's
-own draws are replayed before it trains (the link of :class:`phy.channel_inversion.ChannelInversionLink`).
+own draws are replayed before it trains (the link of :class:`phy.inversion_link.ChannelInversionLink`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def replay_exposure(config, *, rounds: int, d: int | None = None) -> tuple[np.nd
     ``admitted`` is then the mean K′_m over the blocks."""
     from fl.sampling import round_clients
     from phy.antennas import block_leverage, client_leverage
-    from phy.channel_inversion import ChannelInversionLink
+    from phy.inversion_link import ChannelInversionLink
     from phy.csit_blocks import block_admission, per_block_csit
 
     phy, t_cfg = config.phy, config.training
