@@ -78,6 +78,23 @@ def _progress(done: int, total: int) -> None:
         print(f"FLORAS timing-offset law: {done}/{total} rounds", file=sys.stderr, flush=True)
 
 
+def _stored_counts(key: tuple, draws: int, thresholds, draw):
+    """The law's exceedance counts from the law store (:mod:`scenarios.store.laws`: drawn once, read by every later
+    process of the same link and code), else ``draw()``, stored."""
+    import hashlib
+
+    from scenarios.store import laws
+
+    request = {"law": "floras-pilots", "sequences": hashlib.sha256(key[0]).hexdigest(), "shape": list(key[1]),
+               "K": key[2], "b": key[3], "noise_std": key[4], "timing_offset": key[5], "csit": key[6],
+               "draws": int(draws)}
+    counts = laws.load_counts(request, thresholds)
+    if counts is None:
+        counts = draw()
+        laws.save_counts(request, thresholds, counts)
+    return counts
+
+
 @functools.lru_cache(maxsize=8)
 def _law(key: tuple, draws: int, beta: float):
     """The band law of √Λ for the link ``key`` = (A's bytes, its shape, K, b, σ_n, τ_max, CSIT): what the law reads,
@@ -91,7 +108,8 @@ def _law(key: tuple, draws: int, beta: float):
     law = LawLink(A, K=key[2], b=key[3], noise_std=key[4], timing_offset=key[5], csit=key[6])
     kappa = law.b * (1.0 + law.tau_max * float(np.abs(law.A).max())) / law.noise_std
     thresholds = tail_thresholds(_UPPER_SIGMAS * kappa, span=1e6)
-    counts = loss_counts(law, rounds=draws, thresholds=thresholds, progress=_progress if draws >= 10**7 else None)
+    counts = _stored_counts(key, draws, thresholds, lambda: loss_counts(
+        law, rounds=draws, thresholds=thresholds, progress=_progress if draws >= 10**7 else None))
     x = thresholds / kappa
     bound = [math.erfc(v) for v in x] if law.csit == "none" else np.exp(-x * x)
     values, weights = tail_band_law(counts, draws, thresholds=thresholds, beta=beta, bound=bound)
