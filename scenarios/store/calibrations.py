@@ -34,7 +34,7 @@ __all__ = ["cache_dir", "code_fingerprint", "load", "save", "ENV"]
 ENV = "FLORAS_CALIBRATION_CACHE"
 FORMAT = 1
 _PACKAGES = ("privacy", "phy", "fl", "scenarios/config")
-_warned: set[str] = set()
+_warned: set[tuple[str, str]] = set()
 
 
 def cache_dir() -> Path | None:
@@ -73,19 +73,41 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def _name(request: tuple[str, float]) -> str:
-    config_json, target = request
+def stored_text(path: Path | None, warn) -> str | None:
+    """The text of a store's file, or None: no store (``path`` None), no file, or unreadable (``warn(key, what)``)."""
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        warn(f"read:{path}", f"cannot read {path} ({exc})")
+        return None
+
+
+def hashed_name(*parts: str) -> str:
+    """``<SHA-256 of the parts and the code fingerprint>.json``: a store's file name."""
     h = hashlib.sha256()
-    for part in (str(FORMAT), code_fingerprint(), config_json, repr(float(target))):
+    for part in (parts[0], code_fingerprint(), *parts[1:]):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest() + ".json"
 
 
+def warn_once(store: str, key: str, text: str) -> None:
+    """``<store>: text`` on standard error, once per process and key."""
+    if (store, key) not in _warned:
+        _warned.add((store, key))
+        print(f"{store}: {text}", file=sys.stderr, flush=True)
+
+
+def _name(request: tuple[str, float]) -> str:
+    return hashed_name(str(FORMAT), request[0], repr(float(request[1])))
+
+
 def _warn(key: str, text: str) -> None:
-    if key not in _warned:
-        _warned.add(key)
-        print(f"calibration store: {text}", file=sys.stderr, flush=True)
+    warn_once("calibration store", key, text)
 
 
 def _answer_to_json(answer) -> dict:
@@ -118,15 +140,9 @@ def load(request: tuple[str, float]):
     """The stored answer to ``request`` (a Calibration or an InfeasibleTarget), or None: not stored, store off, or a
     file that does not hold this request's answer (warned once, then recomputed and overwritten)."""
     where = cache_dir()
-    if where is None:
-        return None
-    path = where / _name(request)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        _warn(f"read:{path}", f"cannot read {path} ({exc}); calibrating instead")
+    path = None if where is None else where / _name(request)
+    text = stored_text(path, lambda key, what: _warn(key, what + "; calibrating instead"))
+    if text is None:
         return None
     try:
         data = json.loads(text)

@@ -18,20 +18,17 @@ of the loss depends on the public link parameters and fixed Monte Carlo streams,
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from .calibrations import cache_dir as _calibration_dir
-from .calibrations import code_fingerprint
+from .calibrations import code_fingerprint, hashed_name, stored_text, warn_once
 
 __all__ = ["laws_dir", "load_counts", "save_counts"]
 
 FORMAT = 1
-_warned: set[str] = set()
 
 
 def laws_dir() -> Path | None:
@@ -45,32 +42,20 @@ def _request_text(request: dict) -> str:
 
 
 def _name(request: dict) -> str:
-    h = hashlib.sha256()
-    for part in (str(FORMAT), code_fingerprint(), _request_text(request)):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest() + ".json"
+    return hashed_name(str(FORMAT), _request_text(request))
 
 
 def _warn(key: str, text: str) -> None:
-    if key not in _warned:
-        _warned.add(key)
-        print(f"law store: {text}", file=sys.stderr, flush=True)
+    warn_once("law store", key, text)
 
 
 def load_counts(request: dict, thresholds: np.ndarray) -> np.ndarray | None:
     """The stored exceedance counts of ``request`` at ``thresholds`` (int64), or None: not stored, store off, or a
     file that does not hold them (warned once, then drawn again and overwritten)."""
     where = laws_dir()
-    if where is None:
-        return None
-    path = where / _name(request)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        _warn(f"read:{path}", f"cannot read {path} ({exc}); drawing the law instead")
+    path = None if where is None else where / _name(request)
+    text = stored_text(path, lambda key, what: _warn(key, what + "; drawing the law instead"))
+    if text is None:
         return None
     try:
         data = json.loads(text)
