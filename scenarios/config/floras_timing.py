@@ -177,7 +177,8 @@ def timing_accountant(config, *, d: int, common: dict, threat: str, draws: int |
     m = TIMING_DRAWS if draws is None else int(draws)
     offsets = (f"chip-timing offsets τ_k ~ U(0, {float(phy.timing_offset):g}) chips" if phy.timing_offset != 0.0
                else "synchronous clients (no chip-timing offset), the law asked for by phy.floras.privacy_bound")
-    law = (f"{offsets} (model §5.1, \"FLORAS's ε with offsets\": the law given the pilots): given the pilots, gains, offsets and assignment (revealed to the observer) client k's round "
+    law = (f"{offsets} (model §5.1, \"FLORAS's ε with offsets\": the law given the pilots): given the pilots, "
+           f"gains, offsets and assignment (revealed to the observer) client k's round "
            f"is a Gaussian of strength μ = √Λ_k·S, S = {S:.6g} in units of ŝ/b; the law of √Λ from {m} Monte Carlo "
            f"rounds of i.i.d. Rayleigh gains (one uniformly chosen slot each, fixed stream), rounded up onto "
            f"geometric panels and made stochastically larger by one-sided Clopper–Pearson bounds (confidence "
