@@ -56,7 +56,7 @@ class FlorasParams:
         uses counted), or the one reference slot of the update for every block (channel aging).
     privacy_bound : {"auto", "idealised", "law"}
         Which bound gives the run's ε (model §5.1, "FLORAS's ε with offsets"). "idealised": the Cauchy release with
-        c_k = 1 (model §7.1; with ε_link beside it in the report). "law": the PLD of the law given the pilots, the
+        c_k = 1 (model §7.2; with ε_link beside it in the report). "law": the PLD of the law given the pilots, the
         bound that holds for the simulated link (N > K, no cell, one block and antenna, perfect CSI; accountant
         ``pld`` or ``tightest``). "auto": the law with chip-timing offsets and N > K (the only bound derived there),
         the idealised release otherwise.
