@@ -43,10 +43,9 @@ def uses_law(config) -> bool:
     if phy.scheme != "floras":
         return False
     p = phy.of("floras")
-    bound = getattr(p, "privacy_bound", "auto")
-    if bound == "auto":
+    if p.privacy_bound == "auto":
         return phy.timing_offset != 0.0 and int(p.N) > int(config.training.clients_per_round)
-    return bound == "law"
+    return p.privacy_bound == "law"
 
 
 def _refusal(config) -> str | None:

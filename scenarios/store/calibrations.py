@@ -86,10 +86,10 @@ def stored_text(path: Path | None, warn) -> str | None:
         return None
 
 
-def hashed_name(*parts: str) -> str:
-    """``<SHA-256 of the parts and the code fingerprint>.json``: a store's file name."""
+def hashed_name(fmt: str, *parts: str) -> str:
+    """``<SHA-256 of the store's format, the code fingerprint and the parts>.json``: a store's file name."""
     h = hashlib.sha256()
-    for part in (parts[0], code_fingerprint(), *parts[1:]):
+    for part in (fmt, code_fingerprint(), *parts):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest() + ".json"
